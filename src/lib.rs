@@ -1,0 +1,8 @@
+//! `tb`: an embedded, SQLite-backed endgame tablebase builder.
+//!
+//! The first game is Dots-and-Boxes, analysed the way David Wilson did it: layer by
+//! layer from the full board back to the start, values = net future boxes for the
+//! player to move, stored as zstd-compressed blocks in one SQLite file.
+
+pub mod board;
+pub mod notation;
