@@ -6,3 +6,15 @@
 
 pub mod board;
 pub mod notation;
+pub mod checksum;
+pub mod kernel;
+pub mod layout;
+pub mod spec;
+pub mod store;
+pub mod build;
+pub mod progress;
+pub mod tablebase;
+pub mod export;
+pub mod info;
+pub mod output;
+pub mod verify;

@@ -1,3 +1,314 @@
-fn main() {
-    println!("Hello, world!");
+//! `tb`: command-line front end. It only parses arguments and prints; the work is in
+//! the library.
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand, ValueEnum};
+use std::io::{BufRead, BufWriter, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use tb::board::Board;
+use tb::build::{BuildOptions, build};
+use tb::spec::{self, Spec};
+use tb::tablebase::Tablebase;
+use tb::{export, info, notation, output, progress, verify};
+
+/// Exit code for runtime failures (usage errors exit with 2 through clap).
+const EXIT_FAILURE: u8 = 1;
+
+#[derive(Parser)]
+#[command(
+    name = "tb",
+    version,
+    about = "Embedded, SQLite-backed endgame tablebase builder for Dots-and-Boxes",
+    long_about = "Builds Dots-and-Boxes tablebases by retrograde analysis (David Wilson's method: layer by layer from the full board back to the start), stores them as zstd-compressed blocks in one SQLite file, probes positions and exports the opening book.\n\nValues are net future boxes for the player to move under best play.\nPositions are written as E characters 0/1 in line order (horizontal lines row-major, then vertical lines row-major), as a move list such as h0.0,v1.2, or as a file in Wilson's format.",
+    after_help = "Exit codes: 0 success, 1 runtime error, 2 usage error."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Build (or resume building) a tablebase.
+    #[command(after_help = "Examples:\n  tb build 3x3\n  tb build 3x4 --start swedish --book-lines 20\n  tb build 2x3 --penalty -1 --db nim.tb")]
+    Build {
+        /// Board size in boxes, RxC (e.g. 3x5 = 3 rows by 5 columns of boxes).
+        board: String,
+        /// Start: empty, swedish (perimeter drawn), icelandic (top and left perimeter
+        /// drawn), a position (0/1 string or move list) or a file in Wilson's format.
+        #[arg(long, default_value = "empty")]
+        start: String,
+        /// Value of the full board (Wilson's last-move penalty); -1 gives nimstring-like play.
+        #[arg(long, allow_negative_numbers = true)]
+        penalty: Option<i32>,
+        /// Database file [default: <board>[-<start>][-p<penalty>].tb].
+        #[arg(long)]
+        db: Option<PathBuf>,
+        /// Keep every layer with at most K lines as the opening book [default: the
+        /// deepest K whose layers hold at most 2^26 positions].
+        #[arg(long, value_name = "K")]
+        book_lines: Option<usize>,
+        /// Worker threads [default: all cores].
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Memory budget for blocks in memory (e.g. 512MiB, 8GiB).
+        #[arg(long, default_value = "8GiB")]
+        memory: String,
+        /// Line groups: sizes over the free lines in line order (e.g. 16,15), or line
+        /// names per group separated by / [default: chosen from --memory].
+        #[arg(long)]
+        groups: Option<String>,
+        /// Positions per stored chunk.
+        #[arg(long, default_value_t = spec::DEFAULT_CHUNK_POSITIONS)]
+        chunk: u64,
+        /// No progress output.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Value of positions and of each of their moves, from a built tablebase.
+    #[command(after_help = "Positions come from the arguments, or one per line on stdin.\nExample:\n  tb probe --db 3x3.tb --json 000000000000000000000000")]
+    Probe {
+        /// The tablebase file.
+        #[arg(long)]
+        db: PathBuf,
+        /// One JSON object per position per line.
+        #[arg(long)]
+        json: bool,
+        /// Positions: 0/1 strings, move lists (h0.0,v1.2) or Wilson files.
+        positions: Vec<String>,
+    },
+    /// Write the stored opening book as rows (ordered by lines, then block, then index).
+    Export {
+        /// The tablebase file.
+        #[arg(long)]
+        db: PathBuf,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Jsonl)]
+        format: Format,
+        /// Only positions with at most K lines.
+        #[arg(long, value_name = "K")]
+        max_lines: Option<usize>,
+        /// Output file [default: stdout].
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// Metadata and per-layer statistics of a tablebase.
+    Info {
+        /// The tablebase file.
+        #[arg(long)]
+        db: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Re-hash every chunk and recompute stored values one ply deep from their children.
+    Verify {
+        /// The tablebase file.
+        #[arg(long)]
+        db: PathBuf,
+        /// Recompute only N random positions per layer [default: all].
+        #[arg(long, value_name = "N")]
+        sample: Option<u64>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Export formats.
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    /// One JSON object per line.
+    Jsonl,
+    /// Comma-separated values with a header.
+    Csv,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("tb: error: {e:#}");
+            ExitCode::from(EXIT_FAILURE)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Build {
+            board,
+            start,
+            penalty,
+            db,
+            book_lines,
+            threads,
+            memory,
+            groups,
+            chunk,
+            quiet,
+        } => {
+            let board: Board = board.parse()?;
+            let start = spec::parse_start(&board, &start)?;
+            let penalty = penalty.or(start.penalty).unwrap_or(0);
+            let penalty_i8 = spec::check_penalty(penalty)?;
+            let memory = parse_size(&memory)?;
+            if chunk == 0 || chunk > 1 << 24 {
+                bail!("--chunk must be between 1 and {}", 1 << 24);
+            }
+            let groups_explicit = groups.is_some();
+            let groups = match &groups {
+                Some(text) => spec::parse_groups(&board, start.lines, text)?,
+                None => spec::auto_groups(&board, start.lines, memory),
+            };
+            let mut spec = Spec {
+                board,
+                start_name: start.name.clone(),
+                start: start.lines,
+                penalty: penalty_i8,
+                groups,
+                book_lines: 0,
+                chunk_positions: chunk,
+            };
+            spec.book_lines = match book_lines {
+                Some(k) if k > board.num_lines() => {
+                    bail!("--book-lines {k} is more than the board's {} lines", board.num_lines())
+                }
+                Some(k) => k,
+                None => spec::default_book_lines(&spec.layout()),
+            };
+            let db = db.unwrap_or_else(|| Spec::default_db_name(&board, &start.name, penalty).into());
+            let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            if threads == 0 {
+                bail!("--threads must be at least 1");
+            }
+            let mut progress = progress::for_stderr(quiet);
+            let summary = build(
+                BuildOptions {
+                    spec,
+                    groups_explicit,
+                    db: db.clone(),
+                    threads,
+                    memory,
+                },
+                progress.as_mut(),
+            )?;
+            if quiet {
+                // Scripts still learn where the result went.
+                println!("{}", db.display());
+            } else {
+                println!("{} start value {:+} -> {}", summary.spec.board, summary.start_value, db.display());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Probe { db, json, positions } => probe(&db, json, positions),
+        Command::Export {
+            db,
+            format,
+            max_lines,
+            output,
+        } => {
+            let tb = Tablebase::open(&db)?;
+            let sink: Box<dyn Write> = match &output {
+                Some(path) => Box::new(
+                    std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?,
+                ),
+                None => Box::new(std::io::stdout().lock()),
+            };
+            let mut sink = BufWriter::with_capacity(1 << 20, sink);
+            let format = match format {
+                Format::Jsonl => export::Format::Jsonl,
+                Format::Csv => export::Format::Csv,
+            };
+            let rows = export::export(&tb, format, max_lines, &mut sink)?;
+            sink.flush()?;
+            if output.is_some() {
+                eprintln!("tb: exported {rows} positions");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Info { db, json } => {
+            let tb = Tablebase::open(&db)?;
+            let report = info::info(&tb)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                print!("{}", info::info_text(&report));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Verify { db, sample, json } => {
+            let tb = Tablebase::open(&db)?;
+            let report = verify::verify(&tb, sample)?;
+            if json {
+                println!("{}", serde_json::to_string(&report.to_json())?);
+            } else {
+                print!("{}", report.text());
+            }
+            Ok(if report.ok() { ExitCode::SUCCESS } else { ExitCode::from(EXIT_FAILURE) })
+        }
+    }
+}
+
+/// Probes positions from the arguments or stdin; a bad line does not stop the batch.
+fn probe(db: &Path, json: bool, positions: Vec<String>) -> Result<ExitCode> {
+    let tb = Tablebase::open(db)?;
+    let board = tb.board();
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let mut failed = 0usize;
+    let mut answer = |input: &str, out: &mut dyn Write| -> Result<()> {
+        let result = notation::parse_position_arg(&board, input)
+            .map_err(anyhow::Error::from)
+            .and_then(|p| tb.probe(p.lines));
+        match result {
+            Ok(p) if json => writeln!(out, "{}", output::probe_json(&board, &p))?,
+            Ok(p) => write!(out, "{}", output::probe_text(&board, &p))?,
+            Err(e) => {
+                failed += 1;
+                if json {
+                    writeln!(out, "{}", output::error_json(input, &e))?;
+                } else {
+                    eprintln!("tb: error: `{input}`: {e:#}");
+                }
+            }
+        }
+        Ok(())
+    };
+    if positions.is_empty() {
+        if std::io::stdin().is_terminal() {
+            bail!("no positions: give them as arguments or one per line on stdin");
+        }
+        for line in std::io::stdin().lock().lines() {
+            let line = line.context("cannot read stdin")?;
+            if !line.trim().is_empty() {
+                answer(line.trim(), &mut out)?;
+            }
+        }
+    } else {
+        for p in &positions {
+            answer(p, &mut out)?;
+        }
+    }
+    out.flush()?;
+    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(EXIT_FAILURE) })
+}
+
+/// Parses a size such as `512MiB`, `8GiB`, `2G` or a plain byte count.
+fn parse_size(text: &str) -> Result<u64> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let num: f64 = num.parse().with_context(|| format!("bad size `{text}` (e.g. 512MiB, 8GiB)"))?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        _ => bail!("bad size unit in `{text}` (use KiB, MiB, GiB)"),
+    };
+    Ok((num * mult as f64) as u64)
 }

@@ -1,0 +1,58 @@
+//! Streams the stored opening book as rows: by number of lines, then block (group
+//! counts in lexicographic order), then index inside the block.
+
+use crate::layout::Odometer;
+use crate::notation::format_position;
+use crate::tablebase::Tablebase;
+use anyhow::Result;
+use std::io::Write;
+
+/// Row formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// `{"position":"...","lines":n,"value":v}` per line.
+    Jsonl,
+    /// Header `position,lines,value`, then one row per position.
+    Csv,
+}
+
+/// Writes every stored position with at most `max_lines` lines; returns the row count.
+pub fn export(tb: &Tablebase, format: Format, max_lines: Option<usize>, out: &mut dyn Write) -> Result<u64> {
+    let board = tb.board();
+    let layout = tb.layout();
+    let chunk_positions = tb.spec().chunk_positions;
+    if format == Format::Csv {
+        writeln!(out, "position,lines,value")?;
+    }
+    let mut rows = 0u64;
+    let layers: Vec<usize> = tb
+        .layers()
+        .values()
+        .filter(|r| r.status.readable() && max_lines.is_none_or(|k| r.n <= k))
+        .map(|r| r.n)
+        .collect();
+    for n in layers {
+        for counts in layout.blocks_of_layer(n) {
+            let size = layout.block_size(&counts);
+            let tables = layout
+                .groups
+                .iter()
+                .zip(&counts)
+                .map(|(g, &c)| g.globals(c as usize))
+                .collect();
+            let mut odo = Odometer::new(tables, 0);
+            for chunk in 0..size.div_ceil(chunk_positions) {
+                for v in tb.store().read_chunk(n, &counts, chunk)? {
+                    let position = format_position(&board, layout.start | odo.mask());
+                    match format {
+                        Format::Jsonl => writeln!(out, "{{\"position\":\"{position}\",\"lines\":{n},\"value\":{v}}}")?,
+                        Format::Csv => writeln!(out, "{position},{n},{v}")?,
+                    }
+                    odo.advance();
+                    rows += 1;
+                }
+            }
+        }
+    }
+    Ok(rows)
+}

@@ -1,0 +1,135 @@
+//! `tb info`: metadata and per-layer statistics.
+
+use crate::progress::human_bytes;
+use crate::tablebase::Tablebase;
+use anyhow::Result;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Everything `tb info` reports.
+#[derive(Debug, Serialize)]
+pub struct InfoReport {
+    /// Board, `RxC`.
+    pub board: String,
+    /// Start name.
+    pub start: String,
+    /// Start position, 0/1 string.
+    pub start_position: String,
+    /// Full-board value.
+    pub penalty: i8,
+    /// Lines on the board.
+    pub lines: usize,
+    /// Line groups (line indices).
+    pub groups: Vec<Vec<usize>>,
+    /// Layers with at most this many lines form the book.
+    pub book_lines: usize,
+    /// Positions per chunk.
+    pub chunk_positions: u64,
+    /// Every metadata key as stored (versions, build parameters).
+    pub meta: BTreeMap<String, String>,
+    /// Whether every layer down to the start is finished.
+    pub complete: bool,
+    /// Value of the start position, once built.
+    pub start_value: Option<i8>,
+    /// Size of the file.
+    pub file_bytes: u64,
+    /// Per layer, by n descending (build order).
+    pub layers: Vec<LayerInfo>,
+}
+
+/// One layer's statistics.
+#[derive(Debug, Serialize)]
+pub struct LayerInfo {
+    /// Lines drawn.
+    pub n: usize,
+    /// building, complete, book or pruned.
+    pub status: String,
+    /// Positions in the layer.
+    pub positions: u64,
+    /// Compressed bytes of its chunks (when stored).
+    pub stored_bytes: u64,
+    /// Stored bits per position.
+    pub bits_per_position: f64,
+    /// Seconds spent computing and compressing it.
+    pub seconds: f64,
+    /// Value -> count.
+    pub histogram: BTreeMap<i8, u64>,
+    /// Layout-independent digest of its values.
+    pub digest: Option<String>,
+}
+
+/// Gathers the report.
+pub fn info(tb: &Tablebase) -> Result<InfoReport> {
+    let spec = tb.spec();
+    let first = spec.start.count_ones() as usize;
+    let layers = tb
+        .layers()
+        .values()
+        .rev()
+        .map(|r| LayerInfo {
+            n: r.n,
+            status: r.status.as_str().to_string(),
+            positions: r.positions,
+            stored_bytes: r.bytes,
+            bits_per_position: r.bytes as f64 * 8.0 / r.positions.max(1) as f64,
+            seconds: r.seconds,
+            histogram: r.histogram.clone(),
+            digest: r.digest.clone(),
+        })
+        .collect();
+    let complete = tb.has_layer(first);
+    Ok(InfoReport {
+        board: spec.board.to_string(),
+        start: spec.start_name.clone(),
+        start_position: crate::notation::format_position(&spec.board, spec.start),
+        penalty: spec.penalty,
+        lines: spec.board.num_lines(),
+        groups: spec.groups.clone(),
+        book_lines: spec.book_lines,
+        chunk_positions: spec.chunk_positions,
+        meta: tb.store().meta()?,
+        complete,
+        start_value: if complete { tb.value(spec.start)? } else { None },
+        file_bytes: tb.store().file_bytes()?,
+        layers,
+    })
+}
+
+/// Human-readable rendering.
+pub fn info_text(r: &InfoReport) -> String {
+    let mut s = format!(
+        "board {} ({} lines), start {} {}, penalty {}\n",
+        r.board, r.lines, r.start, r.start_position, r.penalty
+    );
+    s += &format!(
+        "groups {:?}, book: layers with <= {} lines, {} positions per chunk\n",
+        r.groups.iter().map(Vec::len).collect::<Vec<_>>(),
+        r.book_lines,
+        r.chunk_positions
+    );
+    s += &format!(
+        "status {}, start value {}, file {}\n",
+        if r.complete { "complete" } else { "incomplete" },
+        r.start_value.map_or("-".to_string(), |v| format!("{v:+}")),
+        human_bytes(r.file_bytes)
+    );
+    if let Some(v) = r.meta.get("tool_version") {
+        s += &format!("built by tb {v}\n");
+    }
+    s += "    n  status         positions       stored  bits/pos  seconds  digest            values\n";
+    for l in &r.layers {
+        let hist: Vec<String> = l.histogram.iter().map(|(v, c)| format!("{v}:{c}")).collect();
+        s += &format!(
+            "{:>5}  {:<9} {:>14} {:>12} {:>9.3} {:>8.2}  {:<16}  {}\n",
+            l.n,
+            l.status,
+            l.positions,
+            human_bytes(l.stored_bytes),
+            l.bits_per_position,
+            l.seconds,
+            l.digest.as_deref().unwrap_or("-"),
+            hist.join(" ")
+        );
+    }
+    s
+}

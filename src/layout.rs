@@ -1,0 +1,386 @@
+//! How positions are laid out in blocks: line groups, per-group subset ranks
+//! (combinatorial number system) and the mixed-radix index of a position inside its
+//! block (n; c1..cG).
+//!
+//! Only the lines that are free at the start position are grouped; the start's lines
+//! are drawn in every position of the tablebase. Group 1 is the most significant
+//! digit of a block index, so for a fixed group-1 subset, all children along a move in
+//! a later group form a contiguous run (DESIGN.md section 3).
+
+use crate::board::Lines;
+
+/// Largest number of lines in one group (its rank table has 2^k entries).
+pub const MAX_GROUP_LINES: usize = 16;
+
+/// Binomial coefficient C(n, k) for small n (exact in u64 up to n = 64).
+pub fn binomial(n: usize, k: usize) -> u64 {
+    if k > n {
+        return 0;
+    }
+    let k = k.min(n - k);
+    (0..k).fold(1u64, |acc, i| acc * (n - i) as u64 / (i as u64 + 1))
+}
+
+/// One line group: its lines and the rank/unrank tables of its subsets.
+#[derive(Debug, Clone)]
+pub struct Group {
+    /// Global line indices, ascending; local bit `i` is line `lines[i]`.
+    pub lines: Vec<usize>,
+    /// `rank[local_mask]` = rank of that subset among subsets of the same size.
+    rank: Vec<u32>,
+    /// `local[c][r]` = local mask of the subset of size `c` with rank `r`.
+    local: Vec<Vec<u32>>,
+    /// `global[c][r]` = the same subset as a global line mask.
+    global: Vec<Vec<Lines>>,
+}
+
+impl Group {
+    /// Builds the tables for a group of lines (at most [`MAX_GROUP_LINES`]).
+    pub fn new(mut lines: Vec<usize>) -> Group {
+        lines.sort_unstable();
+        let k = lines.len();
+        assert!(k <= MAX_GROUP_LINES, "group of {k} lines is too large");
+        let mut rank = vec![0u32; 1 << k];
+        let mut local: Vec<Vec<u32>> = (0..=k).map(|c| Vec::with_capacity(binomial(k, c) as usize)).collect();
+        // Colex order within each size = ascending numeric order of the local masks,
+        // which is exactly the order of the combinatorial number system.
+        for mask in 0..(1u32 << k) {
+            let c = mask.count_ones() as usize;
+            rank[mask as usize] = local[c].len() as u32;
+            local[c].push(mask);
+        }
+        let global = local
+            .iter()
+            .map(|subsets| subsets.iter().map(|&m| to_global(&lines, m)).collect())
+            .collect();
+        Group {
+            lines,
+            rank,
+            local,
+            global,
+        }
+    }
+
+    /// Number of lines in the group.
+    pub fn len(&self) -> usize {
+        self.lines.len()
+    }
+
+    /// Whether the group has no lines.
+    pub fn is_empty(&self) -> bool {
+        self.lines.is_empty()
+    }
+
+    /// Number of subsets with `count` lines: the radix of this group's digit.
+    pub fn radix(&self, count: usize) -> u64 {
+        binomial(self.len(), count)
+    }
+
+    /// Rank of a local subset mask.
+    #[inline]
+    pub fn rank(&self, local_mask: u32) -> u32 {
+        self.rank[local_mask as usize]
+    }
+
+    /// Local masks of all subsets of size `count`, by rank.
+    #[inline]
+    pub fn locals(&self, count: usize) -> &[u32] {
+        &self.local[count]
+    }
+
+    /// Global line masks of all subsets of size `count`, by rank.
+    #[inline]
+    pub fn globals(&self, count: usize) -> &[Lines] {
+        &self.global[count]
+    }
+
+    /// Mask of all the group's lines.
+    pub fn mask(&self) -> Lines {
+        to_global(&self.lines, ((1u64 << self.len()) - 1) as u32)
+    }
+
+    /// The local mask of the group's lines within a global position.
+    pub fn local_of(&self, position: Lines) -> u32 {
+        self.lines
+            .iter()
+            .enumerate()
+            .fold(0, |m, (i, &l)| m | (((position >> l) & 1) as u32) << i)
+    }
+}
+
+fn to_global(lines: &[usize], local: u32) -> Lines {
+    lines
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| local >> i & 1 == 1)
+        .fold(0, |m, (_, &l)| m | 1u64 << l)
+}
+
+/// The group layout of a tablebase: start lines plus the free lines split in groups.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    /// Lines drawn at the start (present in every position).
+    pub start: Lines,
+    /// The groups, most significant first.
+    pub groups: Vec<Group>,
+}
+
+/// Per-group line counts of a block.
+pub type Counts = Vec<u8>;
+
+impl Layout {
+    /// A layout from explicit groups of line indices.
+    pub fn new(start: Lines, groups: Vec<Vec<usize>>) -> Layout {
+        Layout {
+            start,
+            groups: groups.into_iter().map(Group::new).collect(),
+        }
+    }
+
+    /// Splits the free lines (in line order) into groups of the given sizes.
+    pub fn with_sizes(all: Lines, start: Lines, sizes: &[usize]) -> Layout {
+        let free: Vec<usize> = (0..64).filter(|&l| (all & !start) >> l & 1 == 1).collect();
+        assert_eq!(sizes.iter().sum::<usize>(), free.len());
+        let mut rest = free.as_slice();
+        let groups = sizes
+            .iter()
+            .map(|&s| {
+                let (g, r) = rest.split_at(s);
+                rest = r;
+                g.to_vec()
+            })
+            .collect();
+        Layout::new(start, groups)
+    }
+
+    /// Number of lines drawn at the start.
+    pub fn start_lines(&self) -> usize {
+        self.start.count_ones() as usize
+    }
+
+    /// Number of free lines.
+    pub fn free_lines(&self) -> usize {
+        self.groups.iter().map(Group::len).sum()
+    }
+
+    /// Total lines of the layer that has every line drawn.
+    pub fn full_layer(&self) -> usize {
+        self.start_lines() + self.free_lines()
+    }
+
+    /// Group sizes.
+    pub fn sizes(&self) -> Vec<usize> {
+        self.groups.iter().map(Group::len).collect()
+    }
+
+    /// Every block of layer `n` (total lines), in lexicographic order of counts
+    /// (group 1 count ascending: Wilson's order, which lets child blocks with a
+    /// smaller group-1 count be dropped early).
+    pub fn blocks_of_layer(&self, n: usize) -> Vec<Counts> {
+        let mut out = Vec::new();
+        let Some(drawn) = n.checked_sub(self.start_lines()) else {
+            return out;
+        };
+        let mut counts = Vec::with_capacity(self.groups.len());
+        self.enumerate(0, drawn, &mut counts, &mut out);
+        out
+    }
+
+    fn enumerate(&self, g: usize, left: usize, counts: &mut Counts, out: &mut Vec<Counts>) {
+        if g == self.groups.len() {
+            if left == 0 {
+                out.push(counts.clone());
+            }
+            return;
+        }
+        let rest: usize = self.groups[g + 1..].iter().map(Group::len).sum();
+        let lo = left.saturating_sub(rest);
+        let hi = left.min(self.groups[g].len());
+        for c in lo..=hi {
+            counts.push(c as u8);
+            self.enumerate(g + 1, left - c, counts, out);
+            counts.pop();
+        }
+    }
+
+    /// Number of positions in block `counts`.
+    pub fn block_size(&self, counts: &[u8]) -> u64 {
+        self.groups
+            .iter()
+            .zip(counts)
+            .map(|(g, &c)| g.radix(c as usize))
+            .product()
+    }
+
+    /// Number of positions of layer `n`.
+    pub fn layer_size(&self, n: usize) -> u64 {
+        self.blocks_of_layer(n).iter().map(|c| self.block_size(c)).sum()
+    }
+
+    /// Block counts and index of a position (which must contain the start's lines).
+    pub fn locate(&self, position: Lines) -> (Counts, u64) {
+        let mut counts = Vec::with_capacity(self.groups.len());
+        let mut index = 0u64;
+        for g in &self.groups {
+            let local = g.local_of(position);
+            let c = local.count_ones() as usize;
+            counts.push(c as u8);
+            index = index * g.radix(c) + g.rank(local) as u64;
+        }
+        (counts, index)
+    }
+
+    /// The position at `index` of block `counts` (inverse of [`Layout::locate`]).
+    pub fn position_at(&self, counts: &[u8], mut index: u64) -> Lines {
+        let mut position = self.start;
+        for (g, &c) in self.groups.iter().zip(counts).rev() {
+            let radix = g.radix(c as usize);
+            position |= g.globals(c as usize)[(index % radix) as usize];
+            index /= radix;
+        }
+        position
+    }
+
+    /// The group holding free line `line`, if any.
+    pub fn group_of(&self, line: usize) -> Option<usize> {
+        self.groups.iter().position(|g| g.lines.contains(&line))
+    }
+}
+
+/// Iterates the global masks of consecutive indices of a mixed-radix number whose
+/// digits are subsets of some groups (most significant first), updating only the
+/// digits that change.
+pub struct Odometer<'a> {
+    tables: Vec<&'a [Lines]>,
+    digits: Vec<usize>,
+    /// `partial[i]` = OR of the masks of digits `0..i`.
+    partial: Vec<Lines>,
+}
+
+impl<'a> Odometer<'a> {
+    /// An odometer over `tables` (one table of subset masks per digit) at `index`.
+    pub fn new(tables: Vec<&'a [Lines]>, index: u64) -> Odometer<'a> {
+        let n = tables.len();
+        let mut odo = Odometer {
+            tables,
+            digits: vec![0; n],
+            partial: vec![0; n + 1],
+        };
+        odo.seek(index);
+        odo
+    }
+
+    /// Moves to `index`.
+    pub fn seek(&mut self, mut index: u64) {
+        for i in (0..self.tables.len()).rev() {
+            let radix = self.tables[i].len() as u64;
+            self.digits[i] = (index % radix) as usize;
+            index /= radix;
+        }
+        self.refresh_from(0);
+    }
+
+    fn refresh_from(&mut self, from: usize) {
+        for i in from..self.tables.len() {
+            self.partial[i + 1] = self.partial[i] | self.tables[i][self.digits[i]];
+        }
+    }
+
+    /// The mask of the current index.
+    #[inline]
+    pub fn mask(&self) -> Lines {
+        self.partial[self.tables.len()]
+    }
+
+    /// The current digit `i`.
+    #[inline]
+    pub fn digit(&self, i: usize) -> usize {
+        self.digits[i]
+    }
+
+    /// Advances to the next index (wrapping to 0 after the last).
+    #[inline]
+    pub fn advance(&mut self) {
+        let mut i = self.tables.len();
+        while i > 0 {
+            i -= 1;
+            self.digits[i] += 1;
+            if self.digits[i] < self.tables[i].len() {
+                self.refresh_from(i);
+                return;
+            }
+            self.digits[i] = 0;
+        }
+        self.refresh_from(0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn binomials() {
+        assert_eq!(binomial(6, 2), 15);
+        assert_eq!(binomial(31, 15), 300_540_195);
+        assert_eq!(binomial(64, 32), 1_832_624_140_942_590_534);
+        assert_eq!(binomial(3, 4), 0);
+    }
+
+    #[test]
+    fn ranks_follow_the_combinatorial_number_system() {
+        // rank {a1 < .. < ak} = sum C(ai, i), i from 1 (DESIGN.md worked example).
+        let g = Group::new((0..6).collect());
+        for c in 0..=6 {
+            for (r, &m) in g.locals(c).iter().enumerate() {
+                let elems: Vec<usize> = (0..6).filter(|i| m >> i & 1 == 1).collect();
+                let expect: u64 = elems.iter().enumerate().map(|(i, &a)| binomial(a, i + 1)).sum();
+                assert_eq!(expect, r as u64);
+                assert_eq!(g.rank(m), r as u32);
+            }
+        }
+        assert_eq!(g.locals(2).len(), 15);
+    }
+
+    #[test]
+    fn worked_example_block_sizes() {
+        let all = (1u64 << 12) - 1;
+        let layout = Layout::with_sizes(all, 0, &[6, 6]);
+        assert_eq!(layout.block_size(&[2, 3]), 300);
+        assert_eq!(layout.block_size(&[3, 3]), 400);
+        let total: u64 = (0..=12).map(|n| layout.layer_size(n)).sum();
+        assert_eq!(total, 4096);
+    }
+
+    proptest! {
+        #[test]
+        fn locate_and_position_at_are_inverse(position in any::<u64>(), split in 1usize..4) {
+            let all = (1u64 << 31) - 1;
+            let start = 0b1001;
+            let free = 29usize;
+            let sizes: Vec<usize> = match split { 1 => vec![15, 14], 2 => vec![10, 10, 9], _ => vec![8, 7, 7, 7] };
+            assert_eq!(sizes.iter().sum::<usize>(), free);
+            let layout = Layout::with_sizes(all, start, &sizes);
+            let p = (position & all) | start;
+            let (counts, index) = layout.locate(p);
+            prop_assert!(index < layout.block_size(&counts));
+            prop_assert_eq!(layout.position_at(&counts, index), p);
+        }
+
+        #[test]
+        fn odometer_matches_position_at(start_index in 0u64..2000) {
+            let all = (1u64 << 17) - 1;
+            let layout = Layout::with_sizes(all, 0, &[6, 6, 5]);
+            let counts = [3u8, 2, 2];
+            let tables = layout.groups.iter().zip(&counts).map(|(g, &c)| g.globals(c as usize)).collect();
+            let size = layout.block_size(&counts);
+            let mut odo = Odometer::new(tables, start_index % size);
+            for k in 0..50 {
+                let i = (start_index + k) % size;
+                prop_assert_eq!(odo.mask(), layout.position_at(&counts, i));
+                odo.advance();
+            }
+        }
+    }
+}

@@ -1,0 +1,63 @@
+//! Text and JSON renderings of probe answers (JSON shape fixed by DESIGN.md §5).
+
+use crate::board::Board;
+use crate::notation::format_position;
+use crate::tablebase::Probe;
+use serde_json::{Value, json};
+
+/// One JSON object for a probe answer.
+pub fn probe_json(board: &Board, probe: &Probe) -> Value {
+    json!({
+        "board": board.to_string(),
+        "position": format_position(board, probe.position),
+        "lines": probe.position.count_ones(),
+        "value": probe.value,
+        "source": probe.source.as_str(),
+        "moves": probe.moves.iter().map(|m| json!({
+            "line": m.line,
+            "name": board.line_name(m.line),
+            "value": m.value,
+            "boxes": m.boxes,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// The JSON object for an input line that could not be answered.
+pub fn error_json(input: &str, error: &anyhow::Error) -> Value {
+    json!({ "input": input, "error": format!("{error:#}") })
+}
+
+/// A human-readable table for a probe answer.
+pub fn probe_text(board: &Board, probe: &Probe) -> String {
+    let mut out = format!(
+        "{} {} lines {}: value {:+} ({})\n",
+        board,
+        format_position(board, probe.position),
+        probe.position.count_ones(),
+        probe.value,
+        probe.source.as_str()
+    );
+    if probe.moves.is_empty() {
+        out.push_str("  no moves: the board is full\n");
+    }
+    let unknown = probe.moves.iter().filter(|m| m.value.is_none()).count();
+    for m in probe.moves.iter().filter(|m| m.value.is_some()) {
+        let boxes = match m.boxes {
+            0 => String::new(),
+            1 => "  completes 1 box".to_string(),
+            k => format!("  completes {k} boxes"),
+        };
+        out.push_str(&format!(
+            "  {:<7} {:+}{}\n",
+            board.line_name(m.line),
+            m.value.expect("filtered"),
+            boxes
+        ));
+    }
+    if unknown > 0 {
+        out.push_str(&format!(
+            "  ({unknown} moves lead past the stored layers; their values need the search solver)\n"
+        ));
+    }
+    out
+}

@@ -1,0 +1,198 @@
+//! Progress reporting for long builds: indicatif bars on a terminal, periodic plain
+//! log lines otherwise, or nothing (`--quiet`).
+
+use crate::build::BuildSummary;
+use crate::store::BlockStats;
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::{IsTerminal, Write};
+use std::time::{Duration, Instant};
+
+/// Receives build events.
+pub trait Progress: Send {
+    /// The build starts: positions in all layers, and those already stored.
+    fn start(&mut self, total: u64, done: u64);
+    /// Layer `n` starts with `positions`, `done` of them already stored.
+    fn start_layer(&mut self, n: usize, positions: u64, done: u64);
+    /// `positions` more were computed and stored.
+    fn advance(&mut self, positions: u64);
+    /// Layer `n` is complete.
+    fn finish_layer(&mut self, n: usize, stats: &BlockStats);
+    /// The build is done.
+    fn finish(&mut self, summary: &BuildSummary);
+}
+
+/// Picks bars for a terminal, log lines otherwise, nothing when quiet.
+pub fn for_stderr(quiet: bool) -> Box<dyn Progress> {
+    if quiet {
+        Box::new(Quiet)
+    } else if std::io::stderr().is_terminal() {
+        Box::new(Bars::new())
+    } else {
+        Box::new(Log::new(Duration::from_secs(5)))
+    }
+}
+
+/// Reports nothing.
+pub struct Quiet;
+
+impl Progress for Quiet {
+    fn start(&mut self, _: u64, _: u64) {}
+    fn start_layer(&mut self, _: usize, _: u64, _: u64) {}
+    fn advance(&mut self, _: u64) {}
+    fn finish_layer(&mut self, _: usize, _: &BlockStats) {}
+    fn finish(&mut self, _: &BuildSummary) {}
+}
+
+/// The final summary line(s) of a build.
+pub fn summary_text(s: &BuildSummary) -> String {
+    let rate = s.computed_positions as f64 / s.seconds.max(1e-9);
+    let bits = s.file_bytes as f64 * 8.0 / s.total_positions.max(1) as f64;
+    format!(
+        "built {} {}: start value {:+}, {} positions ({} computed now, {} blocks resumed) in {:.2} s, {:.1} M positions/s; file {} ({:.3} bits/position over all layers)",
+        s.spec.board,
+        s.spec.start_name,
+        s.start_value,
+        s.total_positions,
+        s.computed_positions,
+        s.resumed_blocks,
+        s.seconds,
+        rate / 1e6,
+        human_bytes(s.file_bytes),
+        bits
+    )
+}
+
+/// Bytes as B/KiB/MiB/GiB.
+pub fn human_bytes(b: u64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < units.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 { format!("{b} B") } else { format!("{v:.1} {}", units[u]) }
+}
+
+/// indicatif bars: overall and current layer.
+pub struct Bars {
+    multi: MultiProgress,
+    overall: ProgressBar,
+    layer: ProgressBar,
+}
+
+impl Bars {
+    fn new() -> Bars {
+        let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
+        let style = ProgressStyle::with_template(
+            "{prefix:>9} [{bar:40.cyan/blue}] {percent:>3}% {human_pos}/{human_len} {per_sec} eta {eta}",
+        )
+        .expect("valid template")
+        .progress_chars("=> ");
+        let overall = multi.add(ProgressBar::new(0).with_style(style.clone()).with_prefix("total"));
+        let layer = multi.add(ProgressBar::new(0).with_style(style).with_prefix("layer"));
+        Bars { multi, overall, layer }
+    }
+}
+
+impl Progress for Bars {
+    fn start(&mut self, total: u64, done: u64) {
+        self.overall.set_length(total);
+        self.overall.set_position(done);
+        self.overall.reset_eta();
+    }
+    fn start_layer(&mut self, n: usize, positions: u64, done: u64) {
+        self.layer.set_prefix(format!("layer {n}"));
+        self.layer.set_length(positions);
+        self.layer.set_position(done);
+        self.layer.reset_eta();
+    }
+    fn advance(&mut self, positions: u64) {
+        self.overall.inc(positions);
+        self.layer.inc(positions);
+    }
+    fn finish_layer(&mut self, _: usize, _: &BlockStats) {}
+    fn finish(&mut self, summary: &BuildSummary) {
+        self.layer.finish_and_clear();
+        self.overall.finish_and_clear();
+        let _ = self.multi.clear();
+        eprintln!("{}", summary_text(summary));
+    }
+}
+
+/// Plain lines on stderr at most every `every`, and one per finished layer.
+pub struct Log {
+    every: Duration,
+    last: Instant,
+    started: Instant,
+    total: u64,
+    done: u64,
+    layer: usize,
+    layer_len: u64,
+    layer_done: u64,
+}
+
+impl Log {
+    /// A logger printing at most every `every`.
+    pub fn new(every: Duration) -> Log {
+        Log {
+            every,
+            last: Instant::now(),
+            started: Instant::now(),
+            total: 0,
+            done: 0,
+            layer: 0,
+            layer_len: 0,
+            layer_done: 0,
+        }
+    }
+
+    fn line(&mut self) {
+        let elapsed = self.started.elapsed().as_secs_f64();
+        let pct = 100.0 * self.done as f64 / self.total.max(1) as f64;
+        let _ = writeln!(
+            std::io::stderr(),
+            "tb: layer {} {}/{} positions, total {:.1}% after {:.1} s",
+            self.layer,
+            self.layer_done,
+            self.layer_len,
+            pct,
+            elapsed
+        );
+        self.last = Instant::now();
+    }
+}
+
+impl Progress for Log {
+    fn start(&mut self, total: u64, done: u64) {
+        self.total = total;
+        self.done = done;
+        self.started = Instant::now();
+    }
+    fn start_layer(&mut self, n: usize, positions: u64, done: u64) {
+        self.layer = n;
+        self.layer_len = positions;
+        self.layer_done = done;
+    }
+    fn advance(&mut self, positions: u64) {
+        self.done += positions;
+        self.layer_done += positions;
+        if self.last.elapsed() >= self.every {
+            self.line();
+        }
+    }
+    fn finish_layer(&mut self, n: usize, stats: &BlockStats) {
+        if self.last.elapsed() >= self.every || self.total < 1 << 26 {
+            let _ = writeln!(
+                std::io::stderr(),
+                "tb: layer {n} complete: {} positions, {} stored",
+                stats.positions,
+                human_bytes(stats.bytes)
+            );
+            self.last = Instant::now();
+        }
+    }
+    fn finish(&mut self, summary: &BuildSummary) {
+        eprintln!("{}", summary_text(summary));
+    }
+}

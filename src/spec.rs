@@ -1,0 +1,281 @@
+//! What identifies a tablebase: board, start, penalty, group layout, book depth and
+//! chunking, and how it is written to (and read from) the `meta` table.
+
+use crate::board::{Board, Lines};
+use crate::layout::{Layout, MAX_GROUP_LINES};
+use crate::notation;
+use anyhow::{Context, Result, anyhow, bail};
+use std::collections::BTreeMap;
+
+/// Format version of the stored values (bump when their meaning changes).
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Default positions per chunk (64 KiB of raw values).
+pub const DEFAULT_CHUNK_POSITIONS: u64 = 1 << 16;
+
+/// Default upper bound on the number of positions the book keeps.
+const DEFAULT_BOOK_POSITIONS: u64 = 1 << 26;
+
+/// Largest |penalty| accepted (values must fit an `i8` with every box added).
+pub const MAX_PENALTY: i32 = 64;
+
+/// The identity of a tablebase.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spec {
+    /// The board.
+    pub board: Board,
+    /// How the start was given: `empty`, `swedish`, `icelandic` or `position`.
+    pub start_name: String,
+    /// Lines drawn at the start.
+    pub start: Lines,
+    /// Value of the full board (Wilson's last-move penalty).
+    pub penalty: i8,
+    /// Line groups (global line indices), most significant first.
+    pub groups: Vec<Vec<usize>>,
+    /// Layers with at most this many lines are kept as the opening book.
+    pub book_lines: usize,
+    /// Positions per stored chunk.
+    pub chunk_positions: u64,
+}
+
+/// A start as given on the command line.
+#[derive(Debug, Clone)]
+pub struct Start {
+    /// `empty`, `swedish`, `icelandic` or `position`.
+    pub name: String,
+    /// The lines drawn.
+    pub lines: Lines,
+    /// A penalty carried by a Wilson file, if any.
+    pub penalty: Option<i32>,
+}
+
+/// Parses `--start`: a preset name, a position text, or a file holding one.
+pub fn parse_start(board: &Board, text: &str) -> Result<Start> {
+    let preset = |name: &str, lines| Start {
+        name: name.to_string(),
+        lines,
+        penalty: None,
+    };
+    Ok(match text {
+        "empty" => preset("empty", 0),
+        "swedish" => preset("swedish", board.perimeter()),
+        "icelandic" => preset("icelandic", board.top_left_perimeter()),
+        _ => {
+            let p = notation::parse_position_arg(board, text).with_context(|| format!("bad --start `{text}`"))?;
+            Start {
+                name: "position".to_string(),
+                lines: p.lines,
+                penalty: p.penalty,
+            }
+        }
+    })
+}
+
+/// Checks a penalty's range.
+pub fn check_penalty(penalty: i32) -> Result<i8> {
+    if penalty.abs() > MAX_PENALTY {
+        bail!("penalty {penalty} is out of range (-{MAX_PENALTY}..={MAX_PENALTY})");
+    }
+    Ok(penalty as i8)
+}
+
+/// Default book depth: the deepest K such that layers start..=K hold at most
+/// 2^26 positions (about 20 MB stored), but never below the start layer.
+pub fn default_book_lines(layout: &Layout) -> usize {
+    let first = layout.start_lines();
+    let mut total = 0u64;
+    let mut k = first;
+    for n in first..=layout.full_layer() {
+        total += layout.layer_size(n);
+        if total > DEFAULT_BOOK_POSITIONS {
+            break;
+        }
+        k = n;
+    }
+    k
+}
+
+/// Groups for a budget: the fewest groups of at most [`MAX_GROUP_LINES`] lines
+/// (consecutive free lines in line order, sizes as even as possible) such that the
+/// largest block plus its children stays within a quarter of `memory`.
+pub fn auto_groups(board: &Board, start: Lines, memory: u64) -> Vec<Vec<usize>> {
+    let free: Vec<usize> = (0..board.num_lines()).filter(|&l| start >> l & 1 == 0).collect();
+    let min_groups = free.len().div_ceil(MAX_GROUP_LINES).max(1);
+    let mut best = None;
+    for g in min_groups..=free.len().max(1) {
+        let groups = split_even(&free, g);
+        let layout = Layout::new(start, groups.clone());
+        let peak = peak_block_bytes(&layout);
+        best = Some(groups);
+        if peak <= memory / 4 {
+            break;
+        }
+    }
+    best.unwrap_or_default()
+}
+
+/// Splits lines into `g` consecutive groups of nearly equal size.
+pub fn split_even(lines: &[usize], g: usize) -> Vec<Vec<usize>> {
+    let base = lines.len() / g;
+    let extra = lines.len() % g;
+    let mut rest = lines;
+    (0..g)
+        .map(|i| {
+            let (head, tail) = rest.split_at(base + usize::from(i < extra));
+            rest = tail;
+            head.to_vec()
+        })
+        .collect()
+}
+
+/// Bytes of the largest block plus its child blocks (one value byte per position).
+pub fn peak_block_bytes(layout: &Layout) -> u64 {
+    (layout.start_lines()..=layout.full_layer())
+        .flat_map(|n| layout.blocks_of_layer(n))
+        .map(|counts| {
+            let children: u64 = (0..counts.len())
+                .filter(|&g| (counts[g] as usize) < layout.groups[g].len())
+                .map(|g| {
+                    let mut c = counts.clone();
+                    c[g] += 1;
+                    layout.block_size(&c)
+                })
+                .sum();
+            layout.block_size(&counts) + children
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// Parses `--groups`: sizes such as `16,15` (consecutive free lines in line order)
+/// or explicit line names per group such as `h0.0 h0.1/v0.0 v0.1`.
+pub fn parse_groups(board: &Board, start: Lines, text: &str) -> Result<Vec<Vec<usize>>> {
+    let free: Vec<usize> = (0..board.num_lines()).filter(|&l| start >> l & 1 == 0).collect();
+    let groups: Vec<Vec<usize>> = if text.contains('/') || text.contains(['h', 'v']) {
+        text.split('/')
+            .map(|g| {
+                g.split([' ', ','])
+                    .filter(|s| !s.is_empty())
+                    .map(|name| board.parse_line(name).map_err(|e| anyhow!(e)))
+                    .collect::<Result<Vec<_>>>()
+            })
+            .collect::<Result<_>>()?
+    } else {
+        let sizes = text
+            .split(',')
+            .map(|s| s.trim().parse::<usize>().map_err(|_| anyhow!("bad group size `{s}` in --groups `{text}`")))
+            .collect::<Result<Vec<_>>>()?;
+        if sizes.iter().sum::<usize>() != free.len() {
+            bail!(
+                "--groups `{text}` adds up to {} lines, but the start leaves {} lines free",
+                sizes.iter().sum::<usize>(),
+                free.len()
+            );
+        }
+        let mut rest = free.as_slice();
+        sizes
+            .iter()
+            .map(|&s| {
+                let (head, tail) = rest.split_at(s);
+                rest = tail;
+                head.to_vec()
+            })
+            .collect()
+    };
+    let mut seen: Vec<usize> = groups.iter().flatten().copied().collect();
+    seen.sort_unstable();
+    if seen != free {
+        bail!("--groups `{text}` must list every free line exactly once ({} free lines)", free.len());
+    }
+    if let Some(big) = groups.iter().find(|g| g.len() > MAX_GROUP_LINES || g.is_empty()) {
+        bail!("--groups `{text}`: every group needs 1..={MAX_GROUP_LINES} lines, one has {}", big.len());
+    }
+    Ok(groups)
+}
+
+impl Spec {
+    /// The layout of this tablebase.
+    pub fn layout(&self) -> Layout {
+        Layout::new(self.start, self.groups.clone())
+    }
+
+    /// The metadata rows that identify the tablebase.
+    pub fn to_meta(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("game", "dots-and-boxes".to_string()),
+            ("board", self.board.to_string()),
+            ("start", self.start_name.clone()),
+            ("start_position", notation::format_position(&self.board, self.start)),
+            ("penalty", self.penalty.to_string()),
+            ("groups", serde_json::to_string(&self.groups).expect("groups serialise")),
+            ("book_lines", self.book_lines.to_string()),
+            ("chunk_positions", self.chunk_positions.to_string()),
+            ("symmetry", "none".to_string()),
+            ("corners", "false".to_string()),
+            ("format_version", FORMAT_VERSION.to_string()),
+        ]
+    }
+
+    /// Reads the identity back from metadata.
+    pub fn from_meta(meta: &BTreeMap<String, String>) -> Result<Spec> {
+        let get = |k: &str| meta.get(k).ok_or_else(|| anyhow!("the file has no `{k}` metadata (not a finished tb file?)"));
+        if get("game")? != "dots-and-boxes" {
+            bail!("the file holds the game `{}`, not dots-and-boxes", get("game")?);
+        }
+        let version: u32 = get("format_version")?.parse()?;
+        if version > FORMAT_VERSION {
+            bail!("the file's value format {version} is newer than this tb understands ({FORMAT_VERSION})");
+        }
+        let board: Board = get("board")?.parse()?;
+        let start = notation::parse_position(&board, get("start_position")?)?.lines;
+        Ok(Spec {
+            board,
+            start_name: get("start")?.clone(),
+            start,
+            penalty: get("penalty")?.parse()?,
+            groups: serde_json::from_str(get("groups")?)?,
+            book_lines: get("book_lines")?.parse()?,
+            chunk_positions: get("chunk_positions")?.parse()?,
+        })
+    }
+
+    /// Default file name: `<board>[-<start>][-p<penalty>].tb`.
+    pub fn default_db_name(board: &Board, start_name: &str, penalty: i32) -> String {
+        let mut name = board.to_string();
+        if start_name != "empty" {
+            name.push('-');
+            name.push_str(start_name);
+        }
+        if penalty != 0 {
+            name.push_str(&format!("-p{penalty}"));
+        }
+        name + ".tb"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_boards_get_one_group_and_big_ones_several() {
+        let b: Board = "2x2".parse().unwrap();
+        assert_eq!(auto_groups(&b, 0, 8 << 30).len(), 1);
+        let b: Board = "3x4".parse().unwrap();
+        let groups = auto_groups(&b, 0, 8 << 30);
+        assert_eq!(groups.iter().map(Vec::len).collect::<Vec<_>>(), vec![16, 15]);
+        let b: Board = "3x5".parse().unwrap();
+        let groups = auto_groups(&b, 0, 1 << 30);
+        let layout = Layout::new(0, groups);
+        assert!(peak_block_bytes(&layout) <= 1 << 28);
+    }
+
+    #[test]
+    fn group_sizes_must_cover_the_free_lines() {
+        let b: Board = "2x2".parse().unwrap();
+        assert!(parse_groups(&b, 0, "6,6").is_ok());
+        assert!(parse_groups(&b, 0, "6,5").is_err());
+        assert!(parse_groups(&b, 0, "x").is_err());
+        assert!(parse_groups(&b, 0, "12,0").is_err());
+    }
+}

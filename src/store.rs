@@ -1,0 +1,427 @@
+//! The SQLite store: schema migrations, metadata, layers, blocks and chunks.
+//!
+//! Fixed rules (DESIGN.md section 4): one file per tablebase; schema applied from
+//! `schema/NNN_name.sql` and tracked with `PRAGMA user_version`; a block's chunks are
+//! written in one transaction together with its row in `blocks`; a layer becomes
+//! complete in the transaction that stores its last block, and the layer it
+//! superseded is pruned in that same transaction unless it belongs to the book.
+
+use crate::checksum::checksum;
+use anyhow::{Context, Result, bail};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The migrations, in order; migration i brings the file to `user_version` i + 1.
+const MIGRATIONS: &[&str] = &[include_str!("../schema/001_initial.sql")];
+
+/// Schema version this build writes and reads.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// Status of a layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LayerStatus {
+    /// Blocks are being written.
+    Building,
+    /// Finished, not (yet) superseded by the layer below.
+    Complete,
+    /// Finished and kept as part of the opening book.
+    Book,
+    /// Finished, then deleted once the layer below was complete.
+    Pruned,
+}
+
+impl LayerStatus {
+    /// The text stored in the `layers` table.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LayerStatus::Building => "building",
+            LayerStatus::Complete => "complete",
+            LayerStatus::Book => "book",
+            LayerStatus::Pruned => "pruned",
+        }
+    }
+
+    fn parse(s: &str) -> Result<LayerStatus> {
+        Ok(match s {
+            "building" => LayerStatus::Building,
+            "complete" => LayerStatus::Complete,
+            "book" => LayerStatus::Book,
+            "pruned" => LayerStatus::Pruned,
+            other => bail!("unknown layer status `{other}` in the file"),
+        })
+    }
+
+    /// Whether the layer's values can be read.
+    pub fn readable(self) -> bool {
+        matches!(self, LayerStatus::Complete | LayerStatus::Book)
+    }
+}
+
+/// One row of the `layers` table.
+#[derive(Debug, Clone)]
+pub struct LayerRow {
+    /// Number of drawn lines.
+    pub n: usize,
+    /// Status.
+    pub status: LayerStatus,
+    /// Number of positions.
+    pub positions: u64,
+    /// Compressed bytes of its chunks.
+    pub bytes: u64,
+    /// Build time in seconds (sum over its blocks).
+    pub seconds: f64,
+    /// Value histogram (value -> count), when finished.
+    pub histogram: BTreeMap<i8, u64>,
+    /// Layer digest (16 hex digits), when finished.
+    pub digest: Option<String>,
+}
+
+/// A compressed chunk ready to be stored.
+#[derive(Debug, Clone)]
+pub struct EncodedChunk {
+    /// Number of raw values.
+    pub raw_len: usize,
+    /// Checksum of the raw values.
+    pub checksum: u64,
+    /// The zstd frame.
+    pub data: Vec<u8>,
+}
+
+impl EncodedChunk {
+    /// Compresses raw values.
+    pub fn encode(raw: &[i8], level: i32) -> Result<EncodedChunk> {
+        let bytes = as_bytes(raw);
+        Ok(EncodedChunk {
+            raw_len: raw.len(),
+            checksum: checksum(bytes),
+            data: zstd::bulk::compress(bytes, level).context("zstd compression failed")?,
+        })
+    }
+}
+
+/// Statistics of a finished block, stored with it.
+#[derive(Debug, Clone, Default)]
+pub struct BlockStats {
+    /// Number of positions.
+    pub positions: u64,
+    /// Compressed bytes.
+    pub bytes: u64,
+    /// Compute + compress seconds.
+    pub seconds: f64,
+    /// Value histogram.
+    pub histogram: BTreeMap<i8, u64>,
+    /// Wrapping sum of digest elements.
+    pub digest: u64,
+}
+
+/// Views `i8` values as bytes.
+pub fn as_bytes(values: &[i8]) -> &[u8] {
+    // SAFETY: i8 and u8 have the same size and alignment, and every bit pattern is valid.
+    unsafe { std::slice::from_raw_parts(values.as_ptr().cast(), values.len()) }
+}
+
+/// Block key text: group counts joined with dots.
+pub fn counts_key(counts: &[u8]) -> String {
+    counts.iter().map(u8::to_string).collect::<Vec<_>>().join(".")
+}
+
+/// An open tablebase file.
+pub struct Store {
+    conn: Connection,
+}
+
+impl Store {
+    /// Opens (creating if needed) a file for building, bringing its schema up to date.
+    pub fn open_for_build(path: &Path) -> Result<Store> {
+        let conn = Connection::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+        conn.busy_timeout(std::time::Duration::from_secs(30))?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        let mut store = Store { conn };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// Opens an existing file read-only (probes may run during a build).
+    pub fn open_read(path: &Path) -> Result<Store> {
+        if !path.exists() {
+            bail!("no tablebase file at {}", path.display());
+        }
+        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+            .with_context(|| format!("cannot open {}", path.display()))?;
+        conn.busy_timeout(std::time::Duration::from_secs(30))?;
+        let version: i64 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .with_context(|| format!("{} is not a tablebase file (not SQLite?)", path.display()))?;
+        check_version(version, path)?;
+        if version < SCHEMA_VERSION {
+            bail!(
+                "{} has schema version {version}, this tb reads {SCHEMA_VERSION}; open it once with `tb build` to upgrade",
+                path.display()
+            );
+        }
+        Ok(Store { conn })
+    }
+
+    fn migrate(&mut self) -> Result<()> {
+        let version: i64 = self.conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        check_version(version, Path::new("the file"))?;
+        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+            let tx = self.conn.transaction()?;
+            tx.execute_batch(sql).with_context(|| format!("schema migration {} failed", i + 1))?;
+            tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+            tx.commit()?;
+        }
+        Ok(())
+    }
+
+    /// All metadata.
+    pub fn meta(&self) -> Result<BTreeMap<String, String>> {
+        let mut stmt = self.conn.prepare("SELECT key, value FROM meta")?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Writes metadata keys (one transaction).
+    pub fn set_meta(&mut self, entries: &[(&str, String)]) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        for (k, v) in entries {
+            tx.execute("INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value", params![k, v])?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Every layer row, by n.
+    pub fn layers(&self) -> Result<BTreeMap<usize, LayerRow>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT n, status, positions, bytes, seconds, histogram, digest FROM layers ORDER BY n")?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, i64>(2)?,
+                r.get::<_, i64>(3)?,
+                r.get::<_, f64>(4)?,
+                r.get::<_, Option<String>>(5)?,
+                r.get::<_, Option<String>>(6)?,
+            ))
+        })?;
+        let mut out = BTreeMap::new();
+        for row in rows {
+            let (n, status, positions, bytes, seconds, histogram, digest) = row?;
+            let histogram = match histogram {
+                Some(h) => serde_json::from_str::<BTreeMap<String, u64>>(&h)
+                    .context("corrupt histogram in layers table")?
+                    .into_iter()
+                    .map(|(k, v)| Ok((k.parse::<i8>()?, v)))
+                    .collect::<Result<_>>()?,
+                None => BTreeMap::new(),
+            };
+            out.insert(
+                n as usize,
+                LayerRow {
+                    n: n as usize,
+                    status: LayerStatus::parse(&status)?,
+                    positions: positions as u64,
+                    bytes: bytes as u64,
+                    seconds,
+                    histogram,
+                    digest,
+                },
+            );
+        }
+        Ok(out)
+    }
+
+    /// Marks layer `n` as building (if it has no row yet).
+    pub fn begin_layer(&mut self, n: usize, positions: u64) -> Result<()> {
+        self.conn.execute(
+            "INSERT INTO layers(n, status, positions) VALUES (?1, 'building', ?2) ON CONFLICT(n) DO NOTHING",
+            params![n as i64, positions as i64],
+        )?;
+        Ok(())
+    }
+
+    /// Stats of every finished block of layer `n`, by counts key.
+    pub fn finished_blocks(&self, n: usize) -> Result<BTreeMap<String, BlockStats>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT counts, positions, bytes, seconds, histogram, digest FROM blocks WHERE n = ?1")?;
+        let rows = stmt.query_map(params![n as i64], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, i64>(2)?,
+                r.get::<_, f64>(3)?,
+                r.get::<_, String>(4)?,
+                r.get::<_, i64>(5)?,
+            ))
+        })?;
+        let mut out = BTreeMap::new();
+        for row in rows {
+            let (key, positions, bytes, seconds, histogram, digest) = row?;
+            let pairs: Vec<(i8, u64)> = serde_json::from_str(&histogram).context("corrupt block histogram")?;
+            out.insert(
+                key,
+                BlockStats {
+                    positions: positions as u64,
+                    bytes: bytes as u64,
+                    seconds,
+                    histogram: pairs.into_iter().collect(),
+                    digest: digest as u64,
+                },
+            );
+        }
+        Ok(out)
+    }
+
+    /// Stores one block (its chunks and its row) in one transaction. With
+    /// `finish`, the same transaction also publishes layer `n` and prunes layer n+1
+    /// unless it is in the book.
+    pub fn write_block(
+        &mut self,
+        n: usize,
+        counts: &[u8],
+        chunks: &[EncodedChunk],
+        stats: &BlockStats,
+        finish: Option<&LayerFinish>,
+    ) -> Result<()> {
+        let key = counts_key(counts);
+        let tx = self.conn.transaction()?;
+        {
+            let mut insert = tx.prepare_cached(
+                "INSERT OR REPLACE INTO chunks(n, counts, chunk, raw_len, checksum, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?;
+            for (i, c) in chunks.iter().enumerate() {
+                insert.execute(params![n as i64, key, i as i64, c.raw_len as i64, c.checksum as i64, c.data])?;
+            }
+        }
+        let histogram: Vec<(i8, u64)> = stats.histogram.iter().map(|(&v, &c)| (v, c)).collect();
+        tx.execute(
+            "INSERT OR REPLACE INTO blocks(n, counts, positions, chunks, bytes, seconds, histogram, digest) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                n as i64,
+                key,
+                stats.positions as i64,
+                chunks.len() as i64,
+                stats.bytes as i64,
+                stats.seconds,
+                serde_json::to_string(&histogram)?,
+                stats.digest as i64
+            ],
+        )?;
+        if let Some(f) = finish {
+            finish_layer(&tx, n, f)?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Publishes layer `n` on its own (used when every block was stored before a crash).
+    pub fn finish_layer(&mut self, n: usize, finish: &LayerFinish) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        finish_layer(&tx, n, finish)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Reads and checks one chunk: its raw values. A checksum mismatch or a bad
+    /// frame is an error, never wrong values.
+    pub fn read_chunk(&self, n: usize, counts: &[u8], chunk: u64) -> Result<Vec<i8>> {
+        let key = counts_key(counts);
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT raw_len, checksum, data FROM chunks WHERE n = ?1 AND counts = ?2 AND chunk = ?3")?;
+        let row = stmt
+            .query_row(params![n as i64, key, chunk as i64], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, Vec<u8>>(2)?))
+            })
+            .optional()?;
+        let Some((raw_len, sum, data)) = row else {
+            bail!("chunk {chunk} of block {key} in layer {n} is missing from the file");
+        };
+        decode_chunk(raw_len as usize, sum as u64, &data)
+            .with_context(|| format!("chunk {chunk} of block {key} in layer {n} is corrupt"))
+    }
+
+    /// Every stored chunk key of layer `n`: (counts key, chunk number).
+    pub fn chunk_keys(&self, n: usize) -> Result<Vec<(String, u64)>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT counts, chunk FROM chunks WHERE n = ?1 ORDER BY counts, chunk")?;
+        let rows = stmt.query_map(params![n as i64], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Total size of the file's pages in bytes.
+    pub fn file_bytes(&self) -> Result<u64> {
+        let pages: i64 = self.conn.pragma_query_value(None, "page_count", |r| r.get(0))?;
+        let size: i64 = self.conn.pragma_query_value(None, "page_size", |r| r.get(0))?;
+        Ok((pages * size) as u64)
+    }
+
+    /// The raw connection (tests use it to damage files on purpose).
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+}
+
+/// Decompresses a chunk and checks it against its stored length and checksum.
+pub fn decode_chunk(raw_len: usize, sum: u64, data: &[u8]) -> Result<Vec<i8>> {
+    let raw = zstd::bulk::decompress(data, raw_len).context("zstd frame does not decode")?;
+    if raw.len() != raw_len {
+        bail!("decoded {} values, expected {raw_len}", raw.len());
+    }
+    if checksum(&raw) != sum {
+        bail!("checksum mismatch");
+    }
+    Ok(raw.into_iter().map(|b| b as i8).collect())
+}
+
+/// What publishing a layer writes.
+#[derive(Debug, Clone)]
+pub struct LayerFinish {
+    /// Status the finished layer gets: complete or book.
+    pub status: LayerStatus,
+    /// Totals over the layer's blocks.
+    pub stats: BlockStats,
+    /// Delete the blocks of layer n+1 (it is outside the book).
+    pub prune_above: bool,
+}
+
+fn finish_layer(tx: &rusqlite::Transaction, n: usize, f: &LayerFinish) -> Result<()> {
+    let histogram: BTreeMap<String, u64> = f.stats.histogram.iter().map(|(v, c)| (v.to_string(), *c)).collect();
+    tx.execute(
+        "INSERT INTO layers(n, status, positions, bytes, seconds, histogram, digest) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+         ON CONFLICT(n) DO UPDATE SET status = excluded.status, positions = excluded.positions, bytes = excluded.bytes,
+         seconds = excluded.seconds, histogram = excluded.histogram, digest = excluded.digest",
+        params![
+            n as i64,
+            f.status.as_str(),
+            f.stats.positions as i64,
+            f.stats.bytes as i64,
+            f.stats.seconds,
+            serde_json::to_string(&histogram)?,
+            crate::checksum::digest_hex(f.stats.digest)
+        ],
+    )?;
+    if f.prune_above {
+        let above = (n + 1) as i64;
+        tx.execute("DELETE FROM chunks WHERE n = ?1", params![above])?;
+        tx.execute("UPDATE layers SET status = 'pruned' WHERE n = ?1", params![above])?;
+    }
+    Ok(())
+}
+
+fn check_version(version: i64, path: &Path) -> Result<()> {
+    if version > SCHEMA_VERSION {
+        bail!(
+            "{} has schema version {version}, newer than this tb understands ({SCHEMA_VERSION}); use a newer tb",
+            path.display()
+        );
+    }
+    Ok(())
+}

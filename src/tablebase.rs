@@ -1,0 +1,220 @@
+//! Reading a built tablebase: open once, look positions up through a chunk cache,
+//! and answer probes (the value of a position and of each of its moves).
+
+use crate::board::{Board, Lines};
+use crate::layout::{Counts, Layout};
+use crate::spec::Spec;
+use crate::store::{LayerRow, LayerStatus, Store};
+use anyhow::{Result, bail};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::path::Path;
+use std::rc::Rc;
+
+/// Decompressed chunks kept per open tablebase.
+const CACHE_CHUNKS: usize = 512;
+
+/// Where an answer came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// A stored layer of the tablebase.
+    Book,
+}
+
+impl Source {
+    /// Name used in output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Book => "book",
+        }
+    }
+}
+
+/// The value of one move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MoveValue {
+    /// The line drawn.
+    pub line: usize,
+    /// Its value for the player making it (None when the layer after is not stored).
+    pub value: Option<i32>,
+    /// Boxes it completes.
+    pub boxes: u32,
+}
+
+/// A probe's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Probe {
+    /// The position.
+    pub position: Lines,
+    /// Value for the player to move.
+    pub value: i32,
+    /// Which store answered.
+    pub source: Source,
+    /// Every legal move, best first (ties: lower line first); moves whose values
+    /// are unknown come last.
+    pub moves: Vec<MoveValue>,
+}
+
+type ChunkKey = (u8, u128, u64);
+
+/// An open tablebase file.
+pub struct Tablebase {
+    store: Store,
+    spec: Spec,
+    layout: Layout,
+    layers: BTreeMap<usize, LayerRow>,
+    cache: RefCell<ChunkCache>,
+}
+
+#[derive(Default)]
+struct ChunkCache {
+    chunks: HashMap<ChunkKey, Rc<Vec<i8>>>,
+    order: VecDeque<ChunkKey>,
+}
+
+impl Tablebase {
+    /// Opens a tablebase file read-only.
+    pub fn open(path: &Path) -> Result<Tablebase> {
+        let store = Store::open_read(path)?;
+        let spec = Spec::from_meta(&store.meta()?)?;
+        let layout = spec.layout();
+        let layers = store.layers()?;
+        Ok(Tablebase {
+            store,
+            spec,
+            layout,
+            layers,
+            cache: RefCell::new(ChunkCache::default()),
+        })
+    }
+
+    /// The tablebase's identity.
+    pub fn spec(&self) -> &Spec {
+        &self.spec
+    }
+
+    /// The board.
+    pub fn board(&self) -> Board {
+        self.spec.board
+    }
+
+    /// Lines drawn at the start.
+    pub fn start(&self) -> Lines {
+        self.spec.start
+    }
+
+    /// The group layout.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// Layer rows as read at open time.
+    pub fn layers(&self) -> &BTreeMap<usize, LayerRow> {
+        &self.layers
+    }
+
+    /// The underlying store.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Whether layer `n` can be read.
+    pub fn has_layer(&self, n: usize) -> bool {
+        self.layers.get(&n).is_some_and(|r| r.status.readable())
+    }
+
+    /// Stored value of a position; `None` if its layer is not stored or the position
+    /// lacks some of the start's lines. A corrupt chunk is an error.
+    pub fn value(&self, position: Lines) -> Result<Option<i8>> {
+        if position & self.spec.start != self.spec.start || position & !self.spec.board.all_lines() != 0 {
+            return Ok(None);
+        }
+        let n = position.count_ones() as usize;
+        if !self.has_layer(n) {
+            return Ok(None);
+        }
+        let (counts, index) = self.layout.locate(position);
+        let chunk = index / self.spec.chunk_positions;
+        let values = self.chunk(n, &counts, chunk)?;
+        Ok(Some(values[(index % self.spec.chunk_positions) as usize]))
+    }
+
+    fn chunk(&self, n: usize, counts: &Counts, chunk: u64) -> Result<Rc<Vec<i8>>> {
+        let key: ChunkKey = (n as u8, pack_counts(counts), chunk);
+        if let Some(c) = self.cache.borrow().chunks.get(&key) {
+            return Ok(c.clone());
+        }
+        let values = Rc::new(self.store.read_chunk(n, counts, chunk)?);
+        let mut cache = self.cache.borrow_mut();
+        if cache.order.len() >= CACHE_CHUNKS
+            && let Some(old) = cache.order.pop_front()
+        {
+            cache.chunks.remove(&old);
+        }
+        cache.order.push_back(key);
+        cache.chunks.insert(key, values.clone());
+        Ok(values)
+    }
+
+    /// Value of a position and of every legal move, from the stored layers.
+    pub fn probe(&self, position: Lines) -> Result<Probe> {
+        let board = self.spec.board;
+        let n = position.count_ones() as usize;
+        if position & self.spec.start != self.spec.start {
+            bail!("the position lacks lines of this tablebase's start position, so it is not in it");
+        }
+        let Some(value) = self.value(position)? else {
+            let stored: Vec<usize> = self.layers.values().filter(|r| r.status.readable()).map(|r| r.n).collect();
+            bail!(
+                "the position has {n} lines; this tablebase stores positions with {} lines (deeper positions need the search solver)",
+                ranges(&stored)
+            );
+        };
+        let mut moves = Vec::new();
+        for line in (0..board.num_lines()).filter(|&l| position >> l & 1 == 0) {
+            let boxes = board.boxes_completed(position, line);
+            let child = self.value(position | 1 << line)?;
+            let value = child.map(|c| if boxes > 0 { boxes as i32 + c as i32 } else { -(c as i32) });
+            moves.push(MoveValue { line, value, boxes });
+        }
+        sort_moves(&mut moves);
+        Ok(Probe {
+            position,
+            value: value as i32,
+            source: Source::Book,
+            moves,
+        })
+    }
+
+    /// Status of layer `n`, if it has a row.
+    pub fn layer_status(&self, n: usize) -> Option<LayerStatus> {
+        self.layers.get(&n).map(|r| r.status)
+    }
+}
+
+/// Best first, ties by lower line; unknown values last.
+pub fn sort_moves(moves: &mut [MoveValue]) {
+    moves.sort_by_key(|m| (m.value.is_none(), std::cmp::Reverse(m.value), m.line));
+}
+
+fn pack_counts(counts: &[u8]) -> u128 {
+    counts.iter().fold(0u128, |k, &c| k << 8 | c as u128)
+}
+
+/// `[1,2,3,7]` -> "1..3, 7".
+fn ranges(ns: &[usize]) -> String {
+    if ns.is_empty() {
+        return "no".to_string();
+    }
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < ns.len() {
+        let mut j = i;
+        while j + 1 < ns.len() && ns[j + 1] == ns[j] + 1 {
+            j += 1;
+        }
+        parts.push(if i == j { ns[i].to_string() } else { format!("{}..{}", ns[i], ns[j]) });
+        i = j + 1;
+    }
+    parts.join(", ")
+}

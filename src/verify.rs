@@ -1,0 +1,151 @@
+//! `tb verify`: re-hash every stored chunk and recompute stored values one ply deep
+//! from the layer above (independently of the kernel: plain per-position lookups).
+
+use crate::board::Lines;
+use crate::notation::format_position;
+use crate::tablebase::Tablebase;
+use anyhow::Result;
+use serde_json::{Value, json};
+
+/// Most problems listed in a report.
+const MAX_LISTED: usize = 20;
+
+/// What verify found.
+#[derive(Debug, Default)]
+pub struct VerifyReport {
+    /// Chunks read and checked.
+    pub chunks: u64,
+    /// Chunks that failed (missing, undecodable, checksum mismatch).
+    pub bad_chunks: Vec<String>,
+    /// Positions whose value was recomputed.
+    pub recomputed: u64,
+    /// Positions whose stored value differs from the recomputation.
+    pub mismatches: Vec<String>,
+    /// Number of mismatches (the list is capped).
+    pub mismatch_count: u64,
+}
+
+impl VerifyReport {
+    /// No problem found.
+    pub fn ok(&self) -> bool {
+        self.bad_chunks.is_empty() && self.mismatch_count == 0
+    }
+
+    /// JSON rendering.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "ok": self.ok(),
+            "chunks": self.chunks,
+            "bad_chunks": self.bad_chunks,
+            "recomputed": self.recomputed,
+            "mismatch_count": self.mismatch_count,
+            "mismatches": self.mismatches,
+        })
+    }
+
+    /// Text rendering.
+    pub fn text(&self) -> String {
+        let mut s = format!(
+            "{} chunks checked, {} bad; {} positions recomputed, {} mismatches\n",
+            self.chunks,
+            self.bad_chunks.len(),
+            self.recomputed,
+            self.mismatch_count
+        );
+        for b in &self.bad_chunks {
+            s += &format!("bad chunk: {b}\n");
+        }
+        for m in &self.mismatches {
+            s += &format!("mismatch: {m}\n");
+        }
+        s += if self.ok() { "OK\n" } else { "FAILED\n" };
+        s
+    }
+}
+
+/// Verifies a tablebase; `sample` limits the recomputation to N random positions
+/// per layer (all positions when `None`).
+pub fn verify(tb: &Tablebase, sample: Option<u64>) -> Result<VerifyReport> {
+    let mut report = VerifyReport::default();
+    let layout = tb.layout();
+    let readable: Vec<usize> = tb.layers().values().filter(|r| r.status.readable()).map(|r| r.n).collect();
+    for &n in &readable {
+        for counts in layout.blocks_of_layer(n) {
+            let chunks = layout.block_size(&counts).div_ceil(tb.spec().chunk_positions);
+            for chunk in 0..chunks {
+                report.chunks += 1;
+                if let Err(e) = tb.store().read_chunk(n, &counts, chunk) {
+                    report.bad_chunks.push(format!("{e:#}"));
+                }
+            }
+        }
+    }
+    let full = layout.full_layer();
+    let mut rng = 0x2545_f491_4f6c_dd1du64;
+    for &n in &readable {
+        if n < full && !tb.has_layer(n + 1) {
+            continue;
+        }
+        let size = layout.layer_size(n);
+        let count = sample.map_or(size, |s| s.min(size));
+        for i in 0..count {
+            let index = if count == size { i } else { next_random(&mut rng) % size };
+            let position = position_of_layer_index(tb, n, index);
+            report.recomputed += 1;
+            let stored = match tb.value(position) {
+                Ok(v) => v,
+                Err(_) => continue, // already reported as a bad chunk
+            };
+            let expected = match recompute(tb, position) {
+                Ok(v) => v,
+                Err(_) => continue,
+            };
+            if stored != Some(expected) {
+                report.mismatch_count += 1;
+                if report.mismatches.len() < MAX_LISTED {
+                    report.mismatches.push(format!(
+                        "{} stored {:?}, recomputed {expected}",
+                        format_position(&tb.board(), position),
+                        stored
+                    ));
+                }
+            }
+        }
+    }
+    Ok(report)
+}
+
+/// The value of a position from its children's stored values (penalty when full).
+fn recompute(tb: &Tablebase, position: Lines) -> Result<i8> {
+    let board = tb.board();
+    let mut best: Option<i32> = None;
+    for line in (0..board.num_lines()).filter(|&l| position >> l & 1 == 0) {
+        let child = tb
+            .value(position | 1 << line)?
+            .ok_or_else(|| anyhow::anyhow!("child layer missing"))? as i32;
+        let boxes = board.boxes_completed(position, line) as i32;
+        let v = if boxes > 0 { boxes + child } else { -child };
+        best = Some(best.map_or(v, |b| b.max(v)));
+    }
+    Ok(best.unwrap_or(tb.spec().penalty as i32) as i8)
+}
+
+/// The position at `index` in layer `n`, counting blocks in order.
+fn position_of_layer_index(tb: &Tablebase, n: usize, mut index: u64) -> Lines {
+    let layout = tb.layout();
+    for counts in layout.blocks_of_layer(n) {
+        let size = layout.block_size(&counts);
+        if index < size {
+            return layout.position_at(&counts, index);
+        }
+        index -= size;
+    }
+    unreachable!("index beyond layer {n}")
+}
+
+fn next_random(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}
