@@ -658,3 +658,366 @@ fn grid_char(row: &Row, col: usize, found: char, kind: Column, dot_row: bool) ->
         expected,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn board(spec: &str) -> Board {
+        spec.parse().unwrap()
+    }
+
+    fn moves(b: &Board, names: &str) -> Lines {
+        names
+            .split_whitespace()
+            .fold(0, |m, n| m | 1 << b.parse_line(n).unwrap())
+    }
+
+    fn err(b: &Board, text: &str) -> NotationError {
+        parse_position(b, text).unwrap_err()
+    }
+
+    /// The example from Wilson's own files, on a 5x5 board.
+    const WILSON_5X5: &str = r"0
++     +     +  .  +     +     +
+            |  .  |
+            |  .  |
+            |  .  |
++     +  .  +  .  +     +     +
+      |  .  |  .
+      |  .  |  ....
+      |  .  |
++     +  .  +-----+-----+-----+
+      |  .  |
+      |  .  |  ..........
+      |  .  |  .
++     +  .  +  .  +-----+  .  +
+            |           |  .
+            |     ....  |  ....
+            |        .  |
++     +     +  .  +  .  +-----+
+            |  .
+            |  ....
+            |
++     +     +-----+     +     +
+";
+
+    #[test]
+    fn wilson_example_grid() {
+        let b = board("5x5");
+        // Read off by hand: dots at columns 0, 6, 12, 18, 24, 30.
+        let expected = moves(
+            &b,
+            "h2.2 h2.3 h2.4 h3.3 h4.4 h5.2 \
+             v0.2 v0.3 v1.1 v1.2 v2.1 v2.2 v3.2 v3.4 v4.2",
+        );
+        let p = parse_position(&b, WILSON_5X5).unwrap();
+        assert_eq!(
+            p,
+            ParsedPosition {
+                lines: expected,
+                penalty: Some(0),
+                to_move: None,
+                captured: [0, 0],
+            }
+        );
+    }
+
+    #[test]
+    fn zero_one_string() {
+        let b = board("1x1");
+        assert_eq!(parse_position(&b, " 1001\n").unwrap().lines, 0b1001);
+        let e = err(&b, "100");
+        assert!(
+            matches!(
+                e,
+                NotationError::Length {
+                    found: 3,
+                    expected: 4,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        let e = err(&b, "  10x1");
+        assert!(
+            matches!(
+                e,
+                NotationError::BadChar {
+                    found: 'x',
+                    index: 4
+                }
+            ),
+            "{e}"
+        );
+        assert!(e.to_string().contains("index 4"), "{e}");
+        let e = err(&b, "10011");
+        assert!(e.to_string().contains("5 characters") && e.to_string().contains("4 lines"));
+    }
+
+    #[test]
+    fn move_list() {
+        let b = board("2x2");
+        let want = moves(&b, "h0.0 v1.2 h2.1");
+        for text in ["h0.0,v1.2,h2.1", "v1.2 h0.0, h2.1", " h2.1 ,\tv1.2\nh0.0"] {
+            assert_eq!(
+                parse_position(&b, text).unwrap(),
+                ParsedPosition::plain(want)
+            );
+        }
+        assert_eq!(parse_position(&b, " - ").unwrap().lines, 0);
+    }
+
+    #[test]
+    fn move_list_errors() {
+        let b = board("2x2");
+        let e = err(&b, "h0.0, h3.0");
+        assert!(
+            matches!(e, NotationError::UnknownLine { index: 6, .. }),
+            "{e}"
+        );
+        assert!(e.to_string().contains("`h3.0`"), "{e}");
+        let e = err(&b, "h0.0 - v0.0");
+        assert!(e.to_string().contains("`-`"), "{e}");
+        let e = err(&b, "h0.1,v0.0 h0.1");
+        assert!(
+            matches!(&e, NotationError::RepeatedLine { name, first: 0, second: 10 } if name == "h0.1"),
+            "{e}"
+        );
+        assert!(matches!(err(&b, " \n\t "), NotationError::Empty));
+    }
+
+    #[test]
+    fn wilson_header_fields() {
+        let b = board("1x1");
+        let grid = "+ +\n\n+ +\n";
+        let p = parse_position(&b, &format!("-1 512 2 B\n{grid}")).unwrap();
+        assert_eq!(
+            (p.penalty, p.to_move, p.lines),
+            (Some(-1), Some(Player::B), 0)
+        );
+        let p = parse_position(&b, &format!("3 A\n{grid}")).unwrap();
+        assert_eq!((p.penalty, p.to_move), (Some(3), Some(Player::A)));
+        let p = parse_position(&b, &format!("0 100 10\n{grid}")).unwrap();
+        assert_eq!((p.penalty, p.to_move), (Some(0), None));
+    }
+
+    #[test]
+    fn wilson_header_errors() {
+        let b = board("1x1");
+        let grid = "+ +\n\n+ +\n";
+        for (header, column) in [
+            ("x", 1),
+            ("1.5", 1),
+            ("0 512", 3),
+            ("0 x 5", 3),
+            ("0 5 -1 A", 5),
+            ("0 1 2 A B", 7),
+            ("0 C", 3),
+        ] {
+            let e = err(&b, &format!("{header}\n{grid}"));
+            assert!(
+                matches!(e, NotationError::Header { line: 1, column: c, .. } if c == column),
+                "{header}: {e}"
+            );
+        }
+    }
+
+    /// Asserts a grid error at `line:column` for `grid` (which follows a `0` line).
+    fn grid_error(b: &Board, grid: &str, line: usize, column: usize) -> NotationError {
+        let e = err(b, &format!("0\n{grid}"));
+        let text = e.to_string();
+        assert!(text.contains(&format!("line {line}:{column}:")), "{text}");
+        e
+    }
+
+    #[test]
+    fn wilson_grid_characters() {
+        let b = board("1x1");
+        let e = grid_error(&b, "+--x--+\n|     |\n+-----+", 2, 4);
+        assert!(
+            matches!(e, NotationError::GridChar { found: 'x', .. }),
+            "{e}"
+        );
+        let e = grid_error(&b, "+-----+\n|  a  |\n+-----+", 3, 4);
+        assert!(
+            matches!(e, NotationError::GridChar { found: 'a', .. }),
+            "{e}"
+        );
+        let e = grid_error(&b, "+-----+\n-     |\n+-----+", 3, 1);
+        assert!(
+            matches!(e, NotationError::GridChar { found: '-', .. }),
+            "{e}"
+        );
+        let e = grid_error(&b, "+-----+ -\n|     |\n+-----+", 2, 9);
+        assert!(
+            matches!(e, NotationError::GridChar { found: '-', .. }),
+            "{e}"
+        );
+        let e = grid_error(&b, "+-----+\n|     | A\n+-----+", 3, 9);
+        assert!(
+            matches!(e, NotationError::GridChar { found: 'A', .. }),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn wilson_grid_shape() {
+        let b = board("1x2");
+        // A dot row whose dots are not in the first dot row's columns.
+        let e = grid_error(&b, "+   +   +\n\n+   +  +", 4, 8);
+        assert!(e.to_string().contains("unexpected `+`"), "{e}");
+        let e = grid_error(&b, "+   +   +\n\n+   +", 4, 9);
+        assert!(e.to_string().contains("expected `+`"), "{e}");
+        // Missing text rows, a grid not starting or ending with a dot row, adjacent dots.
+        grid_error(&b, "+   +   +\n+   +   +", 3, 1);
+        grid_error(&b, "  |\n+   +   +\n\n+   +   +", 2, 3);
+        grid_error(&b, "+   +   +\n\n+   +   +\n |", 5, 2);
+        grid_error(&b, "+   ++\n\n+   ++", 2, 6);
+    }
+
+    #[test]
+    fn wilson_grid_size() {
+        let e = err(&board("2x2"), "0\n+ + + +\n\n+ + + +");
+        assert!(
+            matches!(&e, NotationError::GridSize { grid, board } if grid == "1x3" && board == "2x2")
+        );
+        assert!(
+            e.to_string().contains("1x3") && e.to_string().contains("2x2"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn wilson_captures() {
+        let b = board("1x3");
+        let text = "0\n+-----+-----+-----+\n|  A  |  B  |\n|  A  |     |\n+-----+-----+-----+\n";
+        let p = parse_position(&b, text).unwrap();
+        assert_eq!(p.captured, [1, 1]);
+        assert_eq!(p.lines, b.all_lines() & !(1 << b.v(0, 3)));
+        // Box (0,2) lacks its right side.
+        let bad = text.replace("|  B  |\n", "|  B  |  B\n");
+        let e = err(&b, &bad);
+        assert!(
+            matches!(&e, NotationError::Capture { line: 3, column: 16, player: Player::B, row: 0, col: 2, missing }
+                if missing == "v0.3"),
+            "{e}"
+        );
+        let both = text.replace("|  A  |     |", "|  B  |     |");
+        let e = grid_error(&b, both.trim_start_matches("0\n"), 4, 4);
+        assert!(e.to_string().contains("both A and B"), "{e}");
+    }
+
+    #[test]
+    fn wilson_tolerates_crlf_trimmed_lines_and_surrounding_blank_lines() {
+        let b = board("2x1");
+        let text = "\n\n0 B\r\n\r\n+-----+\r\n|\r\n\r\n+     +\r\n\r\n      |\r\n+-----+\r\n\n";
+        let p = parse_position(&b, text).unwrap();
+        assert_eq!(p.lines, moves(&b, "h0.0 h2.0 v0.0 v1.1"));
+        assert_eq!(p.to_move, Some(Player::B));
+        // Line numbers count from the top of the untrimmed text.
+        let e = err(&b, &text.replace("|\r\n\r\n+     +", "|\r\n\r\n+  ?  +"));
+        assert!(e.to_string().contains("line 8:4"), "{e}");
+    }
+
+    #[test]
+    fn format_wilson_uses_wilsons_style() {
+        let b = board("1x2");
+        let text = format_wilson(&b, moves(&b, "h0.0 v0.0 v0.2 h1.1"), -1);
+        assert_eq!(
+            text,
+            "-1\n+-----+     +\n|           |\n|           |\n|           |\n+     +-----+\n"
+        );
+    }
+
+    #[test]
+    fn position_arg_reads_files() {
+        let b = board("1x1");
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("pos.txt");
+        std::fs::write(&file, "h0.0 v0.1\n").unwrap();
+        let path = file.to_str().unwrap();
+        assert_eq!(
+            parse_position_arg(&b, path).unwrap().lines,
+            moves(&b, "h0.0 v0.1")
+        );
+        assert_eq!(parse_position_arg(&b, "1100").unwrap().lines, 0b0011);
+        std::fs::write(&file, "h0.0 h0.0").unwrap();
+        let e = parse_position_arg(&b, path).unwrap_err();
+        assert!(
+            matches!(e, NotationError::InFile { .. }) && e.to_string().contains(path),
+            "{e}"
+        );
+        let dir_path = dir.path().to_str().unwrap();
+        let e = parse_position_arg(&b, dir_path).unwrap_err();
+        assert!(
+            matches!(e, NotationError::ReadFile { .. }) && e.to_string().contains(dir_path),
+            "{e}"
+        );
+    }
+
+    /// A board up to 5x5 and a random set of its lines.
+    fn board_and_lines() -> impl Strategy<Value = (Board, Lines)> {
+        (1..=5usize, 1..=5usize, any::<u64>()).prop_map(|(r, c, bits)| {
+            let b = Board::new(r, c).unwrap();
+            (b, bits & b.all_lines())
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn zero_one_round_trip((b, lines) in board_and_lines()) {
+            let text = format_position(&b, lines);
+            prop_assert_eq!(parse_position(&b, &text).unwrap(), ParsedPosition::plain(lines));
+        }
+
+        #[test]
+        fn move_list_round_trip(
+            (b, lines) in board_and_lines(),
+            order in Just((0..64usize).collect::<Vec<_>>()).prop_shuffle(),
+            seps in proptest::collection::vec(prop_oneof![Just(","), Just(" "), Just(", "), Just("\n")], 64),
+        ) {
+            let names: Vec<String> = order
+                .into_iter()
+                .filter(|&l| l < b.num_lines() && lines >> l & 1 == 1)
+                .map(|l| b.line_name(l))
+                .collect();
+            let mut text = String::new();
+            for (name, sep) in names.iter().zip(&seps) {
+                text.push_str(name);
+                text.push_str(sep);
+            }
+            if names.is_empty() {
+                text.push('-');
+            }
+            prop_assert_eq!(parse_position(&b, &text).unwrap(), ParsedPosition::plain(lines));
+        }
+
+        #[test]
+        fn wilson_round_trip((b, lines) in board_and_lines(), penalty in any::<i32>()) {
+            let text = format_wilson(&b, lines, penalty);
+            let want = ParsedPosition { penalty: Some(penalty), ..ParsedPosition::plain(lines) };
+            prop_assert_eq!(parse_position(&b, &text).unwrap(), want);
+        }
+
+        #[test]
+        fn never_panics(text in "[-+|. AB01hv,\n\r0-9x]{0,80}", r in 1..=5usize, c in 1..=5usize) {
+            let _ = parse_position(&Board::new(r, c).unwrap(), &text);
+        }
+
+        #[test]
+        fn never_panics_on_any_string(text in any::<String>()) {
+            let _ = parse_position(&Board::new(3, 3).unwrap(), &text);
+            let _ = parse_position(&Board::new(3, 3).unwrap(), &format!("0\n{text}"));
+        }
+
+        #[test]
+        fn never_panics_on_mangled_grids((b, lines) in board_and_lines(), pos in any::<prop::sample::Index>(), ch in "[-+|. ABx\n]") {
+            let mut chars: Vec<char> = format_wilson(&b, lines, 0).chars().collect();
+            let i = pos.index(chars.len());
+            chars[i] = ch.chars().next().unwrap();
+            let _ = parse_position(&b, &chars.into_iter().collect::<String>());
+        }
+    }
+}
