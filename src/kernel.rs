@@ -41,14 +41,70 @@ impl Kernel<'_> {
         for (g, group) in groups.iter().enumerate() {
             if (counts[g] as usize) < group.len() {
                 let child = children[g].expect("child block of a group with a free line");
-                self.pass(counts, g, child, &mut values);
+                if g + 1 == groups.len() {
+                    self.last_group_pass(counts, child, &mut values);
+                } else {
+                    self.pass(counts, g, child, &mut values);
+                }
             }
         }
         debug_assert!(values.iter().all(|&v| v != i8::MIN));
         values
     }
 
-    /// Folds every move in group `g` into `parent`.
+    /// Folds the moves of the last group into `parent`. Each parent position is its
+    /// own row here, so the loop runs per position over its free lines; the children
+    /// of one row of the earlier groups lie in one short run of the child block.
+    fn last_group_pass(&self, counts: &[u8], child: &[i8], parent: &mut [i8]) {
+        let groups = &self.layout.groups;
+        let g = groups.len() - 1;
+        let group = &groups[g];
+        let c = counts[g] as usize;
+        let radix = group.radix(c) as usize;
+        let child_radix = group.radix(c + 1) as usize;
+        let prefix_tables: Vec<&[Lines]> = groups[..g]
+            .iter()
+            .zip(counts)
+            .map(|(h, &ch)| h.globals(ch as usize))
+            .collect();
+        let locals = group.locals(c);
+        let globals = group.globals(c);
+        let masks: Vec<[Lines; 2]> = group.lines.iter().map(|&l| self.completion[l]).collect();
+        let full_local = ((1u64 << group.len()) - 1) as u32;
+        parent.par_chunks_mut(TILE).enumerate().for_each(|(t, out)| {
+            let start = t * TILE;
+            let end = start + out.len();
+            let mut prefix_odo = Odometer::new(prefix_tables.clone(), (start / radix) as u64);
+            let mut idx = start;
+            while idx < end {
+                let prefix = idx / radix;
+                let r0 = idx % radix;
+                let r1 = radix.min(r0 + end - idx);
+                let base = self.layout.start | prefix_odo.mask();
+                let child_row = &child[prefix * child_radix..][..child_radix];
+                let out_row = &mut out[idx - start..][..r1 - r0];
+                for (o, r) in out_row.iter_mut().zip(r0..r1) {
+                    let sub = locals[r];
+                    let p = base | globals[r];
+                    let mut best = *o;
+                    let mut free = !sub & full_local;
+                    while free != 0 {
+                        let bit = free.trailing_zeros() as usize;
+                        free &= free - 1;
+                        let v = child_row[group.rank(sub | 1 << bit) as usize];
+                        let [m1, m2] = masks[bit];
+                        let k = ((p & m1) == m1) as i8 + ((p & m2) == m2) as i8;
+                        best = best.max(if k == 0 { v.wrapping_neg() } else { v.wrapping_add(k) });
+                    }
+                    *o = best;
+                }
+                idx += r1 - r0;
+                prefix_odo.advance();
+            }
+        });
+    }
+
+    /// Folds every move in group `g` (not the last) into `parent`.
     fn pass(&self, counts: &[u8], g: usize, child: &[i8], parent: &mut [i8]) {
         let groups = &self.layout.groups;
         let group = &groups[g];
@@ -98,7 +154,7 @@ impl Kernel<'_> {
                         &scratch
                     }
                 };
-                let base = outer.mask();
+                let base = self.layout.start | outer.mask();
                 let sub = locals[outer.digit(g)];
                 let prefix = row / radix;
                 let out_run = &mut out[(pos - start) as usize..][..len];
@@ -108,8 +164,9 @@ impl Kernel<'_> {
                     free &= free - 1;
                     let rank = group.rank(sub | 1 << bit) as u64;
                     let child_start = ((prefix * child_radix + rank) * row_len + s0) as usize;
-                    let masks = self.completion[group.lines[bit]];
-                    fold_moves(out_run, &child[child_start..child_start + len], base, suffix, masks, suffix_lines);
+                    let [m1, m2] = self.completion[group.lines[bit]];
+                    let tests = [suffix_test(base, m1, suffix_lines), suffix_test(base, m2, suffix_lines)];
+                    fold_moves(out_run, &child[child_start..child_start + len], suffix, tests);
                 }
                 pos += len as u64;
                 outer.advance();
@@ -128,15 +185,28 @@ fn fill_suffix_masks(tables: &[&[Lines]], from: u64, len: usize, out: &mut Vec<L
     }
 }
 
-/// `out[i] = max(out[i], value of the move)` along one run: the move completes k
-/// boxes in position `base | suffix[i]`; its value is `k + child` if k > 0 (same
-/// player again), else `-child`.
+/// The part of a box test that depends on the later groups, for a fixed row with
+/// lines `base` drawn in groups 1..=g: `0` (the box completes whatever the later
+/// groups hold), `u64::MAX` (it cannot complete in this row) or the later-group lines
+/// it still needs.
 #[inline]
-fn fold_moves(out: &mut [i8], child: &[i8], base: Lines, suffix: &[Lines], masks: [Lines; 2], suffix_lines: Lines) {
-    // A box test that does not look at the later groups is the same for the whole run.
-    let varies = |m: Lines| m != u64::MAX && m & suffix_lines != 0;
-    if !varies(masks[0]) && !varies(masks[1]) {
-        let k = masks.iter().filter(|&&m| base & m == m).count() as i8;
+fn suffix_test(base: Lines, box_mask: Lines, suffix_lines: Lines) -> Lines {
+    let own = box_mask & !suffix_lines;
+    if box_mask == u64::MAX || base & own != own {
+        u64::MAX
+    } else {
+        box_mask & suffix_lines
+    }
+}
+
+/// `out[i] = max(out[i], value of the move)` along one run: the move completes
+/// `k = #{t in tests: suffix[i] & t == t}` boxes; its value is `k + child` if k > 0
+/// (same player again), else `-child`.
+#[inline]
+fn fold_moves(out: &mut [i8], child: &[i8], suffix: &[Lines], tests: [Lines; 2]) {
+    let constant = |t: Lines| t == 0 || t == u64::MAX;
+    if constant(tests[0]) && constant(tests[1]) {
+        let k = tests.iter().filter(|&&t| t == 0).count() as i8;
         if k == 0 {
             for (o, &c) in out.iter_mut().zip(child) {
                 *o = (*o).max(c.wrapping_neg());
@@ -148,10 +218,9 @@ fn fold_moves(out: &mut [i8], child: &[i8], base: Lines, suffix: &[Lines], masks
         }
         return;
     }
-    let [m1, m2] = masks;
+    let [t1, t2] = tests;
     for ((o, &c), &s) in out.iter_mut().zip(child).zip(suffix) {
-        let p = base | s;
-        let k = ((p & m1) == m1) as i8 + ((p & m2) == m2) as i8;
+        let k = ((s & t1) == t1) as i8 + ((s & t2) == t2) as i8;
         let v = if k == 0 { c.wrapping_neg() } else { c.wrapping_add(k) };
         *o = (*o).max(v);
     }
