@@ -142,7 +142,7 @@ fn default_book_2x3() {
                 }
             }
             assert!(problems.is_empty(), "{}:\n{problems}", b.label());
-            let samples = sample_positions(&o, b.start, 200, 99 + penalty as u64);
+            let samples = sample_positions(&o, b.start, 200, 99 ^ penalty as u64);
             check_probe(&mut o, &b, &samples);
         }
     }
