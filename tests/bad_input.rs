@@ -1,0 +1,279 @@
+//! Malformed input never panics: `tb` exits 1 (runtime error) or 2 (usage error)
+//! with a short message on stderr that names the offending input.
+
+mod harness;
+mod oracle;
+
+use harness::{Build, build_all_layers, describe, tb};
+use oracle::Oracle;
+use serde_json::Value;
+use std::path::Path;
+use std::process::Output;
+
+/// A rejected command: exit code 1 or 2, no panic, nothing on stdout that looks
+/// like an answer, and a short stderr (one message line; a usage error may add
+/// clap's usage/help hint) with a line that names `needle`.
+fn assert_rejected(output: &Output, what: &str, needle: &str) {
+    let code = output.status.code();
+    assert!(
+        matches!(code, Some(1) | Some(2)),
+        "{what}: expected exit 1 or 2: {}",
+        describe(output)
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !stderr.contains("panicked"),
+        "{what}: tb panicked: {}",
+        describe(output)
+    );
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert!(
+        !lines.is_empty(),
+        "{what}: no message on stderr: {}",
+        describe(output)
+    );
+    assert!(
+        lines.len() <= 4,
+        "{what}: expected a short message, got {} lines: {}",
+        lines.len(),
+        describe(output)
+    );
+    assert!(
+        lines.iter().any(|l| l.contains(needle)),
+        "{what}: the message does not name {needle:?}: {}",
+        describe(output)
+    );
+}
+
+/// Runs `tb` with a time limit.
+fn run(cmd: &mut assert_cmd::Command) -> Output {
+    cmd.timeout(harness::QUERY_TIMEOUT)
+        .output()
+        .expect("run tb")
+}
+
+fn small_db() -> (Oracle, Build) {
+    let o = Oracle::new(1, 1, 0);
+    let b = build_all_layers(&o, "empty");
+    (o, b)
+}
+
+/// (input, text the message must contain)
+const BAD_POSITIONS: &[(&str, &str)] = &[
+    ("010", "010"),                   // 3 characters, 1x1 has 4 lines
+    ("01010", "01010"),               // 5 characters
+    ("000000000000", "000000000000"), // a 2x2 position
+    ("01x1", "01x1"),                 // bad character
+    ("0 10", "0 10"),                 // blank inside
+    ("h9.9", "h9.9"),                 // no such line
+    ("h0.0,h9.9", "h9.9"),            // no such line in a list
+    ("v0.2", "v0.2"),                 // column out of range on 1x1
+    ("h0.0,h0.0", "h0.0"),            // repeated line
+    ("h0.0,,v0.0", "h0.0,,v0.0"),     // empty element
+    ("x1.1", "x1.1"),                 // neither h nor v
+];
+
+#[test]
+fn probe_rejects_malformed_positions() {
+    let (_o, b) = small_db();
+    for &(input, needle) in BAD_POSITIONS {
+        for json in [false, true] {
+            let mut cmd = tb();
+            cmd.arg("probe").arg("--db").arg(&b.db);
+            if json {
+                cmd.arg("--json");
+            }
+            let output = run(cmd.arg(input));
+            let what = format!("tb probe{} {input:?}", if json { " --json" } else { "" });
+            if json {
+                // The error may be reported as a JSON object instead of on stderr.
+                assert_json_error(&output, &what, input);
+            } else {
+                assert_rejected(&output, &what, needle);
+            }
+        }
+    }
+}
+
+/// `--json`: a bad position gives `{"input":..., "error":...}` on stdout, exit 1.
+fn assert_json_error(output: &Output, what: &str, input: &str) {
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "{what}: {}",
+        describe(output)
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !stderr.contains("panicked"),
+        "{what}: tb panicked: {}",
+        describe(output)
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let objects: Vec<Value> = stdout
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            serde_json::from_str(l)
+                .unwrap_or_else(|e| panic!("{what}: not JSON ({e}): {l}\n{}", describe(output)))
+        })
+        .collect();
+    assert_eq!(objects.len(), 1, "{what}: {}", describe(output));
+    assert_eq!(
+        objects[0]["input"],
+        Value::from(input),
+        "{what}: {}",
+        describe(output)
+    );
+    let error = objects[0]["error"].as_str().unwrap_or("");
+    assert!(
+        !error.is_empty() && !error.contains('\n'),
+        "{what}: `error` must be a one-line message: {}",
+        describe(output)
+    );
+}
+
+/// A batch on stdin goes on after a bad line and exits 1 at the end; the good
+/// lines are answered correctly, in order.
+#[test]
+fn probe_batch_continues_after_bad_lines() {
+    let (mut o, b) = small_db();
+    let input = "0000\n01x1\n1110\nh9.9\nh0.0,v0.1\n";
+    let output = run(tb()
+        .arg("probe")
+        .arg("--db")
+        .arg(&b.db)
+        .arg("--json")
+        .write_stdin(input));
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    harness::assert_no_panic(&output, "probe batch");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let objects: Vec<Value> = stdout
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    assert_eq!(objects.len(), 5, "{}", describe(&output));
+    for (i, line) in input.lines().enumerate() {
+        let object = &objects[i];
+        if line == "01x1" || line == "h9.9" {
+            assert_eq!(object["input"], Value::from(line), "line {i}: {object}");
+            assert!(object["error"].is_string(), "line {i}: {object}");
+        } else {
+            let p = if line.starts_with('h') {
+                line.split(',').fold(0u64, |m, name| {
+                    m | 1 << o.line_by_name(name).expect("known line")
+                })
+            } else {
+                o.parse_bits(line)
+            };
+            let d = harness::probe_differences(&mut o, "1x1", p, object);
+            assert!(d.is_empty(), "line {i} ({line}): {d}");
+        }
+    }
+}
+
+#[test]
+fn build_rejects_bad_boards() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (board, needle) in [
+        ("9x9", "9x9"),
+        ("3y3", "3y3"),
+        ("0x3", "0x3"),
+        ("3x", "3x"),
+        ("3x3x3", "3x3x3"),
+    ] {
+        let db = dir.path().join(format!("board-{board}.tb"));
+        let output = run(tb()
+            .arg("build")
+            .arg(board)
+            .arg("--db")
+            .arg(&db)
+            .arg("--quiet"));
+        assert_rejected(&output, &format!("tb build {board}"), needle);
+        assert!(!db.exists(), "tb build {board} left a database behind");
+    }
+}
+
+#[test]
+fn build_rejects_bad_starts_and_penalties() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("bad.tb");
+    for (args, needle) in [
+        (vec!["2x2", "--start", "nonsense"], "nonsense"),
+        (vec!["2x2", "--start", "0101"], "0101"), // wrong length
+        (vec!["2x2", "--start", "h0.0,h7.7"], "h7.7"),
+        (vec!["2x2", "--penalty", "abc"], "abc"),
+        (vec!["2x2", "--book-lines", "many"], "many"),
+    ] {
+        let output = run(tb()
+            .arg("build")
+            .args(&args)
+            .arg("--db")
+            .arg(&db)
+            .arg("--quiet"));
+        assert_rejected(&output, &format!("tb build {}", args.join(" ")), needle);
+        assert!(
+            !db.exists(),
+            "tb build {} left a database behind",
+            args.join(" ")
+        );
+    }
+}
+
+fn missing_db_commands(db: &Path) -> Vec<(String, assert_cmd::Command)> {
+    let mut probe = tb();
+    probe.arg("probe").arg("--db").arg(db).arg("0000");
+    let mut probe_json = tb();
+    probe_json
+        .arg("probe")
+        .arg("--db")
+        .arg(db)
+        .arg("--json")
+        .arg("0000");
+    let mut info = tb();
+    info.arg("info").arg("--db").arg(db).arg("--json");
+    let mut export = tb();
+    export
+        .arg("export")
+        .arg("--db")
+        .arg(db)
+        .arg("--format")
+        .arg("csv");
+    vec![
+        ("probe".into(), probe),
+        ("probe --json".into(), probe_json),
+        ("info".into(), info),
+        ("export".into(), export),
+    ]
+}
+
+#[test]
+fn missing_database_is_a_clear_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("missing.tb");
+    for (what, mut cmd) in missing_db_commands(&db) {
+        let output = run(&mut cmd);
+        assert_rejected(
+            &output,
+            &format!("tb {what} on a missing file"),
+            "missing.tb",
+        );
+        assert!(!db.exists(), "tb {what} created the missing database");
+    }
+}
+
+#[test]
+fn a_file_that_is_not_a_tablebase_is_a_clear_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("junk.tb");
+    std::fs::write(
+        &db,
+        b"this is not an SQLite database, just some text\n".repeat(100),
+    )
+    .expect("write junk");
+    for (what, mut cmd) in missing_db_commands(&db) {
+        let output = run(&mut cmd);
+        assert_rejected(&output, &format!("tb {what} on a junk file"), "junk.tb");
+    }
+}
