@@ -44,7 +44,9 @@ pub enum BoardError {
         max: usize,
     },
     /// A line name that does not exist on this board.
-    #[error("`{name}` is not a line of the {board} board (lines are h<r>.<c> with r <= {rows}, c < {cols} and v<r>.<c> with r < {rows}, c <= {cols})")]
+    #[error(
+        "`{name}` is not a line of the {board} board (lines are h<r>.<c> with r <= {rows}, c < {cols} and v<r>.<c> with r < {rows}, c <= {cols})"
+    )]
     UnknownLine {
         /// The name as given.
         name: String,
@@ -237,7 +239,10 @@ impl Board {
                 s.parse().ok()
             }
         };
-        let (r, c) = (digits(r).ok_or_else(unknown)?, digits(c).ok_or_else(unknown)?);
+        let (r, c) = (
+            digits(r).ok_or_else(unknown)?,
+            digits(c).ok_or_else(unknown)?,
+        );
         match kind {
             'h' if r <= self.rows && c < self.cols => Ok(self.h(r, c)),
             'v' if r < self.rows && c <= self.cols => Ok(self.v(r, c)),
@@ -257,10 +262,7 @@ impl FromStr for Board {
 
     fn from_str(s: &str) -> Result<Board, BoardError> {
         let syntax = || BoardError::Syntax(s.to_string());
-        let (r, c) = s
-            .trim()
-            .split_once(['x', 'X'])
-            .ok_or_else(syntax)?;
+        let (r, c) = s.trim().split_once(['x', 'X']).ok_or_else(syntax)?;
         let num = |t: &str| -> Result<usize, BoardError> {
             if t.is_empty() || t.len() > 3 || !t.bytes().all(|b| b.is_ascii_digit()) {
                 return Err(syntax());
@@ -281,14 +283,23 @@ mod tests {
 
     #[test]
     fn line_counts_follow_the_formula() {
-        for (spec, lines) in [("1x1", 4), ("2x2", 12), ("3x3", 24), ("3x5", 38), ("4x4", 40)] {
+        for (spec, lines) in [
+            ("1x1", 4),
+            ("2x2", 12),
+            ("3x3", 24),
+            ("3x5", 38),
+            ("4x4", 40),
+        ] {
             assert_eq!(spec.parse::<Board>().unwrap().num_lines(), lines, "{spec}");
         }
     }
 
     #[test]
     fn too_big_and_malformed_boards_are_rejected() {
-        assert!(matches!("6x6".parse::<Board>(), Err(BoardError::TooBig { .. })));
+        assert!(matches!(
+            "6x6".parse::<Board>(),
+            Err(BoardError::TooBig { .. })
+        ));
         assert!("5x5".parse::<Board>().is_ok()); // 60 lines
         for bad in ["", "3", "3x", "x3", "0x3", "3x-1", "a x b", "3x3x3"] {
             assert!(bad.parse::<Board>().is_err(), "{bad}");

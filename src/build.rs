@@ -64,13 +64,20 @@ impl BuildLock {
     /// Takes the lock or fails at once if another builder holds it.
     pub fn acquire(db: &Path) -> Result<BuildLock> {
         let path = lock_path(db);
-        let file = File::create(&path).with_context(|| format!("cannot create lock file {}", path.display()))?;
+        let file = File::create(&path)
+            .with_context(|| format!("cannot create lock file {}", path.display()))?;
         match file.try_lock() {
             Ok(()) => Ok(BuildLock { _file: file }),
             Err(std::fs::TryLockError::WouldBlock) => {
-                bail!("another `tb build` is already writing {} (lock {} is held)", db.display(), path.display())
+                bail!(
+                    "another `tb build` is already writing {} (lock {} is held)",
+                    db.display(),
+                    path.display()
+                )
             }
-            Err(std::fs::TryLockError::Error(e)) => Err(e).context(format!("cannot lock {}", path.display())),
+            Err(std::fs::TryLockError::Error(e)) => {
+                Err(e).context(format!("cannot lock {}", path.display()))
+            }
         }
     }
 }
@@ -117,7 +124,10 @@ fn adopt_or_check_identity(store: &mut Store, opts: &mut BuildOptions) -> Result
         diffs.push(format!("board {} vs {}", existing.board, want.board));
     }
     if existing.start != want.start {
-        diffs.push(format!("start {} vs {}", existing.start_name, want.start_name));
+        diffs.push(format!(
+            "start {} vs {}",
+            existing.start_name, want.start_name
+        ));
     }
     if existing.penalty != want.penalty {
         diffs.push(format!("penalty {} vs {}", existing.penalty, want.penalty));
@@ -126,10 +136,16 @@ fn adopt_or_check_identity(store: &mut Store, opts: &mut BuildOptions) -> Result
         diffs.push("line groups differ".to_string());
     }
     if existing.book_lines != want.book_lines {
-        diffs.push(format!("book lines {} vs {}", existing.book_lines, want.book_lines));
+        diffs.push(format!(
+            "book lines {} vs {}",
+            existing.book_lines, want.book_lines
+        ));
     }
     if existing.chunk_positions != want.chunk_positions {
-        diffs.push(format!("chunk size {} vs {}", existing.chunk_positions, want.chunk_positions));
+        diffs.push(format!(
+            "chunk size {} vs {}",
+            existing.chunk_positions, want.chunk_positions
+        ));
     }
     if !diffs.is_empty() {
         bail!(
@@ -141,7 +157,12 @@ fn adopt_or_check_identity(store: &mut Store, opts: &mut BuildOptions) -> Result
     Ok(())
 }
 
-fn run_layers(store: &mut Store, opts: &BuildOptions, progress: &mut dyn Progress, started: Instant) -> Result<BuildSummary> {
+fn run_layers(
+    store: &mut Store,
+    opts: &BuildOptions,
+    progress: &mut dyn Progress,
+    started: Instant,
+) -> Result<BuildSummary> {
     let spec = &opts.spec;
     let layout = spec.layout();
     let completion = spec.board.completion_masks();
@@ -166,7 +187,10 @@ fn run_layers(store: &mut Store, opts: &BuildOptions, progress: &mut dyn Progres
     let mut computed_positions = 0u64;
     let mut resumed_blocks = 0usize;
     for n in (first..=full).rev() {
-        if layers.get(&n).is_some_and(|r| r.status != LayerStatus::Building) {
+        if layers
+            .get(&n)
+            .is_some_and(|r| r.status != LayerStatus::Building)
+        {
             children = BlockCache::new(opts.memory / 2);
             continue;
         }
@@ -180,7 +204,10 @@ fn run_layers(store: &mut Store, opts: &BuildOptions, progress: &mut dyn Progres
         }
         resumed_blocks += finished.len();
         progress.start_layer(n, layer_positions, totals.positions);
-        let todo: Vec<&Counts> = blocks.iter().filter(|c| !finished.contains_key(&counts_key(c))).collect();
+        let todo: Vec<&Counts> = blocks
+            .iter()
+            .filter(|c| !finished.contains_key(&counts_key(c)))
+            .collect();
         let mut produced = BlockCache::new(opts.memory / 2);
         let finish_for = |totals: &BlockStats| LayerFinish {
             status: if n <= spec.book_lines {
@@ -207,7 +234,10 @@ fn run_layers(store: &mut Store, opts: &BuildOptions, progress: &mut dyn Progres
                     None
                 });
             }
-            let child_refs: Vec<Option<&[i8]>> = child_blocks.iter().map(|c| c.as_deref().map(Vec::as_slice)).collect();
+            let child_refs: Vec<Option<&[i8]>> = child_blocks
+                .iter()
+                .map(|c| c.as_deref().map(Vec::as_slice))
+                .collect();
             let values = kernel.compute_block(counts, &child_refs);
             let (chunks, mut stats) = encode_block(&layout, counts, &values, spec.chunk_positions)?;
             stats.seconds = t0.elapsed().as_secs_f64();
@@ -242,7 +272,13 @@ fn run_layers(store: &mut Store, opts: &BuildOptions, progress: &mut dyn Progres
 }
 
 /// Reads a whole block back from the store.
-pub fn load_block(store: &Store, layout: &Layout, spec: &Spec, n: usize, counts: &[u8]) -> Result<Vec<i8>> {
+pub fn load_block(
+    store: &Store,
+    layout: &Layout,
+    spec: &Spec,
+    n: usize,
+    counts: &[u8],
+) -> Result<Vec<i8>> {
     let size = layout.block_size(counts);
     let chunks = size.div_ceil(spec.chunk_positions);
     let mut values = Vec::with_capacity(size as usize);
@@ -250,13 +286,22 @@ pub fn load_block(store: &Store, layout: &Layout, spec: &Spec, n: usize, counts:
         values.extend(store.read_chunk(n, counts, chunk)?);
     }
     if values.len() as u64 != size {
-        bail!("block {} of layer {n} has {} values, expected {size}", counts_key(counts), values.len());
+        bail!(
+            "block {} of layer {n} has {} values, expected {size}",
+            counts_key(counts),
+            values.len()
+        );
     }
     Ok(values)
 }
 
 /// Compresses a block's chunks in parallel and gathers its histogram and digest.
-fn encode_block(layout: &Layout, counts: &[u8], values: &[i8], chunk_positions: u64) -> Result<(Vec<EncodedChunk>, BlockStats)> {
+fn encode_block(
+    layout: &Layout,
+    counts: &[u8],
+    values: &[i8],
+    chunk_positions: u64,
+) -> Result<(Vec<EncodedChunk>, BlockStats)> {
     let tables: Vec<&[Lines]> = layout
         .groups
         .iter()
@@ -331,7 +376,11 @@ impl BlockCache {
         }
     }
 
-    fn get_or_load(&mut self, counts: &Counts, load: impl FnOnce() -> Result<Vec<i8>>) -> Result<Arc<Vec<i8>>> {
+    fn get_or_load(
+        &mut self,
+        counts: &Counts,
+        load: impl FnOnce() -> Result<Vec<i8>>,
+    ) -> Result<Arc<Vec<i8>>> {
         if let Some(b) = self.blocks.get(counts) {
             return Ok(b.clone());
         }

@@ -17,7 +17,12 @@ pub enum Format {
 }
 
 /// Writes every stored position with at most `max_lines` lines; returns the row count.
-pub fn export(tb: &Tablebase, format: Format, max_lines: Option<usize>, out: &mut dyn Write) -> Result<u64> {
+pub fn export(
+    tb: &Tablebase,
+    format: Format,
+    max_lines: Option<usize>,
+    out: &mut dyn Write,
+) -> Result<u64> {
     let board = tb.board();
     let layout = tb.layout();
     let chunk_positions = tb.spec().chunk_positions;
@@ -45,7 +50,10 @@ pub fn export(tb: &Tablebase, format: Format, max_lines: Option<usize>, out: &mu
                 for v in tb.store().read_chunk(n, &counts, chunk)? {
                     let position = format_position(&board, layout.start | odo.mask());
                     match format {
-                        Format::Jsonl => writeln!(out, "{{\"position\":\"{position}\",\"lines\":{n},\"value\":{v}}}")?,
+                        Format::Jsonl => writeln!(
+                            out,
+                            "{{\"position\":\"{position}\",\"lines\":{n},\"value\":{v}}}"
+                        )?,
                         Format::Csv => writeln!(out, "{position},{n},{v}")?,
                     }
                     odo.advance();

@@ -89,7 +89,11 @@ pub fn info(tb: &Tablebase) -> Result<InfoReport> {
         chunk_positions: spec.chunk_positions,
         meta: tb.store().meta()?,
         complete,
-        start_value: if complete { tb.value(spec.start)? } else { None },
+        start_value: if complete {
+            tb.value(spec.start)?
+        } else {
+            None
+        },
         file_bytes: tb.store().file_bytes()?,
         layers,
     })
@@ -118,7 +122,11 @@ pub fn info_text(r: &InfoReport) -> String {
     }
     s += "    n  status         positions       stored  bits/pos  seconds  digest            values\n";
     for l in &r.layers {
-        let hist: Vec<String> = l.histogram.iter().map(|(v, c)| format!("{v}:{c}")).collect();
+        let hist: Vec<String> = l
+            .histogram
+            .iter()
+            .map(|(v, c)| format!("{v}:{c}"))
+            .collect();
         s += &format!(
             "{:>5}  {:<9} {:>14} {:>12} {:>9.3} {:>8.2}  {:<16}  {}\n",
             l.n,

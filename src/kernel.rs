@@ -33,7 +33,10 @@ impl Kernel<'_> {
     pub fn compute_block(&self, counts: &[u8], children: &[Option<&[i8]>]) -> Vec<i8> {
         let size = self.layout.block_size(counts) as usize;
         let groups = &self.layout.groups;
-        let has_move = groups.iter().zip(counts).any(|(g, &c)| (c as usize) < g.len());
+        let has_move = groups
+            .iter()
+            .zip(counts)
+            .any(|(g, &c)| (c as usize) < g.len());
         if !has_move {
             return vec![self.penalty; size];
         }
@@ -71,37 +74,44 @@ impl Kernel<'_> {
         let globals = group.globals(c);
         let masks: Vec<[Lines; 2]> = group.lines.iter().map(|&l| self.completion[l]).collect();
         let full_local = ((1u64 << group.len()) - 1) as u32;
-        parent.par_chunks_mut(TILE).enumerate().for_each(|(t, out)| {
-            let start = t * TILE;
-            let end = start + out.len();
-            let mut prefix_odo = Odometer::new(prefix_tables.clone(), (start / radix) as u64);
-            let mut idx = start;
-            while idx < end {
-                let prefix = idx / radix;
-                let r0 = idx % radix;
-                let r1 = radix.min(r0 + end - idx);
-                let base = self.layout.start | prefix_odo.mask();
-                let child_row = &child[prefix * child_radix..][..child_radix];
-                let out_row = &mut out[idx - start..][..r1 - r0];
-                for (o, r) in out_row.iter_mut().zip(r0..r1) {
-                    let sub = locals[r];
-                    let p = base | globals[r];
-                    let mut best = *o;
-                    let mut free = !sub & full_local;
-                    while free != 0 {
-                        let bit = free.trailing_zeros() as usize;
-                        free &= free - 1;
-                        let v = child_row[group.rank(sub | 1 << bit) as usize];
-                        let [m1, m2] = masks[bit];
-                        let k = ((p & m1) == m1) as i8 + ((p & m2) == m2) as i8;
-                        best = best.max(if k == 0 { v.wrapping_neg() } else { v.wrapping_add(k) });
+        parent
+            .par_chunks_mut(TILE)
+            .enumerate()
+            .for_each(|(t, out)| {
+                let start = t * TILE;
+                let end = start + out.len();
+                let mut prefix_odo = Odometer::new(prefix_tables.clone(), (start / radix) as u64);
+                let mut idx = start;
+                while idx < end {
+                    let prefix = idx / radix;
+                    let r0 = idx % radix;
+                    let r1 = radix.min(r0 + end - idx);
+                    let base = self.layout.start | prefix_odo.mask();
+                    let child_row = &child[prefix * child_radix..][..child_radix];
+                    let out_row = &mut out[idx - start..][..r1 - r0];
+                    for (o, r) in out_row.iter_mut().zip(r0..r1) {
+                        let sub = locals[r];
+                        let p = base | globals[r];
+                        let mut best = *o;
+                        let mut free = !sub & full_local;
+                        while free != 0 {
+                            let bit = free.trailing_zeros() as usize;
+                            free &= free - 1;
+                            let v = child_row[group.rank(sub | 1 << bit) as usize];
+                            let [m1, m2] = masks[bit];
+                            let k = ((p & m1) == m1) as i8 + ((p & m2) == m2) as i8;
+                            best = best.max(if k == 0 {
+                                v.wrapping_neg()
+                            } else {
+                                v.wrapping_add(k)
+                            });
+                        }
+                        *o = best;
                     }
-                    *o = best;
+                    idx += r1 - r0;
+                    prefix_odo.advance();
                 }
-                idx += r1 - r0;
-                prefix_odo.advance();
-            }
-        });
+            });
     }
 
     /// Folds every move in group `g` (not the last) into `parent`.
@@ -116,7 +126,10 @@ impl Kernel<'_> {
             .zip(&counts[g + 1..])
             .map(|(h, &ch)| h.radix(ch as usize))
             .product();
-        debug_assert_eq!(child.len() as u64 * radix, parent.len() as u64 * child_radix);
+        debug_assert_eq!(
+            child.len() as u64 * radix,
+            parent.len() as u64 * child_radix
+        );
         let outer_tables: Vec<&[Lines]> = groups[..=g]
             .iter()
             .zip(counts)
@@ -128,50 +141,60 @@ impl Kernel<'_> {
             .map(|(h, &ch)| h.globals(ch as usize))
             .collect();
         let suffix_lines = groups[g + 1..].iter().fold(0, |m, h| m | h.mask());
-        let shared_suffix: Option<Vec<Lines>> = (row_len <= SHARED_SUFFIX_MAX)
-            .then(|| {
-                let mut all = Vec::new();
-                fill_suffix_masks(&suffix_tables, 0, row_len as usize, &mut all);
-                all
-            });
+        let shared_suffix: Option<Vec<Lines>> = (row_len <= SHARED_SUFFIX_MAX).then(|| {
+            let mut all = Vec::new();
+            fill_suffix_masks(&suffix_tables, 0, row_len as usize, &mut all);
+            all
+        });
         let locals = group.locals(c);
         let full_local = ((1u64 << group.len()) - 1) as u32;
 
-        parent.par_chunks_mut(TILE).enumerate().for_each(|(t, out)| {
-            let start = (t * TILE) as u64;
-            let end = start + out.len() as u64;
-            let mut outer = Odometer::new(outer_tables.clone(), start / row_len);
-            let mut scratch: Vec<Lines> = Vec::new();
-            let mut pos = start;
-            while pos < end {
-                let row = pos / row_len;
-                let s0 = pos % row_len;
-                let len = (row_len - s0).min(end - pos) as usize;
-                let suffix: &[Lines] = match &shared_suffix {
-                    Some(all) => &all[s0 as usize..s0 as usize + len],
-                    None => {
-                        fill_suffix_masks(&suffix_tables, s0, len, &mut scratch);
-                        &scratch
+        parent
+            .par_chunks_mut(TILE)
+            .enumerate()
+            .for_each(|(t, out)| {
+                let start = (t * TILE) as u64;
+                let end = start + out.len() as u64;
+                let mut outer = Odometer::new(outer_tables.clone(), start / row_len);
+                let mut scratch: Vec<Lines> = Vec::new();
+                let mut pos = start;
+                while pos < end {
+                    let row = pos / row_len;
+                    let s0 = pos % row_len;
+                    let len = (row_len - s0).min(end - pos) as usize;
+                    let suffix: &[Lines] = match &shared_suffix {
+                        Some(all) => &all[s0 as usize..s0 as usize + len],
+                        None => {
+                            fill_suffix_masks(&suffix_tables, s0, len, &mut scratch);
+                            &scratch
+                        }
+                    };
+                    let base = self.layout.start | outer.mask();
+                    let sub = locals[outer.digit(g)];
+                    let prefix = row / radix;
+                    let out_run = &mut out[(pos - start) as usize..][..len];
+                    let mut free = !sub & full_local;
+                    while free != 0 {
+                        let bit = free.trailing_zeros() as usize;
+                        free &= free - 1;
+                        let rank = group.rank(sub | 1 << bit) as u64;
+                        let child_start = ((prefix * child_radix + rank) * row_len + s0) as usize;
+                        let [m1, m2] = self.completion[group.lines[bit]];
+                        let tests = [
+                            suffix_test(base, m1, suffix_lines),
+                            suffix_test(base, m2, suffix_lines),
+                        ];
+                        fold_moves(
+                            out_run,
+                            &child[child_start..child_start + len],
+                            suffix,
+                            tests,
+                        );
                     }
-                };
-                let base = self.layout.start | outer.mask();
-                let sub = locals[outer.digit(g)];
-                let prefix = row / radix;
-                let out_run = &mut out[(pos - start) as usize..][..len];
-                let mut free = !sub & full_local;
-                while free != 0 {
-                    let bit = free.trailing_zeros() as usize;
-                    free &= free - 1;
-                    let rank = group.rank(sub | 1 << bit) as u64;
-                    let child_start = ((prefix * child_radix + rank) * row_len + s0) as usize;
-                    let [m1, m2] = self.completion[group.lines[bit]];
-                    let tests = [suffix_test(base, m1, suffix_lines), suffix_test(base, m2, suffix_lines)];
-                    fold_moves(out_run, &child[child_start..child_start + len], suffix, tests);
+                    pos += len as u64;
+                    outer.advance();
                 }
-                pos += len as u64;
-                outer.advance();
-            }
-        });
+            });
     }
 }
 
@@ -221,7 +244,11 @@ fn fold_moves(out: &mut [i8], child: &[i8], suffix: &[Lines], tests: [Lines; 2])
     let [t1, t2] = tests;
     for ((o, &c), &s) in out.iter_mut().zip(child).zip(suffix) {
         let k = ((s & t1) == t1) as i8 + ((s & t2) == t2) as i8;
-        let v = if k == 0 { c.wrapping_neg() } else { c.wrapping_add(k) };
+        let v = if k == 0 {
+            c.wrapping_neg()
+        } else {
+            c.wrapping_add(k)
+        };
         *o = (*o).max(v);
     }
 }

@@ -18,7 +18,7 @@ pub fn binomial(n: usize, k: usize) -> u64 {
         return 0;
     }
     let k = k.min(n - k);
-    (0..k).fold(1u64, |acc, i| acc * (n - i) as u64 / (i as u64 + 1))
+    (0..k).fold(1u128, |acc, i| acc * (n - i) as u128 / (i as u128 + 1)) as u64
 }
 
 /// One line group: its lines and the rank/unrank tables of its subsets.
@@ -41,7 +41,9 @@ impl Group {
         let k = lines.len();
         assert!(k <= MAX_GROUP_LINES, "group of {k} lines is too large");
         let mut rank = vec![0u32; 1 << k];
-        let mut local: Vec<Vec<u32>> = (0..=k).map(|c| Vec::with_capacity(binomial(k, c) as usize)).collect();
+        let mut local: Vec<Vec<u32>> = (0..=k)
+            .map(|c| Vec::with_capacity(binomial(k, c) as usize))
+            .collect();
         // Colex order within each size = ascending numeric order of the local masks,
         // which is exactly the order of the combinatorial number system.
         for mask in 0..(1u32 << k) {
@@ -214,7 +216,10 @@ impl Layout {
 
     /// Number of positions of layer `n`.
     pub fn layer_size(&self, n: usize) -> u64 {
-        self.blocks_of_layer(n).iter().map(|c| self.block_size(c)).sum()
+        self.blocks_of_layer(n)
+            .iter()
+            .map(|c| self.block_size(c))
+            .sum()
     }
 
     /// Block counts and index of a position (which must contain the start's lines).
@@ -335,7 +340,11 @@ mod tests {
         for c in 0..=6 {
             for (r, &m) in g.locals(c).iter().enumerate() {
                 let elems: Vec<usize> = (0..6).filter(|i| m >> i & 1 == 1).collect();
-                let expect: u64 = elems.iter().enumerate().map(|(i, &a)| binomial(a, i + 1)).sum();
+                let expect: u64 = elems
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &a)| binomial(a, i + 1))
+                    .sum();
                 assert_eq!(expect, r as u64);
                 assert_eq!(g.rank(m), r as u32);
             }

@@ -5,16 +5,16 @@
 //! player to move, stored as zstd-compressed blocks in one SQLite file.
 
 pub mod board;
-pub mod notation;
-pub mod checksum;
-pub mod kernel;
-pub mod layout;
-pub mod spec;
-pub mod store;
 pub mod build;
-pub mod progress;
-pub mod tablebase;
+pub mod checksum;
 pub mod export;
 pub mod info;
+pub mod kernel;
+pub mod layout;
+pub mod notation;
 pub mod output;
+pub mod progress;
+pub mod spec;
+pub mod store;
+pub mod tablebase;
 pub mod verify;

@@ -31,7 +31,9 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Build (or resume building) a tablebase.
-    #[command(after_help = "Examples:\n  tb build 3x3\n  tb build 3x4 --start swedish --book-lines 20\n  tb build 2x3 --penalty -1 --db nim.tb")]
+    #[command(
+        after_help = "Examples:\n  tb build 3x3\n  tb build 3x4 --start swedish --book-lines 20\n  tb build 2x3 --penalty -1 --db nim.tb"
+    )]
     Build {
         /// Board size in boxes, RxC (e.g. 3x5 = 3 rows by 5 columns of boxes).
         board: String,
@@ -67,7 +69,9 @@ enum Command {
         quiet: bool,
     },
     /// Value of positions and of each of their moves, from a built tablebase.
-    #[command(after_help = "Positions come from the arguments, or one per line on stdin.\nExample:\n  tb probe --db 3x3.tb --json 000000000000000000000000")]
+    #[command(
+        after_help = "Positions come from the arguments, or one per line on stdin.\nExample:\n  tb probe --db 3x3.tb --json 000000000000000000000000"
+    )]
     Probe {
         /// The tablebase file.
         #[arg(long)]
@@ -174,13 +178,18 @@ fn run(cli: Cli) -> Result<ExitCode> {
             };
             spec.book_lines = match book_lines {
                 Some(k) if k > board.num_lines() => {
-                    bail!("--book-lines {k} is more than the board's {} lines", board.num_lines())
+                    bail!(
+                        "--book-lines {k} is more than the board's {} lines",
+                        board.num_lines()
+                    )
                 }
                 Some(k) => k,
                 None => spec::default_book_lines(&spec.layout()),
             };
-            let db = db.unwrap_or_else(|| Spec::default_db_name(&board, &start.name, penalty).into());
-            let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            let db =
+                db.unwrap_or_else(|| Spec::default_db_name(&board, &start.name, penalty).into());
+            let threads = threads
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
             if threads == 0 {
                 bail!("--threads must be at least 1");
             }
@@ -199,11 +208,20 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 // Scripts still learn where the result went.
                 println!("{}", db.display());
             } else {
-                println!("{} start value {:+} -> {}", summary.spec.board, summary.start_value, db.display());
+                println!(
+                    "{} start value {:+} -> {}",
+                    summary.spec.board,
+                    summary.start_value,
+                    db.display()
+                );
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Probe { db, json, positions } => probe(&db, json, positions),
+        Command::Probe {
+            db,
+            json,
+            positions,
+        } => probe(&db, json, positions),
         Command::Export {
             db,
             format,
@@ -213,7 +231,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let tb = Tablebase::open(&db)?;
             let sink: Box<dyn Write> = match &output {
                 Some(path) => Box::new(
-                    std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?,
+                    std::fs::File::create(path)
+                        .with_context(|| format!("cannot create {}", path.display()))?,
                 ),
                 None => Box::new(std::io::stdout().lock()),
             };
@@ -247,7 +266,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             } else {
                 print!("{}", report.text());
             }
-            Ok(if report.ok() { ExitCode::SUCCESS } else { ExitCode::from(EXIT_FAILURE) })
+            Ok(if report.ok() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(EXIT_FAILURE)
+            })
         }
     }
 }
@@ -293,15 +316,23 @@ fn probe(db: &Path, json: bool, positions: Vec<String>) -> Result<ExitCode> {
         }
     }
     out.flush()?;
-    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(EXIT_FAILURE) })
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_FAILURE)
+    })
 }
 
 /// Parses a size such as `512MiB`, `8GiB`, `2G` or a plain byte count.
 fn parse_size(text: &str) -> Result<u64> {
     let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len());
+    let split = t
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let num: f64 = num.parse().with_context(|| format!("bad size `{text}` (e.g. 512MiB, 8GiB)"))?;
+    let num: f64 = num
+        .parse()
+        .with_context(|| format!("bad size `{text}` (e.g. 512MiB, 8GiB)"))?;
     let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "k" | "kb" | "kib" => 1 << 10,

@@ -63,6 +63,12 @@ pub enum NotationError {
     /// Nothing but whitespace.
     #[error("the position text is empty")]
     Empty,
+    /// Two commas (or a leading/trailing comma) with no line name between them.
+    #[error("move list, index {index}: empty item between commas (a typo?)")]
+    EmptyMove {
+        /// Character index of the comma that ends the empty item.
+        index: usize,
+    },
     /// A 0/1 string of the wrong length.
     #[error("the 0/1 position has {found} characters but the {board} board has {expected} lines")]
     Length {
@@ -282,6 +288,17 @@ fn parse_bits(board: &Board, s: &str, lead: usize) -> Result<Lines, NotationErro
 fn parse_moves(board: &Board, s: &str, lead: usize) -> Result<Lines, NotationError> {
     if s == "-" {
         return Ok(0);
+    }
+    // A trailing comma is harmless; an empty item elsewhere is likely a typo.
+    let items: Vec<&str> = s.split(',').collect();
+    let mut offset = 0;
+    for (i, item) in items.iter().enumerate() {
+        if item.trim().is_empty() && i + 1 < items.len() {
+            return Err(NotationError::EmptyMove {
+                index: lead + s[..offset + item.len()].chars().count(),
+            });
+        }
+        offset += item.len() + 1;
     }
     let mut seen: Vec<Option<usize>> = vec![None; board.num_lines()];
     let mut lines = 0;

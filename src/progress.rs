@@ -71,7 +71,11 @@ pub fn human_bytes(b: u64) -> String {
         v /= 1024.0;
         u += 1;
     }
-    if u == 0 { format!("{b} B") } else { format!("{v:.1} {}", units[u]) }
+    if u == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", units[u])
+    }
 }
 
 /// indicatif bars: overall and current layer.
@@ -89,9 +93,17 @@ impl Bars {
         )
         .expect("valid template")
         .progress_chars("=> ");
-        let overall = multi.add(ProgressBar::new(0).with_style(style.clone()).with_prefix("total"));
+        let overall = multi.add(
+            ProgressBar::new(0)
+                .with_style(style.clone())
+                .with_prefix("total"),
+        );
         let layer = multi.add(ProgressBar::new(0).with_style(style).with_prefix("layer"));
-        Bars { multi, overall, layer }
+        Bars {
+            multi,
+            overall,
+            layer,
+        }
     }
 }
 

@@ -61,7 +61,8 @@ pub fn parse_start(board: &Board, text: &str) -> Result<Start> {
         "swedish" => preset("swedish", board.perimeter()),
         "icelandic" => preset("icelandic", board.top_left_perimeter()),
         _ => {
-            let p = notation::parse_position_arg(board, text).with_context(|| format!("bad --start `{text}`"))?;
+            let p = notation::parse_position_arg(board, text)
+                .with_context(|| format!("bad --start `{text}`"))?;
             Start {
                 name: "position".to_string(),
                 lines: p.lines,
@@ -99,7 +100,9 @@ pub fn default_book_lines(layout: &Layout) -> usize {
 /// (consecutive free lines in line order, sizes as even as possible) such that the
 /// largest block plus its children stays within a quarter of `memory`.
 pub fn auto_groups(board: &Board, start: Lines, memory: u64) -> Vec<Vec<usize>> {
-    let free: Vec<usize> = (0..board.num_lines()).filter(|&l| start >> l & 1 == 0).collect();
+    let free: Vec<usize> = (0..board.num_lines())
+        .filter(|&l| start >> l & 1 == 0)
+        .collect();
     let min_groups = free.len().div_ceil(MAX_GROUP_LINES).max(1);
     let mut best = None;
     for g in min_groups..=free.len().max(1) {
@@ -150,7 +153,9 @@ pub fn peak_block_bytes(layout: &Layout) -> u64 {
 /// Parses `--groups`: sizes such as `16,15` (consecutive free lines in line order)
 /// or explicit line names per group such as `h0.0 h0.1/v0.0 v0.1`.
 pub fn parse_groups(board: &Board, start: Lines, text: &str) -> Result<Vec<Vec<usize>>> {
-    let free: Vec<usize> = (0..board.num_lines()).filter(|&l| start >> l & 1 == 0).collect();
+    let free: Vec<usize> = (0..board.num_lines())
+        .filter(|&l| start >> l & 1 == 0)
+        .collect();
     let groups: Vec<Vec<usize>> = if text.contains('/') || text.contains(['h', 'v']) {
         text.split('/')
             .map(|g| {
@@ -163,7 +168,11 @@ pub fn parse_groups(board: &Board, start: Lines, text: &str) -> Result<Vec<Vec<u
     } else {
         let sizes = text
             .split(',')
-            .map(|s| s.trim().parse::<usize>().map_err(|_| anyhow!("bad group size `{s}` in --groups `{text}`")))
+            .map(|s| {
+                s.trim()
+                    .parse::<usize>()
+                    .map_err(|_| anyhow!("bad group size `{s}` in --groups `{text}`"))
+            })
             .collect::<Result<Vec<_>>>()?;
         if sizes.iter().sum::<usize>() != free.len() {
             bail!(
@@ -185,10 +194,19 @@ pub fn parse_groups(board: &Board, start: Lines, text: &str) -> Result<Vec<Vec<u
     let mut seen: Vec<usize> = groups.iter().flatten().copied().collect();
     seen.sort_unstable();
     if seen != free {
-        bail!("--groups `{text}` must list every free line exactly once ({} free lines)", free.len());
+        bail!(
+            "--groups `{text}` must list every free line exactly once ({} free lines)",
+            free.len()
+        );
     }
-    if let Some(big) = groups.iter().find(|g| g.len() > MAX_GROUP_LINES || g.is_empty()) {
-        bail!("--groups `{text}`: every group needs 1..={MAX_GROUP_LINES} lines, one has {}", big.len());
+    if let Some(big) = groups
+        .iter()
+        .find(|g| g.len() > MAX_GROUP_LINES || g.is_empty())
+    {
+        bail!(
+            "--groups `{text}`: every group needs 1..={MAX_GROUP_LINES} lines, one has {}",
+            big.len()
+        );
     }
     Ok(groups)
 }
@@ -205,9 +223,15 @@ impl Spec {
             ("game", "dots-and-boxes".to_string()),
             ("board", self.board.to_string()),
             ("start", self.start_name.clone()),
-            ("start_position", notation::format_position(&self.board, self.start)),
+            (
+                "start_position",
+                notation::format_position(&self.board, self.start),
+            ),
             ("penalty", self.penalty.to_string()),
-            ("groups", serde_json::to_string(&self.groups).expect("groups serialise")),
+            (
+                "groups",
+                serde_json::to_string(&self.groups).expect("groups serialise"),
+            ),
             ("book_lines", self.book_lines.to_string()),
             ("chunk_positions", self.chunk_positions.to_string()),
             ("symmetry", "none".to_string()),
@@ -218,13 +242,21 @@ impl Spec {
 
     /// Reads the identity back from metadata.
     pub fn from_meta(meta: &BTreeMap<String, String>) -> Result<Spec> {
-        let get = |k: &str| meta.get(k).ok_or_else(|| anyhow!("the file has no `{k}` metadata (not a finished tb file?)"));
+        let get = |k: &str| {
+            meta.get(k)
+                .ok_or_else(|| anyhow!("the file has no `{k}` metadata (not a finished tb file?)"))
+        };
         if get("game")? != "dots-and-boxes" {
-            bail!("the file holds the game `{}`, not dots-and-boxes", get("game")?);
+            bail!(
+                "the file holds the game `{}`, not dots-and-boxes",
+                get("game")?
+            );
         }
         let version: u32 = get("format_version")?.parse()?;
         if version > FORMAT_VERSION {
-            bail!("the file's value format {version} is newer than this tb understands ({FORMAT_VERSION})");
+            bail!(
+                "the file's value format {version} is newer than this tb understands ({FORMAT_VERSION})"
+            );
         }
         let board: Board = get("board")?.parse()?;
         let start = notation::parse_position(&board, get("start_position")?)?.lines;
@@ -263,7 +295,10 @@ mod tests {
         assert_eq!(auto_groups(&b, 0, 8 << 30).len(), 1);
         let b: Board = "3x4".parse().unwrap();
         let groups = auto_groups(&b, 0, 8 << 30);
-        assert_eq!(groups.iter().map(Vec::len).collect::<Vec<_>>(), vec![16, 15]);
+        assert_eq!(
+            groups.iter().map(Vec::len).collect::<Vec<_>>(),
+            vec![16, 15]
+        );
         let b: Board = "3x5".parse().unwrap();
         let groups = auto_groups(&b, 0, 1 << 30);
         let layout = Layout::new(0, groups);

@@ -123,7 +123,11 @@ pub fn as_bytes(values: &[i8]) -> &[u8] {
 
 /// Block key text: group counts joined with dots.
 pub fn counts_key(counts: &[u8]) -> String {
-    counts.iter().map(u8::to_string).collect::<Vec<_>>().join(".")
+    counts
+        .iter()
+        .map(u8::to_string)
+        .collect::<Vec<_>>()
+        .join(".")
 }
 
 /// An open tablebase file.
@@ -134,7 +138,8 @@ pub struct Store {
 impl Store {
     /// Opens (creating if needed) a file for building, bringing its schema up to date.
     pub fn open_for_build(path: &Path) -> Result<Store> {
-        let conn = Connection::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+        let conn =
+            Connection::open(path).with_context(|| format!("cannot open {}", path.display()))?;
         conn.busy_timeout(std::time::Duration::from_secs(30))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
@@ -148,8 +153,11 @@ impl Store {
         if !path.exists() {
             bail!("no tablebase file at {}", path.display());
         }
-        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-            .with_context(|| format!("cannot open {}", path.display()))?;
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .with_context(|| format!("cannot open {}", path.display()))?;
         conn.busy_timeout(std::time::Duration::from_secs(30))?;
         let version: i64 = conn
             .pragma_query_value(None, "user_version", |r| r.get(0))
@@ -165,11 +173,14 @@ impl Store {
     }
 
     fn migrate(&mut self) -> Result<()> {
-        let version: i64 = self.conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        let version: i64 = self
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))?;
         check_version(version, Path::new("the file"))?;
         for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
             let tx = self.conn.transaction()?;
-            tx.execute_batch(sql).with_context(|| format!("schema migration {} failed", i + 1))?;
+            tx.execute_batch(sql)
+                .with_context(|| format!("schema migration {} failed", i + 1))?;
             tx.pragma_update(None, "user_version", (i + 1) as i64)?;
             tx.commit()?;
         }
@@ -195,9 +206,9 @@ impl Store {
 
     /// Every layer row, by n.
     pub fn layers(&self) -> Result<BTreeMap<usize, LayerRow>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT n, status, positions, bytes, seconds, histogram, digest FROM layers ORDER BY n")?;
+        let mut stmt = self.conn.prepare(
+            "SELECT n, status, positions, bytes, seconds, histogram, digest FROM layers ORDER BY n",
+        )?;
         let rows = stmt.query_map([], |r| {
             Ok((
                 r.get::<_, i64>(0)?,
@@ -247,9 +258,9 @@ impl Store {
 
     /// Stats of every finished block of layer `n`, by counts key.
     pub fn finished_blocks(&self, n: usize) -> Result<BTreeMap<String, BlockStats>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT counts, positions, bytes, seconds, histogram, digest FROM blocks WHERE n = ?1")?;
+        let mut stmt = self.conn.prepare(
+            "SELECT counts, positions, bytes, seconds, histogram, digest FROM blocks WHERE n = ?1",
+        )?;
         let rows = stmt.query_map(params![n as i64], |r| {
             Ok((
                 r.get::<_, String>(0)?,
@@ -263,7 +274,8 @@ impl Store {
         let mut out = BTreeMap::new();
         for row in rows {
             let (key, positions, bytes, seconds, histogram, digest) = row?;
-            let pairs: Vec<(i8, u64)> = serde_json::from_str(&histogram).context("corrupt block histogram")?;
+            let pairs: Vec<(i8, u64)> =
+                serde_json::from_str(&histogram).context("corrupt block histogram")?;
             out.insert(
                 key,
                 BlockStats {
@@ -296,7 +308,14 @@ impl Store {
                 "INSERT OR REPLACE INTO chunks(n, counts, chunk, raw_len, checksum, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )?;
             for (i, c) in chunks.iter().enumerate() {
-                insert.execute(params![n as i64, key, i as i64, c.raw_len as i64, c.checksum as i64, c.data])?;
+                insert.execute(params![
+                    n as i64,
+                    key,
+                    i as i64,
+                    c.raw_len as i64,
+                    c.checksum as i64,
+                    c.data
+                ])?;
             }
         }
         let histogram: Vec<(i8, u64)> = stats.histogram.iter().map(|(&v, &c)| (v, c)).collect();
@@ -337,7 +356,11 @@ impl Store {
             .prepare_cached("SELECT raw_len, checksum, data FROM chunks WHERE n = ?1 AND counts = ?2 AND chunk = ?3")?;
         let row = stmt
             .query_row(params![n as i64, key, chunk as i64], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, Vec<u8>>(2)?))
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, Vec<u8>>(2)?,
+                ))
             })
             .optional()?;
         let Some((raw_len, sum, data)) = row else {
@@ -352,14 +375,20 @@ impl Store {
         let mut stmt = self
             .conn
             .prepare("SELECT counts, chunk FROM chunks WHERE n = ?1 ORDER BY counts, chunk")?;
-        let rows = stmt.query_map(params![n as i64], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64)))?;
+        let rows = stmt.query_map(params![n as i64], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
+        })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     /// Total size of the file's pages in bytes.
     pub fn file_bytes(&self) -> Result<u64> {
-        let pages: i64 = self.conn.pragma_query_value(None, "page_count", |r| r.get(0))?;
-        let size: i64 = self.conn.pragma_query_value(None, "page_size", |r| r.get(0))?;
+        let pages: i64 = self
+            .conn
+            .pragma_query_value(None, "page_count", |r| r.get(0))?;
+        let size: i64 = self
+            .conn
+            .pragma_query_value(None, "page_size", |r| r.get(0))?;
         Ok((pages * size) as u64)
     }
 
@@ -393,7 +422,12 @@ pub struct LayerFinish {
 }
 
 fn finish_layer(tx: &rusqlite::Transaction, n: usize, f: &LayerFinish) -> Result<()> {
-    let histogram: BTreeMap<String, u64> = f.stats.histogram.iter().map(|(v, c)| (v.to_string(), *c)).collect();
+    let histogram: BTreeMap<String, u64> = f
+        .stats
+        .histogram
+        .iter()
+        .map(|(v, c)| (v.to_string(), *c))
+        .collect();
     tx.execute(
         "INSERT INTO layers(n, status, positions, bytes, seconds, histogram, digest) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
          ON CONFLICT(n) DO UPDATE SET status = excluded.status, positions = excluded.positions, bytes = excluded.bytes,
@@ -411,7 +445,10 @@ fn finish_layer(tx: &rusqlite::Transaction, n: usize, f: &LayerFinish) -> Result
     if f.prune_above {
         let above = (n + 1) as i64;
         tx.execute("DELETE FROM chunks WHERE n = ?1", params![above])?;
-        tx.execute("UPDATE layers SET status = 'pruned' WHERE n = ?1", params![above])?;
+        tx.execute(
+            "UPDATE layers SET status = 'pruned' WHERE n = ?1",
+            params![above],
+        )?;
     }
     Ok(())
 }

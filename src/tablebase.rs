@@ -126,7 +126,9 @@ impl Tablebase {
     /// Stored value of a position; `None` if its layer is not stored or the position
     /// lacks some of the start's lines. A corrupt chunk is an error.
     pub fn value(&self, position: Lines) -> Result<Option<i8>> {
-        if position & self.spec.start != self.spec.start || position & !self.spec.board.all_lines() != 0 {
+        if position & self.spec.start != self.spec.start
+            || position & !self.spec.board.all_lines() != 0
+        {
             return Ok(None);
         }
         let n = position.count_ones() as usize;
@@ -161,10 +163,17 @@ impl Tablebase {
         let board = self.spec.board;
         let n = position.count_ones() as usize;
         if position & self.spec.start != self.spec.start {
-            bail!("the position lacks lines of this tablebase's start position, so it is not in it");
+            bail!(
+                "the position lacks lines of this tablebase's start position, so it is not in it"
+            );
         }
         let Some(value) = self.value(position)? else {
-            let stored: Vec<usize> = self.layers.values().filter(|r| r.status.readable()).map(|r| r.n).collect();
+            let stored: Vec<usize> = self
+                .layers
+                .values()
+                .filter(|r| r.status.readable())
+                .map(|r| r.n)
+                .collect();
             bail!(
                 "the position has {n} lines; this tablebase stores positions with {} lines (deeper positions need the search solver)",
                 ranges(&stored)
@@ -174,7 +183,13 @@ impl Tablebase {
         for line in (0..board.num_lines()).filter(|&l| position >> l & 1 == 0) {
             let boxes = board.boxes_completed(position, line);
             let child = self.value(position | 1 << line)?;
-            let value = child.map(|c| if boxes > 0 { boxes as i32 + c as i32 } else { -(c as i32) });
+            let value = child.map(|c| {
+                if boxes > 0 {
+                    boxes as i32 + c as i32
+                } else {
+                    -(c as i32)
+                }
+            });
             moves.push(MoveValue { line, value, boxes });
         }
         sort_moves(&mut moves);
@@ -213,7 +228,11 @@ fn ranges(ns: &[usize]) -> String {
         while j + 1 < ns.len() && ns[j + 1] == ns[j] + 1 {
             j += 1;
         }
-        parts.push(if i == j { ns[i].to_string() } else { format!("{}..{}", ns[i], ns[j]) });
+        parts.push(if i == j {
+            ns[i].to_string()
+        } else {
+            format!("{}..{}", ns[i], ns[j])
+        });
         i = j + 1;
     }
     parts.join(", ")

@@ -68,10 +68,17 @@ impl VerifyReport {
 pub fn verify(tb: &Tablebase, sample: Option<u64>) -> Result<VerifyReport> {
     let mut report = VerifyReport::default();
     let layout = tb.layout();
-    let readable: Vec<usize> = tb.layers().values().filter(|r| r.status.readable()).map(|r| r.n).collect();
+    let readable: Vec<usize> = tb
+        .layers()
+        .values()
+        .filter(|r| r.status.readable())
+        .map(|r| r.n)
+        .collect();
     for &n in &readable {
         for counts in layout.blocks_of_layer(n) {
-            let chunks = layout.block_size(&counts).div_ceil(tb.spec().chunk_positions);
+            let chunks = layout
+                .block_size(&counts)
+                .div_ceil(tb.spec().chunk_positions);
             for chunk in 0..chunks {
                 report.chunks += 1;
                 if let Err(e) = tb.store().read_chunk(n, &counts, chunk) {
@@ -89,7 +96,11 @@ pub fn verify(tb: &Tablebase, sample: Option<u64>) -> Result<VerifyReport> {
         let size = layout.layer_size(n);
         let count = sample.map_or(size, |s| s.min(size));
         for i in 0..count {
-            let index = if count == size { i } else { next_random(&mut rng) % size };
+            let index = if count == size {
+                i
+            } else {
+                next_random(&mut rng) % size
+            };
             let position = position_of_layer_index(tb, n, index);
             report.recomputed += 1;
             let stored = match tb.value(position) {
