@@ -2,10 +2,9 @@
 //! block, each block stored (and the superseded layer pruned) transactionally, so a
 //! killed build resumes where it stopped.
 
-use crate::board::Lines;
 use crate::checksum::digest_element;
 use crate::kernel::Kernel;
-use crate::layout::{Counts, Layout, Odometer};
+use crate::layout::{Counts, Layout};
 use crate::progress::Progress;
 use crate::spec::Spec;
 use crate::store::{BlockStats, EncodedChunk, LayerFinish, LayerStatus, Store, counts_key};
@@ -166,11 +165,7 @@ fn run_layers(
     let spec = &opts.spec;
     let layout = spec.layout();
     let completion = spec.board.completion_masks();
-    let kernel = Kernel {
-        layout: &layout,
-        completion: &completion,
-        penalty: spec.penalty,
-    };
+    let kernel = Kernel::new(&layout, &completion, spec.penalty);
     let first = layout.start_lines();
     let full = layout.full_layer();
     let total_positions: u64 = (first..=full).map(|n| layout.layer_size(n)).sum();
@@ -302,24 +297,18 @@ fn encode_block(
     values: &[i8],
     chunk_positions: u64,
 ) -> Result<(Vec<EncodedChunk>, BlockStats)> {
-    let tables: Vec<&[Lines]> = layout
-        .groups
-        .iter()
-        .zip(counts)
-        .map(|(g, &c)| g.globals(c as usize))
-        .collect();
     let parts: Vec<(EncodedChunk, [u64; 256], u64)> = values
         .par_chunks(chunk_positions as usize)
         .enumerate()
         .map(|(i, raw)| {
-            let mut odo = Odometer::new(tables.clone(), i as u64 * chunk_positions);
             let mut histogram = [0u64; 256];
             let mut digest = 0u64;
-            for &v in raw {
+            let mut values = raw.iter();
+            layout.visit(counts, i as u64 * chunk_positions, raw.len(), |position| {
+                let v = *values.next().expect("one value per position");
                 histogram[(v as i16 + 128) as usize] += 1;
-                digest = digest.wrapping_add(digest_element(layout.start | odo.mask(), v));
-                odo.advance();
-            }
+                digest = digest.wrapping_add(digest_element(position, v));
+            });
             Ok((EncodedChunk::encode(raw, ZSTD_LEVEL)?, histogram, digest))
         })
         .collect::<Result<_>>()?;

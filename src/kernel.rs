@@ -16,18 +16,77 @@ const TILE: usize = 1 << 14;
 /// Rows up to this long share one precomputed table of suffix masks.
 const SHARED_SUFFIX_MAX: u64 = 1 << 16;
 
-/// What the kernel needs besides the blocks: the layout and the box-test masks.
-pub struct Kernel<'a> {
-    /// The group layout.
-    pub layout: &'a Layout,
-    /// Per line, the other three lines of each box it borders (see
-    /// [`crate::board::Board::completion_masks`]).
-    pub completion: &'a [[Lines; 2]],
-    /// Value of the full board.
-    pub penalty: i8,
+/// One move inside the last group: from the parent subset of rank `parent` to the
+/// child subset of rank `child`; `local` bit i says whether the lines of the move's
+/// box i that lie inside the last group are all drawn.
+#[derive(Debug, Clone, Copy)]
+struct LastMove {
+    parent: u16,
+    child: u16,
+    local: u8,
 }
 
-impl Kernel<'_> {
+/// Boxes completed for each 2-bit "box i is complete" pattern.
+const BOXES: [i8; 4] = [0, 1, 1, 2];
+
+/// The retrograde kernel for one layout: box-test masks and per-group move tables.
+pub struct Kernel<'a> {
+    layout: &'a Layout,
+    completion: &'a [[Lines; 2]],
+    penalty: i8,
+    /// `last_moves[c][bit]`: every move drawing local line `bit` of the last group
+    /// from a subset of size `c`.
+    last_moves: Vec<Vec<Vec<LastMove>>>,
+}
+
+impl<'a> Kernel<'a> {
+    /// A kernel for `layout`, with `completion` from
+    /// [`crate::board::Board::completion_masks`] and the full board's value.
+    pub fn new(layout: &'a Layout, completion: &'a [[Lines; 2]], penalty: i8) -> Kernel<'a> {
+        let last_moves = match layout.groups.last() {
+            Some(group) => {
+                let group_mask = group.mask();
+                (0..group.len())
+                    .map(|c| {
+                        (0..group.len())
+                            .map(|bit| {
+                                let own = completion[group.lines[bit]]
+                                    .map(|m| group.local_of(m & group_mask));
+                                let child_ranks = group.locals(c + 1);
+                                group
+                                    .locals(c)
+                                    .iter()
+                                    .enumerate()
+                                    .filter(|&(_, &sub)| sub >> bit & 1 == 0)
+                                    .map(|(r, &sub)| {
+                                        let child = group.rank(sub | 1 << bit);
+                                        debug_assert!((child as usize) < child_ranks.len());
+                                        let local =
+                                            own.iter().enumerate().fold(0u8, |f, (i, &o)| {
+                                                f | u8::from(sub & o == o) << i
+                                            });
+                                        LastMove {
+                                            parent: r as u16,
+                                            child: child as u16,
+                                            local,
+                                        }
+                                    })
+                                    .collect()
+                            })
+                            .collect()
+                    })
+                    .collect()
+            }
+            None => Vec::new(),
+        };
+        Kernel {
+            layout,
+            completion,
+            penalty,
+            last_moves,
+        }
+    }
+
     /// Computes block `counts`. `children[g]` must hold block `counts + e_g` for every
     /// group that still has a free line (and is ignored otherwise).
     pub fn compute_block(&self, counts: &[u8], children: &[Option<&[i8]>]) -> Vec<i8> {
@@ -56,8 +115,9 @@ impl Kernel<'_> {
     }
 
     /// Folds the moves of the last group into `parent`. Each parent position is its
-    /// own row here, so the loop runs per position over its free lines; the children
-    /// of one row of the earlier groups lie in one short run of the child block.
+    /// own row here, so instead of streaming, the pass walks precomputed move lists
+    /// (parent rank -> child rank) for each line of the group; the children of one
+    /// row of the earlier groups lie in one short run of the child block.
     fn last_group_pass(&self, counts: &[u8], child: &[i8], parent: &mut [i8]) {
         let groups = &self.layout.groups;
         let g = groups.len() - 1;
@@ -70,45 +130,31 @@ impl Kernel<'_> {
             .zip(counts)
             .map(|(h, &ch)| h.globals(ch as usize))
             .collect();
-        let locals = group.locals(c);
-        let globals = group.globals(c);
-        let masks: Vec<[Lines; 2]> = group.lines.iter().map(|&l| self.completion[l]).collect();
-        let full_local = ((1u64 << group.len()) - 1) as u32;
+        let group_mask = group.mask();
+        // Per line of the group: the parts of its two box masks outside the group.
+        let outside: Vec<[Lines; 2]> = group
+            .lines
+            .iter()
+            .map(|&l| self.completion[l].map(|m| if m == u64::MAX { m } else { m & !group_mask }))
+            .collect();
+        let moves = &self.last_moves[c];
+        let rows_per_task = (TILE / radix).max(1);
         parent
-            .par_chunks_mut(TILE)
+            .par_chunks_mut(rows_per_task * radix)
             .enumerate()
             .for_each(|(t, out)| {
-                let start = t * TILE;
-                let end = start + out.len();
-                let mut prefix_odo = Odometer::new(prefix_tables.clone(), (start / radix) as u64);
-                let mut idx = start;
-                while idx < end {
-                    let prefix = idx / radix;
-                    let r0 = idx % radix;
-                    let r1 = radix.min(r0 + end - idx);
+                let first_row = t * rows_per_task;
+                let mut prefix_odo = Odometer::new(prefix_tables.clone(), first_row as u64);
+                for (i, out_row) in out.chunks_exact_mut(radix).enumerate() {
                     let base = self.layout.start | prefix_odo.mask();
-                    let child_row = &child[prefix * child_radix..][..child_radix];
-                    let out_row = &mut out[idx - start..][..r1 - r0];
-                    for (o, r) in out_row.iter_mut().zip(r0..r1) {
-                        let sub = locals[r];
-                        let p = base | globals[r];
-                        let mut best = *o;
-                        let mut free = !sub & full_local;
-                        while free != 0 {
-                            let bit = free.trailing_zeros() as usize;
-                            free &= free - 1;
-                            let v = child_row[group.rank(sub | 1 << bit) as usize];
-                            let [m1, m2] = masks[bit];
-                            let k = ((p & m1) == m1) as i8 + ((p & m2) == m2) as i8;
-                            best = best.max(if k == 0 {
-                                v.wrapping_neg()
-                            } else {
-                                v.wrapping_add(k)
-                            });
-                        }
-                        *o = best;
+                    let child_row = &child[(first_row + i) * child_radix..][..child_radix];
+                    for (bit, list) in moves.iter().enumerate() {
+                        // Which of the line's boxes have all their outside lines drawn.
+                        let ready = outside[bit].iter().enumerate().fold(0u8, |f, (j, &m)| {
+                            f | u8::from(m != u64::MAX && base & m == m) << j
+                        });
+                        fold_last_moves(out_row, child_row, list, ready);
                     }
-                    idx += r1 - r0;
                     prefix_odo.advance();
                 }
             });
@@ -208,6 +254,22 @@ fn fill_suffix_masks(tables: &[&[Lines]], from: u64, len: usize, out: &mut Vec<L
     }
 }
 
+/// `out[m.parent] = max(out[m.parent], value of move m)` for one line's move list.
+#[inline(always)]
+fn fold_last_moves_body(out: &mut [i8], child: &[i8], list: &[LastMove], ready: u8) {
+    for m in list {
+        let v = child[m.child as usize];
+        let k = BOXES[(m.local & ready) as usize];
+        let value = if k == 0 {
+            v.wrapping_neg()
+        } else {
+            v.wrapping_add(k)
+        };
+        let o = &mut out[m.parent as usize];
+        *o = (*o).max(value);
+    }
+}
+
 /// The part of a box test that depends on the later groups, for a fixed row with
 /// lines `base` drawn in groups 1..=g: `0` (the box completes whatever the later
 /// groups hold), `u64::MAX` (it cannot complete in this row) or the later-group lines
@@ -225,8 +287,8 @@ fn suffix_test(base: Lines, box_mask: Lines, suffix_lines: Lines) -> Lines {
 /// `out[i] = max(out[i], value of the move)` along one run: the move completes
 /// `k = #{t in tests: suffix[i] & t == t}` boxes; its value is `k + child` if k > 0
 /// (same player again), else `-child`.
-#[inline]
-fn fold_moves(out: &mut [i8], child: &[i8], suffix: &[Lines], tests: [Lines; 2]) {
+#[inline(always)]
+fn fold_moves_body(out: &mut [i8], child: &[i8], suffix: &[Lines], tests: [Lines; 2]) {
     let constant = |t: Lines| t == 0 || t == u64::MAX;
     if constant(tests[0]) && constant(tests[1]) {
         let k = tests.iter().filter(|&&t| t == 0).count() as i8;
@@ -252,3 +314,29 @@ fn fold_moves(out: &mut [i8], child: &[i8], suffix: &[Lines], tests: [Lines; 2])
         *o = (*o).max(v);
     }
 }
+
+/// Compiles a leaf loop twice, for the baseline target and for AVX2, and picks one
+/// at run time: the streaming loops vectorise twice as wide with AVX2, and the
+/// binary still runs on CPUs without it.
+macro_rules! dispatch {
+    ($name:ident, $fast:ident, $body:ident, ($($arg:ident: $ty:ty),*)) => {
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2,bmi1,bmi2,popcnt")]
+        fn $fast($($arg: $ty),*) {
+            $body($($arg),*)
+        }
+
+        #[inline]
+        fn $name($($arg: $ty),*) {
+            #[cfg(target_arch = "x86_64")]
+            if std::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU supports every feature $fast was compiled for.
+                return unsafe { $fast($($arg),*) };
+            }
+            $body($($arg),*)
+        }
+    };
+}
+
+dispatch!(fold_moves, fold_moves_avx2, fold_moves_body, (out: &mut [i8], child: &[i8], suffix: &[Lines], tests: [Lines; 2]));
+dispatch!(fold_last_moves, fold_last_moves_avx2, fold_last_moves_body, (out: &mut [i8], child: &[i8], list: &[LastMove], ready: u8));
