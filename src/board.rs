@@ -175,15 +175,13 @@ impl Board {
     }
 
     /// Number of boxes that drawing `line` completes in `position` (which must not
-    /// contain `line`).
+    /// contain `line`). Hot paths use [`boxes_completed_with`] and precomputed masks.
     pub fn boxes_completed(&self, position: Lines, line: usize) -> u32 {
-        self.boxes_of_line(line)
+        let masks = self
+            .boxes_of_line(line)
             .into_iter()
-            .filter(|&(r, c)| {
-                let m = self.box_mask(r, c) & !(1u64 << line);
-                position & m == m
-            })
-            .count() as u32
+            .map(|(r, c)| self.box_mask(r, c) & !(1u64 << line));
+        masks.filter(|&m| position & m == m).count() as u32
     }
 
     /// Mask of the perimeter lines.
@@ -249,6 +247,12 @@ impl Board {
             _ => Err(unknown()),
         }
     }
+}
+
+/// Boxes completed by a line whose [`Board::completion_masks`] entry is `masks`.
+#[inline]
+pub fn boxes_completed_with(position: Lines, masks: [Lines; 2]) -> u32 {
+    masks.iter().filter(|&&m| position & m == m).count() as u32
 }
 
 impl fmt::Display for Board {

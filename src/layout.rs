@@ -32,6 +32,9 @@ pub struct Group {
     local: Vec<Vec<u32>>,
     /// `global[c][r]` = the same subset as a global line mask.
     global: Vec<Vec<Lines>>,
+    /// `gather[j][b]`: the local bits of the group's lines found in byte `j` of a
+    /// position equal to `b` (a portable stand-in for BMI2 `pext`).
+    gather: Vec<[u32; 256]>,
 }
 
 impl Group {
@@ -55,11 +58,25 @@ impl Group {
             .iter()
             .map(|subsets| subsets.iter().map(|&m| to_global(&lines, m)).collect())
             .collect();
+        let gather = (0..8)
+            .map(|j| {
+                let mut table = [0u32; 256];
+                for (b, entry) in table.iter_mut().enumerate() {
+                    *entry = lines
+                        .iter()
+                        .enumerate()
+                        .filter(|&(_, &l)| l / 8 == j && b >> (l % 8) & 1 == 1)
+                        .fold(0, |m, (i, _)| m | 1 << i);
+                }
+                table
+            })
+            .collect();
         Group {
             lines,
             rank,
             local,
             global,
+            gather,
         }
     }
 
@@ -74,8 +91,11 @@ impl Group {
     }
 
     /// Number of subsets with `count` lines: the radix of this group's digit.
+    #[inline]
     pub fn radix(&self, count: usize) -> u64 {
-        binomial(self.len(), count)
+        self.local
+            .get(count)
+            .map_or(0, |subsets| subsets.len() as u64)
     }
 
     /// Rank of a local subset mask.
@@ -102,11 +122,13 @@ impl Group {
     }
 
     /// The local mask of the group's lines within a global position.
+    #[inline]
     pub fn local_of(&self, position: Lines) -> u32 {
-        self.lines
+        position
+            .to_le_bytes()
             .iter()
-            .enumerate()
-            .fold(0, |m, (i, &l)| m | (((position >> l) & 1) as u32) << i)
+            .zip(&self.gather)
+            .fold(0, |m, (&b, table)| m | table[b as usize])
     }
 }
 
@@ -233,6 +255,29 @@ impl Layout {
             index = index * g.radix(c) + g.rank(local) as u64;
         }
         (counts, index)
+    }
+
+    /// Like [`Layout::locate`] without allocating: the counts packed 8 bits each
+    /// (group 1 most significant; at most 16 groups) and the index.
+    #[inline]
+    pub fn locate_packed(&self, position: Lines) -> (u128, u64) {
+        let mut packed = 0u128;
+        let mut index = 0u64;
+        for g in &self.groups {
+            let local = g.local_of(position);
+            let c = local.count_ones() as usize;
+            packed = packed << 8 | c as u128;
+            index = index * g.radix(c) + g.rank(local) as u64;
+        }
+        (packed, index)
+    }
+
+    /// Unpacks counts packed by [`Layout::locate_packed`].
+    pub fn unpack_counts(&self, packed: u128) -> Counts {
+        let g = self.groups.len();
+        (0..g)
+            .map(|i| (packed >> (8 * (g - 1 - i))) as u8)
+            .collect()
     }
 
     /// The position at `index` of block `counts` (inverse of [`Layout::locate`]).
@@ -381,6 +426,14 @@ mod tests {
             }
         }
         assert_eq!(g.locals(2).len(), 15);
+    }
+
+    #[test]
+    fn local_masks_gather_the_group_lines() {
+        let g = Group::new(vec![3, 9, 17, 40, 63]);
+        assert_eq!(g.local_of(1 << 3 | 1 << 63 | 1 << 5), 0b10001);
+        assert_eq!(g.local_of(u64::MAX), 0b11111);
+        assert_eq!(g.local_of(!(1 << 40)), 0b10111);
     }
 
     #[test]

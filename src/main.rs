@@ -282,8 +282,14 @@ fn probe(db: &Path, json: bool, positions: Vec<String>) -> Result<ExitCode> {
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let mut failed = 0usize;
-    let mut answer = |input: &str, out: &mut dyn Write| -> Result<()> {
-        let result = notation::parse_position_arg(&board, input)
+    // Arguments may name Wilson files; stdin lines are positions themselves.
+    let mut answer = |input: &str, from_args: bool, out: &mut dyn Write| -> Result<()> {
+        let parsed = if from_args {
+            notation::parse_position_arg(&board, input)
+        } else {
+            notation::parse_position(&board, input)
+        };
+        let result = parsed
             .map_err(anyhow::Error::from)
             .and_then(|p| tb.probe(p.lines));
         match result {
@@ -307,12 +313,12 @@ fn probe(db: &Path, json: bool, positions: Vec<String>) -> Result<ExitCode> {
         for line in std::io::stdin().lock().lines() {
             let line = line.context("cannot read stdin")?;
             if !line.trim().is_empty() {
-                answer(line.trim(), &mut out)?;
+                answer(line.trim(), false, &mut out)?;
             }
         }
     } else {
         for p in &positions {
-            answer(p, &mut out)?;
+            answer(p, true, &mut out)?;
         }
     }
     out.flush()?;

@@ -3,23 +3,48 @@
 use crate::board::Board;
 use crate::notation::format_position;
 use crate::tablebase::Probe;
+use serde::Serialize;
 use serde_json::{Value, json};
 
-/// One JSON object for a probe answer.
-pub fn probe_json(board: &Board, probe: &Probe) -> Value {
-    json!({
-        "board": board.to_string(),
-        "position": format_position(board, probe.position),
-        "lines": probe.position.count_ones(),
-        "value": probe.value,
-        "source": probe.source.as_str(),
-        "moves": probe.moves.iter().map(|m| json!({
-            "line": m.line,
-            "name": board.line_name(m.line),
-            "value": m.value,
-            "boxes": m.boxes,
-        })).collect::<Vec<_>>(),
-    })
+/// A probe answer as serialised (field order as in DESIGN.md §5).
+#[derive(Serialize)]
+struct ProbeJson<'a> {
+    board: String,
+    position: String,
+    lines: u32,
+    value: i32,
+    source: &'a str,
+    moves: Vec<MoveJson>,
+}
+
+#[derive(Serialize)]
+struct MoveJson {
+    line: usize,
+    name: String,
+    value: Option<i32>,
+    boxes: u32,
+}
+
+/// One JSON object (one line of text) for a probe answer.
+pub fn probe_json(board: &Board, probe: &Probe) -> String {
+    let object = ProbeJson {
+        board: board.to_string(),
+        position: format_position(board, probe.position),
+        lines: probe.position.count_ones(),
+        value: probe.value,
+        source: probe.source.as_str(),
+        moves: probe
+            .moves
+            .iter()
+            .map(|m| MoveJson {
+                line: m.line,
+                name: board.line_name(m.line),
+                value: m.value,
+                boxes: m.boxes,
+            })
+            .collect(),
+    };
+    serde_json::to_string(&object).expect("probe answers serialise")
 }
 
 /// The JSON object for an input line that could not be answered.

@@ -16,6 +16,9 @@ pub const DEFAULT_CHUNK_POSITIONS: u64 = 1 << 16;
 /// Default upper bound on the number of positions the book keeps.
 const DEFAULT_BOOK_POSITIONS: u64 = 1 << 26;
 
+/// Most line groups a layout may have (block keys pack 8 bits per group).
+pub const MAX_GROUPS: usize = 16;
+
 /// Largest |penalty| accepted (values must fit an `i8` with every box added).
 pub const MAX_PENALTY: i32 = 64;
 
@@ -105,7 +108,7 @@ pub fn auto_groups(board: &Board, start: Lines, memory: u64) -> Vec<Vec<usize>> 
         .collect();
     let min_groups = free.len().div_ceil(MAX_GROUP_LINES).max(1);
     let mut best = None;
-    for g in min_groups..=free.len().max(1) {
+    for g in min_groups..=free.len().clamp(1, MAX_GROUPS) {
         let groups = split_even(&free, g);
         let layout = Layout::new(start, groups.clone());
         let peak = peak_block_bytes(&layout);

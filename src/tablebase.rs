@@ -2,7 +2,7 @@
 //! and answer probes (the value of a position and of each of its moves).
 
 use crate::board::{Board, Lines};
-use crate::layout::{Counts, Layout};
+use crate::layout::Layout;
 use crate::spec::Spec;
 use crate::store::{LayerRow, LayerStatus, Store};
 use anyhow::{Result, bail};
@@ -57,19 +57,51 @@ pub struct Probe {
 
 type ChunkKey = (u8, u128, u64);
 
+/// A fast hasher for chunk keys (the default SipHash dominated warm probes).
+#[derive(Default, Clone, Copy)]
+struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        crate::checksum::mix(self.0)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.write_u64(i as u64);
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(29) ^ i).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+    fn write_u128(&mut self, i: u128) {
+        self.write_u64(i as u64);
+        self.write_u64((i >> 64) as u64);
+    }
+}
+
+type KeyHash = std::hash::BuildHasherDefault<KeyHasher>;
+
 /// An open tablebase file.
 pub struct Tablebase {
     store: Store,
     spec: Spec,
     layout: Layout,
     layers: BTreeMap<usize, LayerRow>,
+    /// `readable[n]`: layer n can be read.
+    readable: Vec<bool>,
+    completion: Vec<[Lines; 2]>,
     cache: RefCell<ChunkCache>,
 }
 
 #[derive(Default)]
 struct ChunkCache {
-    chunks: HashMap<ChunkKey, Rc<Vec<i8>>>,
+    chunks: HashMap<ChunkKey, Rc<Vec<i8>>, KeyHash>,
     order: VecDeque<ChunkKey>,
+    /// The chunk of the previous lookup (consecutive lookups often share it).
+    last: Option<(ChunkKey, Rc<Vec<i8>>)>,
 }
 
 impl Tablebase {
@@ -79,11 +111,17 @@ impl Tablebase {
         let spec = Spec::from_meta(&store.meta()?)?;
         let layout = spec.layout();
         let layers = store.layers()?;
+        let readable = (0..=64)
+            .map(|n| layers.get(&n).is_some_and(|r| r.status.readable()))
+            .collect();
+        let completion = spec.board.completion_masks();
         Ok(Tablebase {
             store,
             spec,
             layout,
             layers,
+            readable,
+            completion,
             cache: RefCell::new(ChunkCache::default()),
         })
     }
@@ -120,7 +158,13 @@ impl Tablebase {
 
     /// Whether layer `n` can be read.
     pub fn has_layer(&self, n: usize) -> bool {
-        self.layers.get(&n).is_some_and(|r| r.status.readable())
+        self.readable.get(n).copied().unwrap_or(false)
+    }
+
+    /// Boxes that drawing `line` completes in `position`.
+    #[inline]
+    pub fn boxes_completed(&self, position: Lines, line: usize) -> u32 {
+        crate::board::boxes_completed_with(position, self.completion[line])
     }
 
     /// Stored value of a position; `None` if its layer is not stored or the position
@@ -135,18 +179,30 @@ impl Tablebase {
         if !self.has_layer(n) {
             return Ok(None);
         }
-        let (counts, index) = self.layout.locate(position);
-        let chunk = index / self.spec.chunk_positions;
-        let values = self.chunk(n, &counts, chunk)?;
-        Ok(Some(values[(index % self.spec.chunk_positions) as usize]))
+        let (packed, index) = self.layout.locate_packed(position);
+        let key: ChunkKey = (n as u8, packed, index / self.spec.chunk_positions);
+        let offset = (index % self.spec.chunk_positions) as usize;
+        {
+            let cache = self.cache.borrow();
+            if let Some((last, values)) = &cache.last
+                && *last == key
+            {
+                return Ok(Some(values[offset]));
+            }
+        }
+        let values = self.chunk(key)?;
+        let value = values[offset];
+        self.cache.borrow_mut().last = Some((key, values));
+        Ok(Some(value))
     }
 
-    fn chunk(&self, n: usize, counts: &Counts, chunk: u64) -> Result<Rc<Vec<i8>>> {
-        let key: ChunkKey = (n as u8, pack_counts(counts), chunk);
+    fn chunk(&self, key: ChunkKey) -> Result<Rc<Vec<i8>>> {
         if let Some(c) = self.cache.borrow().chunks.get(&key) {
             return Ok(c.clone());
         }
-        let values = Rc::new(self.store.read_chunk(n, counts, chunk)?);
+        let (n, packed, chunk) = key;
+        let counts = self.layout.unpack_counts(packed);
+        let values = Rc::new(self.store.read_chunk(n as usize, &counts, chunk)?);
         let mut cache = self.cache.borrow_mut();
         if cache.order.len() >= CACHE_CHUNKS
             && let Some(old) = cache.order.pop_front()
@@ -181,7 +237,7 @@ impl Tablebase {
         };
         let mut moves = Vec::new();
         for line in (0..board.num_lines()).filter(|&l| position >> l & 1 == 0) {
-            let boxes = board.boxes_completed(position, line);
+            let boxes = self.boxes_completed(position, line);
             let child = self.value(position | 1 << line)?;
             let value = child.map(|c| {
                 if boxes > 0 {
@@ -210,10 +266,6 @@ impl Tablebase {
 /// Best first, ties by lower line; unknown values last.
 pub fn sort_moves(moves: &mut [MoveValue]) {
     moves.sort_by_key(|m| (m.value.is_none(), std::cmp::Reverse(m.value), m.line));
-}
-
-fn pack_counts(counts: &[u8]) -> u128 {
-    counts.iter().fold(0u128, |k, &c| k << 8 | c as u128)
 }
 
 /// `[1,2,3,7]` -> "1..3, 7".

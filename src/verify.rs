@@ -2,6 +2,7 @@
 //! from the layer above (independently of the kernel: plain per-position lookups).
 
 use crate::board::Lines;
+use crate::layout::Counts;
 use crate::notation::format_position;
 use crate::tablebase::Tablebase;
 use anyhow::Result;
@@ -93,37 +94,49 @@ pub fn verify(tb: &Tablebase, sample: Option<u64>) -> Result<VerifyReport> {
         if n < full && !tb.has_layer(n + 1) {
             continue;
         }
+        let blocks = layout.blocks_of_layer(n);
         let size = layout.layer_size(n);
-        let count = sample.map_or(size, |s| s.min(size));
-        for i in 0..count {
-            let index = if count == size {
-                i
-            } else {
-                next_random(&mut rng) % size
-            };
-            let position = position_of_layer_index(tb, n, index);
-            report.recomputed += 1;
-            let stored = match tb.value(position) {
-                Ok(v) => v,
-                Err(_) => continue, // already reported as a bad chunk
-            };
-            let expected = match recompute(tb, position) {
-                Ok(v) => v,
-                Err(_) => continue,
-            };
-            if stored != Some(expected) {
-                report.mismatch_count += 1;
-                if report.mismatches.len() < MAX_LISTED {
-                    report.mismatches.push(format!(
-                        "{} stored {:?}, recomputed {expected}",
-                        format_position(&tb.board(), position),
-                        stored
-                    ));
+        match sample {
+            Some(count) if count < size => {
+                for _ in 0..count {
+                    let position =
+                        position_of_layer_index(tb, &blocks, next_random(&mut rng) % size);
+                    check_position(tb, position, &mut report);
+                }
+            }
+            _ => {
+                for counts in &blocks {
+                    let mut positions = Vec::new();
+                    layout.visit(counts, 0, layout.block_size(counts) as usize, |p| {
+                        positions.push(p)
+                    });
+                    for p in positions {
+                        check_position(tb, p, &mut report);
+                    }
                 }
             }
         }
     }
     Ok(report)
+}
+
+/// Compares one stored value with its one-ply recomputation.
+fn check_position(tb: &Tablebase, position: Lines, report: &mut VerifyReport) {
+    report.recomputed += 1;
+    // A failing read was already reported as a bad chunk.
+    let (Ok(stored), Ok(expected)) = (tb.value(position), recompute(tb, position)) else {
+        return;
+    };
+    if stored != Some(expected) {
+        report.mismatch_count += 1;
+        if report.mismatches.len() < MAX_LISTED {
+            report.mismatches.push(format!(
+                "{} stored {}, recomputed {expected}",
+                format_position(&tb.board(), position),
+                stored.map_or("nothing".to_string(), |v| v.to_string())
+            ));
+        }
+    }
 }
 
 /// The value of a position from its children's stored values (penalty when full).
@@ -134,24 +147,24 @@ fn recompute(tb: &Tablebase, position: Lines) -> Result<i8> {
         let child = tb
             .value(position | 1 << line)?
             .ok_or_else(|| anyhow::anyhow!("child layer missing"))? as i32;
-        let boxes = board.boxes_completed(position, line) as i32;
+        let boxes = tb.boxes_completed(position, line) as i32;
         let v = if boxes > 0 { boxes + child } else { -child };
         best = Some(best.map_or(v, |b| b.max(v)));
     }
     Ok(best.unwrap_or(tb.spec().penalty as i32) as i8)
 }
 
-/// The position at `index` in layer `n`, counting blocks in order.
-fn position_of_layer_index(tb: &Tablebase, n: usize, mut index: u64) -> Lines {
+/// The position at `index` of a layer whose blocks are `blocks`, in block order.
+fn position_of_layer_index(tb: &Tablebase, blocks: &[Counts], mut index: u64) -> Lines {
     let layout = tb.layout();
-    for counts in layout.blocks_of_layer(n) {
-        let size = layout.block_size(&counts);
+    for counts in blocks {
+        let size = layout.block_size(counts);
         if index < size {
-            return layout.position_at(&counts, index);
+            return layout.position_at(counts, index);
         }
         index -= size;
     }
-    unreachable!("index beyond layer {n}")
+    unreachable!("index beyond the layer")
 }
 
 fn next_random(state: &mut u64) -> u64 {
