@@ -36,10 +36,17 @@ pub struct BuildOptions {
 }
 
 /// What a finished build reports.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct BuildSummary {
     /// The spec that was built (groups as stored).
+    #[serde(skip)]
     pub spec: Spec,
+    /// Board, `RxC`.
+    pub board: String,
+    /// Start name.
+    pub start: String,
+    /// The database file.
+    pub db: PathBuf,
     /// Positions computed in this run.
     pub computed_positions: u64,
     /// Positions of the whole tablebase (every layer).
@@ -50,8 +57,24 @@ pub struct BuildSummary {
     pub seconds: f64,
     /// Size of the file at the end.
     pub file_bytes: u64,
+    /// Compressed bytes written over all layers (before pruning).
+    pub stored_bytes: u64,
+    /// Peak resident memory of the process, where the OS reports it.
+    pub peak_rss_bytes: Option<u64>,
     /// Value of the start position.
     pub start_value: i8,
+}
+
+impl BuildSummary {
+    /// Positions computed per second of wall time in this run.
+    pub fn positions_per_second(&self) -> f64 {
+        self.computed_positions as f64 / self.seconds.max(1e-9)
+    }
+
+    /// Stored bits per position over all layers.
+    pub fn bits_per_position(&self) -> f64 {
+        self.stored_bytes as f64 * 8.0 / self.total_positions.max(1) as f64
+    }
 }
 
 /// Holds an exclusive lock on `<db>.lock` for the lifetime of a build.
@@ -253,8 +276,15 @@ fn run_layers(
         let values = store.read_chunk(first, &counts, chunk)?;
         values[(index % spec.chunk_positions) as usize]
     };
+    store.compact()?;
+    let stored_bytes = store.layers()?.values().map(|r| r.bytes).sum();
     let summary = BuildSummary {
         spec: spec.clone(),
+        board: spec.board.to_string(),
+        start: spec.start_name.clone(),
+        db: opts.db.clone(),
+        stored_bytes,
+        peak_rss_bytes: peak_rss_bytes(),
         computed_positions,
         total_positions,
         resumed_blocks,
@@ -264,6 +294,14 @@ fn run_layers(
     };
     progress.finish(&summary);
     Ok(summary)
+}
+
+/// Peak resident set size of this process (Linux: `VmHWM` in /proc/self/status).
+pub fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 /// Reads a whole block back from the store.

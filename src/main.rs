@@ -67,6 +67,9 @@ enum Command {
         /// No progress output.
         #[arg(long, short)]
         quiet: bool,
+        /// Print the final summary as one JSON object on stdout.
+        #[arg(long)]
+        json: bool,
     },
     /// Value of positions and of each of their moves, from a built tablebase.
     #[command(
@@ -153,6 +156,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             groups,
             chunk,
             quiet,
+            json,
         } => {
             let board: Board = board.parse()?;
             let start = spec::parse_start(&board, &start)?;
@@ -204,7 +208,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 },
                 progress.as_mut(),
             )?;
-            if quiet {
+            if json {
+                let mut value = serde_json::to_value(&summary)?;
+                value["start_value"] = summary.start_value.into();
+                value["positions_per_second"] = summary.positions_per_second().into();
+                value["bits_per_position"] = summary.bits_per_position().into();
+                println!("{value}");
+            } else if quiet {
                 // Scripts still learn where the result went.
                 println!("{}", db.display());
             } else {

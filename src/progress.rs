@@ -45,20 +45,19 @@ impl Progress for Quiet {
 
 /// The final summary line(s) of a build.
 pub fn summary_text(s: &BuildSummary) -> String {
-    let rate = s.computed_positions as f64 / s.seconds.max(1e-9);
-    let bits = s.file_bytes as f64 * 8.0 / s.total_positions.max(1) as f64;
     format!(
-        "built {} {}: start value {:+}, {} positions ({} computed now, {} blocks resumed) in {:.2} s, {:.1} M positions/s; file {} ({:.3} bits/position over all layers)",
-        s.spec.board,
-        s.spec.start_name,
+        "built {} {}: start value {:+}, {} positions ({} computed now, {} blocks resumed) in {:.2} s, {:.1} M positions/s; stored {:.3} bits/position over all layers; file {}; peak RSS {}",
+        s.board,
+        s.start,
         s.start_value,
         s.total_positions,
         s.computed_positions,
         s.resumed_blocks,
         s.seconds,
-        rate / 1e6,
+        s.positions_per_second() / 1e6,
+        s.bits_per_position(),
         human_bytes(s.file_bytes),
-        bits
+        s.peak_rss_bytes.map_or("unknown".to_string(), human_bytes)
     )
 }
 

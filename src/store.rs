@@ -141,7 +141,12 @@ impl Store {
         let conn =
             Connection::open(path).with_context(|| format!("cannot open {}", path.display()))?;
         conn.busy_timeout(std::time::Duration::from_secs(30))?;
+        // Pruned layers free many pages; incremental vacuum hands them back (it must
+        // be chosen before the first table exists, so only new files get it).
+        conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
+        // Keep the WAL from staying as large as the largest block ever written.
+        conn.pragma_update(None, "journal_size_limit", 64i64 << 20)?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         let mut store = Store { conn };
         store.migrate()?;
@@ -379,6 +384,14 @@ impl Store {
             Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Returns free pages to the file system and truncates the WAL (end of a build).
+    pub fn compact(&mut self) -> Result<()> {
+        self.conn.execute_batch("PRAGMA incremental_vacuum;")?;
+        self.conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+        Ok(())
     }
 
     /// Total size of the file's pages in bytes.
