@@ -4,7 +4,6 @@ use crate::board::Board;
 use crate::notation::format_position;
 use crate::tablebase::Probe;
 use serde::Serialize;
-use serde_json::{Value, json};
 
 /// A probe answer as serialised (field order as in DESIGN.md §5).
 #[derive(Serialize)]
@@ -48,8 +47,17 @@ pub fn probe_json(board: &Board, probe: &Probe) -> String {
 }
 
 /// The JSON object for an input line that could not be answered.
-pub fn error_json(input: &str, error: &anyhow::Error) -> Value {
-    json!({ "input": input, "error": format!("{error:#}") })
+pub fn error_json(input: &str, error: &anyhow::Error) -> String {
+    #[derive(Serialize)]
+    struct ErrorJson<'a> {
+        input: &'a str,
+        error: String,
+    }
+    let object = ErrorJson {
+        input,
+        error: format!("{error:#}"),
+    };
+    serde_json::to_string(&object).expect("errors serialise")
 }
 
 /// A human-readable table for a probe answer.

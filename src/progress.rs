@@ -193,7 +193,7 @@ impl Progress for Log {
         }
     }
     fn finish_layer(&mut self, n: usize, stats: &BlockStats) {
-        if self.last.elapsed() >= self.every || self.total < 1 << 26 {
+        if self.last.elapsed() >= self.every {
             let _ = writeln!(
                 std::io::stderr(),
                 "tb: layer {n} complete: {} positions, {} stored",

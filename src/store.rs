@@ -388,7 +388,12 @@ impl Store {
 
     /// Returns free pages to the file system and truncates the WAL (end of a build).
     pub fn compact(&mut self) -> Result<()> {
-        self.conn.execute_batch("PRAGMA incremental_vacuum;")?;
+        // The pragma frees pages one step (result row) at a time: run it to the end.
+        let mut vacuum = self.conn.prepare("PRAGMA incremental_vacuum")?;
+        let mut steps = vacuum.query([])?;
+        while steps.next()?.is_some() {}
+        drop(steps);
+        drop(vacuum);
         self.conn
             .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
         Ok(())

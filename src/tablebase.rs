@@ -12,7 +12,7 @@ use std::path::Path;
 use std::rc::Rc;
 
 /// Decompressed chunks kept per open tablebase.
-const CACHE_CHUNKS: usize = 512;
+const CACHE_CHUNKS: usize = 1024;
 
 /// Where an answer came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
