@@ -200,8 +200,11 @@ fn run_layers(
         .sum();
     progress.start(total_positions, done_positions);
 
-    // Values of layer n+1 kept from the previous step, or loaded on demand.
-    let mut children = BlockCache::new(opts.memory / 2);
+    // Memory: a quarter of the budget for the blocks of layer n+1 kept from the
+    // previous step (or reloaded), a quarter for the blocks of layer n produced now
+    // (the next step's children), and half for the block being computed and the
+    // child blocks it needs (the group planner sizes blocks for that).
+    let mut children = BlockCache::new(opts.memory / 4);
     let mut computed_positions = 0u64;
     let mut resumed_blocks = 0usize;
     for n in (first..=full).rev() {
@@ -209,7 +212,7 @@ fn run_layers(
             .get(&n)
             .is_some_and(|r| r.status != LayerStatus::Building)
         {
-            children = BlockCache::new(opts.memory / 2);
+            children = BlockCache::new(opts.memory / 4);
             continue;
         }
         let blocks = layout.blocks_of_layer(n);
@@ -226,7 +229,7 @@ fn run_layers(
             .iter()
             .filter(|c| !finished.contains_key(&counts_key(c)))
             .collect();
-        let mut produced = BlockCache::new(opts.memory / 2);
+        let mut produced = BlockCache::new(opts.memory / 4);
         let finish_for = |totals: &BlockStats| LayerFinish {
             status: if n <= spec.book_lines {
                 LayerStatus::Book
