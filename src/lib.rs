@@ -6,3 +6,4 @@
 
 pub mod board;
 pub mod notation;
+pub mod search;
