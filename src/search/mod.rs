@@ -26,41 +26,62 @@
 //!   no box a third side), then sacrifices. At a symmetric position only one move of
 //!   each orbit of the position's stabiliser is searched.
 //! * Static bounds: `|V| <= unfinished boxes + |penalty|`.
-//! * Forced captures (proved below): a capture that gives no other box its third
-//!   side is played at once, without considering the alternatives.
+//! * Capture rules (proved below): a capture that gives no other box its third side
+//!   is played at once; while any capture is available, the only non-capturing move
+//!   searched is the double-dealing move at the end of a chain.
 //!
-//! # The forced-capture rule
+//! # Capture rules
 //!
-//! **Claim.** Let line `m` complete `k >= 1` boxes of `p`, and let every box of `m`
-//! that `m` does not complete have at most one side drawn in `p`. Then
-//! `V(p) = k + V(p|m)`.
+//! Let line `m` complete box `b` of position `p`; write `q = p|m`. If `m` borders a
+//! second box that it does not complete, call it `b'`.
 //!
-//! *Proof*, by induction on the number of open lines; write `q = p|m`. Clearly
-//! `V(p) >= k + V(q)`; we bound every other move `x` of `p` by `k + V(q)`. Let `b'`
-//! be the box of `m` that `m` does not complete, if there is one (it has at most one
-//! side; then `k = 1`).
+//! **Rule 1 (forced capture).** If `b'` does not exist, or has at most one side
+//! drawn, or `m` completes it too, then `V(p) = k + V(q)` where `k` is the number of
+//! boxes `m` completes. The search plays `m` and nothing else.
 //!
-//! * `x` completes nothing in `p`. Then `x` completes nothing in `q` either (`b'` has
-//!   at most two sides in `q`, the boxes completed by `m` have no other open line),
-//!   so `-V(q|x) <= V(q)`. In `p|x` the opponent may take `m`, which still completes
-//!   the same `k` boxes (`b'` has at most two sides), so `V(p|x) >= k + V(q|x)` and
-//!   the move is worth `-V(p|x) <= -k - V(q|x) <= V(q) - k`.
-//! * `x` completes `j` boxes and leaves `b'` with at most one side (it does not
-//!   border `b'`, or `b'` had none). It completes the same `j` boxes in `q`, and the
-//!   claim holds in `p|x` by induction, so the move is worth
-//!   `j + V(p|x) = j + k + V(q|x) <= k + V(q)`.
+//! *Proof*, by induction on the number of open lines. Clearly `V(p) >= k + V(q)`;
+//! we bound every other move `x` of `p` by `k + V(q)`.
+//!
+//! * `x` completes nothing in `p`. Then `x` completes nothing in `q` either (`b'`,
+//!   if any and not completed by `m`, has at most two sides in `q`; the boxes `m`
+//!   completes have no other open line), so `-V(q|x) <= V(q)`. In `p|x` the opponent
+//!   may take `m`, which still completes the same `k` boxes (`b'` has at most two
+//!   sides), so `V(p|x) >= k + V(q|x)` and `x` is worth
+//!   `-V(p|x) <= -k - V(q|x) <= V(q) - k`.
+//! * `x` completes `j` boxes and leaves every box of `m` as it was, or gives `b'`
+//!   its first side. It completes the same `j` boxes in `q`, and the rule applies in
+//!   `p|x` by induction, so `x` is worth `j + V(p|x) = j + k + V(q|x) <= k + V(q)`.
 //! * `x` completes `j` boxes and gives `b'` its second side. Then `x` borders `b'`,
 //!   which had exactly one side, and completes exactly one box `b''` behind it, so
-//!   `j = k = 1`. Swapping the roles of `m, b` and `x, b''` maps `p|m` onto `p|x`:
-//!   both have the same open lines except that one has `x` where the other has `m`,
-//!   each of these the only open side of a finished-but-for-it box and a side of `b'`,
-//!   which has the same two sides drawn in both. So `V(p|x) = V(q)` and the move is
-//!   worth `1 + V(q)`.
+//!   `j = k = 1`. Swapping `m, b` with `x, b''` maps `p|m` onto `p|x`: the two have
+//!   the same open lines but for `x` in one and `m` in the other, each the last open
+//!   side of a box and a side of `b'`, which has the same two sides in both. So
+//!   `V(p|x) = V(q)` and `x` is worth `1 + V(q)`.
 //!
-//! Hence `V(p) = k + V(q)`. (When `m` completes every box it borders this is the
-//! plain fact that such a line changes nothing else on the board.) The rule is
-//! checked against a plain brute force on thousands of positions in
-//! `tests/search_oracle.rs`.
+//! **Rule 2 (chain captures).** Otherwise `m` completes only `b`, and `b'` has
+//! exactly two sides; let `y` be the other open side of `b'`. Then every move that
+//! completes nothing, except `y`, is worth less than `m`. If moreover `y` borders a
+//! box `c` with exactly two sides, whose other open side `z` does not complete a box
+//! (`z` is on the edge or its other box has at most two sides), then `y` is worth
+//! less than `m` as well. The search tries all captures and only the non-capturing
+//! moves no capture rules out.
+//!
+//! *Proof.* Let `x` complete nothing in `p`, `x` not `y` (nor `m`). It borders
+//! neither `b` nor `b'` (their open sides are `m` and `y`), so it completes nothing
+//! in `q` and `-V(q|x) <= V(q)`; and in `p|x` the opponent may take `m`, completing
+//! only `b`, so `V(p|x) >= 1 + V(q|x)`. Hence `x` is worth `-V(p|x) <= V(q) - 1`,
+//! less than `m`, which is worth `1 + V(q)`.
+//! Now `y` under the extra condition. In `p|y` both boxes of `m` have three sides,
+//! so by rule 1 the opponent takes both: writing `r = q|y`, `y` is worth
+//! `-2 - V(r)`. In `r`, `z` completes `c` and nothing else (`z`'s other box, if any,
+//! is neither `b`, `b'` nor `c`, and has at most two sides), so `V(r) >= 1 + V(r|z)`.
+//! In `q`, `z` completes nothing (`c` has two sides) and gives `b'` and `c`, whose
+//! last open side is `y`, to the opponent by rule 1, so `z` is worth
+//! `-2 - V(r|z) <= V(q)`. Together: `y` is worth `-2 - V(r) <= -3 - V(r|z) <= V(q) - 1`,
+//! less than `m`.
+//!
+//! Both rules are checked against a plain brute force (which uses neither) on
+//! thousands of positions in `tests/search_oracle.rs`.
 
 pub mod symmetry;
 mod tt;
@@ -71,6 +92,9 @@ use tt::{NO_MOVE, Table};
 
 /// Largest accepted `|penalty|` (values are stored in 16 bits).
 pub const MAX_PENALTY: i32 = 1000;
+
+/// "No box" in [`Solver::adjacent`].
+const NO_BOX: usize = usize::MAX;
 
 /// Larger than any value.
 const INF: i32 = 30_000;
@@ -145,6 +169,8 @@ pub struct Solver {
     boxes: Vec<Lines>,
     /// Per line, the other three lines of each box it borders (`u64::MAX` if none).
     completion: Vec<[Lines; 2]>,
+    /// Per line, the boxes it borders (indices into `boxes`, [`NO_BOX`] if none).
+    adjacent: Vec<[usize; 2]>,
     syms: Symmetries,
     table: Table,
     nodes: u64,
@@ -162,9 +188,19 @@ impl Solver {
             "penalty {} out of range (at most {MAX_PENALTY} in absolute value)",
             options.penalty
         );
-        let boxes = (0..board.rows())
+        let boxes: Vec<Lines> = (0..board.rows())
             .flat_map(|r| (0..board.cols()).map(move |c| (r, c)))
             .map(|(r, c)| board.box_mask(r, c))
+            .collect();
+        let adjacent = (0..board.num_lines())
+            .map(|l| {
+                let mut adj = [NO_BOX; 2];
+                for (slot, (r, c)) in board.boxes_of_line(l).into_iter().enumerate() {
+                    adj[slot] = r * board.cols() + c;
+                    debug_assert_eq!(boxes[adj[slot]] >> l & 1, 1);
+                }
+                adj
+            })
             .collect();
         Solver {
             board,
@@ -172,6 +208,7 @@ impl Solver {
             all: board.all_lines(),
             boxes,
             completion: board.completion_masks(),
+            adjacent,
             syms: Symmetries::new(board),
             table: Table::new(options.tt_bytes),
             nodes: 0,
@@ -360,27 +397,33 @@ impl Solver {
         }
 
         // Move list: hint, captures, safe moves, sacrifices.
+        let captures = scan.captures;
+        let mut quiet = open & !captures;
+        for line in lines_of(captures) {
+            quiet &= self.chain_reply(position, line);
+        }
+        let safe = quiet & !scan.thirds;
+        let sacrifices = quiet & scan.thirds;
+        let hint_mask = hint.map_or(0, |h| 1u64 << h) & (captures | quiet);
         let mut moves = [0u8; 64];
         let mut count = 0;
-        if let Some(h) = hint {
-            moves[0] = h as u8;
-            count = 1;
-        }
-        let hint_mask = hint.map_or(0, |h| 1u64 << h);
-        let captures = scan.captures;
-        let safe = open & !scan.captures & !scan.thirds;
-        let sacrifices = open & scan.thirds & !scan.captures;
-        for group in [captures, safe, sacrifices] {
-            for line in lines_of(group & !hint_mask) {
+        for group in [
+            hint_mask,
+            captures & !hint_mask,
+            safe & !hint_mask,
+            sacrifices & !hint_mask,
+        ] {
+            for line in lines_of(group) {
                 moves[count] = line as u8;
                 count += 1;
             }
         }
+        let moves = &moves[..count];
 
         let mut best = -INF;
         let mut best_move = NO_MOVE;
         let mut a = alpha;
-        for &line in &moves[..count] {
+        for &line in moves {
             let line = line as usize;
             if stabilizer != 1 && self.has_smaller_image(stabilizer, line) {
                 continue;
@@ -421,6 +464,39 @@ impl Solver {
             canonical_move,
         );
         best
+    }
+
+    /// For a capture `line` that rule 1 does not force (it completes one box `b` and
+    /// gives the other, `b'`, its third side): the non-capturing moves that rule 2
+    /// leaves, i.e. the mask of the other open side `y` of `b'`, or nothing when `y`
+    /// continues the chain into a two-sided box `c` whose other open side `z` does
+    /// not complete a box.
+    #[inline]
+    fn chain_reply(&self, position: Lines, line: usize) -> Lines {
+        let open_sides = |b: usize| self.boxes[b] & !position;
+        let other = |l: usize, b: usize| {
+            let [a, c] = self.adjacent[l];
+            if a == b { c } else { a }
+        };
+        let [a, c] = self.adjacent[line];
+        // b' is the box of `line` with two open sides (the other has one).
+        let b2 = if a != NO_BOX && open_sides(a).count_ones() == 2 {
+            a
+        } else {
+            c
+        };
+        debug_assert!(b2 != NO_BOX && open_sides(b2).count_ones() == 2);
+        let y = (open_sides(b2) & !(1 << line)).trailing_zeros() as usize;
+        let c = other(y, b2);
+        if c == NO_BOX || open_sides(c).count_ones() != 2 {
+            return 1 << y;
+        }
+        let z = (open_sides(c) & !(1 << y)).trailing_zeros() as usize;
+        let d = other(z, c);
+        if d != NO_BOX && open_sides(d).count_ones() == 1 {
+            return 1 << y;
+        }
+        0
     }
 
     /// Whether a symmetry fixing the position maps `line` to a smaller line (so the
