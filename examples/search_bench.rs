@@ -1,7 +1,12 @@
 //! Benchmark of the search solver on standard starts.
 //!
-//! `cargo run --release --example search_bench [-- --all] [-- --mb N]`
-//! prints value, nodes and wall time per start. Empty 3x4 runs only with `--all`.
+//! `cargo run --release --example search_bench [-- [--all] [--mb N] [--runs N]]`
+//! `cargo run --release --example search_bench -- RxC empty|swedish|icelandic [--mb N]`
+//!
+//! For each start prints the value, the nodes searched and the wall time of a fresh
+//! solver (table allocation included), best of `--runs` runs (default 3). The table
+//! has `--mb` MiB (default 64; 2048 for the empty 3x4 board). The empty 3x4 board
+//! (about a minute) runs only with `--all`, once.
 
 use std::time::Instant;
 
@@ -10,54 +15,56 @@ use tb::search::{SearchOptions, Solver};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    let flag = |name: &str| -> Option<usize> {
+        let i = args.iter().position(|a| a == name)?;
+        args.get(i + 1)?.parse().ok()
+    };
     let all = args.iter().any(|a| a == "--all");
-    let mb: usize = args
-        .iter()
-        .position(|a| a == "--mb")
-        .and_then(|i| args.get(i + 1))
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(256);
-    let mut cases: Vec<(&str, &str)> = vec![
-        ("3x3", "empty"),
-        ("2x4", "empty"),
-        ("3x5", "swedish"),
-        ("4x4", "swedish"),
-        ("3x4", "icelandic"),
+    let mb = flag("--mb").unwrap_or(64);
+    let runs = flag("--runs").unwrap_or(3).max(1);
+    let mut cases: Vec<(&str, &str, usize, usize)> = vec![
+        ("3x3", "empty", mb, runs),
+        ("2x4", "empty", mb, runs),
+        ("3x5", "swedish", mb, runs),
+        ("4x4", "swedish", mb, runs),
+        ("3x4", "icelandic", mb, runs),
     ];
     if all {
-        cases.push(("3x4", "empty"));
+        cases.push(("3x4", "empty", mb.max(2048), 1));
+    }
+    if let [spec, start, ..] = &args[..]
+        && !spec.starts_with("--")
+    {
+        cases = vec![(spec.as_str(), start.as_str(), mb, runs)];
     }
     println!(
-        "{:<6} {:<10} {:>6} {:>6} {:>14} {:>10}",
-        "board", "start", "open", "value", "nodes", "seconds"
+        "{:<6} {:<10} {:>5} {:>6} {:>12} {:>9} {:>9}",
+        "board", "start", "open", "value", "nodes", "seconds", "table MiB"
     );
-    for (spec, start) in cases {
+    for (spec, start, mb, runs) in cases {
         let board: Board = spec.parse().expect("board");
         let position = match start {
             "empty" => 0,
             "swedish" => board.perimeter(),
             "icelandic" => board.top_left_perimeter(),
-            _ => unreachable!(),
+            other => panic!("unknown start {other} (empty, swedish or icelandic)"),
         };
-        let mut solver = Solver::new(
-            board,
-            SearchOptions {
-                penalty: 0,
-                tt_bytes: mb << 20,
-            },
-        );
-        let t = Instant::now();
-        let value = solver.value(position);
-        let secs = t.elapsed().as_secs_f64();
+        let mut best = f64::INFINITY;
+        let (mut value, mut nodes) = (0, 0);
+        for _ in 0..runs {
+            let t = Instant::now();
+            let mut solver = Solver::new(
+                board,
+                SearchOptions {
+                    penalty: 0,
+                    tt_bytes: mb << 20,
+                },
+            );
+            value = solver.value(position);
+            best = best.min(t.elapsed().as_secs_f64());
+            nodes = solver.nodes();
+        }
         let open = (board.all_lines() & !position).count_ones();
-        println!(
-            "{:<6} {:<10} {:>6} {:>6} {:>14} {:>10.3}",
-            spec,
-            start,
-            open,
-            value,
-            solver.nodes(),
-            secs
-        );
+        println!("{spec:<6} {start:<10} {open:>5} {value:>6} {nodes:>12} {best:>9.3} {mb:>9}");
     }
 }

@@ -4,7 +4,7 @@
 //! Every entry stores the full 64-bit canonical key, so a hit is never a collision.
 //! It holds a lower and an upper bound on the value (equal bounds = exact value), the
 //! search depth (number of open lines, plus one so that zero marks an empty slot) and
-//! the best move found, in canonical coordinates. A bucket has two slots: the first
+//! the best move found, in canonical coordinates. A bucket (32 bytes) has two slots: the first
 //! keeps the deepest entry seen (replace-by-depth), the second takes everything else
 //! (always replace), so deep results survive floods of shallow ones.
 
@@ -13,9 +13,11 @@ use crate::board::Lines;
 /// "No best move" marker.
 pub(crate) const NO_MOVE: u8 = u8::MAX;
 
-/// One table slot (16 bytes).
-#[derive(Clone, Copy, Debug, Default)]
-#[repr(C)]
+/// One table slot, unpacked. In the table a slot is two `u64`s: the key, and the
+/// data `lower | upper << 16 | depth << 32 | best << 40` (bounds as 16-bit two's
+/// complement), so that an all-zero slot is empty and a zeroed allocation is a
+/// valid empty table.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Entry {
     /// Canonical position.
     pub key: Lines,
@@ -29,51 +31,78 @@ pub(crate) struct Entry {
     pub best: u8,
 }
 
-/// A bucket of two slots: `[depth-preferred, always-replace]` (32 bytes).
-#[derive(Clone, Copy, Debug, Default)]
-#[repr(C, align(32))]
-struct Bucket([Entry; 2]);
+impl Entry {
+    #[inline]
+    fn unpack(key: u64, data: u64) -> Entry {
+        Entry {
+            key,
+            lower: data as u16 as i16,
+            upper: (data >> 16) as u16 as i16,
+            depth: (data >> 32) as u8,
+            best: (data >> 40) as u8,
+        }
+    }
 
-/// The table itself.
+    #[inline]
+    fn pack(&self) -> u64 {
+        u64::from(self.lower as u16)
+            | u64::from(self.upper as u16) << 16
+            | u64::from(self.depth) << 32
+            | u64::from(self.best) << 40
+    }
+}
+
+/// Words per bucket: two slots `[key0, data0, key1, data1]` (32 bytes); slot 0 is
+/// depth-preferred, slot 1 always replaced.
+const BUCKET: usize = 4;
+
+/// The table itself: a flat vector of words whose buckets start at a multiple of
+/// 32 bytes (so that no bucket straddles a cache line).
 #[derive(Debug)]
 pub(crate) struct Table {
-    buckets: Vec<Bucket>,
+    words: Vec<u64>,
+    /// Index of the first word of bucket 0.
+    offset: usize,
     shift: u32,
 }
 
 impl Table {
     /// A table of at most `bytes` bytes (a power of two buckets, at least one).
+    /// The memory is allocated zeroed, so pages are only touched when used.
     pub fn new(bytes: usize) -> Table {
-        let want = (bytes / std::mem::size_of::<Bucket>()).max(1);
+        let want = (bytes / (8 * BUCKET)).max(1);
         // Largest power of two not above `want`.
         let count = 1usize << (usize::BITS - 1 - want.leading_zeros());
+        // `vec![0; n]` allocates zeroed memory; one spare bucket for alignment.
+        let words = vec![0u64; BUCKET * (count + 1)];
+        let misalign = (words.as_ptr() as usize / 8) % BUCKET;
         Table {
-            buckets: vec![Bucket::default(); count],
+            words,
+            offset: (BUCKET - misalign) % BUCKET,
             shift: 64 - count.trailing_zeros(),
         }
     }
 
     /// Empties every slot.
     pub fn clear(&mut self) {
-        self.buckets.fill(Bucket::default());
+        self.words.fill(0);
     }
 
     #[inline]
     fn index(&self, key: Lines) -> usize {
         // Fibonacci hashing; a shift of 64 (one bucket) must not overflow.
         let h = key.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        h.checked_shr(self.shift).unwrap_or(0) as usize
+        self.offset + BUCKET * h.checked_shr(self.shift).unwrap_or(0) as usize
     }
 
     /// The entry for `key`, if present.
     #[inline]
     pub fn probe(&self, key: Lines) -> Option<Entry> {
-        let bucket = &self.buckets[self.index(key)];
-        bucket
-            .0
-            .iter()
+        let i = self.index(key);
+        let b = &self.words[i..i + BUCKET];
+        (0..2)
+            .map(|i| Entry::unpack(b[2 * i], b[2 * i + 1]))
             .find(|e| e.depth != 0 && e.key == key)
-            .copied()
     }
 
     /// Records bounds `lower..=upper` and the best move for `key`, merging them with
@@ -81,30 +110,37 @@ impl Table {
     /// exact value, so the intersection is too).
     #[inline]
     pub fn store(&mut self, key: Lines, depth: u8, lower: i16, upper: i16, best: u8) {
+        debug_assert!(depth != 0);
         let index = self.index(key);
-        let bucket = &mut self.buckets[index].0;
-        for e in bucket.iter_mut() {
+        let b = &mut self.words[index..index + BUCKET];
+        for i in 0..2 {
+            let mut e = Entry::unpack(b[2 * i], b[2 * i + 1]);
             if e.depth != 0 && e.key == key {
                 e.lower = e.lower.max(lower);
                 e.upper = e.upper.min(upper);
                 if best != NO_MOVE {
                     e.best = best;
                 }
+                b[2 * i + 1] = e.pack();
                 return;
             }
         }
-        let entry = Entry {
+        let data = Entry {
             key,
             lower,
             upper,
             depth,
             best,
-        };
-        if depth >= bucket[0].depth {
-            bucket[1] = bucket[0];
-            bucket[0] = entry;
+        }
+        .pack();
+        if depth >= (b[1] >> 32) as u8 {
+            b[2] = b[0];
+            b[3] = b[1];
+            b[0] = key;
+            b[1] = data;
         } else {
-            bucket[1] = entry;
+            b[2] = key;
+            b[3] = data;
         }
     }
 }
@@ -114,9 +150,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn entries_are_16_bytes_and_buckets_32() {
-        assert_eq!(std::mem::size_of::<Entry>(), 16);
-        assert_eq!(std::mem::size_of::<Bucket>(), 32);
+    fn buckets_are_32_bytes_and_entries_round_trip() {
+        let t = Table::new(1 << 10);
+        assert_eq!(t.words[t.offset..].as_ptr() as usize % 32, 0);
+        assert_eq!(t.words.len(), BUCKET * (1 + (1 << 10) / 32));
+        for (lower, upper, depth, best) in [(-1000, 1000, 65, NO_MOVE), (-3, -3, 1, 0)] {
+            let e = Entry {
+                key: 42,
+                lower,
+                upper,
+                depth,
+                best,
+            };
+            assert_eq!(Entry::unpack(42, e.pack()), e);
+        }
     }
 
     #[test]
