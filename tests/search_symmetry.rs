@@ -29,31 +29,29 @@ fn transforms(rows: usize, cols: usize) -> Vec<Vec<usize>> {
         }
     };
     let lines = hcount + rows * (cols + 1);
-    let mut maps: Vec<Box<dyn Fn((usize, usize)) -> (usize, usize)>> = Vec::new();
+    // (mirror rows, mirror columns, swap rows and columns)
+    let mut maps = Vec::new();
     for flip_y in [false, true] {
         for flip_x in [false, true] {
-            maps.push(Box::new(move |(y, x)| {
-                (
-                    if flip_y { rows - y } else { y },
-                    if flip_x { cols - x } else { x },
-                )
-            }));
+            maps.push((flip_y, flip_x, false));
             if rows == cols {
-                maps.push(Box::new(move |(y, x)| {
-                    (
-                        if flip_y { rows - x } else { x },
-                        if flip_x { cols - y } else { y },
-                    )
-                }));
+                maps.push((flip_y, flip_x, true));
             }
         }
     }
-    maps.iter()
-        .map(|map| {
+    let map = |(flip_y, flip_x, swap): (bool, bool, bool), (y, x): (usize, usize)| {
+        let (y, x) = if swap { (x, y) } else { (y, x) };
+        (
+            if flip_y { rows - y } else { y },
+            if flip_x { cols - x } else { x },
+        )
+    };
+    maps.into_iter()
+        .map(|m| {
             (0..lines)
                 .map(|l| {
                     let [a, b] = dots(l);
-                    line_of(map(a), map(b))
+                    line_of(map(m, a), map(m, b))
                 })
                 .collect()
         })
