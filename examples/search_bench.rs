@@ -3,6 +3,9 @@
 //! `cargo run --release --example search_bench [-- [--all] [--mb N] [--runs N]]`
 //! `cargo run --release --example search_bench -- RxC empty|swedish|icelandic [--mb N]`
 //!
+//! With `--solve` it times [`Solver::solve`] (every move's value and the PV)
+//! instead of [`Solver::value`].
+//!
 //! For each start prints the value, the nodes searched and the wall time of a fresh
 //! solver (table allocation included), best of `--runs` runs (default 3). The table
 //! has `--mb` MiB (default 64; 2048 for the empty 3x4 board). The empty 3x4 board
@@ -20,6 +23,7 @@ fn main() {
         args.get(i + 1)?.parse().ok()
     };
     let all = args.iter().any(|a| a == "--all");
+    let solve = args.iter().any(|a| a == "--solve");
     let mb = flag("--mb").unwrap_or(64);
     let runs = flag("--runs").unwrap_or(3).max(1);
     let mut cases: Vec<(&str, &str, usize, usize)> = vec![
@@ -60,7 +64,11 @@ fn main() {
                     tt_bytes: mb << 20,
                 },
             );
-            value = solver.value(position);
+            value = if solve {
+                solver.solve(position).value
+            } else {
+                solver.value(position)
+            };
             best = best.min(t.elapsed().as_secs_f64());
             nodes = solver.nodes();
         }

@@ -262,10 +262,10 @@ fn empty_3x3_against_the_oracle() {
 #[test]
 #[ignore = "slow: run with --ignored"]
 fn many_random_positions() {
-    random_positions(3, 3, 10..=18, 2000);
-    random_positions(2, 4, 10..=19, 1000);
-    random_positions(3, 4, 12..=19, 500);
-    random_positions(4, 4, 12..=18, 300);
+    random_positions(3, 3, 10..=18, 1000);
+    random_positions(2, 4, 10..=19, 500);
+    random_positions(3, 4, 12..=18, 200);
+    random_positions(4, 4, 12..=16, 200);
 }
 
 impl Oracle {
