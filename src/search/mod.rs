@@ -550,3 +550,79 @@ fn lines_of(mut mask: Lines) -> impl Iterator<Item = usize> {
         })
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn solver(spec: &str, penalty: i32, tt_bytes: usize) -> Solver {
+        Solver::new(spec.parse().unwrap(), SearchOptions { penalty, tt_bytes })
+    }
+
+    #[test]
+    fn full_board_is_worth_the_penalty() {
+        for penalty in [0, -1, 3] {
+            let mut s = solver("2x3", penalty, 1 << 16);
+            let full = s.board().all_lines();
+            let r = s.solve(full);
+            assert_eq!((r.value, r.moves.len(), r.pv.len()), (penalty, 0, 0));
+            assert_eq!(s.value(full), penalty);
+        }
+    }
+
+    #[test]
+    fn last_line_completes_its_boxes() {
+        let mut s = solver("1x1", 0, 1 << 16);
+        let r = s.solve(0b0111);
+        assert_eq!(r.value, 1);
+        assert_eq!(
+            r.moves,
+            vec![MoveValue {
+                line: 3,
+                value: 1,
+                boxes: 1
+            }]
+        );
+        assert_eq!(r.pv, vec![3]);
+        let mut s = solver("1x1", -1, 1 << 16);
+        assert_eq!(s.value(0b0111), 0);
+    }
+
+    #[test]
+    fn bits_above_the_last_line_are_ignored() {
+        let mut s = solver("2x2", 0, 1 << 16);
+        let p = 0b1010_0000_0101;
+        let expected = s.value(p);
+        assert_eq!(s.value(p | 1 << 40 | 1 << 63), expected);
+        assert_eq!(s.solve(p | 1 << 12).moves.len(), 8);
+    }
+
+    #[test]
+    fn a_tiny_table_still_gives_exact_values() {
+        let mut small = solver("3x3", 0, 0);
+        let mut big = solver("3x3", 0, 1 << 20);
+        let p = small.board().all_lines() & !0x7ff; // 11 open lines
+        assert_eq!(small.value(p), big.value(p));
+        assert_eq!(small.solve(p).moves, big.solve(p).moves);
+    }
+
+    #[test]
+    fn results_are_deterministic() {
+        let p = 0b0001_0010_0000_0100_0000_0001;
+        let a = solver("3x3", 0, 1 << 20).solve(p);
+        let b = solver("3x3", 0, 1 << 20).solve(p);
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    #[should_panic(expected = "penalty")]
+    fn huge_penalties_are_refused() {
+        solver("2x2", 5000, 1 << 16);
+    }
+
+    #[test]
+    fn debug_output_is_small() {
+        let s = solver("3x3", 0, 1 << 20);
+        assert!(format!("{s:?}").len() < 10_000);
+    }
+}

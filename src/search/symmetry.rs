@@ -14,7 +14,7 @@ use crate::board::{Board, Lines};
 
 /// The symmetries of one board, with per-symmetry line permutations and byte-wise
 /// lookup tables for applying them to positions.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Symmetries {
     /// `perm[s][l]`: the line that line `l` becomes under symmetry `s`.
     perm: Vec<Vec<usize>>,
@@ -41,6 +41,14 @@ const DOT_MAPS: [DotMap; 8] = [
     |y, x, r, _| (r - x, y),
     |y, x, r, c| (r - x, c - y),
 ];
+
+impl std::fmt::Debug for Symmetries {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Symmetries")
+            .field("permutations", &self.perm)
+            .finish_non_exhaustive()
+    }
+}
 
 impl Symmetries {
     /// Computes the symmetries of `board`: 8 if it is square, 4 otherwise. Symmetry 0

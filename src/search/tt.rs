@@ -58,12 +58,19 @@ const BUCKET: usize = 4;
 
 /// The table itself: a flat vector of words whose buckets start at a multiple of
 /// 32 bytes (so that no bucket straddles a cache line).
-#[derive(Debug)]
 pub(crate) struct Table {
     words: Vec<u64>,
     /// Index of the first word of bucket 0.
     offset: usize,
     shift: u32,
+}
+
+impl std::fmt::Debug for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Table")
+            .field("buckets", &((self.words.len() - BUCKET) / BUCKET))
+            .finish()
+    }
 }
 
 impl Table {
