@@ -23,7 +23,8 @@
 //!   see [`symmetry`]), storing lower and upper bounds so that every answer is exact,
 //!   plus the best move for ordering. Two-way buckets, replace by depth.
 //! * Move ordering: the table's best move, then captures, then safe moves (which give
-//!   no box a third side), then sacrifices. At a symmetric position only one move of
+//!   no box a third side), then sacrifices; safe moves and sacrifices nearest the
+//!   centre of the board first. At a symmetric position only one move of
 //!   each orbit of the position's stabiliser is searched.
 //! * Static bounds: `|V| <= unfinished boxes + |penalty|`.
 //! * Capture rules (proved below): a capture that gives no other box its third side
@@ -181,6 +182,8 @@ pub struct Solver {
     syms: Symmetries,
     table: Table,
     nodes: u64,
+    /// Every line, nearest the centre of the board first (ties by line index).
+    centre_first: Vec<u8>,
     /// Nodes with at least this many open lines try enhanced transposition cutoffs.
     etc_min: u32,
 }
@@ -221,6 +224,7 @@ impl Solver {
             syms: Symmetries::new(board),
             table: Table::new(options.tt_bytes),
             nodes: 0,
+            centre_first: centre_first(board),
             etc_min: (board.num_lines() as u32)
                 .saturating_sub(ETC_DEPTH)
                 .max(ETC_MIN_OPEN),
@@ -408,7 +412,8 @@ impl Solver {
             beta = beta.min(upper);
         }
 
-        // Move list: hint, captures, safe moves, sacrifices.
+        // Move list: hint, captures, safe moves, sacrifices; safe moves and
+        // sacrifices nearest the centre of the board first.
         let captures = scan.captures;
         let mut quiet = open & !captures;
         for line in lines_of(captures) {
@@ -419,15 +424,20 @@ impl Solver {
         let hint_mask = hint.map_or(0, |h| 1u64 << h) & (captures | quiet);
         let mut moves = [0u8; 64];
         let mut count = 0;
-        for group in [
-            hint_mask,
-            captures & !hint_mask,
-            safe & !hint_mask,
-            sacrifices & !hint_mask,
-        ] {
+        for group in [hint_mask, captures & !hint_mask] {
             for line in lines_of(group) {
                 moves[count] = line as u8;
                 count += 1;
+            }
+        }
+        for group in [safe & !hint_mask, sacrifices & !hint_mask] {
+            if group != 0 {
+                for &line in &self.centre_first {
+                    if group >> line & 1 == 1 {
+                        moves[count] = line;
+                        count += 1;
+                    }
+                }
             }
         }
         let moves = &moves[..count];
@@ -538,6 +548,34 @@ impl Solver {
             .filter(|s| stabilizer >> s & 1 == 1)
             .any(|s| self.syms.map_line(s, line) < line)
     }
+}
+
+/// The lines of `board` ordered by the distance of their midpoints from the centre
+/// of the board, nearest first, ties by line index. Searching central moves first
+/// cuts the tree by a factor of 2 to 4 on 3x3 and 3x4 (measured with
+/// `examples/search_bench.rs`).
+fn centre_first(board: Board) -> Vec<u8> {
+    let (rows, cols) = (board.rows() as i64, board.cols() as i64);
+    let hcount = (board.rows() + 1) * board.cols();
+    // Squared distance in half-units: the centre is (rows, cols), the midpoint of
+    // h<r>.<c> is (2r, 2c+1), that of v<r>.<c> is (2r+1, 2c).
+    let distance = |l: usize| {
+        let (y, x) = if l < hcount {
+            let (r, c) = ((l / board.cols()) as i64, (l % board.cols()) as i64);
+            (2 * r, 2 * c + 1)
+        } else {
+            let i = l - hcount;
+            let (r, c) = (
+                (i / (board.cols() + 1)) as i64,
+                (i % (board.cols() + 1)) as i64,
+            );
+            (2 * r + 1, 2 * c)
+        };
+        (y - rows).pow(2) + (x - cols).pow(2)
+    };
+    let mut lines: Vec<usize> = (0..board.num_lines()).collect();
+    lines.sort_by_key(|&l| (distance(l), l));
+    lines.into_iter().map(|l| l as u8).collect()
 }
 
 /// The set lines of a mask, lowest first.
