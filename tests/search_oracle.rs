@@ -258,6 +258,38 @@ fn empty_3x3_against_the_oracle() {
     check(&mut oracle, &mut solver, 0);
 }
 
+/// The empty 2x4 board and the Swedish 3x5 start (22 open lines each, 4M oracle
+/// states), every move, against the oracle.
+#[test]
+#[ignore = "slow: run with --ignored"]
+fn empty_2x4_and_swedish_3x5_against_the_oracle() {
+    let mut oracle = Oracle::new(2, 4, 0);
+    check(&mut oracle, &mut solver(2, 4, 0), 0);
+    let mut oracle = Oracle::new(3, 5, 0);
+    let perimeter = (0..5).fold(0u64, |p, c| p | 1 << c | 1 << (15 + c))
+        | (0..3).fold(0u64, |p, r| p | 1 << (20 + 6 * r) | 1 << (20 + 6 * r + 5));
+    assert_eq!(perimeter.count_ones(), 16);
+    check(&mut oracle, &mut solver(3, 5, 0), perimeter);
+}
+
+/// The Icelandic 3x4 and Swedish 4x4 starts (24 open lines each, 16.7M oracle
+/// states, about 1 GB), every move, against the oracle.
+#[test]
+#[ignore = "slow: run with --ignored"]
+fn icelandic_3x4_and_swedish_4x4_against_the_oracle() {
+    // 3x4: h r.c = 4r + c (16 lines), v r.c = 16 + 5r + c.
+    let icelandic =
+        (0..4).fold(0u64, |p, c| p | 1 << c) | (0..3).fold(0, |p, r| p | 1 << (16 + 5 * r));
+    let mut oracle = Oracle::new(3, 4, 0);
+    check(&mut oracle, &mut solver(3, 4, 0), icelandic);
+    drop(oracle);
+    // 4x4: h r.c = 4r + c (20 lines), v r.c = 20 + 5r + c.
+    let swedish = (0..4).fold(0u64, |p, c| p | 1 << c | 1 << (16 + c))
+        | (0..4).fold(0, |p, r| p | 1 << (20 + 5 * r) | 1 << (20 + 5 * r + 4));
+    let mut oracle = Oracle::new(4, 4, 0);
+    check(&mut oracle, &mut solver(4, 4, 0), swedish);
+}
+
 /// Many more random positions of the bigger boards.
 #[test]
 #[ignore = "slow: run with --ignored"]
