@@ -26,10 +26,13 @@
 //!   no box a third side), then sacrifices; safe moves and sacrifices nearest the
 //!   centre of the board first. At a symmetric position only one move of
 //!   each orbit of the position's stabiliser is searched.
+//! * Enhanced transposition cutoffs near the root: before searching the moves of a
+//!   big node, the table is asked whether a child's bound already refutes the window.
 //! * Static bounds: `|V| <= unfinished boxes + |penalty|`.
 //! * Capture rules (proved below): a capture that gives no other box its third side
 //!   is played at once; while any capture is available, the only non-capturing move
-//!   searched is the double-dealing move at the end of a chain.
+//!   searched is the double-dealing move at the end of a chain (and not even that
+//!   one when the chain goes on).
 //!
 //! # Capture rules
 //!
