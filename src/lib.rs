@@ -14,6 +14,7 @@ pub mod layout;
 pub mod notation;
 pub mod output;
 pub mod progress;
+pub mod search;
 pub mod spec;
 pub mod store;
 pub mod tablebase;

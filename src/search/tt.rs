@@ -1,0 +1,199 @@
+//! The transposition table: a bounded, two-way set-associative hash table keyed by
+//! canonical positions, holding value bounds with their type.
+//!
+//! Every entry stores the full 64-bit canonical key, so a hit is never a collision.
+//! It holds a lower and an upper bound on the value (equal bounds = exact value), the
+//! search depth (number of open lines, plus one so that zero marks an empty slot) and
+//! the best move found, in canonical coordinates. A bucket (32 bytes) has two slots: the first
+//! keeps the deepest entry seen (replace-by-depth), the second takes everything else
+//! (always replace), so deep results survive floods of shallow ones.
+
+use crate::board::Lines;
+
+/// "No best move" marker.
+pub(crate) const NO_MOVE: u8 = u8::MAX;
+
+/// One table slot, unpacked. In the table a slot is two `u64`s: the key, and the
+/// data `lower | upper << 16 | depth << 32 | best << 40` (bounds as 16-bit two's
+/// complement), so that an all-zero slot is empty and a zeroed allocation is a
+/// valid empty table.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Entry {
+    /// Canonical position.
+    pub key: Lines,
+    /// Lower bound on the value.
+    pub lower: i16,
+    /// Upper bound on the value.
+    pub upper: i16,
+    /// Open lines + 1; 0 = empty slot.
+    pub depth: u8,
+    /// Best move in canonical coordinates, or [`NO_MOVE`].
+    pub best: u8,
+}
+
+impl Entry {
+    #[inline]
+    fn unpack(key: u64, data: u64) -> Entry {
+        Entry {
+            key,
+            lower: data as u16 as i16,
+            upper: (data >> 16) as u16 as i16,
+            depth: (data >> 32) as u8,
+            best: (data >> 40) as u8,
+        }
+    }
+
+    #[inline]
+    fn pack(&self) -> u64 {
+        u64::from(self.lower as u16)
+            | u64::from(self.upper as u16) << 16
+            | u64::from(self.depth) << 32
+            | u64::from(self.best) << 40
+    }
+}
+
+/// Words per bucket: two slots `[key0, data0, key1, data1]` (32 bytes); slot 0 is
+/// depth-preferred, slot 1 always replaced.
+const BUCKET: usize = 4;
+
+/// The table itself: a flat vector of words whose buckets start at a multiple of
+/// 32 bytes (so that no bucket straddles a cache line).
+pub(crate) struct Table {
+    words: Vec<u64>,
+    /// Index of the first word of bucket 0.
+    offset: usize,
+    shift: u32,
+}
+
+impl std::fmt::Debug for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Table")
+            .field("buckets", &((self.words.len() - BUCKET) / BUCKET))
+            .finish()
+    }
+}
+
+impl Table {
+    /// A table of at most `bytes` bytes (a power of two buckets, at least one).
+    /// The memory is allocated zeroed, so pages are only touched when used.
+    pub fn new(bytes: usize) -> Table {
+        let want = (bytes / (8 * BUCKET)).max(1);
+        // Largest power of two not above `want`.
+        let count = 1usize << (usize::BITS - 1 - want.leading_zeros());
+        // `vec![0; n]` allocates zeroed memory; one spare bucket for alignment.
+        let words = vec![0u64; BUCKET * (count + 1)];
+        let misalign = (words.as_ptr() as usize / 8) % BUCKET;
+        Table {
+            words,
+            offset: (BUCKET - misalign) % BUCKET,
+            shift: 64 - count.trailing_zeros(),
+        }
+    }
+
+    /// Empties every slot.
+    pub fn clear(&mut self) {
+        self.words.fill(0);
+    }
+
+    #[inline]
+    fn index(&self, key: Lines) -> usize {
+        // Fibonacci hashing; a shift of 64 (one bucket) must not overflow.
+        let h = key.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.offset + BUCKET * h.checked_shr(self.shift).unwrap_or(0) as usize
+    }
+
+    /// The entry for `key`, if present.
+    #[inline]
+    pub fn probe(&self, key: Lines) -> Option<Entry> {
+        let i = self.index(key);
+        let b = &self.words[i..i + BUCKET];
+        (0..2)
+            .map(|i| Entry::unpack(b[2 * i], b[2 * i + 1]))
+            .find(|e| e.depth != 0 && e.key == key)
+    }
+
+    /// Records bounds `lower..=upper` and the best move for `key`, merging them with
+    /// what the table already knows about `key` (both are true bounds of the same
+    /// exact value, so the intersection is too).
+    #[inline]
+    pub fn store(&mut self, key: Lines, depth: u8, lower: i16, upper: i16, best: u8) {
+        debug_assert!(depth != 0);
+        let index = self.index(key);
+        let b = &mut self.words[index..index + BUCKET];
+        for i in 0..2 {
+            let mut e = Entry::unpack(b[2 * i], b[2 * i + 1]);
+            if e.depth != 0 && e.key == key {
+                e.lower = e.lower.max(lower);
+                e.upper = e.upper.min(upper);
+                if best != NO_MOVE {
+                    e.best = best;
+                }
+                b[2 * i + 1] = e.pack();
+                return;
+            }
+        }
+        let data = Entry {
+            key,
+            lower,
+            upper,
+            depth,
+            best,
+        }
+        .pack();
+        if depth >= (b[1] >> 32) as u8 {
+            b[2] = b[0];
+            b[3] = b[1];
+            b[0] = key;
+            b[1] = data;
+        } else {
+            b[2] = key;
+            b[3] = data;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_are_32_bytes_and_entries_round_trip() {
+        let t = Table::new(1 << 10);
+        assert_eq!(t.words[t.offset..].as_ptr() as usize % 32, 0);
+        assert_eq!(t.words.len(), BUCKET * (1 + (1 << 10) / 32));
+        for (lower, upper, depth, best) in [(-1000, 1000, 65, NO_MOVE), (-3, -3, 1, 0)] {
+            let e = Entry {
+                key: 42,
+                lower,
+                upper,
+                depth,
+                best,
+            };
+            assert_eq!(Entry::unpack(42, e.pack()), e);
+        }
+    }
+
+    #[test]
+    fn store_merges_bounds_and_deep_entries_survive() {
+        let mut t = Table::new(32); // one bucket: everything collides
+        t.store(7, 10, -3, 5, 1);
+        t.store(7, 10, 1, 9, NO_MOVE);
+        let e = t.probe(7).unwrap();
+        assert_eq!((e.lower, e.upper, e.best), (1, 5, 1));
+        t.store(8, 2, 0, 0, 2);
+        t.store(9, 3, 0, 0, 3);
+        assert!(t.probe(7).is_some(), "the deep entry stays");
+        assert!(t.probe(8).is_none(), "the shallow one was replaced");
+        assert!(t.probe(9).is_some());
+        t.clear();
+        assert!(t.probe(7).is_none());
+    }
+
+    #[test]
+    fn zero_key_is_a_valid_key() {
+        let mut t = Table::new(1 << 12);
+        assert!(t.probe(0).is_none());
+        t.store(0, 25, 2, 2, NO_MOVE);
+        assert_eq!(t.probe(0).unwrap().lower, 2);
+    }
+}

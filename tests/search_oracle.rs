@@ -1,0 +1,307 @@
+//! The search solver against an independent brute force.
+//!
+//! The oracle below shares no code with the crate: it re-derives the board geometry
+//! from the fixed line order (DESIGN.md section 2) and computes values by plain
+//! recursion over bitmasks with a memo, no pruning of any kind. Every position of
+//! the smallest boards and random positions of bigger ones are compared, value and
+//! every move's value, for penalties 0 and -1. This also validates the solver's
+//! forced-capture rule, which the oracle does not use.
+
+use std::collections::HashMap;
+
+use tb::board::Board;
+use tb::search::{SearchOptions, Solver};
+
+/// Plain brute force for one board and penalty.
+struct Oracle {
+    all: u64,
+    /// For every line, the 4-line masks of the boxes it borders.
+    line_boxes: Vec<Vec<u64>>,
+    penalty: i32,
+    memo: HashMap<u64, i32>,
+}
+
+impl Oracle {
+    fn new(rows: usize, cols: usize, penalty: i32) -> Oracle {
+        let h = |r: usize, c: usize| r * cols + c;
+        let v = |r: usize, c: usize| (rows + 1) * cols + r * (cols + 1) + c;
+        let lines = (rows + 1) * cols + rows * (cols + 1);
+        let mut line_boxes = vec![Vec::new(); lines];
+        for r in 0..rows {
+            for c in 0..cols {
+                let sides = [h(r, c), h(r + 1, c), v(r, c), v(r, c + 1)];
+                let mask = sides.iter().fold(0u64, |m, &l| m | 1 << l);
+                for l in sides {
+                    line_boxes[l].push(mask);
+                }
+            }
+        }
+        Oracle {
+            all: if lines == 64 { !0 } else { (1 << lines) - 1 },
+            line_boxes,
+            penalty,
+            memo: HashMap::new(),
+        }
+    }
+
+    /// Boxes completed by drawing `line` into `p`.
+    fn completes(&self, p: u64, line: usize) -> i32 {
+        let q = p | 1 << line;
+        self.line_boxes[line]
+            .iter()
+            .filter(|&&b| q & b == b)
+            .count() as i32
+    }
+
+    fn move_value(&mut self, p: u64, line: usize) -> i32 {
+        let k = self.completes(p, line);
+        let child = self.value(p | 1 << line);
+        if k > 0 { k + child } else { -child }
+    }
+
+    fn value(&mut self, p: u64) -> i32 {
+        if p == self.all {
+            return self.penalty;
+        }
+        if let Some(&v) = self.memo.get(&p) {
+            return v;
+        }
+        let best = (0..self.line_boxes.len())
+            .filter(|&l| p >> l & 1 == 0)
+            .map(|l| self.move_value(p, l))
+            .max()
+            .unwrap();
+        self.memo.insert(p, best);
+        best
+    }
+}
+
+/// Small deterministic PRNG (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    /// A random position of `lines` lines with exactly `open` of them undrawn.
+    fn position(&mut self, lines: usize, open: usize) -> u64 {
+        let mut order: Vec<usize> = (0..lines).collect();
+        for i in (1..lines).rev() {
+            order.swap(i, self.below(i + 1));
+        }
+        order[open..].iter().fold(0, |p, &l| p | 1 << l)
+    }
+}
+
+fn solver(rows: usize, cols: usize, penalty: i32) -> Solver {
+    Solver::new(
+        Board::new(rows, cols).unwrap(),
+        SearchOptions {
+            penalty,
+            tt_bytes: 1 << 22,
+        },
+    )
+}
+
+/// Compares value and every move's value (and the order and PV) of `p`.
+fn check(oracle: &mut Oracle, solver: &mut Solver, p: u64) {
+    let result = solver.solve(p);
+    let expected = oracle.value(p);
+    assert_eq!(result.value, expected, "value of {p:#x}");
+    assert_eq!(solver.value(p), expected, "value() of {p:#x}");
+    let open = (oracle.all & !p).count_ones() as usize;
+    assert_eq!(result.moves.len(), open, "moves of {p:#x}");
+    for m in &result.moves {
+        assert_eq!(p >> m.line & 1, 0, "{p:#x}: move {} is drawn", m.line);
+        assert_eq!(m.boxes as i32, oracle.completes(p, m.line));
+        assert_eq!(
+            m.value,
+            oracle.move_value(p, m.line),
+            "{p:#x}: value of move {}",
+            m.line
+        );
+    }
+    for w in result.moves.windows(2) {
+        assert!(
+            w[0].value > w[1].value || (w[0].value == w[1].value && w[0].line < w[1].line),
+            "{p:#x}: moves out of order"
+        );
+    }
+    // The PV plays best moves to the full board.
+    assert_eq!(result.pv.len(), open, "pv length of {p:#x}");
+    let (mut q, mut v) = (p, expected);
+    for &line in &result.pv {
+        assert_eq!(oracle.move_value(q, line), v, "pv of {p:#x} at {q:#x}");
+        let k = oracle.completes(q, line);
+        v = if k > 0 { v - k } else { -v };
+        q |= 1 << line;
+    }
+    assert_eq!(q, oracle.all);
+    assert_eq!(v, oracle.penalty);
+}
+
+fn every_position(rows: usize, cols: usize) {
+    for penalty in [0, -1] {
+        let mut oracle = Oracle::new(rows, cols, penalty);
+        let mut solver = solver(rows, cols, penalty);
+        for p in 0..=oracle.all {
+            check(&mut oracle, &mut solver, p);
+        }
+    }
+}
+
+fn random_positions(rows: usize, cols: usize, open: std::ops::RangeInclusive<usize>, count: usize) {
+    let lines = (rows + 1) * cols + rows * (cols + 1);
+    for penalty in [0, -1] {
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ (rows * 31 + cols) as u64 ^ penalty as u64);
+        let mut oracle = Oracle::new(rows, cols, penalty);
+        let mut solver = solver(rows, cols, penalty);
+        for i in 0..count {
+            let n = *open.start() + i % (open.end() - open.start() + 1);
+            let p = rng.position(lines, n);
+            check(&mut oracle, &mut solver, p);
+            // Keep the oracle's memory bounded.
+            if oracle.memo.len() > 4_000_000 {
+                oracle.memo.clear();
+            }
+        }
+    }
+}
+
+#[test]
+fn every_position_of_1x1_1x2_2x1() {
+    every_position(1, 1);
+    every_position(1, 2);
+    every_position(2, 1);
+}
+
+#[test]
+fn every_position_of_2x2() {
+    every_position(2, 2);
+}
+
+#[test]
+fn random_positions_of_2x3_and_3x2() {
+    random_positions(2, 3, 8..=17, 300);
+    random_positions(3, 2, 8..=17, 100);
+}
+
+#[test]
+fn random_positions_of_3x3() {
+    random_positions(3, 3, 10..=16, 150);
+}
+
+#[test]
+fn random_positions_of_2x4() {
+    random_positions(2, 4, 12..=18, 100);
+}
+
+#[test]
+fn random_positions_of_3x4() {
+    random_positions(3, 4, 14..=17, 40);
+}
+
+/// Thousands of small endgames (where the forced-capture rule fires most) on
+/// several boards, including a non-square and a 64-line one.
+#[test]
+fn thousands_of_endgames() {
+    for (rows, cols) in [(2, 3), (3, 3), (2, 4), (3, 4), (4, 4), (3, 5), (5, 5)] {
+        random_positions(rows, cols, 4..=11, 500);
+    }
+}
+
+/// Empty-board values of the literature, computed by the oracle and by the solver.
+#[test]
+fn empty_board_values() {
+    for (rows, cols, known) in [(1, 1, -1), (1, 2, 0), (2, 1, 0), (2, 2, 2)] {
+        let oracle = Oracle::new(rows, cols, 0).value_fresh(0);
+        assert_eq!(oracle, known, "{rows}x{cols} oracle");
+        assert_eq!(solver(rows, cols, 0).value(0), known, "{rows}x{cols}");
+    }
+    // 2x3 and 3x3: the solver only (the oracle is checked on 2x3 below and slow on
+    // 3x3 in debug builds).
+    assert_eq!(solver(2, 3, 0).value(0), -2);
+    assert_eq!(solver(3, 2, 0).value(0), -2);
+    assert_eq!(solver(3, 3, 0).value(0), -3);
+}
+
+#[test]
+fn empty_2x3_against_the_oracle() {
+    for penalty in [0, -1] {
+        let mut oracle = Oracle::new(2, 3, penalty);
+        let mut solver = solver(2, 3, penalty);
+        check(&mut oracle, &mut solver, 0);
+    }
+}
+
+/// Every position of 2x3 (131072 of them, both penalties).
+#[test]
+#[ignore = "slow: run with --ignored"]
+fn every_position_of_2x3() {
+    every_position(2, 3);
+}
+
+/// The empty 3x3 board, every move, against the oracle (16.7M oracle states).
+#[test]
+#[ignore = "slow: run with --ignored"]
+fn empty_3x3_against_the_oracle() {
+    let mut oracle = Oracle::new(3, 3, 0);
+    let mut solver = solver(3, 3, 0);
+    check(&mut oracle, &mut solver, 0);
+}
+
+/// The empty 2x4 board and the Swedish 3x5 start (22 open lines each, 4M oracle
+/// states), every move, against the oracle.
+#[test]
+#[ignore = "slow: run with --ignored"]
+fn empty_2x4_and_swedish_3x5_against_the_oracle() {
+    let mut oracle = Oracle::new(2, 4, 0);
+    check(&mut oracle, &mut solver(2, 4, 0), 0);
+    let mut oracle = Oracle::new(3, 5, 0);
+    let perimeter = (0..5).fold(0u64, |p, c| p | 1 << c | 1 << (15 + c))
+        | (0..3).fold(0u64, |p, r| p | 1 << (20 + 6 * r) | 1 << (20 + 6 * r + 5));
+    assert_eq!(perimeter.count_ones(), 16);
+    check(&mut oracle, &mut solver(3, 5, 0), perimeter);
+}
+
+/// The Icelandic 3x4 and Swedish 4x4 starts (24 open lines each, 16.7M oracle
+/// states, about 1 GB), every move, against the oracle.
+#[test]
+#[ignore = "slow: run with --ignored"]
+fn icelandic_3x4_and_swedish_4x4_against_the_oracle() {
+    // 3x4: h r.c = 4r + c (16 lines), v r.c = 16 + 5r + c.
+    let icelandic =
+        (0..4).fold(0u64, |p, c| p | 1 << c) | (0..3).fold(0, |p, r| p | 1 << (16 + 5 * r));
+    let mut oracle = Oracle::new(3, 4, 0);
+    check(&mut oracle, &mut solver(3, 4, 0), icelandic);
+    drop(oracle);
+    // 4x4: h r.c = 4r + c (20 lines), v r.c = 20 + 5r + c.
+    let swedish = (0..4).fold(0u64, |p, c| p | 1 << c | 1 << (16 + c))
+        | (0..4).fold(0, |p, r| p | 1 << (20 + 5 * r) | 1 << (20 + 5 * r + 4));
+    let mut oracle = Oracle::new(4, 4, 0);
+    check(&mut oracle, &mut solver(4, 4, 0), swedish);
+}
+
+/// Many more random positions of the bigger boards.
+#[test]
+#[ignore = "slow: run with --ignored"]
+fn many_random_positions() {
+    random_positions(3, 3, 10..=18, 1000);
+    random_positions(2, 4, 10..=19, 500);
+    random_positions(3, 4, 12..=18, 200);
+    random_positions(4, 4, 12..=16, 200);
+}
+
+impl Oracle {
+    fn value_fresh(mut self, p: u64) -> i32 {
+        self.value(p)
+    }
+}
