@@ -84,6 +84,39 @@ enum Command {
         json: bool,
         /// Positions: 0/1 strings, move lists (h0.0,v1.2) or Wilson files.
         positions: Vec<String>,
+        /// Positions past the stored layers are searched if they have at most this
+        /// many open lines (0: never search).
+        #[arg(long, default_value_t = tb::tablebase::DEFAULT_SEARCH_LIMIT)]
+        search_limit: u32,
+    },
+    /// Value of a position and of every move by search (no database needed).
+    #[command(
+        after_help = "Examples:\n  tb solve 3x3\n  tb solve 3x5 --start swedish --pv\n  tb solve 2x4 h0.0,v1.1 --json"
+    )]
+    Solve {
+        /// Board size in boxes, RxC.
+        board: String,
+        /// The position [default: the start].
+        position: Option<String>,
+        /// Start when no position is given: empty, swedish, icelandic, a position or a
+        /// Wilson file.
+        #[arg(long, default_value = "empty")]
+        start: String,
+        /// Value of the full board (Wilson's last-move penalty).
+        #[arg(long, allow_negative_numbers = true)]
+        penalty: Option<i32>,
+        /// Transposition table size (e.g. 64MiB, 1GiB).
+        #[arg(long, default_value = "256MiB")]
+        tt: String,
+        /// Worker threads (the search runs on one thread for now).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Also print the principal variation to the end of the game.
+        #[arg(long)]
+        pv: bool,
+        /// One JSON object (the probe shape plus nodes, seconds, pv).
+        #[arg(long)]
+        json: bool,
     },
     /// Write the stored opening book as rows (ordered by lines, then block, then index).
     Export {
@@ -117,6 +150,9 @@ enum Command {
         /// Recompute only N random positions per layer [default: all].
         #[arg(long, value_name = "N")]
         sample: Option<u64>,
+        /// Also compare N random stored positions with the search solver.
+        #[arg(long, value_name = "N")]
+        search: Option<u64>,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -231,7 +267,59 @@ fn run(cli: Cli) -> Result<ExitCode> {
             db,
             json,
             positions,
-        } => probe(&db, json, positions),
+            search_limit,
+        } => probe(&db, json, positions, search_limit),
+        Command::Solve {
+            board,
+            position,
+            start,
+            penalty,
+            tt,
+            threads,
+            pv,
+            json,
+        } => {
+            let board: Board = board.parse()?;
+            if threads == Some(0) {
+                bail!("--threads must be at least 1");
+            }
+            let start = spec::parse_start(&board, &start)?;
+            let (lines, file_penalty) = match &position {
+                Some(text) => {
+                    let p = notation::parse_position_arg(&board, text)?;
+                    (p.lines, p.penalty)
+                }
+                None => (start.lines, start.penalty),
+            };
+            let penalty = spec::check_penalty(penalty.or(file_penalty).unwrap_or(0))?;
+            let tt_bytes = parse_size(&tt)?;
+            let started = std::time::Instant::now();
+            let mut solver = tb::search::Solver::new(
+                board,
+                tb::search::SearchOptions {
+                    penalty: penalty as i32,
+                    tt_bytes: tt_bytes as usize,
+                },
+            );
+            let result = solver.solve(lines);
+            let seconds = started.elapsed().as_secs_f64();
+            let answer = output::solve_answer(lines, &result);
+            if json {
+                println!(
+                    "{}",
+                    output::solve_json(&board, &answer, &result, seconds, pv)
+                );
+            } else {
+                print!("{}", output::probe_text(&board, &answer));
+                println!("searched {} nodes in {seconds:.3} s", result.nodes);
+                if pv {
+                    let names: Vec<String> =
+                        result.pv.iter().map(|&l| board.line_name(l)).collect();
+                    println!("pv: {}", names.join(" "));
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Export {
             db,
             format,
@@ -268,9 +356,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Verify { db, sample, json } => {
+        Command::Verify {
+            db,
+            sample,
+            search,
+            json,
+        } => {
             let tb = Tablebase::open(&db)?;
-            let report = verify::verify(&tb, sample)?;
+            let report = verify::verify(&tb, sample, search.unwrap_or(0))?;
             if json {
                 println!("{}", serde_json::to_string(&report.to_json())?);
             } else {
@@ -286,8 +379,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
 }
 
 /// Probes positions from the arguments or stdin; a bad line does not stop the batch.
-fn probe(db: &Path, json: bool, positions: Vec<String>) -> Result<ExitCode> {
-    let tb = Tablebase::open(db)?;
+fn probe(db: &Path, json: bool, positions: Vec<String>, search_limit: u32) -> Result<ExitCode> {
+    let mut tb = Tablebase::open(db)?;
+    tb.set_search_limit(search_limit);
     let board = tb.board();
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());

@@ -1,8 +1,10 @@
 //! Text and JSON renderings of probe answers (JSON shape fixed by DESIGN.md §5).
 
 use crate::board::Board;
+use crate::board::Lines;
 use crate::notation::format_position;
-use crate::tablebase::Probe;
+use crate::search::SolveResult;
+use crate::tablebase::{MoveValue, Probe, Source};
 use serde::Serialize;
 
 /// A probe answer as serialised (field order as in DESIGN.md §5).
@@ -24,9 +26,57 @@ struct MoveJson {
     boxes: u32,
 }
 
+/// A search result in the shape of a probe answer.
+pub fn solve_answer(position: Lines, result: &SolveResult) -> Probe {
+    Probe {
+        position,
+        value: result.value,
+        source: Source::Search,
+        moves: result
+            .moves
+            .iter()
+            .map(|m| MoveValue {
+                line: m.line,
+                value: Some(m.value),
+                boxes: m.boxes,
+            })
+            .collect(),
+    }
+}
+
+/// `tb solve --json`: the probe object plus search statistics.
+pub fn solve_json(
+    board: &Board,
+    answer: &Probe,
+    result: &SolveResult,
+    seconds: f64,
+    with_pv: bool,
+) -> String {
+    #[derive(Serialize)]
+    struct SolveJson<'a> {
+        #[serde(flatten)]
+        probe: ProbeJson<'a>,
+        nodes: u64,
+        seconds: f64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pv: Option<Vec<String>>,
+    }
+    let object = SolveJson {
+        probe: probe_object(board, answer),
+        nodes: result.nodes,
+        seconds,
+        pv: with_pv.then(|| result.pv.iter().map(|&l| board.line_name(l)).collect()),
+    };
+    serde_json::to_string(&object).expect("solve answers serialise")
+}
+
 /// One JSON object (one line of text) for a probe answer.
 pub fn probe_json(board: &Board, probe: &Probe) -> String {
-    let object = ProbeJson {
+    serde_json::to_string(&probe_object(board, probe)).expect("probe answers serialise")
+}
+
+fn probe_object<'a>(board: &Board, probe: &'a Probe) -> ProbeJson<'a> {
+    ProbeJson {
         board: board.to_string(),
         position: format_position(board, probe.position),
         lines: probe.position.count_ones(),
@@ -42,8 +92,7 @@ pub fn probe_json(board: &Board, probe: &Probe) -> String {
                 boxes: m.boxes,
             })
             .collect(),
-    };
-    serde_json::to_string(&object).expect("probe answers serialise")
+    }
 }
 
 /// The JSON object for an input line that could not be answered.

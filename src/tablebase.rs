@@ -3,6 +3,7 @@
 
 use crate::board::{Board, Lines};
 use crate::layout::Layout;
+use crate::search::{SearchOptions, Solver};
 use crate::spec::Spec;
 use crate::store::{LayerRow, LayerStatus, Store};
 use anyhow::{Result, bail};
@@ -19,6 +20,8 @@ const CACHE_CHUNKS: usize = 1024;
 pub enum Source {
     /// A stored layer of the tablebase.
     Book,
+    /// The search solver.
+    Search,
 }
 
 impl Source {
@@ -26,6 +29,7 @@ impl Source {
     pub fn as_str(self) -> &'static str {
         match self {
             Source::Book => "book",
+            Source::Search => "search",
         }
     }
 }
@@ -94,7 +98,17 @@ pub struct Tablebase {
     readable: Vec<bool>,
     completion: Vec<[Lines; 2]>,
     cache: RefCell<ChunkCache>,
+    /// Positions with more open lines than this are not searched.
+    search_limit: u32,
+    solver: RefCell<Option<Solver>>,
 }
+
+/// Default for [`Tablebase::set_search_limit`]: open lines the probe fallback
+/// searches (about a second of search on 3x4-sized boards).
+pub const DEFAULT_SEARCH_LIMIT: u32 = 26;
+
+/// Transposition table of the probe fallback.
+const PROBE_TT_BYTES: usize = 64 << 20;
 
 #[derive(Default)]
 struct ChunkCache {
@@ -123,6 +137,8 @@ impl Tablebase {
             readable,
             completion,
             cache: RefCell::new(ChunkCache::default()),
+            search_limit: DEFAULT_SEARCH_LIMIT,
+            solver: RefCell::new(None),
         })
     }
 
@@ -214,16 +230,45 @@ impl Tablebase {
         Ok(values)
     }
 
-    /// Value of a position and of every legal move, from the stored layers.
+    /// Sets the most open lines the probe fallback searches (0: never search).
+    pub fn set_search_limit(&mut self, open_lines: u32) {
+        self.search_limit = open_lines;
+    }
+
+    /// Value of a position and of every legal move: from the stored layers when
+    /// they hold the position and all its children, otherwise by search.
     pub fn probe(&self, position: Lines) -> Result<Probe> {
         let board = self.spec.board;
-        let n = position.count_ones() as usize;
         if position & self.spec.start != self.spec.start {
             bail!(
                 "the position lacks lines of this tablebase's start position, so it is not in it"
             );
         }
-        let Some(value) = self.value(position)? else {
+        if let Some(value) = self.value(position)? {
+            let mut moves = Vec::new();
+            for line in (0..board.num_lines()).filter(|&l| position >> l & 1 == 0) {
+                let boxes = self.boxes_completed(position, line);
+                let child = self.value(position | 1 << line)?;
+                let value = child.map(|c| {
+                    if boxes > 0 {
+                        boxes as i32 + c as i32
+                    } else {
+                        -(c as i32)
+                    }
+                });
+                moves.push(MoveValue { line, value, boxes });
+            }
+            if moves.iter().all(|m| m.value.is_some()) || !self.searchable(position) {
+                sort_moves(&mut moves);
+                return Ok(Probe {
+                    position,
+                    value: value as i32,
+                    source: Source::Book,
+                    moves,
+                });
+            }
+        }
+        if !self.searchable(position) {
             let stored: Vec<usize> = self
                 .layers
                 .values()
@@ -231,30 +276,55 @@ impl Tablebase {
                 .map(|r| r.n)
                 .collect();
             bail!(
-                "the position has {n} lines; this tablebase stores positions with {} lines (deeper positions need the search solver)",
-                ranges(&stored)
+                "the position has {} lines and {} open; this tablebase stores positions with {} lines, and the search fallback takes at most {} open lines",
+                position.count_ones(),
+                self.open_lines(position),
+                ranges(&stored),
+                self.search_limit
             );
-        };
-        let mut moves = Vec::new();
-        for line in (0..board.num_lines()).filter(|&l| position >> l & 1 == 0) {
-            let boxes = self.boxes_completed(position, line);
-            let child = self.value(position | 1 << line)?;
-            let value = child.map(|c| {
-                if boxes > 0 {
-                    boxes as i32 + c as i32
-                } else {
-                    -(c as i32)
-                }
-            });
-            moves.push(MoveValue { line, value, boxes });
         }
-        sort_moves(&mut moves);
+        let result = self.with_solver(|s| s.solve(position));
         Ok(Probe {
             position,
-            value: value as i32,
-            source: Source::Book,
-            moves,
+            value: result.value,
+            source: Source::Search,
+            moves: result
+                .moves
+                .iter()
+                .map(|m| MoveValue {
+                    line: m.line,
+                    value: Some(m.value),
+                    boxes: m.boxes,
+                })
+                .collect(),
         })
+    }
+
+    /// Value of a position by search, whatever the book holds.
+    pub fn search_value(&self, position: Lines) -> i32 {
+        self.with_solver(|s| s.value(position))
+    }
+
+    fn open_lines(&self, position: Lines) -> u32 {
+        (self.spec.board.all_lines() & !position).count_ones()
+    }
+
+    fn searchable(&self, position: Lines) -> bool {
+        self.open_lines(position) <= self.search_limit
+    }
+
+    fn with_solver<T>(&self, f: impl FnOnce(&mut Solver) -> T) -> T {
+        let mut slot = self.solver.borrow_mut();
+        let solver = slot.get_or_insert_with(|| {
+            Solver::new(
+                self.spec.board,
+                SearchOptions {
+                    penalty: self.spec.penalty as i32,
+                    tt_bytes: PROBE_TT_BYTES,
+                },
+            )
+        });
+        f(solver)
     }
 
     /// Status of layer `n`, if it has a row.

@@ -24,6 +24,8 @@ pub struct VerifyReport {
     pub mismatches: Vec<String>,
     /// Number of mismatches (the list is capped).
     pub mismatch_count: u64,
+    /// Stored positions compared with the search solver.
+    pub searched: u64,
 }
 
 impl VerifyReport {
@@ -41,16 +43,18 @@ impl VerifyReport {
             "recomputed": self.recomputed,
             "mismatch_count": self.mismatch_count,
             "mismatches": self.mismatches,
+            "searched": self.searched,
         })
     }
 
     /// Text rendering.
     pub fn text(&self) -> String {
         let mut s = format!(
-            "{} chunks checked, {} bad; {} positions recomputed, {} mismatches\n",
+            "{} chunks checked, {} bad; {} positions recomputed, {} compared with search, {} mismatches\n",
             self.chunks,
             self.bad_chunks.len(),
             self.recomputed,
+            self.searched,
             self.mismatch_count
         );
         for b in &self.bad_chunks {
@@ -65,8 +69,9 @@ impl VerifyReport {
 }
 
 /// Verifies a tablebase; `sample` limits the recomputation to N random positions
-/// per layer (all positions when `None`).
-pub fn verify(tb: &Tablebase, sample: Option<u64>) -> Result<VerifyReport> {
+/// per layer (all positions when `None`); `search` more random stored positions are
+/// compared with the search solver.
+pub fn verify(tb: &Tablebase, sample: Option<u64>, search: u64) -> Result<VerifyReport> {
     let mut report = VerifyReport::default();
     let layout = tb.layout();
     let readable: Vec<usize> = tb
@@ -117,7 +122,44 @@ pub fn verify(tb: &Tablebase, sample: Option<u64>) -> Result<VerifyReport> {
             }
         }
     }
+    cross_check_search(tb, search, &mut rng, &mut report);
     Ok(report)
+}
+
+/// Compares `count` random stored positions (spread over the stored layers, those
+/// with the fewest open lines first) with the search solver.
+fn cross_check_search(tb: &Tablebase, count: u64, rng: &mut u64, report: &mut VerifyReport) {
+    let layout = tb.layout();
+    let mut readable: Vec<usize> = tb
+        .layers()
+        .values()
+        .filter(|r| r.status.readable())
+        .map(|r| r.n)
+        .collect();
+    readable.reverse();
+    if readable.is_empty() || count == 0 {
+        return;
+    }
+    for i in 0..count {
+        let n = readable[i as usize % readable.len()];
+        let blocks = layout.blocks_of_layer(n);
+        let position =
+            position_of_layer_index(tb, &blocks, next_random(rng) % layout.layer_size(n));
+        let Ok(Some(stored)) = tb.value(position) else {
+            continue;
+        };
+        report.searched += 1;
+        let searched = tb.search_value(position);
+        if searched != stored as i32 {
+            report.mismatch_count += 1;
+            if report.mismatches.len() < MAX_LISTED {
+                report.mismatches.push(format!(
+                    "{} stored {stored}, search says {searched}",
+                    format_position(&tb.board(), position)
+                ));
+            }
+        }
+    }
 }
 
 /// Compares one stored value with its one-ply recomputation.

@@ -1,0 +1,101 @@
+//! `tb solve`, the probe fallback past the book and `verify --search`, through the
+//! real binary, against the independent oracle.
+
+mod harness;
+mod oracle;
+
+use harness::{build, probe_differences, run_ok, sample_positions, tb};
+use oracle::Oracle;
+use serde_json::Value;
+
+#[test]
+fn solve_agrees_with_the_oracle_on_random_positions() {
+    for (rows, cols, penalty, count) in [(2, 3, 0, 60), (3, 3, -1, 25), (2, 4, 0, 25)] {
+        let mut o = Oracle::new(rows, cols, penalty);
+        let board = o.board_name();
+        // Positions with at most 16 open lines keep each search short.
+        let positions: Vec<u64> = sample_positions(&o, 0, count * 4, 11)
+            .into_iter()
+            .filter(|p| o.num_lines() - p.count_ones() as usize <= 16)
+            .take(count)
+            .collect();
+        for p in positions {
+            let out = run_ok(
+                tb().args([
+                    "solve",
+                    &board,
+                    &o.bits(p),
+                    "--json",
+                    "--pv",
+                    "--tt",
+                    "16MiB",
+                ])
+                .arg(format!("--penalty={penalty}")),
+                "tb solve",
+            );
+            let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+            let diff = probe_differences(&mut o, &board, p, &v);
+            assert!(diff.is_empty(), "tb solve {board} {}: {diff}", o.bits(p));
+            assert_eq!(v["source"], "search");
+            assert!(v["nodes"].as_u64().is_some());
+            let pv = v["pv"].as_array().expect("pv");
+            assert_eq!(
+                pv.len(),
+                o.num_lines() - p.count_ones() as usize,
+                "pv plays to the end"
+            );
+        }
+    }
+}
+
+#[test]
+fn probe_falls_back_to_search_past_the_book_and_says_so() {
+    let mut o = Oracle::new(2, 3, 0);
+    let b = build(&o, "empty", 0, Some(6));
+    let positions = sample_positions(&o, 0, 300, 5);
+    let input: String = positions.iter().map(|&p| o.bits(p) + "\n").collect();
+    let out = run_ok(
+        tb().args(["probe", "--json", "--db"])
+            .arg(&b.db)
+            .write_stdin(input),
+        "tb probe past the book",
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut sources = [0; 2];
+    for (line, &p) in text.lines().zip(&positions) {
+        let v: Value = serde_json::from_str(line).unwrap();
+        let diff = probe_differences(&mut o, "2x3", p, &v);
+        assert!(diff.is_empty(), "{}: {diff}", o.bits(p));
+        // Book layers are 0..=6; a position of layer 6 needs layer 7 for its moves.
+        let expected = if p.count_ones() < 6 { "book" } else { "search" };
+        assert_eq!(v["source"], expected, "{}", o.bits(p));
+        sources[usize::from(expected == "search")] += 1;
+    }
+    assert!(
+        sources[0] > 0 && sources[1] > 0,
+        "both sources exercised: {sources:?}"
+    );
+
+    // With the fallback off, deep positions are refused clearly.
+    let deep = positions
+        .iter()
+        .find(|p| (9..17).contains(&p.count_ones()))
+        .unwrap();
+    let out = tb()
+        .args(["probe", "--search-limit", "0", "--db"])
+        .arg(&b.db)
+        .arg(o.bits(*deep))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("stores positions with 0..6 lines"));
+
+    let verify = run_ok(
+        tb().args(["verify", "--search", "200", "--json", "--db"])
+            .arg(&b.db),
+        "verify --search",
+    );
+    let report: Value = serde_json::from_slice(&verify.stdout).unwrap();
+    assert_eq!(report["searched"], 200);
+    assert_eq!(report["ok"], true);
+}
