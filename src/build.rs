@@ -287,7 +287,7 @@ fn run_layers(
         start: spec.start_name.clone(),
         db: opts.db.clone(),
         stored_bytes,
-        peak_rss_bytes: peak_rss_bytes(),
+        peak_rss_bytes: crate::sys::peak_rss_bytes(),
         computed_positions,
         total_positions,
         resumed_blocks,
@@ -297,14 +297,6 @@ fn run_layers(
     };
     progress.finish(&summary);
     Ok(summary)
-}
-
-/// Peak resident set size of this process (Linux: `VmHWM` in /proc/self/status).
-pub fn peak_rss_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
 }
 
 /// Reads a whole block back from the store.

@@ -17,5 +17,6 @@ pub mod progress;
 pub mod search;
 pub mod spec;
 pub mod store;
+pub mod sys;
 pub mod tablebase;
 pub mod verify;

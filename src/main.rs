@@ -105,9 +105,10 @@ enum Command {
         /// Value of the full board (Wilson's last-move penalty).
         #[arg(long, allow_negative_numbers = true)]
         penalty: Option<i32>,
-        /// Transposition table size (e.g. 64MiB, 1GiB).
-        #[arg(long, default_value = "256MiB")]
-        tt: String,
+        /// Transposition table size (e.g. 64MiB, 1GiB) [default: 64MiB up to 24 open
+        /// lines, 256MiB up to 28, else 1GiB].
+        #[arg(long)]
+        tt: Option<String>,
         /// Worker threads (the search runs on one thread for now).
         #[arg(long)]
         threads: Option<usize>,
@@ -292,7 +293,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 None => (start.lines, start.penalty),
             };
             let penalty = spec::check_penalty(penalty.or(file_penalty).unwrap_or(0))?;
-            let tt_bytes = parse_size(&tt)?;
+            let open = board.num_lines() as u32 - lines.count_ones();
+            let tt_bytes = match &tt {
+                Some(text) => parse_size(text)?,
+                None if open <= 24 => 64 << 20,
+                None if open <= 28 => 256 << 20,
+                None => 1 << 30,
+            };
             let started = std::time::Instant::now();
             let mut solver = tb::search::Solver::new(
                 board,

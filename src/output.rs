@@ -58,6 +58,7 @@ pub fn solve_json(
         probe: ProbeJson<'a>,
         nodes: u64,
         seconds: f64,
+        peak_rss_bytes: Option<u64>,
         #[serde(skip_serializing_if = "Option::is_none")]
         pv: Option<Vec<String>>,
     }
@@ -65,6 +66,7 @@ pub fn solve_json(
         probe: probe_object(board, answer),
         nodes: result.nodes,
         seconds,
+        peak_rss_bytes: crate::sys::peak_rss_bytes(),
         pv: with_pv.then(|| result.pv.iter().map(|&l| board.line_name(l)).collect()),
     };
     serde_json::to_string(&object).expect("solve answers serialise")
