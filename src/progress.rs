@@ -88,9 +88,12 @@ impl Bars {
     fn new() -> Bars {
         let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
         let style = ProgressStyle::with_template(
-            "{prefix:>9} [{bar:40.cyan/blue}] {percent:>3}% {human_pos}/{human_len} {per_sec} eta {eta}",
+            "{prefix:>9} [{bar:40.cyan/blue}] {percent:>3}% {human_pos}/{human_len} {rate} eta {eta}",
         )
         .expect("valid template")
+        .with_key("rate", |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+            let _ = write!(w, "{:.1} M positions/s", state.per_sec() / 1e6);
+        })
         .progress_chars("=> ");
         let overall = multi.add(
             ProgressBar::new(0)
