@@ -310,7 +310,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             );
             let result = solver.solve(lines);
             let seconds = started.elapsed().as_secs_f64();
-            let answer = output::solve_answer(lines, &result);
+            let answer = tb::tablebase::Probe::from_search(lines, &result);
             if json {
                 println!(
                     "{}",

@@ -1,10 +1,9 @@
 //! Text and JSON renderings of probe answers (JSON shape fixed by DESIGN.md §5).
 
 use crate::board::Board;
-use crate::board::Lines;
 use crate::notation::format_position;
 use crate::search::SolveResult;
-use crate::tablebase::{MoveValue, Probe, Source};
+use crate::tablebase::Probe;
 use serde::Serialize;
 
 /// A probe answer as serialised (field order as in DESIGN.md §5).
@@ -24,24 +23,6 @@ struct MoveJson {
     name: String,
     value: Option<i32>,
     boxes: u32,
-}
-
-/// A search result in the shape of a probe answer.
-pub fn solve_answer(position: Lines, result: &SolveResult) -> Probe {
-    Probe {
-        position,
-        value: result.value,
-        source: Source::Search,
-        moves: result
-            .moves
-            .iter()
-            .map(|m| MoveValue {
-                line: m.line,
-                value: Some(m.value),
-                boxes: m.boxes,
-            })
-            .collect(),
-    }
 }
 
 /// `tb solve --json`: the probe object plus search statistics.

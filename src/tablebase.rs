@@ -3,7 +3,7 @@
 
 use crate::board::{Board, Lines};
 use crate::layout::Layout;
-use crate::search::{SearchOptions, Solver};
+use crate::search::{SearchOptions, SolveResult, Solver};
 use crate::spec::Spec;
 use crate::store::{LayerRow, LayerStatus, Store};
 use anyhow::{Result, bail};
@@ -57,6 +57,26 @@ pub struct Probe {
     /// Every legal move, best first (ties: lower line first); moves whose values
     /// are unknown come last.
     pub moves: Vec<MoveValue>,
+}
+
+impl Probe {
+    /// A search result in the shape of a probe answer.
+    pub fn from_search(position: Lines, result: &SolveResult) -> Probe {
+        Probe {
+            position,
+            value: result.value,
+            source: Source::Search,
+            moves: result
+                .moves
+                .iter()
+                .map(|m| MoveValue {
+                    line: m.line,
+                    value: Some(m.value),
+                    boxes: m.boxes,
+                })
+                .collect(),
+        }
+    }
 }
 
 type ChunkKey = (u8, u128, u64);
@@ -284,20 +304,7 @@ impl Tablebase {
             );
         }
         let result = self.with_solver(|s| s.solve(position));
-        Ok(Probe {
-            position,
-            value: result.value,
-            source: Source::Search,
-            moves: result
-                .moves
-                .iter()
-                .map(|m| MoveValue {
-                    line: m.line,
-                    value: Some(m.value),
-                    boxes: m.boxes,
-                })
-                .collect(),
-        })
+        Ok(Probe::from_search(position, &result))
     }
 
     /// Value of a position by search, whatever the book holds.
