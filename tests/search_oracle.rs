@@ -244,7 +244,6 @@ fn empty_2x3_against_the_oracle() {
 
 /// Every position of 2x3 (131072 of them, both penalties).
 #[test]
-#[ignore = "slow: run with --ignored"]
 fn every_position_of_2x3() {
     every_position(2, 3);
 }
