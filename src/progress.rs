@@ -141,6 +141,7 @@ pub struct Log {
     started: Instant,
     total: u64,
     done: u64,
+    done_at_start: u64,
     layer: usize,
     layer_len: u64,
     layer_done: u64,
@@ -155,6 +156,7 @@ impl Log {
             started: Instant::now(),
             total: 0,
             done: 0,
+            done_at_start: 0,
             layer: 0,
             layer_len: 0,
             layer_done: 0,
@@ -164,14 +166,19 @@ impl Log {
     fn line(&mut self) {
         let elapsed = self.started.elapsed().as_secs_f64();
         let pct = 100.0 * self.done as f64 / self.total.max(1) as f64;
+        let this_run = self.done - self.done_at_start;
+        let rate = this_run as f64 / elapsed.max(1e-9);
+        let eta = (self.total - self.done) as f64 / rate.max(1.0);
         let _ = writeln!(
             std::io::stderr(),
-            "tb: layer {} {}/{} positions, total {:.1}% after {:.1} s",
+            "tb: layer {} {}/{} positions, total {:.1}% after {:.0} s, {:.1} M positions/s, eta {:.0} s",
             self.layer,
             self.layer_done,
             self.layer_len,
             pct,
-            elapsed
+            elapsed,
+            rate / 1e6,
+            eta
         );
         self.last = Instant::now();
     }
@@ -181,6 +188,7 @@ impl Progress for Log {
     fn start(&mut self, total: u64, done: u64) {
         self.total = total;
         self.done = done;
+        self.done_at_start = done;
         self.started = Instant::now();
     }
     fn start_layer(&mut self, n: usize, positions: u64, done: u64) {
