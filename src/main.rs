@@ -390,6 +390,7 @@ fn probe(db: &Path, json: bool, positions: Vec<String>, search_limit: u32) -> Re
     let mut tb = Tablebase::open(db)?;
     tb.set_search_limit(search_limit);
     let board = tb.board();
+    let mut json_writer = output::JsonWriter::new(&board);
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let mut failed = 0usize;
@@ -404,7 +405,7 @@ fn probe(db: &Path, json: bool, positions: Vec<String>, search_limit: u32) -> Re
             .map_err(anyhow::Error::from)
             .and_then(|p| tb.probe(p.lines));
         match result {
-            Ok(p) if json => writeln!(out, "{}", output::probe_json(&board, &p))?,
+            Ok(p) if json => writeln!(out, "{}", json_writer.probe(&p))?,
             Ok(p) => write!(out, "{}", output::probe_text(&board, &p))?,
             Err(e) => {
                 failed += 1;

@@ -6,23 +6,65 @@ use crate::search::SolveResult;
 use crate::tablebase::Probe;
 use serde::Serialize;
 
-/// A probe answer as serialised (field order as in DESIGN.md §5).
-#[derive(Serialize)]
-struct ProbeJson<'a> {
+/// Renders probe answers as JSON objects (field order as in DESIGN.md §5). Written by
+/// hand with the board's line names computed once: every string in it is plain ASCII
+/// (digits and line names), and serialising through serde dominated warm batches.
+pub struct JsonWriter {
     board: String,
-    position: String,
-    lines: u32,
-    value: i32,
-    source: &'a str,
-    moves: Vec<MoveJson>,
+    names: Vec<String>,
+    bits: Vec<u8>,
 }
 
-#[derive(Serialize)]
-struct MoveJson {
-    line: usize,
-    name: String,
-    value: Option<i32>,
-    boxes: u32,
+impl JsonWriter {
+    /// A writer for answers on `board`.
+    pub fn new(board: &Board) -> JsonWriter {
+        JsonWriter {
+            board: board.to_string(),
+            names: (0..board.num_lines()).map(|l| board.line_name(l)).collect(),
+            bits: vec![b'0'; board.num_lines()],
+        }
+    }
+
+    /// One JSON object (no newline) for a probe answer.
+    pub fn probe(&mut self, probe: &Probe) -> String {
+        use std::fmt::Write as _;
+        for (i, b) in self.bits.iter_mut().enumerate() {
+            *b = if probe.position >> i & 1 == 1 {
+                b'1'
+            } else {
+                b'0'
+            };
+        }
+        let mut s = String::with_capacity(128 + 48 * probe.moves.len());
+        let _ = write!(
+            s,
+            r#"{{"board":"{}","position":"{}","lines":{},"value":{},"source":"{}","moves":["#,
+            self.board,
+            std::str::from_utf8(&self.bits).expect("ASCII"),
+            probe.position.count_ones(),
+            probe.value,
+            probe.source.as_str()
+        );
+        for (i, m) in probe.moves.iter().enumerate() {
+            if i > 0 {
+                s.push(',');
+            }
+            let _ = write!(
+                s,
+                r#"{{"line":{},"name":"{}","value":"#,
+                m.line, self.names[m.line]
+            );
+            match m.value {
+                Some(v) => {
+                    let _ = write!(s, "{v}");
+                }
+                None => s.push_str("null"),
+            }
+            let _ = write!(s, r#","boxes":{}}}"#, m.boxes);
+        }
+        s.push_str("]}");
+        s
+    }
 }
 
 /// `tb solve --json`: the probe object plus search statistics.
@@ -34,48 +76,23 @@ pub fn solve_json(
     with_pv: bool,
 ) -> String {
     #[derive(Serialize)]
-    struct SolveJson<'a> {
-        #[serde(flatten)]
-        probe: ProbeJson<'a>,
+    struct Extra {
         nodes: u64,
         seconds: f64,
         peak_rss_bytes: Option<u64>,
         #[serde(skip_serializing_if = "Option::is_none")]
         pv: Option<Vec<String>>,
     }
-    let object = SolveJson {
-        probe: probe_object(board, answer),
+    let extra = Extra {
         nodes: result.nodes,
         seconds,
         peak_rss_bytes: crate::sys::peak_rss_bytes(),
         pv: with_pv.then(|| result.pv.iter().map(|&l| board.line_name(l)).collect()),
     };
-    serde_json::to_string(&object).expect("solve answers serialise")
-}
-
-/// One JSON object (one line of text) for a probe answer.
-pub fn probe_json(board: &Board, probe: &Probe) -> String {
-    serde_json::to_string(&probe_object(board, probe)).expect("probe answers serialise")
-}
-
-fn probe_object<'a>(board: &Board, probe: &'a Probe) -> ProbeJson<'a> {
-    ProbeJson {
-        board: board.to_string(),
-        position: format_position(board, probe.position),
-        lines: probe.position.count_ones(),
-        value: probe.value,
-        source: probe.source.as_str(),
-        moves: probe
-            .moves
-            .iter()
-            .map(|m| MoveJson {
-                line: m.line,
-                name: board.line_name(m.line),
-                value: m.value,
-                boxes: m.boxes,
-            })
-            .collect(),
-    }
+    // Both are objects: splice the extra fields into the probe object.
+    let probe = JsonWriter::new(board).probe(answer);
+    let extra = serde_json::to_string(&extra).expect("solve statistics serialise");
+    format!("{},{}", &probe[..probe.len() - 1], &extra[1..])
 }
 
 /// The JSON object for an input line that could not be answered.
