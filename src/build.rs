@@ -207,6 +207,11 @@ fn run_layers(
     let mut children = BlockCache::new(opts.memory / 4);
     let mut computed_positions = 0u64;
     let mut resumed_blocks = 0usize;
+    let mut peak_file_bytes = store
+        .meta()?
+        .get("peak_file_bytes")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0u64);
     for n in (first..=full).rev() {
         if layers
             .get(&n)
@@ -242,9 +247,21 @@ fn run_layers(
         if todo.is_empty() {
             store.finish_layer(n, &finish_for(&totals))?;
         }
+        // Blocks of layer n+1 with a group-1 count below this are deleted already.
+        let mut dropped_below = 0u8;
         for (i, counts) in todo.iter().enumerate() {
             let t0 = Instant::now();
             children.evict_before(counts[0]);
+            if n < full && n + 1 > spec.book_lines && counts[0] > dropped_below {
+                let keys: Vec<String> = layout
+                    .blocks_of_layer(n + 1)
+                    .iter()
+                    .filter(|c| c[0] >= dropped_below && c[0] < counts[0])
+                    .map(|c| counts_key(c))
+                    .collect();
+                store.drop_blocks(n + 1, &keys)?;
+                dropped_below = counts[0];
+            }
             let mut child_blocks: Vec<Option<Arc<Vec<i8>>>> = Vec::with_capacity(counts.len());
             for g in 0..counts.len() {
                 child_blocks.push(if (counts[g] as usize) < layout.groups[g].len() {
@@ -266,11 +283,13 @@ fn run_layers(
             let last = i + 1 == todo.len();
             let finish = last.then(|| finish_for(&totals));
             store.write_block(n, counts, &chunks, &stats, finish.as_ref())?;
+            peak_file_bytes = peak_file_bytes.max(store.file_bytes()?);
             computed_positions += stats.positions;
             progress.advance(stats.positions);
             produced.insert((*counts).clone(), Arc::new(values));
         }
         progress.finish_layer(n, &totals);
+        store.set_meta(&[("peak_file_bytes", peak_file_bytes.to_string())])?;
         children = produced;
     }
     let start_value = {

@@ -33,6 +33,8 @@ pub struct InfoReport {
     pub start_value: Option<i8>,
     /// Size of the file.
     pub file_bytes: u64,
+    /// Largest size the file reached during the build (disk needed).
+    pub peak_file_bytes: Option<u64>,
     /// Per layer, by n descending (build order).
     pub layers: Vec<LayerInfo>,
 }
@@ -95,6 +97,11 @@ pub fn info(tb: &Tablebase) -> Result<InfoReport> {
             None
         },
         file_bytes: tb.store().file_bytes()?,
+        peak_file_bytes: tb
+            .store()
+            .meta()?
+            .get("peak_file_bytes")
+            .and_then(|v| v.parse().ok()),
         layers,
     })
 }
@@ -112,10 +119,11 @@ pub fn info_text(r: &InfoReport) -> String {
         r.chunk_positions
     );
     s += &format!(
-        "status {}, start value {}, file {}\n",
+        "status {}, start value {}, file {} (peak during the build {})\n",
         if r.complete { "complete" } else { "incomplete" },
         r.start_value.map_or("-".to_string(), |v| format!("{v:+}")),
-        human_bytes(r.file_bytes)
+        human_bytes(r.file_bytes),
+        r.peak_file_bytes.map_or("unknown".to_string(), human_bytes)
     );
     if let Some(v) = r.meta.get("tool_version") {
         s += &format!("built by tb {v}\n");

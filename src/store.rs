@@ -344,6 +344,26 @@ impl Store {
         Ok(())
     }
 
+    /// Deletes the chunks of the listed blocks of layer `n` (Wilson's disk saving: no
+    /// remaining parent block needs them) and marks layer `n` pruned so that readers
+    /// stop using it, in one transaction.
+    pub fn drop_blocks(&mut self, n: usize, keys: &[String]) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        {
+            let mut delete =
+                tx.prepare_cached("DELETE FROM chunks WHERE n = ?1 AND counts = ?2")?;
+            for key in keys {
+                delete.execute(params![n as i64, key])?;
+            }
+        }
+        tx.execute(
+            "UPDATE layers SET status = 'pruned' WHERE n = ?1",
+            params![n as i64],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
     /// Publishes layer `n` on its own (used when every block was stored before a crash).
     pub fn finish_layer(&mut self, n: usize, finish: &LayerFinish) -> Result<()> {
         let tx = self.conn.transaction()?;

@@ -14,13 +14,25 @@ use std::time::{Duration, Instant};
 /// A 3x4 start with 26 open lines: big enough (2^26 positions, many blocks) to be
 /// interrupted, small enough to build in seconds.
 const START_3X4: &str = "h0.0,h0.3,v0.0,v2.4,h3.1";
+/// Build arguments shared by every run on the same file; a book of 12 lines makes
+/// the build prune (and drop child blocks early) while it is being killed.
+const ARGS_3X4: [&str; 8] = [
+    "3x4",
+    "--start",
+    START_3X4,
+    "--groups",
+    "9,9,8",
+    "--book-lines",
+    "12",
+    "--db",
+];
 
 fn spawn_build(db: &Path, extra: &[&str]) -> Child {
     Command::new(assert_cmd::cargo::cargo_bin!("tb"))
-        .args([
-            "build", "3x4", "--start", START_3X4, "--quiet", "--groups", "9,9,8", "--db",
-        ])
+        .arg("build")
+        .args(ARGS_3X4)
         .arg(db)
+        .arg("--quiet")
         .args(extra)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -91,9 +103,8 @@ fn kill_9_at_random_moments_then_resume_gives_identical_values() {
         "the build finished before it could be interrupted ({kills} kills)"
     );
     let out = Command::new(assert_cmd::cargo::cargo_bin!("tb"))
-        .args([
-            "build", "3x4", "--start", START_3X4, "--groups", "9,9,8", "--db",
-        ])
+        .arg("build")
+        .args(ARGS_3X4)
         .arg(&db)
         .stderr(Stdio::piped())
         .output()
@@ -123,10 +134,10 @@ fn a_second_builder_is_refused_and_probes_read_during_a_build() {
     assert!(wait_for_blocks(&mut child, &db, 3), "build ended too early");
 
     let second = tb()
-        .args([
-            "build", "3x4", "--start", START_3X4, "--quiet", "--groups", "9,9,8", "--db",
-        ])
+        .arg("build")
+        .args(ARGS_3X4)
         .arg(&db)
+        .arg("--quiet")
         .output()
         .unwrap();
     assert_eq!(second.status.code(), Some(1), "{}", describe(&second));
