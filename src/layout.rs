@@ -238,10 +238,39 @@ impl Layout {
 
     /// Number of positions of layer `n`.
     pub fn layer_size(&self, n: usize) -> u64 {
-        self.blocks_of_layer(n)
-            .iter()
-            .map(|c| self.block_size(c))
-            .sum()
+        match n.checked_sub(self.start_lines()) {
+            Some(drawn) => binomial(self.free_lines(), drawn),
+            None => 0,
+        }
+    }
+
+    /// Number of blocks of layer `n` and the size of its largest block, without
+    /// listing the blocks (a small dynamic program over the groups).
+    pub fn layer_blocks_summary(&self, n: usize) -> (u64, u64) {
+        let Some(drawn) = n.checked_sub(self.start_lines()) else {
+            return (0, 0);
+        };
+        // ways[s] / largest[s]: blocks and largest block over the groups so far with s lines.
+        let mut ways = vec![0u64; drawn + 1];
+        let mut largest = vec![0u64; drawn + 1];
+        ways[0] = 1;
+        largest[0] = 1;
+        for g in &self.groups {
+            let mut next_ways = vec![0u64; drawn + 1];
+            let mut next_largest = vec![0u64; drawn + 1];
+            for s in 0..=drawn {
+                if ways[s] == 0 {
+                    continue;
+                }
+                for c in 0..=g.len().min(drawn - s) {
+                    next_ways[s + c] += ways[s];
+                    next_largest[s + c] = next_largest[s + c].max(largest[s] * g.radix(c));
+                }
+            }
+            ways = next_ways;
+            largest = next_largest;
+        }
+        (ways[drawn], largest[drawn])
     }
 
     /// Block counts and index of a position (which must contain the start's lines).
@@ -444,6 +473,16 @@ mod tests {
         assert_eq!(layout.block_size(&[3, 3]), 400);
         let total: u64 = (0..=12).map(|n| layout.layer_size(n)).sum();
         assert_eq!(total, 4096);
+        for n in 0..=12 {
+            let blocks = layout.blocks_of_layer(n);
+            let largest = blocks.iter().map(|c| layout.block_size(c)).max().unwrap();
+            let listed: u64 = blocks.iter().map(|c| layout.block_size(c)).sum();
+            assert_eq!(listed, layout.layer_size(n));
+            assert_eq!(
+                layout.layer_blocks_summary(n),
+                (blocks.len() as u64, largest)
+            );
+        }
     }
 
     proptest! {

@@ -13,6 +13,7 @@ pub mod kernel;
 pub mod layout;
 pub mod notation;
 pub mod output;
+pub mod plan;
 pub mod progress;
 pub mod search;
 pub mod spec;

@@ -70,6 +70,10 @@ enum Command {
         /// Print the final summary as one JSON object on stdout.
         #[arg(long)]
         json: bool,
+        /// Print the plan (groups, blocks per layer, predicted memory and disk) and
+        /// exit without building.
+        #[arg(long)]
+        plan: bool,
     },
     /// Value of positions and of each of their moves, from a built tablebase.
     #[command(
@@ -194,6 +198,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             chunk,
             quiet,
             json,
+            plan,
         } => {
             let board: Board = board.parse()?;
             let start = spec::parse_start(&board, &start)?;
@@ -227,6 +232,23 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 Some(k) => k,
                 None => spec::default_book_lines(&spec.layout()),
             };
+            let peak = spec::peak_block_bytes(&spec.layout());
+            if !plan && peak > memory / 2 {
+                bail!(
+                    "a block of this build and its children need {} but --memory is {}; raise --memory or give --groups (see `tb build ... --plan`)",
+                    progress::human_bytes(peak),
+                    progress::human_bytes(memory)
+                );
+            }
+            if plan {
+                let p = tb::plan::plan(&spec, memory);
+                if json {
+                    println!("{}", serde_json::to_string(&p)?);
+                } else {
+                    print!("{}", tb::plan::plan_text(&p));
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
             let db =
                 db.unwrap_or_else(|| Spec::default_db_name(&board, &start.name, penalty).into());
             let threads = threads

@@ -135,22 +135,42 @@ pub fn split_even(lines: &[usize], g: usize) -> Vec<Vec<usize>> {
 }
 
 /// Bytes of the largest block plus its child blocks (one value byte per position).
+/// Exact when the layout has at most 2^20 blocks in all; otherwise the upper bound
+/// (product of the per-group largest radices) x (1 + groups): no block, parent or
+/// child, is larger than that product.
 pub fn peak_block_bytes(layout: &Layout) -> u64 {
-    (layout.start_lines()..=layout.full_layer())
-        .flat_map(|n| layout.blocks_of_layer(n))
-        .map(|counts| {
-            let children: u64 = (0..counts.len())
-                .filter(|&g| (counts[g] as usize) < layout.groups[g].len())
-                .map(|g| {
-                    let mut c = counts.clone();
-                    c[g] += 1;
-                    layout.block_size(&c)
-                })
-                .sum();
-            layout.block_size(&counts) + children
-        })
-        .max()
-        .unwrap_or(0)
+    let sizes = layout.sizes();
+    let all_blocks: u128 = sizes.iter().map(|&k| k as u128 + 1).product();
+    if all_blocks > 1 << 20 {
+        let largest: u64 = layout.groups.iter().map(|g| g.radix(g.len() / 2)).product();
+        return largest.saturating_mul(1 + sizes.len() as u64);
+    }
+    let mut counts = vec![0u8; sizes.len()];
+    let mut peak = 0;
+    loop {
+        let children: u64 = (0..counts.len())
+            .filter(|&g| (counts[g] as usize) < sizes[g])
+            .map(|g| {
+                let mut c = counts.clone();
+                c[g] += 1;
+                layout.block_size(&c)
+            })
+            .sum();
+        peak = peak.max(layout.block_size(&counts) + children);
+        // Next count vector (odometer over 0..=size per group).
+        let mut g = counts.len();
+        loop {
+            if g == 0 {
+                return peak;
+            }
+            g -= 1;
+            if (counts[g] as usize) < sizes[g] {
+                counts[g] += 1;
+                break;
+            }
+            counts[g] = 0;
+        }
+    }
 }
 
 /// Parses `--groups`: sizes such as `16,15` (consecutive free lines in line order)

@@ -1,0 +1,177 @@
+//! `tb build --plan`: what a build will do, without doing it: groups, blocks per
+//! layer, largest block, predicted peak memory and disk.
+
+use crate::spec::Spec;
+use serde::Serialize;
+
+/// Stored bits per position assumed for disk predictions (3x4 measures 1.85,
+/// 2x5 2.26: see the README's benchmark table).
+pub const ASSUMED_BITS_PER_POSITION: f64 = 2.5;
+
+/// A build plan.
+#[derive(Debug, Serialize)]
+pub struct Plan {
+    /// Board, `RxC`.
+    pub board: String,
+    /// Lines free at the start.
+    pub free_lines: usize,
+    /// Line names per group.
+    pub groups: Vec<Vec<String>>,
+    /// Layers with at most this many lines are kept.
+    pub book_lines: usize,
+    /// Per layer, from the full board down to the start.
+    pub layers: Vec<LayerPlan>,
+    /// Positions over all layers.
+    pub total_positions: u64,
+    /// Bytes of the largest block plus the child blocks it needs.
+    pub peak_block_bytes: u64,
+    /// Predicted peak memory for values: the largest block and its children, plus the
+    /// blocks kept between layers (each side capped at a quarter of the budget).
+    pub predicted_memory_bytes: u64,
+    /// Predicted peak disk: the two largest consecutive layers plus the book, at
+    /// [`ASSUMED_BITS_PER_POSITION`].
+    pub predicted_disk_bytes: u64,
+    /// Predicted size of the finished file (the book).
+    pub predicted_book_bytes: u64,
+}
+
+/// One layer of a plan.
+#[derive(Debug, Serialize)]
+pub struct LayerPlan {
+    /// Lines drawn.
+    pub n: usize,
+    /// Positions.
+    pub positions: u64,
+    /// Blocks.
+    pub blocks: u64,
+    /// Positions of its largest block.
+    pub largest_block: u64,
+}
+
+fn stored_bytes(positions: u64) -> u64 {
+    (positions as f64 * ASSUMED_BITS_PER_POSITION / 8.0).ceil() as u64
+}
+
+/// Plans a build of `spec` within `memory` bytes.
+pub fn plan(spec: &Spec, memory: u64) -> Plan {
+    let layout = spec.layout();
+    let first = layout.start_lines();
+    let full = layout.full_layer();
+    let layers: Vec<LayerPlan> = (first..=full)
+        .rev()
+        .map(|n| {
+            let (blocks, largest_block) = layout.layer_blocks_summary(n);
+            LayerPlan {
+                n,
+                positions: layout.layer_size(n),
+                blocks,
+                largest_block,
+            }
+        })
+        .collect();
+    let size = |n: usize| layers.iter().find(|l| l.n == n).map_or(0, |l| l.positions);
+    let peak_block_bytes = crate::spec::peak_block_bytes(&layout);
+    let kept = (first..full)
+        .map(|n| size(n).min(memory / 4) + size(n + 1).min(memory / 4))
+        .max()
+        .unwrap_or(0);
+    let book: u64 = (first..=full.min(spec.book_lines))
+        .map(|n| stored_bytes(size(n)))
+        .sum();
+    let busiest = (first..full)
+        .map(|n| stored_bytes(size(n)) + stored_bytes(size(n + 1)))
+        .max()
+        .unwrap_or(0);
+    Plan {
+        board: spec.board.to_string(),
+        free_lines: layout.free_lines(),
+        groups: spec
+            .groups
+            .iter()
+            .map(|g| g.iter().map(|&l| spec.board.line_name(l)).collect())
+            .collect(),
+        book_lines: spec.book_lines,
+        total_positions: layers.iter().map(|l| l.positions).sum(),
+        layers,
+        peak_block_bytes,
+        predicted_memory_bytes: peak_block_bytes + kept,
+        predicted_disk_bytes: busiest + book,
+        predicted_book_bytes: book,
+    }
+}
+
+/// Human-readable plan.
+pub fn plan_text(p: &Plan) -> String {
+    use crate::progress::human_bytes;
+    let mut s = format!(
+        "plan for {}: {} free lines, {} positions, book <= {} lines\n",
+        p.board, p.free_lines, p.total_positions, p.book_lines
+    );
+    for (i, g) in p.groups.iter().enumerate() {
+        s += &format!("group {} ({} lines): {}\n", i + 1, g.len(), g.join(" "));
+    }
+    s += &format!(
+        "largest block + children {}, predicted memory {}, predicted peak disk {} (at {ASSUMED_BITS_PER_POSITION} bits/position), book {}\n",
+        human_bytes(p.peak_block_bytes),
+        human_bytes(p.predicted_memory_bytes),
+        human_bytes(p.predicted_disk_bytes),
+        human_bytes(p.predicted_book_bytes)
+    );
+    s += "    n      positions  blocks  largest block\n";
+    for l in &p.layers {
+        s += &format!(
+            "{:>5} {:>14} {:>7} {:>14}\n",
+            l.n, l.positions, l.blocks, l.largest_block
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::board::Board;
+    use crate::spec::{auto_groups, default_book_lines, peak_block_bytes};
+
+    #[test]
+    fn plans_for_every_board_up_to_5x5_fit_their_budget() {
+        for rows in 1..=5 {
+            for cols in 1..=5 {
+                let board = Board::new(rows, cols).unwrap();
+                for memory in [256u64 << 20, 1 << 30, 8 << 30] {
+                    let groups = auto_groups(&board, 0, memory);
+                    let mut lines: Vec<usize> = groups.iter().flatten().copied().collect();
+                    lines.sort_unstable();
+                    assert_eq!(lines, (0..board.num_lines()).collect::<Vec<_>>(), "{board}");
+                    assert!(
+                        groups.iter().all(|g| !g.is_empty() && g.len() <= 16),
+                        "{board}"
+                    );
+                    let mut spec = Spec {
+                        board,
+                        start_name: "empty".into(),
+                        start: 0,
+                        penalty: 0,
+                        groups,
+                        book_lines: 0,
+                        chunk_positions: 1 << 16,
+                    };
+                    spec.book_lines = default_book_lines(&spec.layout());
+                    let p = plan(&spec, memory);
+                    // Up to 40 lines (4x4) every budget fits; bigger boards need the
+                    // symmetry and corner reductions (and more memory) to fit.
+                    if board.num_lines() <= 40 {
+                        assert!(
+                            p.peak_block_bytes <= memory / 4,
+                            "{board} with {memory} bytes: {}",
+                            p.peak_block_bytes
+                        );
+                        assert!(p.predicted_memory_bytes <= memory, "{board}");
+                    }
+                    assert_eq!(p.peak_block_bytes, peak_block_bytes(&spec.layout()));
+                    assert_eq!(p.total_positions, 1u64 << board.num_lines());
+                }
+            }
+        }
+    }
+}
