@@ -350,11 +350,6 @@ impl Layout {
             odo.advance();
         }
     }
-
-    /// The group holding free line `line`, if any.
-    pub fn group_of(&self, line: usize) -> Option<usize> {
-        self.groups.iter().position(|g| g.lines.contains(&line))
-    }
 }
 
 /// Iterates the global masks of consecutive indices of a mixed-radix number whose

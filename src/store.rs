@@ -395,17 +395,6 @@ impl Store {
             .with_context(|| format!("chunk {chunk} of block {key} in layer {n} is corrupt"))
     }
 
-    /// Every stored chunk key of layer `n`: (counts key, chunk number).
-    pub fn chunk_keys(&self, n: usize) -> Result<Vec<(String, u64)>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT counts, chunk FROM chunks WHERE n = ?1 ORDER BY counts, chunk")?;
-        let rows = stmt.query_map(params![n as i64], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
-        })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
-    }
-
     /// Returns free pages to the file system and truncates the WAL (end of a build).
     pub fn compact(&mut self) -> Result<()> {
         // The pragma frees pages one step (result row) at a time: run it to the end.

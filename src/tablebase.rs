@@ -5,7 +5,7 @@ use crate::board::{Board, Lines};
 use crate::layout::Layout;
 use crate::search::{SearchOptions, SolveResult, Solver};
 use crate::spec::Spec;
-use crate::store::{LayerRow, LayerStatus, Store};
+use crate::store::{LayerRow, Store};
 use anyhow::{Result, bail};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -332,11 +332,6 @@ impl Tablebase {
             )
         });
         f(solver)
-    }
-
-    /// Status of layer `n`, if it has a row.
-    pub fn layer_status(&self, n: usize) -> Option<LayerStatus> {
-        self.layers.get(&n).map(|r| r.status)
     }
 }
 
