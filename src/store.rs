@@ -418,11 +418,6 @@ impl Store {
             .pragma_query_value(None, "page_size", |r| r.get(0))?;
         Ok((pages * size) as u64)
     }
-
-    /// The raw connection (tests use it to damage files on purpose).
-    pub fn connection(&self) -> &Connection {
-        &self.conn
-    }
 }
 
 /// Decompresses a chunk and checks it against its stored length and checksum.
