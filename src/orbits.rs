@@ -240,12 +240,32 @@ impl GroupSymmetry {
 
     /// Positions stored for layer `n` with the reduction (canonical group-1 subsets
     /// times all subsets of the other groups, summed over the blocks of the layer).
+    ///
+    /// Computed as a coefficient of the product of the group-1 polynomial
+    /// `sum_c |canonical_first(c)| x^c` and `(1 + x)^k` for every other group of `k`
+    /// lines, so it costs no walk over the blocks.
     pub fn stored_layer_size(&self, layout: &Layout, n: usize) -> u64 {
-        layout
-            .blocks_of_layer(n)
-            .iter()
-            .map(|c| self.stored_block_size(layout, c))
-            .sum()
+        debug_assert!(self.matches(layout));
+        let Some(drawn) = n.checked_sub(layout.start_lines()) else {
+            return 0;
+        };
+        let mut poly: Vec<u128> = match layout.groups.first() {
+            Some(first) => (0..=first.len())
+                .map(|c| self.canonical_first(c).len() as u128)
+                .collect(),
+            None => vec![1],
+        };
+        let rest: usize = layout.groups.iter().skip(1).map(|g| g.len()).sum();
+        let first_len = poly.len();
+        poly.resize(first_len + rest, 0);
+        // Multiply by (1 + x) once per line of groups 2..G.
+        for len in first_len..first_len + rest {
+            for i in (1..=len).rev() {
+                poly[i] += poly[i - 1];
+            }
+        }
+        poly.get(drawn)
+            .map_or(0, |&x| x.min(u64::MAX as u128) as u64)
     }
 
     /// Bytes of the largest stored block plus its stored child blocks (one byte per
@@ -633,6 +653,28 @@ mod tests {
                 assert_eq!(sym.stored_peak_block_bytes(&layout), walk, "{spec} {count}");
                 if sym.len() == 1 {
                     assert_eq!(walk, crate::spec::peak_block_bytes(&layout));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn stored_layer_size_is_the_sum_over_blocks() {
+        for (spec, count) in [("2x2", 2), ("3x3", 3), ("3x5", 6), ("4x4", 4)] {
+            let b = board(spec);
+            for start in [0, b.perimeter(), b.top_left_perimeter()] {
+                let Some(groups) = symmetric_split(&b, start, count) else {
+                    continue;
+                };
+                let layout = Layout::new(start, groups);
+                let sym = GroupSymmetry::new(&b, &layout);
+                for n in 0..=b.num_lines() + 1 {
+                    let walk: u64 = layout
+                        .blocks_of_layer(n)
+                        .iter()
+                        .map(|c| sym.stored_block_size(&layout, c))
+                        .sum();
+                    assert_eq!(sym.stored_layer_size(&layout, n), walk, "{spec} {n}");
                 }
             }
         }
