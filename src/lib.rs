@@ -12,6 +12,7 @@ pub mod info;
 pub mod kernel;
 pub mod layout;
 pub mod notation;
+pub mod orbits;
 pub mod output;
 pub mod plan;
 pub mod progress;
