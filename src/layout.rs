@@ -273,6 +273,11 @@ impl Layout {
         (ways[drawn], largest[drawn])
     }
 
+    /// The group holding free line `line`, if any.
+    pub fn group_of(&self, line: usize) -> Option<usize> {
+        self.groups.iter().position(|g| g.lines.contains(&line))
+    }
+
     /// Block counts and index of a position (which must contain the start's lines).
     pub fn locate(&self, position: Lines) -> (Counts, u64) {
         let mut counts = Vec::with_capacity(self.groups.len());
