@@ -11,8 +11,24 @@ use serde::Serialize;
 /// (digits and line names), and serialising through serde dominated warm batches.
 pub struct JsonWriter {
     board: String,
-    names: Vec<String>,
+    /// Per line: `{"line":N,"name":"NAME","value":`.
+    move_prefix: Vec<String>,
     bits: Vec<u8>,
+}
+
+/// Appends the decimal text of a small integer (values, box counts).
+fn small_int(out: &mut String, v: i32) {
+    if v < 0 {
+        out.push('-');
+    }
+    let v = v.unsigned_abs();
+    if v >= 100 {
+        out.push(char::from(b'0' + (v / 100 % 10) as u8));
+    }
+    if v >= 10 {
+        out.push(char::from(b'0' + (v / 10 % 10) as u8));
+    }
+    out.push(char::from(b'0' + (v % 10) as u8));
 }
 
 impl JsonWriter {
@@ -20,7 +36,9 @@ impl JsonWriter {
     pub fn new(board: &Board) -> JsonWriter {
         JsonWriter {
             board: board.to_string(),
-            names: (0..board.num_lines()).map(|l| board.line_name(l)).collect(),
+            move_prefix: (0..board.num_lines())
+                .map(|l| format!(r#"{{"line":{l},"name":"{}","value":"#, board.line_name(l)))
+                .collect(),
             bits: vec![b'0'; board.num_lines()],
         }
     }
@@ -49,18 +67,18 @@ impl JsonWriter {
             if i > 0 {
                 s.push(',');
             }
-            let _ = write!(
-                s,
-                r#"{{"line":{},"name":"{}","value":"#,
-                m.line, self.names[m.line]
-            );
+            s.push_str(&self.move_prefix[m.line]);
             match m.value {
+                // Book values are i8; search values are bounded by boxes + |penalty|.
+                Some(v) if v.abs() < 1000 => small_int(&mut s, v),
                 Some(v) => {
                     let _ = write!(s, "{v}");
                 }
                 None => s.push_str("null"),
             }
-            let _ = write!(s, r#","boxes":{}}}"#, m.boxes);
+            s.push_str(r#","boxes":"#);
+            small_int(&mut s, m.boxes as i32);
+            s.push('}');
         }
         s.push_str("]}");
         s

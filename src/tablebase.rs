@@ -134,8 +134,6 @@ const PROBE_TT_BYTES: usize = 64 << 20;
 struct ChunkCache {
     chunks: HashMap<ChunkKey, Rc<Vec<i8>>, KeyHash>,
     order: VecDeque<ChunkKey>,
-    /// The chunk of the previous lookup (consecutive lookups often share it).
-    last: Option<(ChunkKey, Rc<Vec<i8>>)>,
 }
 
 impl Tablebase {
@@ -218,24 +216,14 @@ impl Tablebase {
         let (packed, index) = self.layout.locate_packed(position);
         let key: ChunkKey = (n as u8, packed, index / self.spec.chunk_positions);
         let offset = (index % self.spec.chunk_positions) as usize;
-        {
-            let cache = self.cache.borrow();
-            if let Some((last, values)) = &cache.last
-                && *last == key
-            {
-                return Ok(Some(values[offset]));
-            }
+        if let Some(values) = self.cache.borrow().chunks.get(&key) {
+            return Ok(Some(values[offset]));
         }
-        let values = self.chunk(key)?;
-        let value = values[offset];
-        self.cache.borrow_mut().last = Some((key, values));
-        Ok(Some(value))
+        Ok(Some(self.load_chunk(key)?[offset]))
     }
 
-    fn chunk(&self, key: ChunkKey) -> Result<Rc<Vec<i8>>> {
-        if let Some(c) = self.cache.borrow().chunks.get(&key) {
-            return Ok(c.clone());
-        }
+    /// Reads a chunk that is not cached and caches it (FIFO eviction).
+    fn load_chunk(&self, key: ChunkKey) -> Result<Rc<Vec<i8>>> {
         let (n, packed, chunk) = key;
         let counts = self.layout.unpack_counts(packed);
         let values = Rc::new(self.store.read_chunk(n as usize, &counts, chunk)?);
