@@ -12,8 +12,9 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::Path;
 use std::rc::Rc;
 
-/// Decompressed chunks kept per open tablebase.
-const CACHE_CHUNKS: usize = 1024;
+/// Decompressed values kept per open tablebase: a warm batch should not
+/// decompress a chunk twice while the book fits (2x5's 67 M-position book does).
+const CACHE_BYTES: u64 = 256 << 20;
 
 /// Where an answer came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -228,7 +229,8 @@ impl Tablebase {
         let counts = self.layout.unpack_counts(packed);
         let values = Rc::new(self.store.read_chunk(n as usize, &counts, chunk)?);
         let mut cache = self.cache.borrow_mut();
-        if cache.order.len() >= CACHE_CHUNKS
+        let capacity = (CACHE_BYTES / self.spec.chunk_positions).max(16) as usize;
+        if cache.order.len() >= capacity
             && let Some(old) = cache.order.pop_front()
         {
             cache.chunks.remove(&old);
