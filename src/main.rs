@@ -12,6 +12,20 @@ use tb::spec::{self, Spec};
 use tb::tablebase::Tablebase;
 use tb::{export, info, notation, output, progress, verify};
 
+/// Writes a line to stdout, failing (instead of panicking) when stdout is closed.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        writeln!(std::io::stdout(), $($arg)*)?
+    };
+}
+
+/// Writes to stdout, failing (instead of panicking) when stdout is closed.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        write!(std::io::stdout(), $($arg)*)?
+    };
+}
+
 /// Exit code for runtime failures (usage errors exit with 2 through clap).
 const EXIT_FAILURE: u8 = 1;
 
@@ -177,6 +191,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,
+        // A closed stdout (`tb export | head`) ends the output quietly.
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("tb: error: {e:#}");
             ExitCode::from(EXIT_FAILURE)
@@ -243,9 +259,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             if plan {
                 let p = tb::plan::plan(&spec, memory);
                 if json {
-                    println!("{}", serde_json::to_string(&p)?);
+                    outln!("{}", serde_json::to_string(&p)?);
                 } else {
-                    print!("{}", tb::plan::plan_text(&p));
+                    out!("{}", tb::plan::plan_text(&p));
                 }
                 return Ok(ExitCode::SUCCESS);
             }
@@ -272,12 +288,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 value["start_value"] = summary.start_value.into();
                 value["positions_per_second"] = summary.positions_per_second().into();
                 value["bits_per_position"] = summary.bits_per_position().into();
-                println!("{value}");
+                outln!("{value}");
             } else if quiet {
                 // Scripts still learn where the result went.
-                println!("{}", db.display());
+                outln!("{}", db.display());
             } else {
-                println!(
+                outln!(
                     "{} start value {:+} -> {}",
                     summary.spec.board,
                     summary.start_value,
@@ -334,17 +350,17 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let seconds = started.elapsed().as_secs_f64();
             let answer = tb::tablebase::Probe::from_search(lines, &result);
             if json {
-                println!(
+                outln!(
                     "{}",
                     output::solve_json(&board, &answer, &result, seconds, pv)
                 );
             } else {
-                print!("{}", output::probe_text(&board, &answer));
-                println!("searched {} nodes in {seconds:.3} s", result.nodes);
+                out!("{}", output::probe_text(&board, &answer));
+                outln!("searched {} nodes in {seconds:.3} s", result.nodes);
                 if pv {
                     let names: Vec<String> =
                         result.pv.iter().map(|&l| board.line_name(l)).collect();
-                    println!("pv: {}", names.join(" "));
+                    outln!("pv: {}", names.join(" "));
                 }
             }
             Ok(ExitCode::SUCCESS)
@@ -379,9 +395,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let tb = Tablebase::open(&db)?;
             let report = info::info(&tb)?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&report)?);
+                outln!("{}", serde_json::to_string_pretty(&report)?);
             } else {
-                print!("{}", info::info_text(&report));
+                out!("{}", info::info_text(&report));
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -394,9 +410,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let tb = Tablebase::open(&db)?;
             let report = verify::verify(&tb, sample, search.unwrap_or(0))?;
             if json {
-                println!("{}", serde_json::to_string(&report.to_json())?);
+                outln!("{}", serde_json::to_string(&report.to_json())?);
             } else {
-                print!("{}", report.text());
+                out!("{}", report.text());
             }
             Ok(if report.ok() {
                 ExitCode::SUCCESS
@@ -460,6 +476,15 @@ fn probe(db: &Path, json: bool, positions: Vec<String>, search_limit: u32) -> Re
         ExitCode::SUCCESS
     } else {
         ExitCode::from(EXIT_FAILURE)
+    })
+}
+
+/// Whether an error comes from writing to a closed pipe.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
     })
 }
 

@@ -303,3 +303,34 @@ fn corrupted_chunks_are_reported_never_answered() {
         );
     }
 }
+
+/// Regression: `tb export | head -1` panicked with "failed printing to stdout".
+#[test]
+fn a_closed_stdout_ends_output_quietly() {
+    use std::io::{BufRead, BufReader};
+    let o = Oracle::new(2, 3, 0);
+    let b = build_all_layers(&o, "empty");
+    for args in [vec!["export", "--format", "csv"], vec!["info", "--json"]] {
+        let mut child = Command::new(assert_cmd::cargo::cargo_bin!("tb"))
+            .args(&args)
+            .arg("--db")
+            .arg(&b.db)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        // The reader is dropped here: the pipe is closed after one line.
+        let out = child.wait_with_output().unwrap();
+        assert!(!first.is_empty());
+        assert!(
+            !String::from_utf8_lossy(&out.stderr).contains("panicked"),
+            "{args:?}: {}",
+            describe(&out)
+        );
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", describe(&out));
+    }
+}
