@@ -8,6 +8,7 @@
 //! and against Burnside's lemma (cycle-index polynomials) on all of them.
 
 mod oracle;
+mod transforms;
 
 use oracle::Oracle;
 use std::collections::BTreeSet;
@@ -15,62 +16,7 @@ use tb::board::{Board, Lines};
 use tb::layout::{Layout, MAX_GROUP_LINES};
 use tb::orbits::{GroupSymmetry, line_orbits, symmetric_groups, symmetric_split};
 use tb::spec::split_even;
-
-/// The line permutations of the symmetries of an `rows` x `cols` board: 8 if it is
-/// square, 4 otherwise (identity first).
-fn transforms(rows: usize, cols: usize) -> Vec<Vec<usize>> {
-    let hcount = (rows + 1) * cols;
-    let line_of = |a: (usize, usize), b: (usize, usize)| -> usize {
-        if a.0 == b.0 {
-            a.0 * cols + a.1.min(b.1)
-        } else {
-            assert_eq!(a.1, b.1);
-            hcount + a.0.min(b.0) * (cols + 1) + a.1
-        }
-    };
-    let dots = |l: usize| -> [(usize, usize); 2] {
-        if l < hcount {
-            [(l / cols, l % cols), (l / cols, l % cols + 1)]
-        } else {
-            let (r, c) = ((l - hcount) / (cols + 1), (l - hcount) % (cols + 1));
-            [(r, c), (r + 1, c)]
-        }
-    };
-    let lines = hcount + rows * (cols + 1);
-    let mut maps = Vec::new();
-    for flip_y in [false, true] {
-        for flip_x in [false, true] {
-            maps.push((flip_y, flip_x, false));
-            if rows == cols {
-                maps.push((flip_y, flip_x, true));
-            }
-        }
-    }
-    let map = |(flip_y, flip_x, swap): (bool, bool, bool), (y, x): (usize, usize)| {
-        let (y, x) = if swap { (x, y) } else { (y, x) };
-        (
-            if flip_y { rows - y } else { y },
-            if flip_x { cols - x } else { x },
-        )
-    };
-    maps.into_iter()
-        .map(|m| {
-            (0..lines)
-                .map(|l| {
-                    let [a, b] = dots(l);
-                    line_of(map(m, a), map(m, b))
-                })
-                .collect()
-        })
-        .collect()
-}
-
-fn apply(perm: &[usize], p: Lines) -> Lines {
-    perm.iter()
-        .enumerate()
-        .filter(|&(l, _)| p >> l & 1 == 1)
-        .fold(0, |q, (_, &t)| q | 1 << t)
-}
+use transforms::{apply, transforms};
 
 fn mask(lines: &[usize]) -> Lines {
     lines.iter().fold(0, |m, &l| m | 1 << l)
