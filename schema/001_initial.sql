@@ -25,7 +25,7 @@ CREATE TABLE blocks (
     chunks    INTEGER NOT NULL,
     bytes     INTEGER NOT NULL,
     seconds   REAL    NOT NULL,
-    histogram TEXT    NOT NULL,  -- JSON array of [value, count]
+    histogram TEXT    NOT NULL,  -- JSON object value -> count
     digest    INTEGER NOT NULL,  -- wrapping sum of digest elements (as i64)
     PRIMARY KEY (n, counts)
 );

@@ -249,6 +249,17 @@ impl Board {
     }
 }
 
+/// Value of a move for the player making it: `boxes + V(child)` when it completes
+/// boxes (the same player moves again), `-V(child)` otherwise.
+#[inline]
+pub fn move_value(boxes: u32, child: i32) -> i32 {
+    if boxes > 0 {
+        boxes as i32 + child
+    } else {
+        -child
+    }
+}
+
 /// Boxes completed by a line whose [`Board::completion_masks`] entry is `masks`.
 #[inline]
 pub fn boxes_completed_with(position: Lines, masks: [Lines; 2]) -> u32 {

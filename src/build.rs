@@ -235,6 +235,13 @@ fn run_layers(
             .filter(|c| !finished.contains_key(&counts_key(c)))
             .collect();
         let mut produced = BlockCache::new(opts.memory / 4);
+        // Layer n+1 goes once layer n is complete, unless it is in the book.
+        let prune_above = n < full && n + 1 > spec.book_lines;
+        let blocks_above = if prune_above {
+            layout.blocks_of_layer(n + 1)
+        } else {
+            Vec::new()
+        };
         let finish_for = |totals: &BlockStats| LayerFinish {
             status: if n <= spec.book_lines {
                 LayerStatus::Book
@@ -242,7 +249,7 @@ fn run_layers(
                 LayerStatus::Complete
             },
             stats: totals.clone(),
-            prune_above: n < full && n + 1 > spec.book_lines,
+            prune_above,
         };
         if todo.is_empty() {
             store.finish_layer(n, &finish_for(&totals))?;
@@ -252,9 +259,8 @@ fn run_layers(
         for (i, counts) in todo.iter().enumerate() {
             let t0 = Instant::now();
             children.evict_before(counts[0]);
-            if n < full && n + 1 > spec.book_lines && counts[0] > dropped_below {
-                let keys: Vec<String> = layout
-                    .blocks_of_layer(n + 1)
+            if prune_above && counts[0] > dropped_below {
+                let keys: Vec<String> = blocks_above
                     .iter()
                     .filter(|c| c[0] >= dropped_below && c[0] < counts[0])
                     .map(|c| counts_key(c))

@@ -80,6 +80,7 @@ pub fn info(tb: &Tablebase) -> Result<InfoReport> {
         })
         .collect();
     let complete = tb.has_layer(first);
+    let meta = tb.store().meta()?;
     Ok(InfoReport {
         board: spec.board.to_string(),
         start: spec.start_name.clone(),
@@ -89,7 +90,8 @@ pub fn info(tb: &Tablebase) -> Result<InfoReport> {
         groups: spec.groups.clone(),
         book_lines: spec.book_lines,
         chunk_positions: spec.chunk_positions,
-        meta: tb.store().meta()?,
+        peak_file_bytes: meta.get("peak_file_bytes").and_then(|v| v.parse().ok()),
+        meta,
         complete,
         start_value: if complete {
             tb.value(spec.start)?
@@ -97,11 +99,6 @@ pub fn info(tb: &Tablebase) -> Result<InfoReport> {
             None
         },
         file_bytes: tb.store().file_bytes()?,
-        peak_file_bytes: tb
-            .store()
-            .meta()?
-            .get("peak_file_bytes")
-            .and_then(|v| v.parse().ok()),
         layers,
     })
 }

@@ -140,6 +140,20 @@ fn to_global(lines: &[usize], local: u32) -> Lines {
         .fold(0, |m, (_, &l)| m | 1u64 << l)
 }
 
+/// Cuts `lines` into consecutive groups of the given sizes (which must add up to
+/// at most `lines.len()`).
+pub fn split_sizes(lines: &[usize], sizes: &[usize]) -> Vec<Vec<usize>> {
+    let mut rest = lines;
+    sizes
+        .iter()
+        .map(|&s| {
+            let (head, tail) = rest.split_at(s);
+            rest = tail;
+            head.to_vec()
+        })
+        .collect()
+}
+
 /// The group layout of a tablebase: start lines plus the free lines split in groups.
 #[derive(Debug, Clone)]
 pub struct Layout {
@@ -165,16 +179,7 @@ impl Layout {
     pub fn with_sizes(all: Lines, start: Lines, sizes: &[usize]) -> Layout {
         let free: Vec<usize> = (0..64).filter(|&l| (all & !start) >> l & 1 == 1).collect();
         assert_eq!(sizes.iter().sum::<usize>(), free.len());
-        let mut rest = free.as_slice();
-        let groups = sizes
-            .iter()
-            .map(|&s| {
-                let (g, r) = rest.split_at(s);
-                rest = r;
-                g.to_vec()
-            })
-            .collect();
-        Layout::new(start, groups)
+        Layout::new(start, split_sizes(&free, sizes))
     }
 
     /// Number of lines drawn at the start.
@@ -280,15 +285,8 @@ impl Layout {
 
     /// Block counts and index of a position (which must contain the start's lines).
     pub fn locate(&self, position: Lines) -> (Counts, u64) {
-        let mut counts = Vec::with_capacity(self.groups.len());
-        let mut index = 0u64;
-        for g in &self.groups {
-            let local = g.local_of(position);
-            let c = local.count_ones() as usize;
-            counts.push(c as u8);
-            index = index * g.radix(c) + g.rank(local) as u64;
-        }
-        (counts, index)
+        let (packed, index) = self.locate_packed(position);
+        (self.unpack_counts(packed), index)
     }
 
     /// Like [`Layout::locate`] without allocating: the counts packed 8 bits each

@@ -2,7 +2,7 @@
 //! chunking, and how it is written to (and read from) the `meta` table.
 
 use crate::board::{Board, Lines};
-use crate::layout::{Layout, MAX_GROUP_LINES};
+use crate::layout::{Layout, MAX_GROUP_LINES, split_sizes};
 use crate::notation;
 use anyhow::{Context, Result, anyhow, bail};
 use std::collections::BTreeMap;
@@ -122,16 +122,10 @@ pub fn auto_groups(board: &Board, start: Lines, memory: u64) -> Vec<Vec<usize>> 
 
 /// Splits lines into `g` consecutive groups of nearly equal size.
 pub fn split_even(lines: &[usize], g: usize) -> Vec<Vec<usize>> {
-    let base = lines.len() / g;
-    let extra = lines.len() % g;
-    let mut rest = lines;
-    (0..g)
-        .map(|i| {
-            let (head, tail) = rest.split_at(base + usize::from(i < extra));
-            rest = tail;
-            head.to_vec()
-        })
-        .collect()
+    let sizes: Vec<usize> = (0..g)
+        .map(|i| lines.len() / g + usize::from(i < lines.len() % g))
+        .collect();
+    split_sizes(lines, &sizes)
 }
 
 /// Bytes of the largest block plus its child blocks (one value byte per position).
@@ -204,15 +198,7 @@ pub fn parse_groups(board: &Board, start: Lines, text: &str) -> Result<Vec<Vec<u
                 free.len()
             );
         }
-        let mut rest = free.as_slice();
-        sizes
-            .iter()
-            .map(|&s| {
-                let (head, tail) = rest.split_at(s);
-                rest = tail;
-                head.to_vec()
-            })
-            .collect()
+        split_sizes(&free, &sizes)
     };
     let mut seen: Vec<usize> = groups.iter().flatten().copied().collect();
     seen.sort_unstable();

@@ -229,11 +229,7 @@ impl Store {
         for row in rows {
             let (n, status, positions, bytes, seconds, histogram, digest) = row?;
             let histogram = match histogram {
-                Some(h) => serde_json::from_str::<BTreeMap<String, u64>>(&h)
-                    .context("corrupt histogram in layers table")?
-                    .into_iter()
-                    .map(|(k, v)| Ok((k.parse::<i8>()?, v)))
-                    .collect::<Result<_>>()?,
+                Some(h) => parse_histogram(&h).context("corrupt histogram in layers table")?,
                 None => BTreeMap::new(),
             };
             out.insert(
@@ -279,15 +275,14 @@ impl Store {
         let mut out = BTreeMap::new();
         for row in rows {
             let (key, positions, bytes, seconds, histogram, digest) = row?;
-            let pairs: Vec<(i8, u64)> =
-                serde_json::from_str(&histogram).context("corrupt block histogram")?;
+            let histogram = parse_histogram(&histogram).context("corrupt block histogram")?;
             out.insert(
                 key,
                 BlockStats {
                     positions: positions as u64,
                     bytes: bytes as u64,
                     seconds,
-                    histogram: pairs.into_iter().collect(),
+                    histogram,
                     digest: digest as u64,
                 },
             );
@@ -323,7 +318,6 @@ impl Store {
                 ])?;
             }
         }
-        let histogram: Vec<(i8, u64)> = stats.histogram.iter().map(|(&v, &c)| (v, c)).collect();
         tx.execute(
             "INSERT OR REPLACE INTO blocks(n, counts, positions, chunks, bytes, seconds, histogram, digest) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             params![
@@ -333,7 +327,7 @@ impl Store {
                 chunks.len() as i64,
                 stats.bytes as i64,
                 stats.seconds,
-                serde_json::to_string(&histogram)?,
+                serde_json::to_string(&stats.histogram)?,
                 stats.digest as i64
             ],
         )?;
@@ -443,13 +437,12 @@ pub struct LayerFinish {
     pub prune_above: bool,
 }
 
+/// Reads a histogram stored as a JSON object `{"value": count}`.
+fn parse_histogram(text: &str) -> Result<BTreeMap<i8, u64>> {
+    Ok(serde_json::from_str(text)?)
+}
+
 fn finish_layer(tx: &rusqlite::Transaction, n: usize, f: &LayerFinish) -> Result<()> {
-    let histogram: BTreeMap<String, u64> = f
-        .stats
-        .histogram
-        .iter()
-        .map(|(v, c)| (v.to_string(), *c))
-        .collect();
     tx.execute(
         "INSERT INTO layers(n, status, positions, bytes, seconds, histogram, digest) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
          ON CONFLICT(n) DO UPDATE SET status = excluded.status, positions = excluded.positions, bytes = excluded.bytes,
@@ -460,7 +453,7 @@ fn finish_layer(tx: &rusqlite::Transaction, n: usize, f: &LayerFinish) -> Result
             f.stats.positions as i64,
             f.stats.bytes as i64,
             f.stats.seconds,
-            serde_json::to_string(&histogram)?,
+            serde_json::to_string(&f.stats.histogram)?,
             crate::checksum::digest_hex(f.stats.digest)
         ],
     )?;

@@ -259,13 +259,7 @@ impl Tablebase {
             for line in (0..board.num_lines()).filter(|&l| position >> l & 1 == 0) {
                 let boxes = self.boxes_completed(position, line);
                 let child = self.value(position | 1 << line)?;
-                let value = child.map(|c| {
-                    if boxes > 0 {
-                        boxes as i32 + c as i32
-                    } else {
-                        -(c as i32)
-                    }
-                });
+                let value = child.map(|c| crate::board::move_value(boxes, c as i32));
                 moves.push(MoveValue { line, value, boxes });
             }
             if moves.iter().all(|m| m.value.is_some()) || !self.searchable(position) {

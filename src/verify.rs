@@ -189,8 +189,7 @@ fn recompute(tb: &Tablebase, position: Lines) -> Result<i8> {
         let child = tb
             .value(position | 1 << line)?
             .ok_or_else(|| anyhow::anyhow!("child layer missing"))? as i32;
-        let boxes = tb.boxes_completed(position, line) as i32;
-        let v = if boxes > 0 { boxes + child } else { -child };
+        let v = crate::board::move_value(tb.boxes_completed(position, line), child);
         best = Some(best.map_or(v, |b| b.max(v)));
     }
     Ok(best.unwrap_or(tb.spec().penalty as i32) as i8)
