@@ -196,6 +196,23 @@ impl Board {
         m
     }
 
+    /// The corner pairs (Fraser): for each corner box, its two lines on the
+    /// perimeter, lower line first. Each touches only that box, so swapping them
+    /// maps the game onto itself. Empty for boards one box wide, whose corner boxes
+    /// have three perimeter lines.
+    pub fn corner_pairs(&self) -> Vec<(usize, usize)> {
+        if self.rows < 2 || self.cols < 2 {
+            return Vec::new();
+        }
+        let (r, c) = (self.rows, self.cols);
+        vec![
+            (self.h(0, 0), self.v(0, 0)),
+            (self.h(0, c - 1), self.v(0, c)),
+            (self.h(r, 0), self.v(r - 1, 0)),
+            (self.h(r, c - 1), self.v(r - 1, c)),
+        ]
+    }
+
     /// Mask of the top and left perimeter lines (the Icelandic start).
     pub fn top_left_perimeter(&self) -> Lines {
         let mut m = 0u64;

@@ -16,11 +16,13 @@ pub enum Format {
     Csv,
 }
 
-/// Writes every stored position with at most `max_lines` lines; returns the row count.
+/// Writes every stored position with at most `max_lines` lines (with `expand`, every
+/// position its class stands for, ascending within the class); returns the row count.
 pub fn export(
     tb: &Tablebase,
     format: Format,
     max_lines: Option<usize>,
+    expand: bool,
     out: &mut dyn Write,
 ) -> Result<u64> {
     let board = tb.board();
@@ -48,16 +50,23 @@ pub fn export(
             let mut odo = Odometer::new(tables, 0);
             for chunk in 0..size.div_ceil(chunk_positions) {
                 for v in tb.store().read_chunk(n, &counts, chunk)? {
-                    let position = format_position(&board, layout.start | odo.mask());
-                    match format {
-                        Format::Jsonl => writeln!(
-                            out,
-                            "{{\"position\":\"{position}\",\"lines\":{n},\"value\":{v}}}"
-                        )?,
-                        Format::Csv => writeln!(out, "{position},{n},{v}")?,
+                    let stored = layout.start | odo.mask();
+                    let members = match (&layout.reduction, expand) {
+                        (Some(r), true) => r.members(&layout, stored),
+                        _ => vec![stored],
+                    };
+                    for p in members {
+                        let position = format_position(&board, p);
+                        match format {
+                            Format::Jsonl => writeln!(
+                                out,
+                                "{{\"position\":\"{position}\",\"lines\":{n},\"value\":{v}}}"
+                            )?,
+                            Format::Csv => writeln!(out, "{position},{n},{v}")?,
+                        }
+                        rows += 1;
                     }
                     odo.advance();
-                    rows += 1;
                 }
             }
         }

@@ -9,6 +9,7 @@
 
 use crate::board::Lines;
 use crate::layout::{Layout, Odometer};
+use crate::orbits::GroupSymmetry;
 use rayon::prelude::*;
 
 /// Positions handled by one parallel task.
@@ -46,6 +47,12 @@ impl<'a> Kernel<'a> {
         let last_moves = match layout.groups.last() {
             Some(group) => {
                 let group_mask = group.mask();
+                // With a single group, group 1 is the last one: its children are
+                // canonicalised (no other group to permute).
+                let child_rank = |local: u32| match (&layout.reduction, layout.groups.len()) {
+                    (Some(r), 1) => group.rank(r.canonicalize_first(local).0),
+                    _ => group.rank(local),
+                };
                 (0..group.len())
                     .map(|c| {
                         (0..group.len())
@@ -57,9 +64,9 @@ impl<'a> Kernel<'a> {
                                     .locals(c)
                                     .iter()
                                     .enumerate()
-                                    .filter(|&(_, &sub)| sub >> bit & 1 == 0)
+                                    .filter(|&(_, &sub)| group.moves(sub) >> bit & 1 == 1)
                                     .map(|(r, &sub)| {
-                                        let child = group.rank(sub | 1 << bit);
+                                        let child = child_rank(sub | 1 << bit);
                                         debug_assert!((child as usize) < child_ranks.len());
                                         let local =
                                             own.iter().enumerate().fold(0u8, |f, (i, &o)| {
@@ -193,7 +200,13 @@ impl<'a> Kernel<'a> {
             all
         });
         let locals = group.locals(c);
-        let full_local = ((1u64 << group.len()) - 1) as u32;
+        // Moves in group 1 may need the child row permuted (see `orbits`).
+        let reduction = self.layout.reduction.as_deref().filter(|r| g == 0 && r.len() > 1);
+        let permutations: Vec<RowPermutation> = reduction.map_or(Vec::new(), |r| {
+            (0..r.len())
+                .map(|s| RowPermutation::new(self.layout, r, counts, s))
+                .collect()
+        });
 
         parent
             .par_chunks_mut(TILE)
@@ -203,6 +216,7 @@ impl<'a> Kernel<'a> {
                 let end = start + out.len() as u64;
                 let mut outer = Odometer::new(outer_tables.clone(), start / row_len);
                 let mut scratch: Vec<Lines> = Vec::new();
+                let mut gathered: Vec<i8> = Vec::new();
                 let mut pos = start;
                 while pos < end {
                     let row = pos / row_len;
@@ -219,28 +233,104 @@ impl<'a> Kernel<'a> {
                     let sub = locals[outer.digit(g)];
                     let prefix = row / radix;
                     let out_run = &mut out[(pos - start) as usize..][..len];
-                    let mut free = !sub & full_local;
+                    let mut free = group.moves(sub);
                     while free != 0 {
                         let bit = free.trailing_zeros() as usize;
                         free &= free - 1;
-                        let rank = group.rank(sub | 1 << bit) as u64;
-                        let child_start = ((prefix * child_radix + rank) * row_len + s0) as usize;
+                        let (target, s) = match reduction {
+                            Some(r) => r.canonicalize_first(sub | 1 << bit),
+                            None => (sub | 1 << bit, 0),
+                        };
+                        let rank = group.rank(target) as u64;
+                        let row_start = ((prefix * child_radix + rank) * row_len) as usize;
                         let [m1, m2] = self.completion[group.lines[bit]];
                         let tests = [
                             suffix_test(base, m1, suffix_lines),
                             suffix_test(base, m2, suffix_lines),
                         ];
-                        fold_moves(
-                            out_run,
-                            &child[child_start..child_start + len],
-                            suffix,
-                            tests,
-                        );
+                        let child_run = if s == 0 {
+                            &child[row_start + s0 as usize..][..len]
+                        } else {
+                            let child_row = &child[row_start..][..row_len as usize];
+                            permutations[s].gather(child_row, s0, len, &mut gathered);
+                            &gathered[..]
+                        };
+                        fold_moves(out_run, child_run, suffix, tests);
                     }
                     pos += len as u64;
                     outer.advance();
                 }
             });
+    }
+}
+
+/// Where the children of a row lie when a group-1 move needs symmetry `s`: the
+/// value of row offset `x` (digits of groups 2..G) is the child row's value at the
+/// offset of `s(x)`, i.e. `sum_g P_g[digit_g] * stride_g` with `P_g` the rank
+/// permutation of group g under `s`. The inner groups (product at most 2^16) are one
+/// table, the outer ones a table per group.
+struct RowPermutation {
+    inner_len: u64,
+    /// Permuted offsets of the inner part, by inner index.
+    inner: Vec<u32>,
+    /// Outer groups, least significant first: radix and permuted offset per digit.
+    outer: Vec<(u64, Vec<u64>)>,
+}
+
+impl RowPermutation {
+    fn new(layout: &Layout, reduction: &GroupSymmetry, counts: &[u8], s: usize) -> RowPermutation {
+        // Per group g >= 2 (0-based 1..): radix, stride and permuted offsets.
+        let mut stride = 1u64;
+        let mut per_group: Vec<(u64, Vec<u64>)> = Vec::new();
+        for (g, group) in layout.groups.iter().enumerate().skip(1).rev() {
+            let c = counts[g] as usize;
+            let offsets = group
+                .locals(c)
+                .iter()
+                .map(|&local| group.rank(reduction.permute_local(g, s, local)) as u64 * stride)
+                .collect();
+            per_group.push((group.radix(c), offsets));
+            stride *= group.radix(c);
+        }
+        // per_group is least significant first; the inner part is its longest
+        // prefix whose product of radices stays within SHARED_SUFFIX_MAX.
+        let mut split = 0;
+        let mut inner_len = 1u64;
+        while split < per_group.len() && inner_len * per_group[split].0 <= SHARED_SUFFIX_MAX {
+            inner_len *= per_group[split].0;
+            split += 1;
+        }
+        let mut inner = vec![0u32];
+        for (_, offsets) in per_group[..split].iter().rev() {
+            inner = inner
+                .iter()
+                .flat_map(|&a| offsets.iter().map(move |&o| a + o as u32))
+                .collect();
+        }
+        RowPermutation {
+            inner_len,
+            inner,
+            outer: per_group.split_off(split),
+        }
+    }
+
+    /// Fills `out` with the child values of row offsets `from..from + len`.
+    fn gather(&self, child_row: &[i8], from: u64, len: usize, out: &mut Vec<i8>) {
+        out.clear();
+        let end = from + len as u64;
+        let mut pos = from;
+        while pos < end {
+            let (mut o, j) = (pos / self.inner_len, (pos % self.inner_len) as usize);
+            let take = (self.inner_len as usize - j).min((end - pos) as usize);
+            let mut base = 0u64;
+            for (radix, offsets) in &self.outer {
+                base += offsets[(o % radix) as usize];
+                o /= radix;
+            }
+            let row = &child_row[base as usize..];
+            out.extend(self.inner[j..j + take].iter().map(|&i| row[i as usize]));
+            pos += take as u64;
+        }
     }
 }
 

@@ -8,9 +8,14 @@
 //! a later group form a contiguous run (DESIGN.md section 3).
 
 use crate::board::Lines;
+use crate::orbits::GroupSymmetry;
+use std::sync::Arc;
 
 /// Largest number of lines in one group (its rank table has 2^k entries).
 pub const MAX_GROUP_LINES: usize = 16;
+
+/// Rank-table entry of a subset that a reduced group does not store.
+pub const NOT_STORED: u32 = u32::MAX;
 
 /// Binomial coefficient C(n, k) for small n (exact in u64 up to n = 64).
 pub fn binomial(n: usize, k: usize) -> u64 {
@@ -21,12 +26,18 @@ pub fn binomial(n: usize, k: usize) -> u64 {
     (0..k).fold(1u128, |acc, i| acc * (n - i) as u128 / (i as u128 + 1)) as u64
 }
 
-/// One line group: its lines and the rank/unrank tables of its subsets.
+/// One line group: its lines and the rank/unrank tables of its stored subsets.
+///
+/// A plain group stores every subset of its lines. A reduced group (see
+/// [`Layout::reduced`]) stores only some of them: corner-normal subsets, and for
+/// group 1 with symmetry only the least member of each orbit. Ranks count stored
+/// subsets only, so a block's index stays a mixed-radix number.
 #[derive(Debug, Clone)]
 pub struct Group {
     /// Global line indices, ascending; local bit `i` is line `lines[i]`.
     pub lines: Vec<usize>,
-    /// `rank[local_mask]` = rank of that subset among subsets of the same size.
+    /// `rank[local_mask]` = rank of that subset among stored subsets of the same
+    /// size, or [`NOT_STORED`].
     rank: Vec<u32>,
     /// `local[c][r]` = local mask of the subset of size `c` with rank `r`.
     local: Vec<Vec<u32>>,
@@ -35,25 +46,44 @@ pub struct Group {
     /// `gather[j][b]`: the local bits of the group's lines found in byte `j` of a
     /// position equal to `b` (a portable stand-in for BMI2 `pext`).
     gather: Vec<[u32; 256]>,
+    /// Corner pairs inside the group as local bits `(a, b)`: a stored subset never
+    /// holds `b` without `a`, and drawing `b` while `a` is free is the same move as
+    /// drawing `a` (the two lines touch the same single box).
+    corners: Vec<(u32, u32)>,
 }
 
 impl Group {
-    /// Builds the tables for a group of lines (at most [`MAX_GROUP_LINES`]).
-    pub fn new(mut lines: Vec<usize>) -> Group {
+    /// Builds the tables for a group of lines (at most [`MAX_GROUP_LINES`]) that
+    /// stores every subset.
+    pub fn new(lines: Vec<usize>) -> Group {
+        Group::reduced(lines, &[], |_| true)
+    }
+
+    /// A group storing only the subsets (local masks over the ascending `lines`)
+    /// for which `stored` holds; `corners` are the group's corner pairs as global
+    /// lines (lower line first), which `stored` must already respect.
+    pub fn reduced(
+        mut lines: Vec<usize>,
+        corners: &[(usize, usize)],
+        stored: impl Fn(u32) -> bool,
+    ) -> Group {
         lines.sort_unstable();
         let k = lines.len();
         assert!(k <= MAX_GROUP_LINES, "group of {k} lines is too large");
-        let mut rank = vec![0u32; 1 << k];
-        let mut local: Vec<Vec<u32>> = (0..=k)
-            .map(|c| Vec::with_capacity(binomial(k, c) as usize))
-            .collect();
+        let mut rank = vec![NOT_STORED; 1 << k];
+        let mut local: Vec<Vec<u32>> = vec![Vec::new(); k + 1];
         // Colex order within each size = ascending numeric order of the local masks,
         // which is exactly the order of the combinatorial number system.
-        for mask in 0..(1u32 << k) {
+        for mask in (0..(1u32 << k)).filter(|&m| stored(m)) {
             let c = mask.count_ones() as usize;
             rank[mask as usize] = local[c].len() as u32;
             local[c].push(mask);
         }
+        let bit = |line: usize| lines.iter().position(|&l| l == line).map(|i| i as u32);
+        let corners = corners
+            .iter()
+            .filter_map(|&(a, b)| Some((bit(a)?, bit(b)?)))
+            .collect();
         let global = local
             .iter()
             .map(|subsets| subsets.iter().map(|&m| to_global(&lines, m)).collect())
@@ -77,7 +107,20 @@ impl Group {
             local,
             global,
             gather,
+            corners,
         }
+    }
+
+    /// The local bits that are moves from stored subset `local`: its free lines,
+    /// except the second line of a corner pair whose first line is free (the same
+    /// move as drawing the first).
+    #[inline]
+    pub fn moves(&self, local: u32) -> u32 {
+        let full = ((1u64 << self.len()) - 1) as u32;
+        self.corners
+            .iter()
+            .filter(|&&(a, _)| local >> a & 1 == 0)
+            .fold(!local & full, |m, &(_, b)| m & !(1 << b))
     }
 
     /// Number of lines in the group.
@@ -90,7 +133,7 @@ impl Group {
         self.lines.is_empty()
     }
 
-    /// Number of subsets with `count` lines: the radix of this group's digit.
+    /// Number of stored subsets with `count` lines: the radix of this group's digit.
     #[inline]
     pub fn radix(&self, count: usize) -> u64 {
         self.local
@@ -98,19 +141,19 @@ impl Group {
             .map_or(0, |subsets| subsets.len() as u64)
     }
 
-    /// Rank of a local subset mask.
+    /// Rank of a stored local subset mask ([`NOT_STORED`] for others).
     #[inline]
     pub fn rank(&self, local_mask: u32) -> u32 {
         self.rank[local_mask as usize]
     }
 
-    /// Local masks of all subsets of size `count`, by rank.
+    /// Local masks of all stored subsets of size `count`, by rank.
     #[inline]
     pub fn locals(&self, count: usize) -> &[u32] {
         &self.local[count]
     }
 
-    /// Global line masks of all subsets of size `count`, by rank.
+    /// Global line masks of all stored subsets of size `count`, by rank.
     #[inline]
     pub fn globals(&self, count: usize) -> &[Lines] {
         &self.global[count]
@@ -154,13 +197,16 @@ pub fn split_sizes(lines: &[usize], sizes: &[usize]) -> Vec<Vec<usize>> {
         .collect()
 }
 
-/// The group layout of a tablebase: start lines plus the free lines split in groups.
+/// The group layout of a tablebase: start lines plus the free lines split in groups,
+/// and the reduction (symmetry, corners) deciding which positions are stored.
 #[derive(Debug, Clone)]
 pub struct Layout {
     /// Lines drawn at the start (present in every position).
     pub start: Lines,
     /// The groups, most significant first.
     pub groups: Vec<Group>,
+    /// Symmetry and corner reduction; `None` stores every position.
+    pub reduction: Option<Arc<GroupSymmetry>>,
 }
 
 /// Per-group line counts of a block.
@@ -172,6 +218,43 @@ impl Layout {
         Layout {
             start,
             groups: groups.into_iter().map(Group::new).collect(),
+            reduction: None,
+        }
+    }
+
+    /// The layout storing only one representative per class of positions that
+    /// `reduction` (built for `Layout::new(start, groups)`) makes equivalent: group 1
+    /// keeps the canonical subsets, every group only corner-normal ones.
+    pub fn reduced(start: Lines, groups: Vec<Vec<usize>>, reduction: GroupSymmetry) -> Layout {
+        let corners = reduction.corner_pairs().to_vec();
+        let groups = groups
+            .into_iter()
+            .enumerate()
+            .map(|(g, mut lines)| {
+                // Local bits follow ascending lines, as in the layout `reduction` saw.
+                lines.sort_unstable();
+                Group::reduced(lines, &corners, |m| {
+                    if g == 0 {
+                        reduction.is_canonical_first(m)
+                    } else {
+                        reduction.permute_local(g, 0, m) == m
+                    }
+                })
+            })
+            .collect();
+        Layout {
+            start,
+            groups,
+            reduction: Some(Arc::new(reduction)),
+        }
+    }
+
+    /// The stored representative of `position` (itself without a reduction).
+    #[inline]
+    pub fn canonical(&self, position: Lines) -> Lines {
+        match (&self.reduction, self.groups.first()) {
+            (Some(r), Some(first)) => r.canonical_position(first.local_of(position), position),
+            _ => position,
         }
     }
 
@@ -241,12 +324,23 @@ impl Layout {
             .product()
     }
 
-    /// Number of positions of layer `n`.
+    /// Number of positions stored for layer `n`: the coefficient of x^drawn in the
+    /// product over groups of `sum_c radix(c) x^c` (binomial without a reduction).
     pub fn layer_size(&self, n: usize) -> u64 {
-        match n.checked_sub(self.start_lines()) {
-            Some(drawn) => binomial(self.free_lines(), drawn),
-            None => 0,
+        let Some(drawn) = n.checked_sub(self.start_lines()) else {
+            return 0;
+        };
+        let mut poly = vec![1u128];
+        for g in &self.groups {
+            let mut next = vec![0u128; poly.len() + g.len()];
+            for (i, &a) in poly.iter().enumerate() {
+                for c in 0..=g.len() {
+                    next[i + c] += a * g.radix(c) as u128;
+                }
+            }
+            poly = next;
         }
+        poly.get(drawn).map_or(0, |&x| x.min(u64::MAX as u128) as u64)
     }
 
     /// Number of blocks of layer `n` and the size of its largest block, without
@@ -283,7 +377,8 @@ impl Layout {
         self.groups.iter().position(|g| g.lines.contains(&line))
     }
 
-    /// Block counts and index of a position (which must contain the start's lines).
+    /// Block counts and index of the stored representative of a position (which
+    /// must contain the start's lines).
     pub fn locate(&self, position: Lines) -> (Counts, u64) {
         let (packed, index) = self.locate_packed(position);
         (self.unpack_counts(packed), index)
@@ -293,6 +388,7 @@ impl Layout {
     /// (group 1 most significant; at most 16 groups) and the index.
     #[inline]
     pub fn locate_packed(&self, position: Lines) -> (u128, u64) {
+        let position = self.canonical(position);
         let mut packed = 0u128;
         let mut index = 0u64;
         for g in &self.groups {

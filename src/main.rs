@@ -42,6 +42,15 @@ struct Cli {
     command: Command,
 }
 
+/// `--symmetry` values.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum SymmetryArg {
+    /// Store every position.
+    None,
+    /// Wilson's reduction (DESIGN.md section 3).
+    Wilson,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Build (or resume building) a tablebase.
@@ -78,6 +87,16 @@ enum Command {
         /// Positions per stored chunk.
         #[arg(long, default_value_t = spec::DEFAULT_CHUNK_POSITIONS)]
         chunk: u64,
+        /// Symmetry reduction: wilson stores a position only if its group-1 lines
+        /// are the least of their orbit under the board symmetries that map every
+        /// group onto itself (about 3-8x fewer positions); none stores all.
+        #[arg(long, value_enum, default_value_t = SymmetryArg::Wilson)]
+        symmetry: SymmetryArg,
+        /// Corner reduction: the two perimeter lines of a corner box are
+        /// interchangeable, so a corner takes 3 states instead of 4 (81/256 of the
+        /// positions on boards at least 2x2 with all four corners free).
+        #[arg(long)]
+        corners: bool,
         /// No progress output.
         #[arg(long, short)]
         quiet: bool,
@@ -137,7 +156,8 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Write the stored opening book as rows (ordered by lines, then block, then index).
+    /// Write the stored opening book as rows (ordered by lines, then block, then index;
+    /// with a reduction, one row per stored representative unless --expand).
     Export {
         /// The tablebase file.
         #[arg(long)]
@@ -151,6 +171,11 @@ enum Command {
         /// Output file [default: stdout].
         #[arg(short, long)]
         output: Option<PathBuf>,
+        /// With a symmetry or corner reduction: one row for every position of each
+        /// stored class (rows of one class follow each other), instead of one row per
+        /// stored representative.
+        #[arg(long)]
+        expand: bool,
     },
     /// Metadata and per-layer statistics of a tablebase.
     Info {
@@ -215,8 +240,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             quiet,
             json,
             plan,
+            symmetry,
+            corners,
         } => {
             let board: Board = board.parse()?;
+            let symmetry = symmetry == SymmetryArg::Wilson;
             let start = spec::parse_start(&board, &start)?;
             let penalty = penalty.or(start.penalty).unwrap_or(0);
             let penalty_i8 = spec::check_penalty(penalty)?;
@@ -226,7 +254,16 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             let groups_explicit = groups.is_some();
             let groups = match &groups {
-                Some(text) => spec::parse_groups(&board, start.lines, text)?,
+                Some(text) => {
+                    let groups = spec::parse_groups(&board, start.lines, text)?;
+                    if corners {
+                        spec::check_corner_groups(&board, start.lines, &groups)?;
+                    }
+                    groups
+                }
+                None if symmetry || corners => {
+                    tb::orbits::symmetric_groups(&board, start.lines, memory, symmetry, corners)
+                }
                 None => spec::auto_groups(&board, start.lines, memory),
             };
             let mut spec = Spec {
@@ -237,6 +274,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 groups,
                 book_lines: 0,
                 chunk_positions: chunk,
+                symmetry,
+                corners,
             };
             spec.book_lines = match book_lines {
                 Some(k) if k > board.num_lines() => {
@@ -370,6 +409,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             format,
             max_lines,
             output,
+            expand,
         } => {
             let tb = Tablebase::open(&db)?;
             let sink: Box<dyn Write> = match &output {
@@ -384,7 +424,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 Format::Jsonl => export::Format::Jsonl,
                 Format::Csv => export::Format::Csv,
             };
-            let rows = export::export(&tb, format, max_lines, &mut sink)?;
+            let rows = export::export(&tb, format, max_lines, expand, &mut sink)?;
             sink.flush()?;
             if output.is_some() {
                 eprintln!("tb: exported {rows} positions");

@@ -1,35 +1,43 @@
-//! Symmetry reduction of the tablebase in David Wilson's style (DESIGN.md section 3).
+//! Symmetry and corner reduction of the tablebase in David Wilson's style
+//! (DESIGN.md section 3).
 //!
-//! Wilson uses only the board symmetries that map every line group onto itself (as a
-//! set of lines), so a transformed position stays in a block with the same counts
-//! (n; c1..cG). He stores a position only if its group-1 subset is numerically the
-//! least of its orbit under those symmetries; the other groups are stored whole.
+//! **Symmetry.** Wilson uses only the board symmetries that map every line group
+//! onto itself (as a set of lines), so a transformed position stays in a block with
+//! the same counts (n; c1..cG). He stores a position only if its group-1 subset is
+//! numerically the least of its orbit under those symmetries; the other groups are
+//! stored whole.
 //!
-//! * A stored block (n; c1..cG) holds `canonical_first(c1).len() * radix(c2) * ..`
-//!   positions; its index is the usual mixed-radix number except that the group-1
-//!   digit is the rank of the group-1 subset among the *canonical* subsets of size c1
-//!   ([`GroupSymmetry::canonical_rank`]).
-//! * A move in groups 2..G keeps the group-1 subset, hence stays canonical: no
-//!   transformation is needed and the child row is the same contiguous run as before.
-//! * A move in group 1 gives a group-1 subset whose least orbit member and symmetry
+//! **Corners** (Fraser). The two boundary lines of a corner box touch that box only,
+//! so swapping them maps the game onto itself: a position with one of them drawn has
+//! the value of the position with the other one drawn instead. Only corner-normal
+//! subsets are stored (never the second line of a pair without the first), so a
+//! corner takes 3 states instead of 4; both lines of a pair must lie in one group.
+//!
+//! Together: the stored representative of a position is `normalize(s(p))` for the
+//! symmetry `s` that makes `normalize(s(group-1 subset))` least (the corner swaps
+//! are absorbed by `normalize`, and symmetries map corner pairs onto corner pairs,
+//! so this is constant on every class). [`crate::layout::Layout::reduced`] turns
+//! this into groups that store only representatives; then
+//!
+//! * a move in groups 2..G keeps the group-1 subset, hence stays canonical: the
+//!   child row is the same contiguous run as without the reduction;
+//! * a move in group 1 gives a group-1 subset whose least orbit member and symmetry
 //!   `s` come from one table lookup ([`GroupSymmetry::canonicalize_first`]); the
 //!   other groups' subsets are then mapped by `s` with one per-group permutation
-//!   ([`GroupSymmetry::permute_local`]). See [`GroupSymmetry::locate`].
+//!   ([`GroupSymmetry::permute_local`]), a permutation of the child row's ranks;
+//! * drawing the second line of a corner pair while the first is free is skipped
+//!   (it is the same move as drawing the first), so children stay corner-normal.
 //!
 //! [`symmetric_groups`] builds groups from unions of line orbits so that every
 //! symmetry of the board that fixes the start is usable (Wilson: for 3x5, seven
 //! orbits of 4 lines and five of 2, assigned to 6 groups of 8,6,6,6,6,6 lines).
 
 use crate::board::{Board, Lines};
-use crate::layout::{Counts, Layout, MAX_GROUP_LINES};
+use crate::layout::{Layout, MAX_GROUP_LINES};
 use crate::search::symmetry::Symmetries;
 use crate::spec::MAX_GROUPS;
 
-/// Marks a group-1 subset that is not the least of its orbit in the rank table.
-const NOT_CANONICAL: u32 = u32::MAX;
-
-/// The board symmetries usable with a given layout: those that map the start's lines
-/// onto themselves and every group onto itself (as a set of lines), with the tables
+/// The board symmetries and corner pairs usable with a given layout, with the tables
 /// that canonicalise group-1 subsets and permute every group's local masks.
 ///
 /// Symmetries are numbered `0..len()`, symmetry 0 being the identity.
@@ -39,55 +47,70 @@ pub struct GroupSymmetry {
     board_syms: Symmetries,
     /// Index into `board_syms` of each kept symmetry (`kept[0] == 0`, the identity).
     kept: Vec<usize>,
-    /// The layout's start and group masks (checked in debug builds).
-    start: Lines,
-    masks: Vec<Lines>,
+    /// Corner pairs (global lines, lower first) with both lines free and in one group.
+    corners: Vec<(usize, usize)>,
     /// `local_tables[((g * kept + s) * 2 + j) * 256 + v]`: image under symmetry `s`
     /// of the local bits `8j..8j+8` of group `g` selected by `v`.
     local_tables: Vec<u32>,
-    /// For each group-1 local mask: the least member of its orbit.
+    /// Per group: its corner pairs as local bit masks `(a, b)`.
+    local_corners: Vec<Vec<(u32, u32)>>,
+    /// For each group-1 local mask: the least normalised image of it.
     least: Vec<u16>,
-    /// For each group-1 local mask: the lowest symmetry mapping it to `least`.
+    /// For each group-1 local mask: the lowest symmetry giving `least`.
     to_least: Vec<u8>,
-    /// For each group-1 local mask: its rank among the canonical subsets of its size,
-    /// or [`NOT_CANONICAL`].
-    rank: Vec<u32>,
-    /// `canonical[c]`: the canonical group-1 local masks with `c` lines, ascending.
-    canonical: Vec<Vec<u32>>,
 }
 
 impl std::fmt::Debug for GroupSymmetry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GroupSymmetry")
             .field("kept", &self.kept)
-            .field(
-                "canonical_first",
-                &self.canonical.iter().map(Vec::len).collect::<Vec<_>>(),
-            )
+            .field("corners", &self.corners)
             .finish_non_exhaustive()
     }
 }
 
 impl GroupSymmetry {
     /// Finds the symmetries of `board` that fix `layout.start` and every group of
-    /// `layout`, and builds the lookup tables (group 1 is canonicalised through a
-    /// full table of `2^k` entries, `k <= 16` its number of lines).
-    pub fn new(board: &Board, layout: &Layout) -> GroupSymmetry {
+    /// `layout` (only the identity unless `symmetry`), keeps the corner pairs of
+    /// `corners` whose lines are both free and in one group, and builds the lookup
+    /// tables (group 1 is canonicalised through a full table of `2^k` entries,
+    /// `k <= 16` its number of lines). `layout` must be unreduced.
+    pub fn new(
+        board: &Board,
+        layout: &Layout,
+        symmetry: bool,
+        corners: &[(usize, usize)],
+    ) -> GroupSymmetry {
+        debug_assert!(layout.reduction.is_none());
         let board_syms = Symmetries::new(*board);
         let masks: Vec<Lines> = layout.groups.iter().map(|g| g.mask()).collect();
         let kept: Vec<usize> = (0..board_syms.len())
             .filter(|&s| {
-                board_syms.apply(s, layout.start) == layout.start
-                    && masks.iter().all(|&m| board_syms.apply(s, m) == m)
+                s == 0
+                    || symmetry
+                        && board_syms.apply(s, layout.start) == layout.start
+                        && masks.iter().all(|&m| board_syms.apply(s, m) == m)
             })
             .collect();
-        debug_assert_eq!(kept.first(), Some(&0), "the identity is always kept");
+        let corners: Vec<(usize, usize)> = corners
+            .iter()
+            .map(|&(a, b)| (a.min(b), a.max(b)))
+            .filter(|&(a, b)| masks.iter().any(|&m| m >> a & 1 == 1 && m >> b & 1 == 1))
+            .collect();
         let mut local_tables = vec![0u32; layout.groups.len() * kept.len() * 2 * 256];
+        let mut local_corners = Vec::new();
         for (g, group) in layout.groups.iter().enumerate() {
             let mut local_of_line = [usize::MAX; 64];
             for (i, &l) in group.lines.iter().enumerate() {
                 local_of_line[l] = i;
             }
+            local_corners.push(
+                corners
+                    .iter()
+                    .filter(|&&(a, _)| local_of_line[a] != usize::MAX)
+                    .map(|&(a, b)| (1u32 << local_of_line[a], 1u32 << local_of_line[b]))
+                    .collect(),
+            );
             for (s, &bs) in kept.iter().enumerate() {
                 let image: Vec<usize> = group
                     .lines
@@ -108,24 +131,19 @@ impl GroupSymmetry {
         let mut sym = GroupSymmetry {
             board_syms,
             kept,
-            start: layout.start,
-            masks,
+            corners,
             local_tables,
+            local_corners,
             least: Vec::new(),
             to_least: Vec::new(),
-            rank: Vec::new(),
-            canonical: Vec::new(),
         };
         let k = layout.groups.first().map_or(0, |g| g.len());
         debug_assert!(k <= MAX_GROUP_LINES);
-        let mut canonical = vec![Vec::new(); k + 1];
-        let mut least = Vec::with_capacity(1 << k);
-        let mut to_least = Vec::with_capacity(1 << k);
-        let mut rank = Vec::with_capacity(1 << k);
+        let (mut least, mut to_least) = (Vec::with_capacity(1 << k), Vec::with_capacity(1 << k));
         for local in 0..1u32 << k {
-            let (mut best, mut best_s) = (local, 0);
+            let (mut best, mut best_s) = (u32::MAX, 0);
             if !layout.groups.is_empty() {
-                for s in 1..sym.kept.len() {
+                for s in 0..sym.kept.len() {
                     let image = sym.permute_local(0, s, local);
                     if image < best {
                         best = image;
@@ -135,18 +153,9 @@ impl GroupSymmetry {
             }
             least.push(best as u16);
             to_least.push(best_s as u8);
-            if best == local {
-                let list = &mut canonical[local.count_ones() as usize];
-                rank.push(list.len() as u32);
-                list.push(local);
-            } else {
-                rank.push(NOT_CANONICAL);
-            }
         }
         sym.least = least;
         sym.to_least = to_least;
-        sym.rank = rank;
-        sym.canonical = canonical;
         sym
     }
 
@@ -165,15 +174,14 @@ impl GroupSymmetry {
         self.kept[s]
     }
 
-    /// Whether `layout` has the start and groups this was built for.
-    pub fn matches(&self, layout: &Layout) -> bool {
-        layout.start == self.start
-            && layout.groups.len() == self.masks.len()
-            && layout
-                .groups
-                .iter()
-                .zip(&self.masks)
-                .all(|(g, &m)| g.mask() == m)
+    /// The corner pairs in use (global lines, lower first).
+    pub fn corner_pairs(&self) -> &[(usize, usize)] {
+        &self.corners
+    }
+
+    /// Whether this reduces anything (a symmetry besides the identity, or a corner).
+    pub fn reduces(&self) -> bool {
+        self.kept.len() > 1 || !self.corners.is_empty()
     }
 
     /// The image of `position` (global lines) under kept symmetry `s`.
@@ -182,18 +190,35 @@ impl GroupSymmetry {
         self.board_syms.apply(self.kept[s], position)
     }
 
-    /// The local-mask permutation of group `g` under kept symmetry `s`: the local
-    /// mask of the image of the group's lines selected by `local` (two byte lookups).
+    /// `position` with every corner pair holding only its second line changed to
+    /// hold only its first.
+    #[inline]
+    pub fn normalize(&self, position: Lines) -> Lines {
+        self.corners.iter().fold(position, |p, &(a, b)| {
+            if p >> b & 1 == 1 && p >> a & 1 == 0 {
+                p ^ (1 << a | 1 << b)
+            } else {
+                p
+            }
+        })
+    }
+
+    /// The local-mask permutation of group `g` under kept symmetry `s`, followed by
+    /// corner normalisation: the local mask of the normalised image of the group's
+    /// lines selected by `local` (two byte lookups). With `s = 0` it normalises.
     #[inline]
     pub fn permute_local(&self, g: usize, s: usize, local: u32) -> u32 {
         let base = (g * self.kept.len() + s) * 512;
-        self.local_tables[base + (local & 0xff) as usize]
-            | self.local_tables[base + 256 + (local >> 8 & 0xff) as usize]
+        let image = self.local_tables[base + (local & 0xff) as usize]
+            | self.local_tables[base + 256 + (local >> 8 & 0xff) as usize];
+        self.local_corners[g].iter().fold(image, |m, &(a, b)| {
+            if m & b != 0 && m & a == 0 { m ^ (a | b) } else { m }
+        })
     }
 
-    /// For a group-1 local mask: the least local mask of its orbit under the kept
-    /// symmetries, and the lowest symmetry that maps `local` onto it (0 exactly when
-    /// `local` is canonical, i.e. is its own least member).
+    /// For a group-1 local mask: the least normalised image of it under the kept
+    /// symmetries, and the lowest symmetry giving it. For a corner-normal mask the
+    /// symmetry is 0 exactly when the mask is canonical (its own least image).
     #[inline]
     pub fn canonicalize_first(&self, local: u32) -> (u32, usize) {
         (
@@ -202,190 +227,51 @@ impl GroupSymmetry {
         )
     }
 
-    /// Whether a group-1 local mask is the least of its orbit (so it is stored).
+    /// Whether a group-1 local mask is stored: its own least normalised image.
     #[inline]
     pub fn is_canonical_first(&self, local: u32) -> bool {
-        self.rank[local as usize] != NOT_CANONICAL
+        self.least[local as usize] as u32 == local
     }
 
-    /// The canonical group-1 local masks with `count` lines, ascending: the position
-    /// of a mask in this list is its group-1 digit in a stored block, and the list's
-    /// length is that digit's radix.
-    pub fn canonical_first(&self, count: usize) -> &[u32] {
-        self.canonical.get(count).map_or(&[], Vec::as_slice)
-    }
-
-    /// The rank of a canonical group-1 local mask among the canonical masks of its
-    /// size (its index in [`GroupSymmetry::canonical_first`]); `None` if not
-    /// canonical.
+    /// The stored representative of `position`, whose group-1 local mask is
+    /// `first_local`: `normalize(s(position))` for the symmetry `s` that makes the
+    /// group-1 part least.
     #[inline]
-    pub fn canonical_rank(&self, local: u32) -> Option<u32> {
-        Some(self.rank[local as usize]).filter(|&r| r != NOT_CANONICAL)
+    pub fn canonical_position(&self, first_local: u32, position: Lines) -> Lines {
+        let s = self.to_least[first_local as usize] as usize;
+        let image = if s == 0 { position } else { self.apply(s, position) };
+        self.normalize(image)
     }
 
-    /// Number of positions stored for block `counts`: canonical group-1 subsets of
-    /// size c1 times all subsets of the other groups.
-    pub fn stored_block_size(&self, layout: &Layout, counts: &[u8]) -> u64 {
-        debug_assert!(self.matches(layout));
-        let Some((&c1, rest)) = counts.split_first() else {
-            return 1;
-        };
-        let others: u64 = layout.groups[1..]
-            .iter()
-            .zip(rest)
-            .map(|(g, &c)| g.radix(c as usize))
-            .product();
-        self.canonical_first(c1 as usize).len() as u64 * others
-    }
-
-    /// Positions stored for layer `n` with the reduction (canonical group-1 subsets
-    /// times all subsets of the other groups, summed over the blocks of the layer).
-    ///
-    /// Computed as a coefficient of the product of the group-1 polynomial
-    /// `sum_c |canonical_first(c)| x^c` and `(1 + x)^k` for every other group of `k`
-    /// lines, so it costs no walk over the blocks.
-    pub fn stored_layer_size(&self, layout: &Layout, n: usize) -> u64 {
-        debug_assert!(self.matches(layout));
-        let Some(drawn) = n.checked_sub(layout.start_lines()) else {
-            return 0;
-        };
-        let mut poly: Vec<u128> = match layout.groups.first() {
-            Some(first) => (0..=first.len())
-                .map(|c| self.canonical_first(c).len() as u128)
-                .collect(),
-            None => vec![1],
-        };
-        let rest: usize = layout.groups.iter().skip(1).map(|g| g.len()).sum();
-        let first_len = poly.len();
-        poly.resize(first_len + rest, 0);
-        // Multiply by (1 + x) once per line of groups 2..G.
-        for len in first_len..first_len + rest {
-            for i in (1..=len).rev() {
-                poly[i] += poly[i - 1];
-            }
-        }
-        poly.get(drawn)
-            .map_or(0, |&x| x.min(u64::MAX as u128) as u64)
-    }
-
-    /// Bytes of the largest stored block plus its stored child blocks (one byte per
-    /// position): [`crate::spec::peak_block_bytes`] with the reduction.
-    ///
-    /// Exact, without visiting every block: with the other counts fixed, block +
-    /// children is `u * C(k, c) + v * C(k, c + 1)` (u, v >= 0) in the count `c` of a
-    /// group g >= 2 of k lines, which is largest for some c in
-    /// `ceil(k/2) - 1 ..= floor(k/2)` (both binomials are non-decreasing below that
-    /// range and non-increasing above it). So only those counts are tried for groups
-    /// 2..G (one or two each), and every count for group 1.
-    pub fn stored_peak_block_bytes(&self, layout: &Layout) -> u64 {
-        debug_assert!(self.matches(layout));
-        let Some((first, rest)) = layout.groups.split_first() else {
-            return 1;
-        };
-        let radix = |g: usize, c: usize| -> u128 {
-            if g == 0 {
-                self.canonical_first(c).len() as u128
-            } else {
-                layout.groups[g].radix(c) as u128
-            }
-        };
-        let mut candidates: Vec<Vec<usize>> = vec![(0..=first.len()).collect()];
-        for g in rest {
-            let k = g.len();
-            candidates.push((k.div_ceil(2).saturating_sub(1)..=k / 2).collect());
-        }
-        let mut choice = vec![0usize; candidates.len()];
-        let mut peak = 0u128;
-        loop {
-            let counts: Vec<usize> = choice
-                .iter()
-                .zip(&candidates)
-                .map(|(&i, list)| list[i])
-                .collect();
-            let block: u128 = counts
-                .iter()
-                .enumerate()
-                .map(|(g, &c)| radix(g, c))
-                .product();
-            let children: u128 = (0..counts.len())
-                .filter(|&g| counts[g] < layout.groups[g].len())
-                .map(|g| {
-                    counts
-                        .iter()
-                        .enumerate()
-                        .map(|(h, &c)| radix(h, c + usize::from(h == g)))
-                        .product::<u128>()
-                })
-                .sum();
-            peak = peak.max(block + children);
-            // Next combination (odometer over the candidate lists).
-            let mut g = choice.len();
-            loop {
-                if g == 0 {
-                    return peak.min(u64::MAX as u128) as u64;
-                }
-                g -= 1;
-                choice[g] += 1;
-                if choice[g] < candidates[g].len() {
-                    break;
-                }
-                choice[g] = 0;
-            }
-        }
-    }
-
-    /// The stored representative of `position`: its image under the symmetry that
-    /// makes its group-1 subset canonical, and that symmetry.
-    pub fn canonical_position(&self, layout: &Layout, position: Lines) -> (Lines, usize) {
-        debug_assert!(self.matches(layout));
+    /// Every position whose stored representative is `stored` (itself included),
+    /// ascending: the class members one stored position answers for.
+    pub fn members(&self, layout: &Layout, stored: Lines) -> Vec<Lines> {
         let Some(first) = layout.groups.first() else {
-            return (position, 0);
+            return vec![stored];
         };
-        let (_, s) = self.canonicalize_first(first.local_of(position));
-        (self.apply(s, position), s)
-    }
-
-    /// Block counts and stored index of the representative of `position` (which
-    /// must contain the start's lines): one table lookup canonicalises group 1, and
-    /// each other group is mapped by one local permutation, as the builder does for
-    /// a move in group 1. Equal to locating
-    /// [`GroupSymmetry::canonical_position`] in the reduced block.
-    pub fn locate(&self, layout: &Layout, position: Lines) -> (Counts, u64) {
-        debug_assert!(self.matches(layout));
-        let Some((first, rest)) = layout.groups.split_first() else {
-            return (Vec::new(), 0);
-        };
-        let (least, s) = self.canonicalize_first(first.local_of(position));
-        let mut counts = Vec::with_capacity(layout.groups.len());
-        counts.push(least.count_ones() as u8);
-        let mut index = self.rank[least as usize] as u64;
-        for (g, group) in rest.iter().enumerate() {
-            let mut local = group.local_of(position);
-            if s != 0 {
-                local = self.permute_local(g + 1, s, local);
+        let mut out = Vec::new();
+        for s in 0..self.len() {
+            let image = self.apply(s, stored);
+            // Every way of un-normalising the corner pairs with one line drawn.
+            let half: Vec<&(usize, usize)> = self
+                .corners
+                .iter()
+                .filter(|&&(a, b)| (image >> a & 1) + (image >> b & 1) == 1)
+                .collect();
+            for choice in 0..1u64 << half.len() {
+                let q = half
+                    .iter()
+                    .enumerate()
+                    .filter(|&(i, _)| choice >> i & 1 == 1)
+                    .fold(image, |q, (_, &&(a, b))| q ^ (1 << a | 1 << b));
+                if self.canonical_position(first.local_of(q), q) == stored {
+                    out.push(q);
+                }
             }
-            let c = local.count_ones() as usize;
-            counts.push(c as u8);
-            index = index * group.radix(c) + group.rank(local) as u64;
         }
-        (counts, index)
-    }
-
-    /// The stored position at `index` of block `counts` (inverse of
-    /// [`GroupSymmetry::locate`] on stored positions).
-    pub fn position_at(&self, layout: &Layout, counts: &[u8], mut index: u64) -> Lines {
-        debug_assert!(self.matches(layout));
-        let mut position = layout.start;
-        let Some((first, rest)) = layout.groups.split_first() else {
-            return position;
-        };
-        for (g, &c) in rest.iter().zip(&counts[1..]).rev() {
-            let radix = g.radix(c as usize);
-            position |= g.globals(c as usize)[(index % radix) as usize];
-            index /= radix;
-        }
-        let local = self.canonical_first(counts[0] as usize)[index as usize];
-        position | first.globals(counts[0] as usize)[first.rank(local) as usize]
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 }
 
@@ -397,13 +283,19 @@ fn start_symmetries(syms: &Symmetries, start: Lines) -> Vec<usize> {
 }
 
 /// The orbits of the free lines (those not in `start`) under the board symmetries
-/// that fix `start`: each orbit ascending, orbits largest first, then by their
-/// smallest line. For 3x5 from the empty board: seven orbits of 4 lines, five of 2.
-pub fn line_orbits(board: &Board, start: Lines) -> Vec<Vec<usize>> {
+/// that fix `start` (only the identity unless `symmetry`), each ascending, largest
+/// first, then by their smallest line. With `corners`, orbits holding the two lines
+/// of a free corner pair are merged, so a group built from whole orbits keeps every
+/// pair together. For 3x5 from the empty board: seven orbits of 4 lines, five of 2.
+pub fn line_orbits(board: &Board, start: Lines, symmetry: bool, corners: bool) -> Vec<Vec<usize>> {
     let syms = Symmetries::new(*board);
-    let fixing = start_symmetries(&syms, start);
+    let fixing = if symmetry {
+        start_symmetries(&syms, start)
+    } else {
+        vec![0]
+    };
     let mut seen = start;
-    let mut orbits = Vec::new();
+    let mut orbits: Vec<Vec<usize>> = Vec::new();
     for l in 0..board.num_lines() {
         if seen >> l & 1 == 1 {
             continue;
@@ -416,8 +308,54 @@ pub fn line_orbits(board: &Board, start: Lines) -> Vec<Vec<usize>> {
         }
         orbits.push(orbit);
     }
-    orbits.sort_by_key(|o| std::cmp::Reverse(o.len()));
+    if corners {
+        for (a, b) in free_corner_pairs(board, start) {
+            let i = orbits.iter().position(|o| o.contains(&a));
+            let j = orbits.iter().position(|o| o.contains(&b));
+            if let (Some(i), Some(j)) = (i, j)
+                && i != j
+            {
+                let merged = orbits.remove(i.max(j));
+                orbits[i.min(j)].extend(merged);
+                orbits[i.min(j)].sort_unstable();
+            }
+        }
+    }
+    orbits.sort_by_key(|o| (std::cmp::Reverse(o.len()), o[0]));
     orbits
+}
+
+/// The board's corner pairs whose two lines are both free at `start`.
+pub fn free_corner_pairs(board: &Board, start: Lines) -> Vec<(usize, usize)> {
+    board
+        .corner_pairs()
+        .into_iter()
+        .filter(|&(a, b)| start >> a & 1 == 0 && start >> b & 1 == 0)
+        .collect()
+}
+
+/// The layout for `groups` storing one representative per class: board
+/// symmetries mapping every group onto itself if `symmetry`, corner pairs (both
+/// lines free and in one group) if `corners`. Unreduced if neither applies.
+pub fn reduced_layout(
+    board: &Board,
+    start: Lines,
+    groups: Vec<Vec<usize>>,
+    symmetry: bool,
+    corners: bool,
+) -> Layout {
+    let raw = Layout::new(start, groups.clone());
+    let pairs = if corners {
+        free_corner_pairs(board, start)
+    } else {
+        Vec::new()
+    };
+    let reduction = GroupSymmetry::new(board, &raw, symmetry, &pairs);
+    if reduction.reduces() {
+        Layout::reduced(start, groups, reduction)
+    } else {
+        raw
+    }
 }
 
 /// Sum over the symmetries `fixing` of 2^(cycles of the symmetry on `lines`), i.e.
@@ -451,8 +389,14 @@ fn subset_orbits_times_order(syms: &Symmetries, fixing: &[usize], lines: &[usize
 /// reduction (2^k / number of orbits of its subsets, which is the reduction factor of
 /// the whole tablebase), the others follow largest first. `None` if `count` is 0,
 /// exceeds the number of orbits, or some group would get more than 16 lines.
-pub fn symmetric_split(board: &Board, start: Lines, count: usize) -> Option<Vec<Vec<usize>>> {
-    let orbits = line_orbits(board, start);
+pub fn symmetric_split(
+    board: &Board,
+    start: Lines,
+    count: usize,
+    symmetry: bool,
+    corners: bool,
+) -> Option<Vec<Vec<usize>>> {
+    let orbits = line_orbits(board, start, symmetry, corners);
     if count == 0 || count > orbits.len() {
         return None;
     }
@@ -468,7 +412,11 @@ pub fn symmetric_split(board: &Board, start: Lines, count: usize) -> Option<Vec<
         g.sort_unstable();
     }
     let syms = Symmetries::new(*board);
-    let fixing = start_symmetries(&syms, start);
+    let fixing = if symmetry {
+        start_symmetries(&syms, start)
+    } else {
+        vec![0]
+    };
     // Reduction of group g: 2^k |H| / S_g; compare a/b by cross-multiplying.
     let score: Vec<(u64, u64)> = groups
         .iter()
@@ -497,22 +445,29 @@ pub fn symmetric_split(board: &Board, start: Lines, count: usize) -> Option<Vec<
 
 /// Line groups built from unions of line orbits under the board symmetries that fix
 /// `start` (see [`symmetric_split`]), so that every such symmetry maps every group
-/// onto itself; at most 16 lines per group, sizes as even as possible. The group
-/// count is chosen like [`crate::spec::auto_groups`]: the fewest groups whose
-/// largest block plus its children (stored sizes, i.e. with the reduction) fits in a
-/// quarter of `memory`, or the most groups tried if none does.
-pub fn symmetric_groups(board: &Board, start: Lines, memory: u64) -> Vec<Vec<usize>> {
+/// onto itself and (with `corners`) every corner pair lies in one group; at most 16
+/// lines per group, sizes as even as possible. The group count is chosen like
+/// [`crate::spec::auto_groups`]: the fewest groups whose largest block plus its
+/// children (stored sizes, i.e. with the reduction) fits in a quarter of `memory`,
+/// or the most groups tried if none does.
+pub fn symmetric_groups(
+    board: &Board,
+    start: Lines,
+    memory: u64,
+    symmetry: bool,
+    corners: bool,
+) -> Vec<Vec<usize>> {
     let free = (board.all_lines() & !start).count_ones() as usize;
     if free == 0 {
         return vec![Vec::new()];
     }
     let mut best = None;
     for count in free.div_ceil(MAX_GROUP_LINES).max(1)..=MAX_GROUPS {
-        let Some(groups) = symmetric_split(board, start, count) else {
+        let Some(groups) = symmetric_split(board, start, count, symmetry, corners) else {
             continue;
         };
-        let layout = Layout::new(start, groups.clone());
-        let peak = GroupSymmetry::new(board, &layout).stored_peak_block_bytes(&layout);
+        let layout = reduced_layout(board, start, groups.clone(), symmetry, corners);
+        let peak = crate::spec::peak_block_bytes(&layout);
         best = Some(groups);
         if peak <= memory / 4 {
             break;

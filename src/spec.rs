@@ -39,6 +39,10 @@ pub struct Spec {
     pub book_lines: usize,
     /// Positions per stored chunk.
     pub chunk_positions: u64,
+    /// Wilson's symmetry reduction (`--symmetry wilson`).
+    pub symmetry: bool,
+    /// Fraser's corner reduction (`--corners`).
+    pub corners: bool,
 }
 
 /// A start as given on the command line.
@@ -128,41 +132,62 @@ pub fn split_even(lines: &[usize], g: usize) -> Vec<Vec<usize>> {
     split_sizes(lines, &sizes)
 }
 
-/// Bytes of the largest block plus its child blocks (one value byte per position).
-/// Exact when the layout has at most 2^20 blocks in all; otherwise the upper bound
-/// (product of the per-group largest radices) x (1 + groups): no block, parent or
-/// child, is larger than that product.
+/// Bytes of the largest stored block plus its stored child blocks (one value byte
+/// per position), exact, without visiting every block.
+///
+/// With the other counts fixed, block + children is `u * R(c) + v * R(c + 1)`
+/// (u, v >= 0) in the count `c` of a group g >= 2, where R is the group's radix
+/// polynomial: a binomial row, or with corner pairs a product of `(1 + x)` and
+/// `(1 + x + x^2)` factors; either way palindromic and unimodal, so the sum is
+/// largest for some c in `ceil(k/2) - 1 ..= floor(k/2)`. So only those counts are
+/// tried for groups 2..G (one or two each), and every count for group 1 (which
+/// symmetry makes lopsided).
 pub fn peak_block_bytes(layout: &Layout) -> u64 {
-    let sizes = layout.sizes();
-    let all_blocks: u128 = sizes.iter().map(|&k| k as u128 + 1).product();
-    if all_blocks > 1 << 20 {
-        let largest: u64 = layout.groups.iter().map(|g| g.radix(g.len() / 2)).product();
-        return largest.saturating_mul(1 + sizes.len() as u64);
+    let Some((first, rest)) = layout.groups.split_first() else {
+        return 1;
+    };
+    let mut candidates: Vec<Vec<usize>> = vec![(0..=first.len()).collect()];
+    for g in rest {
+        let k = g.len();
+        candidates.push((k.div_ceil(2).saturating_sub(1)..=k / 2).collect());
     }
-    let mut counts = vec![0u8; sizes.len()];
-    let mut peak = 0;
+    let size = |counts: &[usize]| -> u128 {
+        layout
+            .groups
+            .iter()
+            .zip(counts)
+            .map(|(g, &c)| g.radix(c) as u128)
+            .product()
+    };
+    let mut choice = vec![0usize; candidates.len()];
+    let mut peak = 0u128;
     loop {
-        let children: u64 = (0..counts.len())
-            .filter(|&g| (counts[g] as usize) < sizes[g])
-            .map(|g| {
-                let mut c = counts.clone();
-                c[g] += 1;
-                layout.block_size(&c)
-            })
-            .sum();
-        peak = peak.max(layout.block_size(&counts) + children);
-        // Next count vector (odometer over 0..=size per group).
-        let mut g = counts.len();
+        let mut counts: Vec<usize> = choice
+            .iter()
+            .zip(&candidates)
+            .map(|(&i, list)| list[i])
+            .collect();
+        let mut total = size(&counts);
+        for g in 0..counts.len() {
+            if counts[g] < layout.groups[g].len() {
+                counts[g] += 1;
+                total += size(&counts);
+                counts[g] -= 1;
+            }
+        }
+        peak = peak.max(total);
+        // Next combination (odometer over the candidate lists).
+        let mut g = choice.len();
         loop {
             if g == 0 {
-                return peak;
+                return peak.min(u64::MAX as u128) as u64;
             }
             g -= 1;
-            if (counts[g] as usize) < sizes[g] {
-                counts[g] += 1;
+            choice[g] += 1;
+            if choice[g] < candidates[g].len() {
                 break;
             }
-            counts[g] = 0;
+            choice[g] = 0;
         }
     }
 }
@@ -220,10 +245,36 @@ pub fn parse_groups(board: &Board, start: Lines, text: &str) -> Result<Vec<Vec<u
     Ok(groups)
 }
 
+/// Checks that explicit groups keep both lines of every free corner pair together
+/// (`--corners` needs them in one group).
+pub fn check_corner_groups(board: &Board, start: Lines, groups: &[Vec<usize>]) -> Result<()> {
+    for (a, b) in crate::orbits::free_corner_pairs(board, start) {
+        if !groups.iter().any(|g| g.contains(&a) && g.contains(&b)) {
+            bail!(
+                "--corners needs both lines of each corner pair in one group, but --groups splits {} and {}",
+                board.line_name(a),
+                board.line_name(b)
+            );
+        }
+    }
+    Ok(())
+}
+
 impl Spec {
     /// The layout of this tablebase.
     pub fn layout(&self) -> Layout {
-        Layout::new(self.start, self.groups.clone())
+        crate::orbits::reduced_layout(
+            &self.board,
+            self.start,
+            self.groups.clone(),
+            self.symmetry,
+            self.corners,
+        )
+    }
+
+    /// The `--symmetry` name of this tablebase's symmetry option.
+    pub fn symmetry_name(&self) -> &'static str {
+        if self.symmetry { "wilson" } else { "none" }
     }
 
     /// The metadata rows that identify the tablebase.
@@ -243,8 +294,8 @@ impl Spec {
             ),
             ("book_lines", self.book_lines.to_string()),
             ("chunk_positions", self.chunk_positions.to_string()),
-            ("symmetry", "none".to_string()),
-            ("corners", "false".to_string()),
+            ("symmetry", self.symmetry_name().to_string()),
+            ("corners", self.corners.to_string()),
             ("format_version", FORMAT_VERSION.to_string()),
         ]
     }
@@ -277,6 +328,16 @@ impl Spec {
             groups: serde_json::from_str(get("groups")?)?,
             book_lines: get("book_lines")?.parse()?,
             chunk_positions: get("chunk_positions")?.parse()?,
+            symmetry: match meta.get("symmetry").map(String::as_str) {
+                None | Some("none") => false,
+                Some("wilson") => true,
+                Some(other) => bail!("the file uses symmetry `{other}`, unknown to this tb"),
+            },
+            corners: match meta.get("corners").map(String::as_str) {
+                None | Some("false") => false,
+                Some("true") => true,
+                Some(other) => bail!("the file has a bad `corners` value `{other}`"),
+            },
         })
     }
 
