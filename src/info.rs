@@ -25,6 +25,16 @@ pub struct InfoReport {
     pub book_lines: usize,
     /// Positions per chunk.
     pub chunk_positions: u64,
+    /// `none` or `wilson`.
+    pub symmetry: String,
+    /// Board symmetries in use (1 without symmetry).
+    pub symmetries: usize,
+    /// Whether corner pairs are reduced.
+    pub corners: bool,
+    /// Positions over all layers without a reduction, and stored.
+    pub raw_positions: u64,
+    /// Positions stored over all layers (one per class with a reduction).
+    pub stored_positions: u64,
     /// Every metadata key as stored (versions, build parameters).
     pub meta: BTreeMap<String, String>,
     /// Whether every layer down to the start is finished.
@@ -46,7 +56,7 @@ pub struct LayerInfo {
     pub n: usize,
     /// building, complete, book or pruned.
     pub status: String,
-    /// Positions in the layer.
+    /// Positions stored for the layer (one per class with a reduction).
     pub positions: u64,
     /// Compressed bytes of its chunks (when stored).
     pub stored_bytes: u64,
@@ -56,7 +66,8 @@ pub struct LayerInfo {
     pub seconds: f64,
     /// Value -> count.
     pub histogram: BTreeMap<i8, u64>,
-    /// Layout-independent digest of its values.
+    /// Digest of its stored positions' values (layout-independent without a
+    /// reduction).
     pub digest: Option<String>,
 }
 
@@ -81,6 +92,8 @@ pub fn info(tb: &Tablebase) -> Result<InfoReport> {
         .collect();
     let complete = tb.has_layer(first);
     let meta = tb.store().meta()?;
+    let layout = tb.layout();
+    let reduction = layout.reduction.as_ref();
     Ok(InfoReport {
         board: spec.board.to_string(),
         start: spec.start_name.clone(),
@@ -90,6 +103,15 @@ pub fn info(tb: &Tablebase) -> Result<InfoReport> {
         groups: spec.groups.clone(),
         book_lines: spec.book_lines,
         chunk_positions: spec.chunk_positions,
+        symmetry: spec.symmetry_name().to_string(),
+        symmetries: reduction.map_or(1, |r| r.len()),
+        corners: reduction.is_some_and(|r| !r.corner_pairs().is_empty()),
+        raw_positions: 1u64
+            .checked_shl(layout.free_lines() as u32)
+            .unwrap_or(u64::MAX),
+        stored_positions: (first..=layout.full_layer())
+            .map(|n| layout.layer_size(n))
+            .sum(),
         peak_file_bytes: meta.get("peak_file_bytes").and_then(|v| v.parse().ok()),
         meta,
         complete,
@@ -114,6 +136,15 @@ pub fn info_text(r: &InfoReport) -> String {
         r.groups.iter().map(Vec::len).collect::<Vec<_>>(),
         r.book_lines,
         r.chunk_positions
+    );
+    s += &format!(
+        "symmetry {} ({} symmetries), corners {}: {} of {} positions stored ({:.2}x)\n",
+        r.symmetry,
+        r.symmetries,
+        if r.corners { "on" } else { "off" },
+        r.stored_positions,
+        r.raw_positions,
+        r.raw_positions as f64 / r.stored_positions.max(1) as f64
     );
     s += &format!(
         "status {}, start value {}, file {} (peak during the build {})\n",

@@ -201,7 +201,11 @@ impl<'a> Kernel<'a> {
         });
         let locals = group.locals(c);
         // Moves in group 1 may need the child row permuted (see `orbits`).
-        let reduction = self.layout.reduction.as_deref().filter(|r| g == 0 && r.len() > 1);
+        let reduction = self
+            .layout
+            .reduction
+            .as_deref()
+            .filter(|r| g == 0 && r.len() > 1);
         let permutations: Vec<RowPermutation> = reduction.map_or(Vec::new(), |r| {
             (0..r.len())
                 .map(|s| RowPermutation::new(self.layout, r, counts, s))

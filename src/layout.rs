@@ -340,7 +340,8 @@ impl Layout {
             }
             poly = next;
         }
-        poly.get(drawn).map_or(0, |&x| x.min(u64::MAX as u128) as u64)
+        poly.get(drawn)
+            .map_or(0, |&x| x.min(u64::MAX as u128) as u64)
     }
 
     /// Number of blocks of layer `n` and the size of its largest block, without

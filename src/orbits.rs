@@ -212,7 +212,11 @@ impl GroupSymmetry {
         let image = self.local_tables[base + (local & 0xff) as usize]
             | self.local_tables[base + 256 + (local >> 8 & 0xff) as usize];
         self.local_corners[g].iter().fold(image, |m, &(a, b)| {
-            if m & b != 0 && m & a == 0 { m ^ (a | b) } else { m }
+            if m & b != 0 && m & a == 0 {
+                m ^ (a | b)
+            } else {
+                m
+            }
         })
     }
 
@@ -239,7 +243,11 @@ impl GroupSymmetry {
     #[inline]
     pub fn canonical_position(&self, first_local: u32, position: Lines) -> Lines {
         let s = self.to_least[first_local as usize] as usize;
-        let image = if s == 0 { position } else { self.apply(s, position) };
+        let image = if s == 0 {
+            position
+        } else {
+            self.apply(s, position)
+        };
         self.normalize(image)
     }
 
@@ -282,6 +290,38 @@ fn start_symmetries(syms: &Symmetries, start: Lines) -> Vec<usize> {
         .collect()
 }
 
+/// The subgroups of the symmetries that fix `start` (each a list of indices into
+/// `syms`, identity first), largest first: smaller subgroups have smaller line
+/// orbits, hence allow smaller groups when memory is short.
+fn start_subgroups(syms: &Symmetries, start: Lines) -> Vec<Vec<usize>> {
+    let fixing = start_symmetries(syms, start);
+    let compose = |a: usize, b: usize| -> Option<usize> {
+        let image: Vec<usize> = syms
+            .permutation(b)
+            .iter()
+            .map(|&l| syms.map_line(a, l))
+            .collect();
+        (0..syms.len()).find(|&c| syms.permutation(c) == image.as_slice())
+    };
+    let mut subgroups: Vec<Vec<usize>> = (0..1u32 << fixing.len())
+        .filter(|&m| m & 1 == 1)
+        .map(|m| {
+            (0..fixing.len())
+                .filter(|&i| m >> i & 1 == 1)
+                .map(|i| fixing[i])
+                .collect::<Vec<_>>()
+        })
+        .filter(|set| {
+            set.iter().all(|&a| {
+                set.iter()
+                    .all(|&b| compose(a, b).is_some_and(|c| set.contains(&c)))
+            })
+        })
+        .collect();
+    subgroups.sort_by_key(|set| std::cmp::Reverse(set.len()));
+    subgroups
+}
+
 /// The orbits of the free lines (those not in `start`) under the board symmetries
 /// that fix `start` (only the identity unless `symmetry`), each ascending, largest
 /// first, then by their smallest line. With `corners`, orbits holding the two lines
@@ -294,6 +334,17 @@ pub fn line_orbits(board: &Board, start: Lines, symmetry: bool, corners: bool) -
     } else {
         vec![0]
     };
+    orbits_under(board, &syms, start, &fixing, corners)
+}
+
+/// [`line_orbits`] under the symmetries `fixing` (indices into `syms`).
+fn orbits_under(
+    board: &Board,
+    syms: &Symmetries,
+    start: Lines,
+    fixing: &[usize],
+    corners: bool,
+) -> Vec<Vec<usize>> {
     let mut seen = start;
     let mut orbits: Vec<Vec<usize>> = Vec::new();
     for l in 0..board.num_lines() {
@@ -396,7 +447,25 @@ pub fn symmetric_split(
     symmetry: bool,
     corners: bool,
 ) -> Option<Vec<Vec<usize>>> {
-    let orbits = line_orbits(board, start, symmetry, corners);
+    let syms = Symmetries::new(*board);
+    let fixing = if symmetry {
+        start_symmetries(&syms, start)
+    } else {
+        vec![0]
+    };
+    split_orbits(board, &syms, start, count, &fixing, corners)
+}
+
+/// [`symmetric_split`] under the symmetries `fixing` (indices into `syms`).
+fn split_orbits(
+    board: &Board,
+    syms: &Symmetries,
+    start: Lines,
+    count: usize,
+    fixing: &[usize],
+    corners: bool,
+) -> Option<Vec<Vec<usize>>> {
+    let orbits = orbits_under(board, syms, start, fixing, corners);
     if count == 0 || count > orbits.len() {
         return None;
     }
@@ -411,21 +480,10 @@ pub fn symmetric_split(
     for g in &mut groups {
         g.sort_unstable();
     }
-    let syms = Symmetries::new(*board);
-    let fixing = if symmetry {
-        start_symmetries(&syms, start)
-    } else {
-        vec![0]
-    };
     // Reduction of group g: 2^k |H| / S_g; compare a/b by cross-multiplying.
     let score: Vec<(u64, u64)> = groups
         .iter()
-        .map(|g| {
-            (
-                1u64 << g.len(),
-                subset_orbits_times_order(&syms, &fixing, g),
-            )
-        })
+        .map(|g| (1u64 << g.len(), subset_orbits_times_order(syms, fixing, g)))
         .collect();
     let best = (0..count)
         .max_by(|&a, &b| {
@@ -448,8 +506,9 @@ pub fn symmetric_split(
 /// onto itself and (with `corners`) every corner pair lies in one group; at most 16
 /// lines per group, sizes as even as possible. The group count is chosen like
 /// [`crate::spec::auto_groups`]: the fewest groups whose largest block plus its
-/// children (stored sizes, i.e. with the reduction) fits in a quarter of `memory`,
-/// or the most groups tried if none does.
+/// children (stored sizes, i.e. with the reduction) fits in a quarter of `memory`.
+/// If no split fits, smaller subgroups of the symmetries are tried (their orbits
+/// are smaller, so groups can be); if none fits, the split with the smallest peak.
 pub fn symmetric_groups(
     board: &Board,
     start: Lines,
@@ -461,19 +520,29 @@ pub fn symmetric_groups(
     if free == 0 {
         return vec![Vec::new()];
     }
-    let mut best = None;
-    for count in free.div_ceil(MAX_GROUP_LINES).max(1)..=MAX_GROUPS {
-        let Some(groups) = symmetric_split(board, start, count, symmetry, corners) else {
-            continue;
-        };
-        let layout = reduced_layout(board, start, groups.clone(), symmetry, corners);
-        let peak = crate::spec::peak_block_bytes(&layout);
-        best = Some(groups);
-        if peak <= memory / 4 {
-            break;
+    let syms = Symmetries::new(*board);
+    let subgroups = if symmetry {
+        start_subgroups(&syms, start)
+    } else {
+        vec![vec![0]]
+    };
+    let mut best: Option<(u64, Vec<Vec<usize>>)> = None;
+    for fixing in &subgroups {
+        for count in free.div_ceil(MAX_GROUP_LINES).max(1)..=MAX_GROUPS {
+            let Some(groups) = split_orbits(board, &syms, start, count, fixing, corners) else {
+                continue;
+            };
+            let layout = reduced_layout(board, start, groups.clone(), symmetry, corners);
+            let peak = crate::spec::peak_block_bytes(&layout);
+            if peak <= memory / 4 {
+                return groups;
+            }
+            if best.as_ref().is_none_or(|(p, _)| peak < *p) {
+                best = Some((peak, groups));
+            }
         }
     }
-    best.expect("some split into at most 16 groups exists")
+    best.expect("some split into at most 16 groups exists").1
 }
 
 #[cfg(test)]
@@ -484,20 +553,31 @@ mod tests {
         spec.parse().unwrap()
     }
 
+    fn sym_of(b: &Board, groups: Vec<Vec<usize>>, start: Lines) -> GroupSymmetry {
+        GroupSymmetry::new(b, &Layout::new(start, groups), true, &[])
+    }
+
     #[test]
     fn wilson_3x5_orbits_and_groups() {
         let b = board("3x5");
-        let sizes: Vec<usize> = line_orbits(&b, 0).iter().map(Vec::len).collect();
+        let sizes: Vec<usize> = line_orbits(&b, 0, true, false)
+            .iter()
+            .map(Vec::len)
+            .collect();
         assert_eq!(sizes, [4, 4, 4, 4, 4, 4, 4, 2, 2, 2, 2, 2]);
-        let groups = symmetric_split(&b, 0, 6).unwrap();
+        let groups = symmetric_split(&b, 0, 6, true, false).unwrap();
         let sizes: Vec<usize> = groups.iter().map(Vec::len).collect();
         assert_eq!(sizes, [8, 6, 6, 6, 6, 6]);
-        let layout = Layout::new(0, groups);
-        let sym = GroupSymmetry::new(&b, &layout);
-        assert_eq!(sym.len(), 4);
+        assert_eq!(sym_of(&b, groups.clone(), 0).len(), 4);
         // Group 1 = two free orbits of 4: (256 + 3 * 16) / 4 = 76 canonical subsets.
-        let total: usize = (0..=8).map(|c| sym.canonical_first(c).len()).sum();
+        let layout = reduced_layout(&b, 0, groups, true, false);
+        let total: u64 = (0..=8).map(|c| layout.groups[0].radix(c)).sum();
         assert_eq!(total, 76);
+        // With corners the two lines of each corner pair share an orbit (and group).
+        let orbits = line_orbits(&b, 0, true, true);
+        for (a, c) in b.corner_pairs() {
+            assert!(orbits.iter().any(|o| o.contains(&a) && o.contains(&c)));
+        }
     }
 
     #[test]
@@ -505,32 +585,52 @@ mod tests {
         // 1x1: the subsets of a square's sides up to the 8 symmetries: sizes 0..4 have
         // 1, 1, 2 (adjacent, opposite), 1, 1 classes.
         let b = board("1x1");
-        let layout = Layout::new(0, vec![(0..4).collect()]);
-        let sym = GroupSymmetry::new(&b, &layout);
-        assert_eq!(sym.len(), 8);
-        let counts: Vec<usize> = (0..=4).map(|c| sym.canonical_first(c).len()).collect();
+        let layout = reduced_layout(&b, 0, vec![(0..4).collect()], true, false);
+        assert_eq!(layout.reduction.as_ref().map(|r| r.len()), Some(8));
+        let counts: Vec<u64> = (0..=4).map(|c| layout.groups[0].radix(c)).collect();
         assert_eq!(counts, [1, 1, 2, 1, 1]);
-        assert_eq!(sym.canonical_first(5), &[] as &[u32]);
-        assert_eq!(sym.stored_layer_size(&layout, 2), 2);
+        assert_eq!(layout.groups[0].radix(5), 0);
+        assert_eq!(layout.layer_size(2), 2);
+    }
+
+    #[test]
+    fn corners_keep_three_states_of_four() {
+        // 2x2 without symmetry: four corner pairs, every line in one group.
+        let b = board("2x2");
+        let layout = reduced_layout(&b, 0, vec![(0..12).collect()], false, true);
+        let stored: u64 = (0..=12).map(|n| layout.layer_size(n)).sum();
+        assert_eq!(stored, 81 * 16);
+        // A position with a corner's second line only is stored as its first line.
+        let (a, c) = b.corner_pairs()[0];
+        assert_eq!(layout.canonical(1 << c), 1 << a);
+        assert_eq!(layout.locate(1 << c), layout.locate(1 << a));
     }
 
     #[test]
     fn local_permutations_agree_with_global_application() {
         let b = board("4x4");
-        let layout = Layout::new(0, symmetric_split(&b, 0, 3).unwrap());
-        let sym = GroupSymmetry::new(&b, &layout);
-        assert_eq!(sym.len(), 8);
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        for _ in 0..2000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let p = x & b.all_lines();
-            for s in 0..sym.len() {
-                let image = sym.apply(s, p);
-                for (g, group) in layout.groups.iter().enumerate() {
-                    let local = sym.permute_local(g, s, group.local_of(p));
-                    assert_eq!(local, group.local_of(image), "group {g} sym {s}");
+        for corners in [false, true] {
+            let groups = symmetric_split(&b, 0, 3, true, corners).unwrap();
+            let raw = Layout::new(0, groups);
+            let pairs = if corners {
+                b.corner_pairs()
+            } else {
+                Vec::new()
+            };
+            let sym = GroupSymmetry::new(&b, &raw, true, &pairs);
+            assert_eq!(sym.len(), 8);
+            let mut x = 0x9e37_79b9_7f4a_7c15u64;
+            for _ in 0..2000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let p = x & b.all_lines();
+                for s in 0..sym.len() {
+                    let image = sym.normalize(sym.apply(s, p));
+                    for (g, group) in raw.groups.iter().enumerate() {
+                        let local = sym.permute_local(g, s, group.local_of(p));
+                        assert_eq!(local, group.local_of(image), "group {g} sym {s}");
+                    }
                 }
             }
         }
@@ -541,30 +641,39 @@ mod tests {
         let b = board("2x2");
         // Consecutive halves (h lines, v lines) are kept by the 4 symmetries that do
         // not swap rows and columns.
-        let layout = Layout::with_sizes(b.all_lines(), 0, &[6, 6]);
-        assert_eq!(GroupSymmetry::new(&b, &layout).len(), 4);
+        let halves = crate::layout::split_sizes(&(0..12).collect::<Vec<_>>(), &[6, 6]);
+        assert_eq!(sym_of(&b, halves, 0).len(), 4);
         // Splitting the top row from the bottom keeps only the left-right mirror.
-        let layout = Layout::with_sizes(b.all_lines(), 0, &[2, 10]);
-        assert_eq!(GroupSymmetry::new(&b, &layout).len(), 2);
+        let split = crate::layout::split_sizes(&(0..12).collect::<Vec<_>>(), &[2, 10]);
+        assert_eq!(sym_of(&b, split, 0).len(), 2);
         // The Icelandic start keeps the identity and the transpose.
         let start = b.top_left_perimeter();
-        let layout = Layout::new(start, symmetric_groups(&b, start, 1 << 30));
-        assert_eq!(GroupSymmetry::new(&b, &layout).len(), 2);
+        assert_eq!(
+            sym_of(&b, symmetric_groups(&b, start, 1 << 30, true, false), start).len(),
+            2
+        );
     }
 
     #[test]
     fn locate_and_position_at_are_inverse_on_stored_positions() {
         let b = board("3x3");
-        let layout = Layout::new(0, symmetric_split(&b, 0, 2).unwrap());
-        let sym = GroupSymmetry::new(&b, &layout);
-        for n in 0..=b.num_lines() {
-            for counts in layout.blocks_of_layer(n) {
-                let size = sym.stored_block_size(&layout, &counts);
-                for index in (0..size).step_by(97) {
-                    let p = sym.position_at(&layout, &counts, index);
-                    assert_eq!(p.count_ones() as usize, n);
-                    assert!(sym.is_canonical_first(layout.groups[0].local_of(p)));
-                    assert_eq!(sym.locate(&layout, p), (counts.clone(), index));
+        for corners in [false, true] {
+            let groups = symmetric_split(&b, 0, 2, true, corners).unwrap();
+            let layout = reduced_layout(&b, 0, groups, true, corners);
+            for n in 0..=b.num_lines() {
+                for counts in layout.blocks_of_layer(n) {
+                    let size = layout.block_size(&counts);
+                    for index in (0..size).step_by(97) {
+                        let p = layout.position_at(&counts, index);
+                        assert_eq!(p.count_ones() as usize, n);
+                        assert_eq!(layout.canonical(p), p);
+                        assert_eq!(layout.locate(p), (counts.clone(), index));
+                        let members = layout.reduction.as_ref().unwrap().members(&layout, p);
+                        assert!(members.contains(&p));
+                        for q in members {
+                            assert_eq!(layout.canonical(q), p);
+                        }
+                    }
                 }
             }
         }
@@ -582,54 +691,61 @@ mod tests {
             ("4x4", 0, 5),
         ] {
             let b = board(spec);
-            for layout in [
-                Layout::new(start, symmetric_split(&b, start, count).unwrap()),
-                Layout::new(
-                    start,
-                    crate::spec::split_even(&(0..b.num_lines()).collect::<Vec<_>>(), count),
-                ),
-            ] {
-                let sym = GroupSymmetry::new(&b, &layout);
-                let walk = (0..=b.num_lines())
-                    .flat_map(|n| layout.blocks_of_layer(n))
-                    .map(|counts| {
-                        let children: u64 = (0..counts.len())
-                            .filter(|&g| (counts[g] as usize) < layout.groups[g].len())
-                            .map(|g| {
-                                let mut c = counts.clone();
-                                c[g] += 1;
-                                sym.stored_block_size(&layout, &c)
-                            })
-                            .sum();
-                        sym.stored_block_size(&layout, &counts) + children
-                    })
-                    .max()
-                    .unwrap();
-                assert_eq!(sym.stored_peak_block_bytes(&layout), walk, "{spec} {count}");
-                if sym.len() == 1 {
-                    assert_eq!(walk, crate::spec::peak_block_bytes(&layout));
+            for corners in [false, true] {
+                let even = crate::spec::split_even(&(0..b.num_lines()).collect::<Vec<_>>(), count);
+                for layout in [
+                    reduced_layout(
+                        &b,
+                        start,
+                        symmetric_split(&b, start, count, true, corners).unwrap(),
+                        true,
+                        corners,
+                    ),
+                    Layout::new(start, even),
+                ] {
+                    let walk = (0..=b.num_lines())
+                        .flat_map(|n| layout.blocks_of_layer(n))
+                        .map(|counts| {
+                            let children: u64 = (0..counts.len())
+                                .filter(|&g| (counts[g] as usize) < layout.groups[g].len())
+                                .map(|g| {
+                                    let mut c = counts.clone();
+                                    c[g] += 1;
+                                    layout.block_size(&c)
+                                })
+                                .sum();
+                            layout.block_size(&counts) + children
+                        })
+                        .max()
+                        .unwrap();
+                    assert_eq!(
+                        crate::spec::peak_block_bytes(&layout),
+                        walk,
+                        "{spec} {count}"
+                    );
                 }
             }
         }
     }
 
     #[test]
-    fn stored_layer_size_is_the_sum_over_blocks() {
+    fn layer_size_is_the_sum_over_blocks() {
         for (spec, count) in [("2x2", 2), ("3x3", 3), ("3x5", 6), ("4x4", 4)] {
             let b = board(spec);
             for start in [0, b.perimeter(), b.top_left_perimeter()] {
-                let Some(groups) = symmetric_split(&b, start, count) else {
-                    continue;
-                };
-                let layout = Layout::new(start, groups);
-                let sym = GroupSymmetry::new(&b, &layout);
-                for n in 0..=b.num_lines() + 1 {
-                    let walk: u64 = layout
-                        .blocks_of_layer(n)
-                        .iter()
-                        .map(|c| sym.stored_block_size(&layout, c))
-                        .sum();
-                    assert_eq!(sym.stored_layer_size(&layout, n), walk, "{spec} {n}");
+                for corners in [false, true] {
+                    let Some(groups) = symmetric_split(&b, start, count, true, corners) else {
+                        continue;
+                    };
+                    let layout = reduced_layout(&b, start, groups, true, corners);
+                    for n in 0..=b.num_lines() + 1 {
+                        let walk: u64 = layout
+                            .blocks_of_layer(n)
+                            .iter()
+                            .map(|c| layout.block_size(c))
+                            .sum();
+                        assert_eq!(layout.layer_size(n), walk, "{spec} {n}");
+                    }
                 }
             }
         }

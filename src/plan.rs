@@ -21,7 +21,15 @@ pub struct Plan {
     pub book_lines: usize,
     /// Per layer, from the full board down to the start.
     pub layers: Vec<LayerPlan>,
-    /// Positions over all layers.
+    /// `none` or `wilson`.
+    pub symmetry: String,
+    /// Board symmetries in use (1: none; they must map every group onto itself).
+    pub symmetries: usize,
+    /// Whether corner pairs are reduced.
+    pub corners: bool,
+    /// Positions over all layers without any reduction.
+    pub raw_positions: u64,
+    /// Positions stored over all layers.
     pub total_positions: u64,
     /// Bytes of the largest block plus the child blocks it needs.
     pub peak_block_bytes: u64,
@@ -91,6 +99,15 @@ pub fn plan(spec: &Spec, memory: u64) -> Plan {
             .map(|g| g.iter().map(|&l| spec.board.line_name(l)).collect())
             .collect(),
         book_lines: spec.book_lines,
+        symmetry: spec.symmetry_name().to_string(),
+        symmetries: layout.reduction.as_ref().map_or(1, |r| r.len()),
+        corners: layout
+            .reduction
+            .as_ref()
+            .is_some_and(|r| !r.corner_pairs().is_empty()),
+        raw_positions: 1u64
+            .checked_shl(layout.free_lines() as u32)
+            .unwrap_or(u64::MAX),
         total_positions: layers.iter().map(|l| l.positions).sum(),
         layers,
         peak_block_bytes,
@@ -106,6 +123,14 @@ pub fn plan_text(p: &Plan) -> String {
     let mut s = format!(
         "plan for {}: {} free lines, {} positions, book <= {} lines\n",
         p.board, p.free_lines, p.total_positions, p.book_lines
+    );
+    s += &format!(
+        "symmetry {} ({} symmetries), corners {}: {:.2}x fewer positions than all {}\n",
+        p.symmetry,
+        p.symmetries,
+        if p.corners { "on" } else { "off" },
+        p.raw_positions as f64 / p.total_positions.max(1) as f64,
+        p.raw_positions
     );
     for (i, g) in p.groups.iter().enumerate() {
         s += &format!("group {} ({} lines): {}\n", i + 1, g.len(), g.join(" "));
@@ -131,6 +156,7 @@ pub fn plan_text(p: &Plan) -> String {
 mod tests {
     use super::*;
     use crate::board::Board;
+    use crate::orbits::symmetric_groups;
     use crate::spec::{auto_groups, default_book_lines, peak_block_bytes};
 
     #[test]
@@ -139,37 +165,51 @@ mod tests {
             for cols in 1..=5 {
                 let board = Board::new(rows, cols).unwrap();
                 for memory in [256u64 << 20, 1 << 30, 8 << 30] {
-                    let groups = auto_groups(&board, 0, memory);
-                    let mut lines: Vec<usize> = groups.iter().flatten().copied().collect();
-                    lines.sort_unstable();
-                    assert_eq!(lines, (0..board.num_lines()).collect::<Vec<_>>(), "{board}");
-                    assert!(
-                        groups.iter().all(|g| !g.is_empty() && g.len() <= 16),
-                        "{board}"
-                    );
-                    let mut spec = Spec {
-                        board,
-                        start_name: "empty".into(),
-                        start: 0,
-                        penalty: 0,
-                        groups,
-                        book_lines: 0,
-                        chunk_positions: 1 << 16,
-                    };
-                    spec.book_lines = default_book_lines(&spec.layout());
-                    let p = plan(&spec, memory);
-                    // Up to 40 lines (4x4) every budget fits; bigger boards need the
-                    // symmetry and corner reductions (and more memory) to fit.
-                    if board.num_lines() <= 40 {
+                    for (symmetry, corners) in [(false, false), (true, false), (true, true)] {
+                        let groups = if symmetry || corners {
+                            symmetric_groups(&board, 0, memory, symmetry, corners)
+                        } else {
+                            auto_groups(&board, 0, memory)
+                        };
+                        let what = format!("{board} {memory} {symmetry} {corners}");
+                        let mut lines: Vec<usize> = groups.iter().flatten().copied().collect();
+                        lines.sort_unstable();
+                        assert_eq!(lines, (0..board.num_lines()).collect::<Vec<_>>(), "{what}");
                         assert!(
-                            p.peak_block_bytes <= memory / 4,
-                            "{board} with {memory} bytes: {}",
-                            p.peak_block_bytes
+                            groups.iter().all(|g| !g.is_empty() && g.len() <= 16),
+                            "{what}"
                         );
-                        assert!(p.predicted_memory_bytes <= memory, "{board}");
+                        let mut spec = Spec {
+                            board,
+                            start_name: "empty".into(),
+                            start: 0,
+                            penalty: 0,
+                            groups,
+                            book_lines: 0,
+                            chunk_positions: 1 << 16,
+                            symmetry,
+                            corners,
+                        };
+                        spec.book_lines = default_book_lines(&spec.layout());
+                        let p = plan(&spec, memory);
+                        // Up to 40 lines (4x4) every budget fits; bigger boards need
+                        // more memory.
+                        if board.num_lines() <= 40 {
+                            assert!(
+                                p.peak_block_bytes <= memory / 4,
+                                "{what}: {}",
+                                p.peak_block_bytes
+                            );
+                            assert!(p.predicted_memory_bytes <= memory, "{what}");
+                        }
+                        assert_eq!(p.peak_block_bytes, peak_block_bytes(&spec.layout()));
+                        assert_eq!(p.raw_positions, 1u64 << board.num_lines());
+                        if symmetry || corners {
+                            assert!(p.total_positions <= p.raw_positions, "{what}");
+                        } else {
+                            assert_eq!(p.total_positions, p.raw_positions, "{what}");
+                        }
                     }
-                    assert_eq!(p.peak_block_bytes, peak_block_bytes(&spec.layout()));
-                    assert_eq!(p.total_positions, 1u64 << board.num_lines());
                 }
             }
         }

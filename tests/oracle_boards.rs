@@ -1,14 +1,16 @@
 //! Every board up to 2x3 / 3x2, and 3x3: each start and penalties 0 and -1, built
-//! with the real binary and compared with the brute-force oracle: every position
-//! through the library, `tb info` digests, `tb export` rows (boards up to 2x3) and
-//! `tb probe --json` move lists for samples.
+//! with the real binary (without reduction, with Wilson's symmetry, corners, and
+//! both) and compared with the brute-force oracle: every position through the
+//! library, `tb info` digests, `tb export` rows (`--expand`ed to every position with
+//! a reduction; boards up to 2x3) and `tb probe --json` move lists for samples.
 
 mod harness;
 mod oracle;
 
 use harness::{
-    Build, build, build_all_layers, check_all_values, check_export_rows, check_info, check_probe,
-    export, info, info_layers, parse_csv, parse_jsonl, run_ok, sample_positions, tb,
+    Build, REDUCTIONS, build, build_all_layers, build_with, check_all_values, check_export_rows,
+    check_info, check_probe, export, info, info_layers, parse_csv, parse_jsonl, run_ok,
+    sample_positions, tb,
 };
 use oracle::Oracle;
 use std::fmt::Write as _;
@@ -30,16 +32,18 @@ fn check_small_board(rows: usize, cols: usize) {
     for penalty in PENALTIES {
         let mut o = Oracle::new(rows, cols, penalty);
         for (i, start) in STARTS.into_iter().enumerate() {
-            let b = build_all_layers(&o, start);
-            check_info(&mut o, &b);
-            check_library(&mut o, &b);
-            let csv = export(&b, &["--format", "csv"]);
-            let rows_out = parse_csv(&b, &csv);
-            let all = o.num_lines();
-            check_export_rows(&mut o, &b, &rows_out, all, "tb export --format csv");
-            let seed = (rows * 100 + cols * 10 + i) as u64 ^ penalty as u64;
-            let samples = sample_positions(&o, b.start, 300, seed);
-            check_probe(&mut o, &b, &samples);
+            for extra in REDUCTIONS {
+                let all = o.num_lines();
+                let b = build_with(&o, start, o.start(start), Some(all), extra);
+                check_info(&mut o, &b);
+                check_library(&mut o, &b);
+                let csv = export(&b, &["--format", "csv", "--expand"]);
+                let rows_out = parse_csv(&b, &csv);
+                check_export_rows(&mut o, &b, &rows_out, all, "tb export --expand");
+                let seed = (rows * 100 + cols * 10 + i) as u64 ^ penalty as u64;
+                let samples = sample_positions(&o, b.start, 100, seed);
+                check_probe(&mut o, &b, &samples);
+            }
         }
     }
 }
@@ -89,9 +93,9 @@ fn board_3x2() {
 fn export_formats_and_limits_2x2() {
     for penalty in PENALTIES {
         let mut o = Oracle::new(2, 2, penalty);
-        let b = build_all_layers(&o, "empty");
-        let jsonl = parse_jsonl(&b, &export(&b, &["--format", "jsonl"]));
         let all = o.num_lines();
+        let b = build_with(&o, "empty", 0, Some(all), &["--symmetry", "none"]);
+        let jsonl = parse_jsonl(&b, &export(&b, &["--format", "jsonl"]));
         check_export_rows(&mut o, &b, &jsonl, all, "tb export --format jsonl");
         for k in [0, 3, 7] {
             let k_text = k.to_string();
@@ -178,11 +182,13 @@ fn rebuild_is_idempotent_2x2() {
 
 fn check_3x3(start: &str, penalty: i32, probes: usize) {
     let mut o = Oracle::new(3, 3, penalty);
-    let b = build_all_layers(&o, start);
-    check_info(&mut o, &b);
-    check_library(&mut o, &b);
-    let samples = sample_positions(&o, b.start, probes, 333 ^ penalty as u64);
-    check_probe(&mut o, &b, &samples);
+    for extra in REDUCTIONS {
+        let b = build_with(&o, start, o.start(start), Some(o.num_lines()), extra);
+        check_info(&mut o, &b);
+        check_library(&mut o, &b);
+        let samples = sample_positions(&o, b.start, probes, 333 ^ penalty as u64);
+        check_probe(&mut o, &b, &samples);
+    }
 }
 
 #[test]

@@ -33,6 +33,7 @@ fn build_with_groups(o: &Oracle, start: &str, groups: &str) -> Build {
         start: o.start(start),
         penalty: o.penalty(),
         book_lines: Some(o.num_lines()),
+        extra: Vec::new(),
     }
 }
 

@@ -4,7 +4,7 @@
 //! closure, so the test crates that only run the binary do not depend on it.
 #![allow(dead_code)]
 
-use crate::oracle::{Oracle, Rng};
+use crate::oracle::{Oracle, Rng, digest_element};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
@@ -85,13 +85,21 @@ pub struct Build {
     pub penalty: i32,
     /// `--book-lines`, if one was given.
     pub book_lines: Option<usize>,
+    /// Further `tb build` arguments (reductions such as `--symmetry none`).
+    pub extra: Vec<String>,
 }
 
 impl Build {
     pub fn label(&self) -> String {
         format!(
-            "{} start {} penalty {}",
-            self.board, self.start_arg, self.penalty
+            "{} start {} penalty {}{}",
+            self.board,
+            self.start_arg,
+            self.penalty,
+            self.extra
+                .iter()
+                .map(|a| format!(" {a}"))
+                .collect::<String>()
         )
     }
 }
@@ -99,6 +107,26 @@ impl Build {
 /// `tb build` of the oracle's board from `start_arg` (a start name or a 0/1
 /// position), which must denote `start`. `book_lines: Some(E)` keeps every layer.
 pub fn build(o: &Oracle, start_arg: &str, start: u64, book_lines: Option<usize>) -> Build {
+    build_with(o, start_arg, start, book_lines, &[])
+}
+
+/// The reductions every small board is built with: none, the default (Wilson's
+/// symmetry), corners alone, and both.
+pub const REDUCTIONS: [&[&str]; 4] = [
+    &["--symmetry", "none"],
+    &[],
+    &["--symmetry", "none", "--corners"],
+    &["--corners"],
+];
+
+/// [`build`] with further `tb build` arguments.
+pub fn build_with(
+    o: &Oracle,
+    start_arg: &str,
+    start: u64,
+    book_lines: Option<usize>,
+    extra: &[&str],
+) -> Build {
     let dir = tempfile::tempdir().expect("temporary directory");
     let db = dir.path().join("test.tb");
     let board = o.board_name();
@@ -112,13 +140,15 @@ pub fn build(o: &Oracle, start_arg: &str, start: u64, book_lines: Option<usize>)
         .arg("--db")
         .arg(&db)
         .arg("--quiet")
+        .args(extra)
         .timeout(BUILD_TIMEOUT);
     if let Some(k) = book_lines {
         cmd.arg("--book-lines").arg(k.to_string());
     }
     let label = format!(
-        "tb build {board} --start {start_arg} --penalty={}",
-        o.penalty()
+        "tb build {board} --start {start_arg} --penalty={} {}",
+        o.penalty(),
+        extra.join(" ")
     );
     run_ok(&mut cmd, &label);
     assert!(db.is_file(), "{label} did not create {}", db.display());
@@ -130,6 +160,7 @@ pub fn build(o: &Oracle, start_arg: &str, start: u64, book_lines: Option<usize>)
         start,
         penalty: o.penalty(),
         book_lines,
+        extra: extra.iter().map(|a| a.to_string()).collect(),
     }
 }
 
@@ -194,7 +225,9 @@ pub fn hex(digest: u64) -> String {
 }
 
 /// Checks `tb info --json` against the oracle: board, start, penalty and every
-/// layer's position count and digest (pruned layers included).
+/// layer's position count and digest (pruned layers included). With a reduction
+/// (symmetry or corners) the stored positions are one per class, so the layers
+/// are checked against the exported rows instead ([`check_reduced_layers`]).
 pub fn check_info(o: &mut Oracle, b: &Build) {
     let info = info(&b.db);
     assert_eq!(
@@ -216,6 +249,11 @@ pub fn check_info(o: &mut Oracle, b: &Build) {
         b.label()
     );
     let layers = info_layers(&info);
+    let reduced = info["symmetries"].as_u64() != Some(1) || info["corners"] != Value::Bool(false);
+    if reduced {
+        check_reduced_layers(o, b, &layers);
+        return;
+    }
     let expected = o.layers(b.start);
     let mut problems = String::new();
     for layer in &expected {
@@ -251,6 +289,75 @@ pub fn check_info(o: &mut Oracle, b: &Build) {
         writeln!(problems, "unexpected layer {n}").unwrap();
     }
     assert!(problems.is_empty(), "{}: tb info:\n{problems}", b.label());
+}
+
+/// For a reduced build: every layer from the start to the full board is listed, no
+/// book layer is pruned, and each readable layer's position count and digest equal
+/// those of its `tb export` rows, whose values match the oracle and which are
+/// distinct positions of the right layer.
+pub fn check_reduced_layers(
+    o: &mut Oracle,
+    b: &Build,
+    layers: &HashMap<usize, (u64, String, String)>,
+) {
+    let first = b.start.count_ones() as usize;
+    let mut problems = String::new();
+    for n in first..=o.num_lines() {
+        match layers.get(&n) {
+            None => writeln!(problems, "layer {n} missing").unwrap(),
+            Some((_, _, status)) => {
+                if b.book_lines.is_some_and(|k| n <= k) && status == "pruned" {
+                    writeln!(problems, "layer {n} pruned inside the book").unwrap();
+                }
+            }
+        }
+    }
+    let rows = parse_csv(b, &export(b, &["--format", "csv"]));
+    let mut seen = HashSet::new();
+    let mut per_layer: HashMap<usize, (u64, u64)> = HashMap::new();
+    for (text, lines, value) in &rows {
+        let p = o.parse_bits(text);
+        let n = p.count_ones() as usize;
+        let expected = o.value(p);
+        if *lines != n as u64
+            || *value != i64::from(expected)
+            || !seen.insert(p)
+            || p & b.start != b.start
+        {
+            writeln!(
+                problems,
+                "row {text},{lines},{value}: oracle value {expected}"
+            )
+            .unwrap();
+        }
+        let entry = per_layer.entry(n).or_default();
+        entry.0 += 1;
+        entry.1 = entry.1.wrapping_add(digest_element(p, expected));
+    }
+    for (n, (positions, digest, status)) in layers {
+        if status == "pruned" {
+            continue;
+        }
+        let (count, sum) = per_layer.get(n).copied().unwrap_or_default();
+        if (*positions, digest.as_str()) != (count, hex(sum).as_str()) {
+            writeln!(
+                problems,
+                "layer {n}: info {positions} positions digest {digest}; export {count} rows digest {}",
+                hex(sum)
+            )
+            .unwrap();
+        }
+    }
+    let shown: String = problems
+        .lines()
+        .take(SHOWN)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(
+        problems.is_empty(),
+        "{}: reduced tb info/export:\n{shown}",
+        b.label()
+    );
 }
 
 /// Checks every position containing the start through `value` (the library's
