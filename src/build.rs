@@ -49,12 +49,25 @@ pub struct BuildSummary {
     pub db: PathBuf,
     /// Positions computed in this run.
     pub computed_positions: u64,
-    /// Positions of the whole tablebase (every layer).
+    /// Positions stored for the whole tablebase (every layer; one per class with a
+    /// reduction).
     pub total_positions: u64,
+    /// Positions of the whole tablebase without a reduction.
+    pub raw_positions: u64,
+    /// `none` or `wilson`.
+    pub symmetry: String,
+    /// Board symmetries in use (1 without symmetry).
+    pub symmetries: usize,
+    /// Whether corner pairs are reduced.
+    pub corners: bool,
     /// Blocks skipped because an earlier run stored them.
     pub resumed_blocks: usize,
     /// Wall time of this run.
     pub seconds: f64,
+    /// Seconds spent on the layers over every run (resumed builds included).
+    pub build_seconds: f64,
+    /// Largest size the file reached during the build (disk needed).
+    pub peak_file_bytes: u64,
     /// Size of the file at the end.
     pub file_bytes: u64,
     /// Compressed bytes written over all layers (before pruning).
@@ -289,7 +302,7 @@ fn run_layers(
             let last = i + 1 == todo.len();
             let finish = last.then(|| finish_for(&totals));
             store.write_block(n, counts, &chunks, &stats, finish.as_ref())?;
-            peak_file_bytes = peak_file_bytes.max(store.file_bytes()?);
+            peak_file_bytes = peak_file_bytes.max(store.disk_bytes()?);
             computed_positions += stats.positions;
             progress.advance(stats.positions);
             produced.insert((*counts).clone(), Arc::new(values));
@@ -305,7 +318,9 @@ fn run_layers(
         values[(index % spec.chunk_positions) as usize]
     };
     store.compact()?;
-    let stored_bytes = store.layers()?.values().map(|r| r.bytes).sum();
+    let layer_rows = store.layers()?;
+    let stored_bytes = layer_rows.values().map(|r| r.bytes).sum();
+    let reduction = layout.reduction.as_ref();
     let summary = BuildSummary {
         spec: spec.clone(),
         board: spec.board.to_string(),
@@ -315,8 +330,16 @@ fn run_layers(
         peak_rss_bytes: crate::sys::peak_rss_bytes(),
         computed_positions,
         total_positions,
+        raw_positions: 1u64
+            .checked_shl(layout.free_lines() as u32)
+            .unwrap_or(u64::MAX),
+        symmetry: spec.symmetry_name().to_string(),
+        symmetries: reduction.map_or(1, |r| r.len()),
+        corners: reduction.is_some_and(|r| !r.corner_pairs().is_empty()),
         resumed_blocks,
         seconds: started.elapsed().as_secs_f64(),
+        build_seconds: layer_rows.values().map(|r| r.seconds).sum(),
+        peak_file_bytes,
         file_bytes: store.file_bytes()?,
         start_value,
     };

@@ -52,7 +52,7 @@ pub fn export(
                 for v in tb.store().read_chunk(n, &counts, chunk)? {
                     let stored = layout.start | odo.mask();
                     let members = match (&layout.reduction, expand) {
-                        (Some(r), true) => r.members(&layout, stored),
+                        (Some(r), true) => r.members(layout, stored),
                         _ => vec![stored],
                     };
                     for p in members {

@@ -14,7 +14,8 @@ use rayon::prelude::*;
 
 /// Positions handled by one parallel task.
 const TILE: usize = 1 << 14;
-/// Rows up to this long share one precomputed table of suffix masks.
+/// The innermost groups of a row, up to this many offsets, get one precomputed
+/// table (of suffix masks, or of permuted child offsets) shared by every row.
 const SHARED_SUFFIX_MAX: u64 = 1 << 16;
 
 /// One move inside the last group: from the parent subset of rank `parent` to the
@@ -194,11 +195,7 @@ impl<'a> Kernel<'a> {
             .map(|(h, &ch)| h.globals(ch as usize))
             .collect();
         let suffix_lines = groups[g + 1..].iter().fold(0, |m, h| m | h.mask());
-        let shared_suffix: Option<Vec<Lines>> = (row_len <= SHARED_SUFFIX_MAX).then(|| {
-            let mut all = Vec::new();
-            fill_suffix_masks(&suffix_tables, 0, row_len as usize, &mut all);
-            all
-        });
+        let suffix_masks = SuffixMasks::new(&suffix_tables);
         let locals = group.locals(c);
         // Moves in group 1 may need the child row permuted (see `orbits`).
         let reduction = self
@@ -226,13 +223,7 @@ impl<'a> Kernel<'a> {
                     let row = pos / row_len;
                     let s0 = pos % row_len;
                     let len = (row_len - s0).min(end - pos) as usize;
-                    let suffix: &[Lines] = match &shared_suffix {
-                        Some(all) => &all[s0 as usize..s0 as usize + len],
-                        None => {
-                            fill_suffix_masks(&suffix_tables, s0, len, &mut scratch);
-                            &scratch
-                        }
-                    };
+                    let suffix = suffix_masks.get(s0, len, &mut scratch);
                     let base = self.layout.start | outer.mask();
                     let sub = locals[outer.digit(g)];
                     let prefix = row / radix;
@@ -296,14 +287,7 @@ impl RowPermutation {
             per_group.push((group.radix(c), offsets));
             stride *= group.radix(c);
         }
-        // per_group is least significant first; the inner part is its longest
-        // prefix whose product of radices stays within SHARED_SUFFIX_MAX.
-        let mut split = 0;
-        let mut inner_len = 1u64;
-        while split < per_group.len() && inner_len * per_group[split].0 <= SHARED_SUFFIX_MAX {
-            inner_len *= per_group[split].0;
-            split += 1;
-        }
+        let split = inner_groups(per_group.iter().map(|(radix, _)| *radix));
         let mut inner = vec![0u32];
         for (_, offsets) in per_group[..split].iter().rev() {
             inner = inner
@@ -312,7 +296,7 @@ impl RowPermutation {
                 .collect();
         }
         RowPermutation {
-            inner_len,
+            inner_len: inner.len() as u64,
             inner,
             outer: per_group.split_off(split),
         }
@@ -321,11 +305,7 @@ impl RowPermutation {
     /// Fills `out` with the child values of row offsets `from..from + len`.
     fn gather(&self, child_row: &[i8], from: u64, len: usize, out: &mut Vec<i8>) {
         out.clear();
-        let end = from + len as u64;
-        let mut pos = from;
-        while pos < end {
-            let (mut o, j) = (pos / self.inner_len, (pos % self.inner_len) as usize);
-            let take = (self.inner_len as usize - j).min((end - pos) as usize);
+        for_segments(self.inner_len, from, len, |mut o, j, take| {
             let mut base = 0u64;
             for (radix, offsets) in &self.outer {
                 base += offsets[(o % radix) as usize];
@@ -333,18 +313,79 @@ impl RowPermutation {
             }
             let row = &child_row[base as usize..];
             out.extend(self.inner[j..j + take].iter().map(|&i| row[i as usize]));
-            pos += take as u64;
-        }
+        });
     }
 }
 
-/// Suffix masks of `len` consecutive offsets from `from` in the later groups.
-fn fill_suffix_masks(tables: &[&[Lines]], from: u64, len: usize, out: &mut Vec<Lines>) {
-    out.clear();
-    let mut odo = Odometer::new(tables.to_vec(), from);
-    for _ in 0..len {
-        out.push(odo.mask());
-        odo.advance();
+/// How many of the least significant digits (radices given least significant
+/// first) form the inner part of a row: the longest run whose product stays within
+/// [`SHARED_SUFFIX_MAX`], so its table is small and shared by every row.
+fn inner_groups(radices: impl Iterator<Item = u64>) -> usize {
+    let mut product = 1u64;
+    radices
+        .take_while(|&r| {
+            product *= r;
+            product <= SHARED_SUFFIX_MAX
+        })
+        .count()
+}
+
+/// Splits row offsets `from..from + len` at multiples of `inner_len` and calls
+/// `f(outer index, inner index, length)` for each piece, in order.
+#[inline]
+fn for_segments(inner_len: u64, from: u64, len: usize, mut f: impl FnMut(u64, usize, usize)) {
+    let end = from + len as u64;
+    let mut pos = from;
+    while pos < end {
+        let (o, j) = (pos / inner_len, (pos % inner_len) as usize);
+        let take = (inner_len as usize - j).min((end - pos) as usize);
+        f(o, j, take);
+        pos += take as u64;
+    }
+}
+
+/// The later groups' lines at each offset of a row: one table for the inner groups
+/// (see [`inner_groups`]) with the outer groups' masks ORed on per segment.
+struct SuffixMasks<'a> {
+    inner: Vec<Lines>,
+    /// Outer groups' subset masks, least significant first.
+    outer: Vec<&'a [Lines]>,
+}
+
+impl<'a> SuffixMasks<'a> {
+    /// Masks for the digits `tables` (most significant first).
+    fn new(tables: &[&'a [Lines]]) -> SuffixMasks<'a> {
+        let split = inner_groups(tables.iter().rev().map(|t| t.len() as u64));
+        let (outer, inner_tables) = tables.split_at(tables.len() - split);
+        let mut inner = vec![0];
+        for table in inner_tables {
+            inner = inner
+                .iter()
+                .flat_map(|&a| table.iter().map(move |&m| a | m))
+                .collect();
+        }
+        SuffixMasks {
+            inner,
+            outer: outer.iter().rev().copied().collect(),
+        }
+    }
+
+    /// The masks of offsets `from..from + len`: a slice of the inner table when the
+    /// row has no outer groups, else assembled in `scratch`.
+    fn get<'s>(&'s self, from: u64, len: usize, scratch: &'s mut Vec<Lines>) -> &'s [Lines] {
+        if self.outer.is_empty() {
+            return &self.inner[from as usize..from as usize + len];
+        }
+        scratch.clear();
+        for_segments(self.inner.len() as u64, from, len, |mut o, j, take| {
+            let mut high = 0;
+            for table in &self.outer {
+                high |= table[(o % table.len() as u64) as usize];
+                o /= table.len() as u64;
+            }
+            scratch.extend(self.inner[j..j + take].iter().map(|&m| m | high));
+        });
+        scratch
     }
 }
 

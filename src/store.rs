@@ -402,6 +402,18 @@ impl Store {
         Ok(())
     }
 
+    /// Bytes on disk: the database pages plus the write-ahead log (which holds a
+    /// whole block's chunks until the next checkpoint).
+    pub fn disk_bytes(&self) -> Result<u64> {
+        let wal = self
+            .conn
+            .path()
+            .map(|p| format!("{p}-wal"))
+            .and_then(|wal| std::fs::metadata(wal).ok())
+            .map_or(0, |m| m.len());
+        Ok(self.file_bytes()? + wal)
+    }
+
     /// Total size of the file's pages in bytes.
     pub fn file_bytes(&self) -> Result<u64> {
         let pages: i64 = self

@@ -1,0 +1,40 @@
+# Shared by tools/bench and tools/big-builds (sourced, not run).
+#
+# A row names a build: BOARD[-START][+none][+corners], e.g. 3x4, 3x4+none (no
+# symmetry), 4x4+corners, 3x5-icelandic+corners. The default reduction is tb's
+# (Wilson's symmetry, no corners).
+
+# Prints the `tb build` arguments of a row (board, --start, reduction flags).
+row_args() {
+    local row="$1" spec flags board start
+    spec="${row%%+*}"
+    flags=""
+    [ "$spec" = "$row" ] || flags="+${row#*+}"
+    board="${spec%%-*}"
+    start="empty"
+    [ "$spec" = "$board" ] || start="${spec#*-}"
+    echo "$board --start $start"
+    case "$flags" in *+none*) echo "--symmetry none" ;; esac
+    case "$flags" in *+corners*) echo "--corners" ;; esac
+}
+
+# Markdown header matching row_markdown.
+row_header() {
+    echo "| build | stored positions | reduction | wall s | M positions/s | peak RSS MiB | peak disk MiB | bits/pos | book MiB | start value |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+}
+
+# Reads a `tb build --json` summary on stdin and prints one Markdown row for $1.
+# Wall time is the layers' time summed over every run (resumed builds included).
+row_markdown() {
+    python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+secs = s["build_seconds"]
+red = "{}{}".format(s["symmetry"] if s["symmetry"] != "none" else "", "+corners" if s["corners"] else "") or "none"
+print("| {row} | {pos} | {factor:.2f}x {red} ({k} sym) | {secs:.1f} | {pps:.1f} | {rss:.0f} | {disk:.0f} | {bits:.3f} | {file:.1f} | {v:+d} |".format(
+    row=sys.argv[1], pos=s["total_positions"], factor=s["raw_positions"] / s["total_positions"],
+    red=red, k=s["symmetries"], secs=secs, pps=s["total_positions"] / secs / 1e6,
+    rss=(s["peak_rss_bytes"] or 0) / 2**20, disk=s["peak_file_bytes"] / 2**20,
+    bits=s["bits_per_position"], file=s["file_bytes"] / 2**20, v=s["start_value"]))' "$1"
+}
