@@ -25,16 +25,17 @@ row_header() {
 }
 
 # Reads a `tb build --json` summary on stdin and prints one Markdown row for $1.
-# Wall time is the layers' time summed over every run (resumed builds included).
+# Wall time: $2 if given (seconds summed over every run of a resumed build), else
+# the summary's wall time of its run.
 row_markdown() {
     python3 -c '
 import json, sys
 s = json.load(sys.stdin)
-secs = s["build_seconds"]
+secs = float(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2] else s["seconds"]
 red = "{}{}".format(s["symmetry"] if s["symmetry"] != "none" else "", "+corners" if s["corners"] else "") or "none"
 print("| {row} | {pos} | {factor:.2f}x {red} ({k} sym) | {secs:.1f} | {pps:.1f} | {rss:.0f} | {disk:.0f} | {bits:.3f} | {file:.1f} | {v:+d} |".format(
     row=sys.argv[1], pos=s["total_positions"], factor=s["raw_positions"] / s["total_positions"],
     red=red, k=s["symmetries"], secs=secs, pps=s["total_positions"] / secs / 1e6,
     rss=(s["peak_rss_bytes"] or 0) / 2**20, disk=s["peak_file_bytes"] / 2**20,
-    bits=s["bits_per_position"], file=s["file_bytes"] / 2**20, v=s["start_value"]))' "$1"
+    bits=s["bits_per_position"], file=s["file_bytes"] / 2**20, v=s["start_value"]))' "$@"
 }
