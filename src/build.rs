@@ -170,6 +170,16 @@ fn adopt_or_check_identity(store: &mut Store, opts: &mut BuildOptions) -> Result
     if existing.groups != want.groups {
         diffs.push("line groups differ".to_string());
     }
+    if existing.symmetry != want.symmetry {
+        diffs.push(format!(
+            "symmetry {} vs {}",
+            existing.symmetry_name(),
+            want.symmetry_name()
+        ));
+    }
+    if existing.corners != want.corners {
+        diffs.push(format!("corners {} vs {}", existing.corners, want.corners));
+    }
     if existing.book_lines != want.book_lines {
         diffs.push(format!(
             "book lines {} vs {}",

@@ -205,6 +205,9 @@ fn build_rejects_bad_starts_and_penalties() {
         (vec!["2x2", "--start", "h0.0,h7.7"], "h7.7"),
         (vec!["2x2", "--penalty", "abc"], "abc"),
         (vec!["2x2", "--book-lines", "many"], "many"),
+        (vec!["2x2", "--symmetry", "mirror"], "mirror"),
+        // Consecutive groups split the corner pairs (h and v lines are far apart).
+        (vec!["2x2", "--corners", "--groups", "6,6"], "corner"),
     ] {
         let output = run(tb()
             .arg("build")

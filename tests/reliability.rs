@@ -212,6 +212,17 @@ fn rebuilding_with_other_parameters_is_refused() {
         ],
         vec!["build", "2x2", "--quiet", "--book-lines", "5"],
         vec!["build", "2x3", "--quiet"],
+        // Another reduction would read the stored blocks with another index.
+        vec![
+            "build",
+            "2x2",
+            "--symmetry",
+            "none",
+            "--quiet",
+            "--book-lines",
+            "12",
+        ],
+        vec!["build", "2x2", "--corners", "--quiet", "--book-lines", "12"],
     ] {
         let out = tb().args(&args).arg("--db").arg(&b.db).output().unwrap();
         assert_eq!(out.status.code(), Some(1), "{args:?}: {}", describe(&out));
