@@ -155,43 +155,46 @@ fn adopt_or_check_identity(store: &mut Store, opts: &mut BuildOptions) -> Result
     }
     let want = &opts.spec;
     let mut diffs = Vec::new();
-    if existing.board != want.board {
-        diffs.push(format!("board {} vs {}", existing.board, want.board));
-    }
     if existing.start != want.start {
         diffs.push(format!(
             "start {} vs {}",
             existing.start_name, want.start_name
         ));
     }
-    if existing.penalty != want.penalty {
-        diffs.push(format!("penalty {} vs {}", existing.penalty, want.penalty));
-    }
     if existing.groups != want.groups {
         diffs.push("line groups differ".to_string());
     }
-    if existing.symmetry != want.symmetry {
-        diffs.push(format!(
-            "symmetry {} vs {}",
-            existing.symmetry_name(),
-            want.symmetry_name()
-        ));
-    }
-    if existing.corners != want.corners {
-        diffs.push(format!("corners {} vs {}", existing.corners, want.corners));
-    }
-    if existing.book_lines != want.book_lines {
-        diffs.push(format!(
-            "book lines {} vs {}",
-            existing.book_lines, want.book_lines
-        ));
-    }
-    if existing.chunk_positions != want.chunk_positions {
-        diffs.push(format!(
-            "chunk size {} vs {}",
-            existing.chunk_positions, want.chunk_positions
-        ));
-    }
+    let mut compare = |what: &str, old: String, new: String| {
+        if old != new {
+            diffs.push(format!("{what} {old} vs {new}"));
+        }
+    };
+    compare("board", existing.board.to_string(), want.board.to_string());
+    compare(
+        "penalty",
+        existing.penalty.to_string(),
+        want.penalty.to_string(),
+    );
+    compare(
+        "symmetry",
+        existing.symmetry_name().into(),
+        want.symmetry_name().into(),
+    );
+    compare(
+        "corners",
+        existing.corners.to_string(),
+        want.corners.to_string(),
+    );
+    compare(
+        "book lines",
+        existing.book_lines.to_string(),
+        want.book_lines.to_string(),
+    );
+    compare(
+        "chunk size",
+        existing.chunk_positions.to_string(),
+        want.chunk_positions.to_string(),
+    );
     if !diffs.is_empty() {
         bail!(
             "{} was built with other parameters ({}); rerun with the same arguments to resume, or use another --db",
