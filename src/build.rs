@@ -333,7 +333,6 @@ fn run_layers(
     store.compact()?;
     let layer_rows = store.layers()?;
     let stored_bytes = layer_rows.values().map(|r| r.bytes).sum();
-    let reduction = layout.reduction.as_ref();
     let summary = BuildSummary {
         spec: spec.clone(),
         board: spec.board.to_string(),
@@ -343,12 +342,10 @@ fn run_layers(
         peak_rss_bytes: crate::sys::peak_rss_bytes(),
         computed_positions,
         total_positions,
-        raw_positions: 1u64
-            .checked_shl(layout.free_lines() as u32)
-            .unwrap_or(u64::MAX),
+        raw_positions: layout.raw_positions(),
         symmetry: spec.symmetry_name().to_string(),
-        symmetries: reduction.map_or(1, |r| r.len()),
-        corners: reduction.is_some_and(|r| !r.corner_pairs().is_empty()),
+        symmetries: layout.symmetries(),
+        corners: layout.has_corners(),
         resumed_blocks,
         seconds: started.elapsed().as_secs_f64(),
         build_seconds: layer_rows.values().map(|r| r.seconds).sum(),

@@ -93,7 +93,6 @@ pub fn info(tb: &Tablebase) -> Result<InfoReport> {
     let complete = tb.has_layer(first);
     let meta = tb.store().meta()?;
     let layout = tb.layout();
-    let reduction = layout.reduction.as_ref();
     Ok(InfoReport {
         board: spec.board.to_string(),
         start: spec.start_name.clone(),
@@ -104,11 +103,9 @@ pub fn info(tb: &Tablebase) -> Result<InfoReport> {
         book_lines: spec.book_lines,
         chunk_positions: spec.chunk_positions,
         symmetry: spec.symmetry_name().to_string(),
-        symmetries: reduction.map_or(1, |r| r.len()),
-        corners: reduction.is_some_and(|r| !r.corner_pairs().is_empty()),
-        raw_positions: 1u64
-            .checked_shl(layout.free_lines() as u32)
-            .unwrap_or(u64::MAX),
+        symmetries: layout.symmetries(),
+        corners: layout.has_corners(),
+        raw_positions: layout.raw_positions(),
         stored_positions: (first..=layout.full_layer())
             .map(|n| layout.layer_size(n))
             .sum(),

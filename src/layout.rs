@@ -249,6 +249,24 @@ impl Layout {
         }
     }
 
+    /// Positions of all layers without a reduction: 2^(free lines), saturating.
+    pub fn raw_positions(&self) -> u64 {
+        1u64.checked_shl(self.free_lines() as u32)
+            .unwrap_or(u64::MAX)
+    }
+
+    /// Board symmetries the reduction uses (1: none).
+    pub fn symmetries(&self) -> usize {
+        self.reduction.as_ref().map_or(1, |r| r.len())
+    }
+
+    /// Whether the reduction merges corner pairs.
+    pub fn has_corners(&self) -> bool {
+        self.reduction
+            .as_ref()
+            .is_some_and(|r| !r.corner_pairs().is_empty())
+    }
+
     /// The stored representative of `position` (itself without a reduction).
     #[inline]
     pub fn canonical(&self, position: Lines) -> Lines {

@@ -100,14 +100,9 @@ pub fn plan(spec: &Spec, memory: u64) -> Plan {
             .collect(),
         book_lines: spec.book_lines,
         symmetry: spec.symmetry_name().to_string(),
-        symmetries: layout.reduction.as_ref().map_or(1, |r| r.len()),
-        corners: layout
-            .reduction
-            .as_ref()
-            .is_some_and(|r| !r.corner_pairs().is_empty()),
-        raw_positions: 1u64
-            .checked_shl(layout.free_lines() as u32)
-            .unwrap_or(u64::MAX),
+        symmetries: layout.symmetries(),
+        corners: layout.has_corners(),
+        raw_positions: layout.raw_positions(),
         total_positions: layers.iter().map(|l| l.positions).sum(),
         layers,
         peak_block_bytes,
