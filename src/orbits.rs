@@ -70,25 +70,37 @@ impl std::fmt::Debug for GroupSymmetry {
 }
 
 impl GroupSymmetry {
-    /// Finds the symmetries of `board` that fix `layout.start` and every group of
-    /// `layout` (only the identity unless `symmetry`), keeps the corner pairs of
+    /// Finds the symmetries of `board` that fix `start` and every group of lines in
+    /// `groups` (only the identity unless `symmetry`), keeps the corner pairs of
     /// `corners` whose lines are both free and in one group, and builds the lookup
     /// tables (group 1 is canonicalised through a full table of `2^k` entries,
-    /// `k <= 16` its number of lines). `layout` must be unreduced.
+    /// `k <= 16` its number of lines). Local bits follow each group's lines in
+    /// ascending order, as in [`crate::layout::Group`].
     pub fn new(
         board: &Board,
-        layout: &Layout,
+        start: Lines,
+        groups: &[Vec<usize>],
         symmetry: bool,
         corners: &[(usize, usize)],
     ) -> GroupSymmetry {
-        debug_assert!(layout.reduction.is_none());
+        let groups: Vec<Vec<usize>> = groups
+            .iter()
+            .map(|g| {
+                let mut g = g.clone();
+                g.sort_unstable();
+                g
+            })
+            .collect();
         let board_syms = Symmetries::new(*board);
-        let masks: Vec<Lines> = layout.groups.iter().map(|g| g.mask()).collect();
+        let masks: Vec<Lines> = groups
+            .iter()
+            .map(|g| g.iter().fold(0, |m, &l| m | 1 << l))
+            .collect();
         let kept: Vec<usize> = (0..board_syms.len())
             .filter(|&s| {
                 s == 0
                     || symmetry
-                        && board_syms.apply(s, layout.start) == layout.start
+                        && board_syms.apply(s, start) == start
                         && masks.iter().all(|&m| board_syms.apply(s, m) == m)
             })
             .collect();
@@ -97,11 +109,11 @@ impl GroupSymmetry {
             .map(|&(a, b)| (a.min(b), a.max(b)))
             .filter(|&(a, b)| masks.iter().any(|&m| m >> a & 1 == 1 && m >> b & 1 == 1))
             .collect();
-        let mut local_tables = vec![0u32; layout.groups.len() * kept.len() * 2 * 256];
+        let mut local_tables = vec![0u32; groups.len() * kept.len() * 2 * 256];
         let mut local_corners = Vec::new();
-        for (g, group) in layout.groups.iter().enumerate() {
+        for (g, group) in groups.iter().enumerate() {
             let mut local_of_line = [usize::MAX; 64];
-            for (i, &l) in group.lines.iter().enumerate() {
+            for (i, &l) in group.iter().enumerate() {
                 local_of_line[l] = i;
             }
             local_corners.push(
@@ -113,7 +125,6 @@ impl GroupSymmetry {
             );
             for (s, &bs) in kept.iter().enumerate() {
                 let image: Vec<usize> = group
-                    .lines
                     .iter()
                     .map(|&l| local_of_line[board_syms.map_line(bs, l)])
                     .collect();
@@ -137,12 +148,12 @@ impl GroupSymmetry {
             least: Vec::new(),
             to_least: Vec::new(),
         };
-        let k = layout.groups.first().map_or(0, |g| g.len());
+        let k = groups.first().map_or(0, |g| g.len());
         debug_assert!(k <= MAX_GROUP_LINES);
         let (mut least, mut to_least) = (Vec::with_capacity(1 << k), Vec::with_capacity(1 << k));
         for local in 0..1u32 << k {
             let (mut best, mut best_s) = (u32::MAX, 0);
-            if !layout.groups.is_empty() {
+            if !groups.is_empty() {
                 for s in 0..sym.kept.len() {
                     let image = sym.permute_local(0, s, local);
                     if image < best {
@@ -395,17 +406,16 @@ pub fn reduced_layout(
     symmetry: bool,
     corners: bool,
 ) -> Layout {
-    let raw = Layout::new(start, groups.clone());
     let pairs = if corners {
         free_corner_pairs(board, start)
     } else {
         Vec::new()
     };
-    let reduction = GroupSymmetry::new(board, &raw, symmetry, &pairs);
+    let reduction = GroupSymmetry::new(board, start, &groups, symmetry, &pairs);
     if reduction.reduces() {
         Layout::reduced(start, groups, reduction)
     } else {
-        raw
+        Layout::new(start, groups)
     }
 }
 
@@ -554,7 +564,7 @@ mod tests {
     }
 
     fn sym_of(b: &Board, groups: Vec<Vec<usize>>, start: Lines) -> GroupSymmetry {
-        GroupSymmetry::new(b, &Layout::new(start, groups), true, &[])
+        GroupSymmetry::new(b, start, &groups, true, &[])
     }
 
     #[test]
@@ -611,13 +621,13 @@ mod tests {
         let b = board("4x4");
         for corners in [false, true] {
             let groups = symmetric_split(&b, 0, 3, true, corners).unwrap();
-            let raw = Layout::new(0, groups);
             let pairs = if corners {
                 b.corner_pairs()
             } else {
                 Vec::new()
             };
-            let sym = GroupSymmetry::new(&b, &raw, true, &pairs);
+            let sym = GroupSymmetry::new(&b, 0, &groups, true, &pairs);
+            let raw = Layout::new(0, groups);
             assert_eq!(sym.len(), 8);
             let mut x = 0x9e37_79b9_7f4a_7c15u64;
             for _ in 0..2000 {

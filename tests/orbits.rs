@@ -82,7 +82,8 @@ fn symmetric_groups(board: &Board, start: Lines, memory: u64) -> Vec<Vec<usize>>
 
 /// The unreduced layout and its symmetries (no corners).
 fn symmetry_of(board: &Board, layout: &Layout) -> GroupSymmetry {
-    GroupSymmetry::new(board, layout, true, &[])
+    let groups: Vec<Vec<usize>> = layout.groups.iter().map(|g| g.lines.clone()).collect();
+    GroupSymmetry::new(board, layout.start, &groups, true, &[])
 }
 
 /// The reduced layout for the groups of an unreduced one (symmetry, no corners).
