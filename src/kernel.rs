@@ -203,8 +203,9 @@ impl<'a> Kernel<'a> {
             .reduction
             .as_deref()
             .filter(|r| g == 0 && r.len() > 1);
+        // `permutations[s - 1]` for symmetry s >= 1 (the identity needs none).
         let permutations: Vec<RowPermutation> = reduction.map_or(Vec::new(), |r| {
-            (0..r.len())
+            (1..r.len())
                 .map(|s| RowPermutation::new(self.layout, r, counts, s))
                 .collect()
         });
@@ -247,7 +248,7 @@ impl<'a> Kernel<'a> {
                             &child[row_start + s0 as usize..][..len]
                         } else {
                             let child_row = &child[row_start..][..row_len as usize];
-                            permutations[s].gather(child_row, s0, len, &mut gathered);
+                            permutations[s - 1].gather(child_row, s0, len, &mut gathered);
                             &gathered[..]
                         };
                         fold_moves(out_run, child_run, suffix, tests);
