@@ -13,8 +13,8 @@
 
 use std::time::Instant;
 
-use tb::board::Board;
-use tb::search::{SearchOptions, Solver};
+use tb::games::dots::board::Board;
+use tb::games::dots::search::{SearchOptions, Solver};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

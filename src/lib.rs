@@ -1,24 +1,13 @@
 //! `tb`: an embedded, SQLite-backed endgame tablebase builder.
 //!
-//! The first game is Dots-and-Boxes, analysed the way David Wilson did it: layer by
-//! layer from the full board back to the start, values = net future boxes for the
-//! player to move, stored as zstd-compressed blocks in one SQLite file.
+//! The core is game-generic: [`store`] (one SQLite file: meta, layers, blocks, zstd
+//! chunks with checksums) and [`retro`] (the interface a game implements and the
+//! scheduler that builds, resumes and prunes). The games live in [`games`]:
+//! Dots-and-Boxes analysed the way David Wilson did it (layer by layer from the
+//! full board back to the start, values = net future boxes for the player to move).
 
-pub mod board;
-pub mod build;
-pub mod checksum;
-pub mod export;
-pub mod info;
-pub mod kernel;
-pub mod layout;
-pub mod notation;
-pub mod orbits;
-pub mod output;
-pub mod plan;
-pub mod progress;
-pub mod search;
-pub mod spec;
+pub mod games;
+pub mod retro;
 pub mod store;
 pub mod sys;
-pub mod tablebase;
-pub mod verify;
+pub mod units;

@@ -6,11 +6,13 @@ use clap::{Parser, Subcommand, ValueEnum};
 use std::io::{BufRead, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use tb::board::Board;
-use tb::build::{BuildOptions, build};
-use tb::spec::{self, Spec};
-use tb::tablebase::Tablebase;
-use tb::{export, info, notation, output, progress, verify};
+use tb::games::dots::board::Board;
+use tb::games::dots::build::{BuildOptions, BuildRequest, build, check_budget};
+use tb::games::dots::spec;
+use tb::games::dots::tablebase::Tablebase;
+use tb::games::dots::{export, info, notation, output, plan, search, verify};
+use tb::retro::progress;
+use tb::units::parse_size;
 
 /// Writes a line to stdout, failing (instead of panicking) when stdout is closed.
 macro_rules! outln {
@@ -123,7 +125,7 @@ enum Command {
         positions: Vec<String>,
         /// Positions past the stored layers are searched if they have at most this
         /// many open lines (0: never search).
-        #[arg(long, default_value_t = tb::tablebase::DEFAULT_SEARCH_LIMIT)]
+        #[arg(long, default_value_t = tb::games::dots::tablebase::DEFAULT_SEARCH_LIMIT)]
         search_limit: u32,
     },
     /// Value of a position and of every move by search (no database needed).
@@ -243,69 +245,29 @@ fn run(cli: Cli) -> Result<ExitCode> {
             symmetry,
             corners,
         } => {
-            let board: Board = board.parse()?;
-            let symmetry = symmetry == SymmetryArg::Wilson;
-            let start = spec::parse_start(&board, &start)?;
-            let penalty = penalty.or(start.penalty).unwrap_or(0);
-            let penalty_i8 = spec::check_penalty(penalty)?;
-            let memory = parse_size(&memory)?;
-            if chunk == 0 || chunk > 1 << 24 {
-                bail!("--chunk must be between 1 and {}", 1 << 24);
-            }
-            let groups_explicit = groups.is_some();
-            let groups = match &groups {
-                Some(text) => {
-                    let groups = spec::parse_groups(&board, start.lines, text)?;
-                    if corners {
-                        spec::check_corner_groups(&board, start.lines, &groups)?;
-                    }
-                    groups
-                }
-                None if symmetry || corners => {
-                    tb::orbits::symmetric_groups(&board, start.lines, memory, symmetry, corners)
-                }
-                None => spec::auto_groups(&board, start.lines, memory),
-            };
-            let mut spec = Spec {
-                board,
-                start_name: start.name.clone(),
-                start: start.lines,
-                penalty: penalty_i8,
+            let request = BuildRequest {
+                board: board.parse()?,
+                start,
+                penalty,
+                book_lines,
+                memory: parse_size(&memory)?,
                 groups,
-                book_lines: 0,
-                chunk_positions: chunk,
-                symmetry,
+                chunk,
+                symmetry: symmetry == SymmetryArg::Wilson,
                 corners,
             };
-            spec.book_lines = match book_lines {
-                Some(k) if k > board.num_lines() => {
-                    bail!(
-                        "--book-lines {k} is more than the board's {} lines",
-                        board.num_lines()
-                    )
-                }
-                Some(k) => k,
-                None => spec::default_book_lines(&spec.layout()),
-            };
-            let peak = spec::peak_block_bytes(&spec.layout());
-            if !plan && peak > memory / 2 {
-                bail!(
-                    "a block of this build and its children need {} but --memory is {}; raise --memory or give --groups (see `tb build ... --plan`)",
-                    progress::human_bytes(peak),
-                    progress::human_bytes(memory)
-                );
-            }
+            let spec = request.spec()?;
             if plan {
-                let p = tb::plan::plan(&spec, memory);
+                let p = plan::plan(&spec, request.memory);
                 if json {
                     outln!("{}", serde_json::to_string(&p)?);
                 } else {
-                    out!("{}", tb::plan::plan_text(&p));
+                    out!("{}", plan::plan_text(&p));
                 }
                 return Ok(ExitCode::SUCCESS);
             }
-            let db =
-                db.unwrap_or_else(|| Spec::default_db_name(&board, &start.name, penalty).into());
+            check_budget(&spec, request.memory)?;
+            let db = db.unwrap_or_else(|| request.default_db(&spec));
             let threads = threads
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
             if threads == 0 {
@@ -315,18 +277,17 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let summary = build(
                 BuildOptions {
                     spec,
-                    groups_explicit,
+                    groups_explicit: request.groups.is_some(),
                     db: db.clone(),
                     threads,
-                    memory,
+                    memory: request.memory,
                 },
                 progress.as_mut(),
             )?;
             if json {
                 let mut value = serde_json::to_value(&summary)?;
-                value["start_value"] = summary.start_value.into();
-                value["positions_per_second"] = summary.positions_per_second().into();
-                value["bits_per_position"] = summary.bits_per_position().into();
+                value["positions_per_second"] = summary.run.positions_per_second().into();
+                value["bits_per_position"] = summary.run.bits_per_position().into();
                 outln!("{value}");
             } else if quiet {
                 // Scripts still learn where the result went.
@@ -378,16 +339,16 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 None => 1 << 30,
             };
             let started = std::time::Instant::now();
-            let mut solver = tb::search::Solver::new(
+            let mut solver = search::Solver::new(
                 board,
-                tb::search::SearchOptions {
+                search::SearchOptions {
                     penalty: penalty as i32,
                     tt_bytes: tt_bytes as usize,
                 },
             );
             let result = solver.solve(lines);
             let seconds = started.elapsed().as_secs_f64();
-            let answer = tb::tablebase::Probe::from_search(lines, &result);
+            let answer = tb::games::dots::tablebase::Probe::from_search(lines, &result);
             if json {
                 outln!(
                     "{}",
@@ -526,25 +487,4 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
             .downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
     })
-}
-
-/// Parses a size such as `512MiB`, `8GiB`, `2G` or a plain byte count.
-fn parse_size(text: &str) -> Result<u64> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let num: f64 = num
-        .parse()
-        .with_context(|| format!("bad size `{text}` (e.g. 512MiB, 8GiB)"))?;
-    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        "t" | "tb" | "tib" => 1 << 40,
-        _ => bail!("bad size unit in `{text}` (use KiB, MiB, GiB)"),
-    };
-    Ok((num * mult as f64) as u64)
 }

@@ -14,7 +14,7 @@ use harness::{
 };
 use oracle::Oracle;
 use std::fmt::Write as _;
-use tb::tablebase::Tablebase;
+use tb::games::dots::tablebase::Tablebase;
 
 const STARTS: [&str; 3] = ["empty", "swedish", "icelandic"];
 const PENALTIES: [i32; 2] = [0, -1];

@@ -39,7 +39,7 @@ fn build_with_groups(o: &Oracle, start: &str, groups: &str) -> Build {
 
 fn check(o: &mut Oracle, start: &str, groups: &str) {
     let b = build_with_groups(o, start, groups);
-    let table = tb::tablebase::Tablebase::open(&b.db).expect("open the built file");
+    let table = tb::games::dots::tablebase::Tablebase::open(&b.db).expect("open the built file");
     check_all_values(o, &b, |p| table.value(p));
     check_info(o, &b);
 }

@@ -10,7 +10,7 @@ use harness::{
     Build, build, build_with, check_all_values, check_info, check_probe, sample_positions,
 };
 use oracle::{Oracle, Rng};
-use tb::tablebase::Tablebase;
+use tb::games::dots::tablebase::Tablebase;
 
 fn check_library(o: &mut Oracle, b: &Build) {
     #[allow(unused_mut)] // whether `value` needs `&mut self` is the library's choice

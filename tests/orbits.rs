@@ -1,4 +1,4 @@
-//! Wilson's symmetry reduction and Fraser's corners (`tb::orbits`): kept
+//! Wilson's symmetry reduction and Fraser's corners (`tb::games::dots::orbits`): kept
 //! symmetries, Burnside counts, group-1 canonicalisation, values under symmetry and
 //! corner swaps, and the reduction factors.
 //!
@@ -13,10 +13,11 @@ mod transforms;
 
 use oracle::Oracle;
 use std::collections::BTreeSet;
-use tb::board::{Board, Lines};
-use tb::layout::{Layout, MAX_GROUP_LINES};
-use tb::orbits::{GroupSymmetry, line_orbits, reduced_layout, symmetric_split};
-use tb::spec::split_even;
+use tb::games::dots::board::{Board, Lines};
+use tb::games::dots::group_symmetry::GroupSymmetry;
+use tb::games::dots::groups::split_even;
+use tb::games::dots::layout::{Layout, MAX_GROUP_LINES};
+use tb::games::dots::orbits::{line_orbits, reduced_layout, symmetric_split};
 use transforms::{apply, transforms};
 
 fn mask(lines: &[usize]) -> Lines {
@@ -77,7 +78,7 @@ fn free_lines(board: &Board, start: Lines) -> Vec<usize> {
 
 /// Symmetric groups chosen for a budget (full symmetry, no corners).
 fn symmetric_groups(board: &Board, start: Lines, memory: u64) -> Vec<Vec<usize>> {
-    tb::orbits::symmetric_groups(board, start, memory, true, false)
+    tb::games::dots::groups::symmetric_groups(board, start, memory, true, false)
 }
 
 /// The unreduced layout and its symmetries (no corners).
@@ -395,9 +396,17 @@ fn canonicalize_first_is_idempotent_minimal_and_consistent() {
                 seen[c] += 1;
                 assert!(sym.is_canonical_first(local));
             } else {
-                assert_eq!(stored.rank(local), tb::layout::NOT_STORED, "{what}");
+                assert_eq!(
+                    stored.rank(local),
+                    tb::games::dots::layout::NOT_STORED,
+                    "{what}"
+                );
                 assert!(!sym.is_canonical_first(local));
-                assert_ne!(stored.rank(least), tb::layout::NOT_STORED, "{what}");
+                assert_ne!(
+                    stored.rank(least),
+                    tb::games::dots::layout::NOT_STORED,
+                    "{what}"
+                );
             }
         }
         for (c, &n) in seen.iter().enumerate() {
@@ -588,7 +597,13 @@ fn corner_counts_on_every_shape() {
                 .collect();
             let free = free_lines(&board, start);
             for symmetry in [false, true] {
-                let groups = tb::orbits::symmetric_groups(&board, start, 8 << 30, symmetry, true);
+                let groups = tb::games::dots::groups::symmetric_groups(
+                    &board,
+                    start,
+                    8 << 30,
+                    symmetry,
+                    true,
+                );
                 for &(a, b) in &pairs {
                     assert!(
                         groups.iter().any(|g| g.contains(&a) && g.contains(&b)),
@@ -649,7 +664,7 @@ fn corner_swaps_keep_values() {
         let layout = reduced_layout(
             &board,
             0,
-            tb::orbits::symmetric_groups(&board, 0, 8 << 30, true, true),
+            tb::games::dots::groups::symmetric_groups(&board, 0, 8 << 30, true, true),
             true,
             true,
         );

@@ -9,8 +9,8 @@
 
 use std::collections::HashMap;
 
-use tb::board::Board;
-use tb::search::{SearchOptions, Solver};
+use tb::games::dots::board::Board;
+use tb::games::dots::search::{SearchOptions, Solver};
 
 /// Plain brute force for one board and penalty.
 struct Oracle {

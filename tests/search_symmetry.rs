@@ -7,8 +7,8 @@
 mod transforms;
 
 use proptest::prelude::*;
-use tb::board::Board;
-use tb::search::{SearchOptions, Solver};
+use tb::games::dots::board::Board;
+use tb::games::dots::search::{SearchOptions, Solver};
 use transforms::{apply, transforms};
 
 /// A random position of `board` with at most `max_open` open lines.

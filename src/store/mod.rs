@@ -6,14 +6,16 @@
 //! complete in the transaction that stores its last block, and the layer it
 //! superseded is pruned in that same transaction unless it belongs to the book.
 
-use crate::checksum::checksum;
+pub mod checksum;
+
 use anyhow::{Context, Result, bail};
+use checksum::checksum;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The migrations, in order; migration i brings the file to `user_version` i + 1.
-const MIGRATIONS: &[&str] = &[include_str!("../schema/001_initial.sql")];
+const MIGRATIONS: &[&str] = &[include_str!("../../schema/001_initial.sql")];
 
 /// Schema version this build writes and reads.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -113,6 +115,19 @@ pub struct BlockStats {
     pub histogram: BTreeMap<i8, u64>,
     /// Wrapping sum of digest elements.
     pub digest: u64,
+}
+
+impl BlockStats {
+    /// Adds another block's statistics (a layer's totals).
+    pub fn merge(&mut self, add: &BlockStats) {
+        self.positions += add.positions;
+        self.bytes += add.bytes;
+        self.seconds += add.seconds;
+        self.digest = self.digest.wrapping_add(add.digest);
+        for (&v, &c) in &add.histogram {
+            *self.histogram.entry(v).or_default() += c;
+        }
+    }
 }
 
 /// Views `i8` values as bytes.
@@ -290,15 +305,18 @@ impl Store {
         Ok(out)
     }
 
-    /// Stores one block (its chunks and its row) in one transaction. With
-    /// `finish`, the same transaction also publishes layer `n` and prunes layer n+1
-    /// unless it is in the book.
+    /// Stores one block (its chunks and its row) in one transaction. The same
+    /// transaction deletes the chunks of the blocks in `drops` (layer, key: no
+    /// remaining block reads them; their layers are marked pruned so that readers
+    /// stop using them) and, with `finish`, publishes layer `n` and deletes the
+    /// layers it names.
     pub fn write_block(
         &mut self,
         n: usize,
         counts: &[u8],
         chunks: &[EncodedChunk],
         stats: &BlockStats,
+        drops: &[(usize, String)],
         finish: Option<&LayerFinish>,
     ) -> Result<()> {
         let key = counts_key(counts);
@@ -331,29 +349,20 @@ impl Store {
                 stats.digest as i64
             ],
         )?;
+        {
+            // Wilson's disk saving: a block goes as soon as no remaining block needs it.
+            let mut delete =
+                tx.prepare_cached("DELETE FROM chunks WHERE n = ?1 AND counts = ?2")?;
+            let mut prune =
+                tx.prepare_cached("UPDATE layers SET status = 'pruned' WHERE n = ?1")?;
+            for (layer, key) in drops {
+                delete.execute(params![*layer as i64, key])?;
+                prune.execute(params![*layer as i64])?;
+            }
+        }
         if let Some(f) = finish {
             finish_layer(&tx, n, f)?;
         }
-        tx.commit()?;
-        Ok(())
-    }
-
-    /// Deletes the chunks of the listed blocks of layer `n` (Wilson's disk saving: no
-    /// remaining parent block needs them) and marks layer `n` pruned so that readers
-    /// stop using it, in one transaction.
-    pub fn drop_blocks(&mut self, n: usize, keys: &[String]) -> Result<()> {
-        let tx = self.conn.transaction()?;
-        {
-            let mut delete =
-                tx.prepare_cached("DELETE FROM chunks WHERE n = ?1 AND counts = ?2")?;
-            for key in keys {
-                delete.execute(params![n as i64, key])?;
-            }
-        }
-        tx.execute(
-            "UPDATE layers SET status = 'pruned' WHERE n = ?1",
-            params![n as i64],
-        )?;
         tx.commit()?;
         Ok(())
     }
@@ -457,8 +466,8 @@ pub struct LayerFinish {
     pub status: LayerStatus,
     /// Totals over the layer's blocks.
     pub stats: BlockStats,
-    /// Delete the blocks of layer n+1 (it is outside the book).
-    pub prune_above: bool,
+    /// Layers to delete (no remaining block reads them, and they are not kept).
+    pub prune: Vec<usize>,
 }
 
 /// Reads a histogram stored as a JSON object `{"value": count}`.
@@ -478,15 +487,14 @@ fn finish_layer(tx: &rusqlite::Transaction, n: usize, f: &LayerFinish) -> Result
             f.stats.bytes as i64,
             f.stats.seconds,
             serde_json::to_string(&f.stats.histogram)?,
-            crate::checksum::digest_hex(f.stats.digest)
+            checksum::digest_hex(f.stats.digest)
         ],
     )?;
-    if f.prune_above {
-        let above = (n + 1) as i64;
-        tx.execute("DELETE FROM chunks WHERE n = ?1", params![above])?;
+    for &layer in &f.prune {
+        tx.execute("DELETE FROM chunks WHERE n = ?1", params![layer as i64])?;
         tx.execute(
             "UPDATE layers SET status = 'pruned' WHERE n = ?1",
-            params![above],
+            params![layer as i64],
         )?;
     }
     Ok(())

@@ -1,10 +1,10 @@
 //! Reading a built tablebase: open once, look positions up through a chunk cache,
 //! and answer probes (the value of a position and of each of its moves).
 
-use crate::board::{Board, Lines};
-use crate::layout::Layout;
-use crate::search::{SearchOptions, SolveResult, Solver};
-use crate::spec::Spec;
+use super::board::{Board, Lines};
+use super::layout::Layout;
+use super::search::{SearchOptions, SolveResult, Solver};
+use super::spec::Spec;
 use crate::store::{LayerRow, Store};
 use anyhow::{Result, bail};
 use std::cell::RefCell;
@@ -88,7 +88,7 @@ struct KeyHasher(u64);
 
 impl std::hash::Hasher for KeyHasher {
     fn finish(&self) -> u64 {
-        crate::checksum::mix(self.0)
+        crate::store::checksum::mix(self.0)
     }
     fn write(&mut self, bytes: &[u8]) {
         for &b in bytes {
@@ -199,7 +199,7 @@ impl Tablebase {
     /// Boxes that drawing `line` completes in `position`.
     #[inline]
     pub fn boxes_completed(&self, position: Lines, line: usize) -> u32 {
-        crate::board::boxes_completed_with(position, self.completion[line])
+        super::board::boxes_completed_with(position, self.completion[line])
     }
 
     /// Stored value of a position; `None` if its layer is not stored or the position
@@ -259,7 +259,7 @@ impl Tablebase {
             for line in (0..board.num_lines()).filter(|&l| position >> l & 1 == 0) {
                 let boxes = self.boxes_completed(position, line);
                 let child = self.value(position | 1 << line)?;
-                let value = child.map(|c| crate::board::move_value(boxes, c as i32));
+                let value = child.map(|c| super::board::move_value(boxes, c as i32));
                 moves.push(MoveValue { line, value, boxes });
             }
             if moves.iter().all(|m| m.value.is_some()) || !self.searchable(position) {

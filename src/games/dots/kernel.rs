@@ -7,9 +7,9 @@
 //! through runs of both arrays. The box test needs the whole position, whose later-
 //! group part ("suffix mask") depends only on the offset inside the row.
 
-use crate::board::Lines;
-use crate::layout::{Layout, Odometer};
-use crate::orbits::GroupSymmetry;
+use super::board::Lines;
+use super::group_symmetry::GroupSymmetry;
+use super::layout::{Layout, Odometer};
 use rayon::prelude::*;
 
 /// Positions handled by one parallel task.
@@ -43,7 +43,7 @@ pub struct Kernel<'a> {
 
 impl<'a> Kernel<'a> {
     /// A kernel for `layout`, with `completion` from
-    /// [`crate::board::Board::completion_masks`] and the full board's value.
+    /// [`super::board::Board::completion_masks`] and the full board's value.
     pub fn new(layout: &'a Layout, completion: &'a [[Lines; 2]], penalty: i8) -> Kernel<'a> {
         let last_moves = match layout.groups.last() {
             Some(group) => {
@@ -465,7 +465,11 @@ macro_rules! dispatch {
         #[inline]
         fn $name($($arg: $ty),*) {
             #[cfg(target_arch = "x86_64")]
-            if std::is_x86_feature_detected!("avx2") {
+            if std::is_x86_feature_detected!("avx2")
+                && std::is_x86_feature_detected!("bmi1")
+                && std::is_x86_feature_detected!("bmi2")
+                && std::is_x86_feature_detected!("popcnt")
+            {
                 // SAFETY: the CPU supports every feature $fast was compiled for.
                 return unsafe { $fast($($arg),*) };
             }

@@ -16,7 +16,7 @@
 //! Together: the stored representative of a position is `normalize(s(p))` for the
 //! symmetry `s` that makes `normalize(s(group-1 subset))` least (the corner swaps
 //! are absorbed by `normalize`, and symmetries map corner pairs onto corner pairs,
-//! so this is constant on every class). [`crate::layout::Layout::reduced`] turns
+//! so this is constant on every class). [`super::layout::Layout::reduced`] turns
 //! this into groups that store only representatives; then
 //!
 //! * a move in groups 2..G keeps the group-1 subset, hence stays canonical: the
@@ -32,267 +32,10 @@
 //! symmetry of the board that fixes the start is usable (Wilson: for 3x5, seven
 //! orbits of 4 lines and five of 2, assigned to 6 groups of 8,6,6,6,6,6 lines).
 
-use crate::board::{Board, Lines};
-use crate::layout::{Layout, MAX_GROUP_LINES};
-use crate::search::symmetry::Symmetries;
-use crate::spec::MAX_GROUPS;
-
-/// The board symmetries and corner pairs usable with a given layout, with the tables
-/// that canonicalise group-1 subsets and permute every group's local masks.
-///
-/// Symmetries are numbered `0..len()`, symmetry 0 being the identity.
-#[derive(Clone)]
-pub struct GroupSymmetry {
-    /// All symmetries of the board (4 or 8).
-    board_syms: Symmetries,
-    /// Index into `board_syms` of each kept symmetry (`kept[0] == 0`, the identity).
-    kept: Vec<usize>,
-    /// Corner pairs (global lines, lower first) with both lines free and in one group.
-    corners: Vec<(usize, usize)>,
-    /// `local_tables[((g * kept + s) * 2 + j) * 256 + v]`: image under symmetry `s`
-    /// of the local bits `8j..8j+8` of group `g` selected by `v`.
-    local_tables: Vec<u32>,
-    /// Per group: its corner pairs as local bit masks `(a, b)`.
-    local_corners: Vec<Vec<(u32, u32)>>,
-    /// For each group-1 local mask: the least normalised image of it.
-    least: Vec<u16>,
-    /// For each group-1 local mask: the lowest symmetry giving `least`.
-    to_least: Vec<u8>,
-}
-
-impl std::fmt::Debug for GroupSymmetry {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GroupSymmetry")
-            .field("kept", &self.kept)
-            .field("corners", &self.corners)
-            .finish_non_exhaustive()
-    }
-}
-
-impl GroupSymmetry {
-    /// Finds the symmetries of `board` that fix `start` and every group of lines in
-    /// `groups` (only the identity unless `symmetry`), keeps the corner pairs of
-    /// `corners` whose lines are both free and in one group, and builds the lookup
-    /// tables (group 1 is canonicalised through a full table of `2^k` entries,
-    /// `k <= 16` its number of lines). Local bits follow each group's lines in
-    /// ascending order, as in [`crate::layout::Group`].
-    pub fn new(
-        board: &Board,
-        start: Lines,
-        groups: &[Vec<usize>],
-        symmetry: bool,
-        corners: &[(usize, usize)],
-    ) -> GroupSymmetry {
-        let groups: Vec<Vec<usize>> = groups
-            .iter()
-            .map(|g| {
-                let mut g = g.clone();
-                g.sort_unstable();
-                g
-            })
-            .collect();
-        let board_syms = Symmetries::new(*board);
-        let masks: Vec<Lines> = groups
-            .iter()
-            .map(|g| g.iter().fold(0, |m, &l| m | 1 << l))
-            .collect();
-        let kept: Vec<usize> = (0..board_syms.len())
-            .filter(|&s| {
-                s == 0
-                    || symmetry
-                        && board_syms.apply(s, start) == start
-                        && masks.iter().all(|&m| board_syms.apply(s, m) == m)
-            })
-            .collect();
-        let corners: Vec<(usize, usize)> = corners
-            .iter()
-            .map(|&(a, b)| (a.min(b), a.max(b)))
-            .filter(|&(a, b)| masks.iter().any(|&m| m >> a & 1 == 1 && m >> b & 1 == 1))
-            .collect();
-        let mut local_tables = vec![0u32; groups.len() * kept.len() * 2 * 256];
-        let mut local_corners = Vec::new();
-        for (g, group) in groups.iter().enumerate() {
-            let mut local_of_line = [usize::MAX; 64];
-            for (i, &l) in group.iter().enumerate() {
-                local_of_line[l] = i;
-            }
-            local_corners.push(
-                corners
-                    .iter()
-                    .filter(|&&(a, _)| local_of_line[a] != usize::MAX)
-                    .map(|&(a, b)| (1u32 << local_of_line[a], 1u32 << local_of_line[b]))
-                    .collect(),
-            );
-            for (s, &bs) in kept.iter().enumerate() {
-                let image: Vec<usize> = group
-                    .iter()
-                    .map(|&l| local_of_line[board_syms.map_line(bs, l)])
-                    .collect();
-                for j in 0..2 {
-                    let base = ((g * kept.len() + s) * 2 + j) * 256;
-                    for v in 0..256usize {
-                        local_tables[base + v] = (0..8)
-                            .filter(|&bit| v >> bit & 1 == 1)
-                            .filter_map(|bit| image.get(8 * j + bit))
-                            .fold(0, |m, &i| m | 1 << i);
-                    }
-                }
-            }
-        }
-        let mut sym = GroupSymmetry {
-            board_syms,
-            kept,
-            corners,
-            local_tables,
-            local_corners,
-            least: Vec::new(),
-            to_least: Vec::new(),
-        };
-        let k = groups.first().map_or(0, |g| g.len());
-        debug_assert!(k <= MAX_GROUP_LINES);
-        let (mut least, mut to_least) = (Vec::with_capacity(1 << k), Vec::with_capacity(1 << k));
-        for local in 0..1u32 << k {
-            let (mut best, mut best_s) = (u32::MAX, 0);
-            if !groups.is_empty() {
-                for s in 0..sym.kept.len() {
-                    let image = sym.permute_local(0, s, local);
-                    if image < best {
-                        best = image;
-                        best_s = s;
-                    }
-                }
-            }
-            least.push(best as u16);
-            to_least.push(best_s as u8);
-        }
-        sym.least = least;
-        sym.to_least = to_least;
-        sym
-    }
-
-    /// Number of kept symmetries, the identity included (symmetry 0).
-    pub fn len(&self) -> usize {
-        self.kept.len()
-    }
-
-    /// Always false: the identity is always kept.
-    pub fn is_empty(&self) -> bool {
-        self.kept.is_empty()
-    }
-
-    /// The index in [`Symmetries::new`]`(board)` of kept symmetry `s`.
-    pub fn board_symmetry(&self, s: usize) -> usize {
-        self.kept[s]
-    }
-
-    /// The corner pairs in use (global lines, lower first).
-    pub fn corner_pairs(&self) -> &[(usize, usize)] {
-        &self.corners
-    }
-
-    /// Whether this reduces anything (a symmetry besides the identity, or a corner).
-    pub fn reduces(&self) -> bool {
-        self.kept.len() > 1 || !self.corners.is_empty()
-    }
-
-    /// The image of `position` (global lines) under kept symmetry `s`.
-    #[inline]
-    pub fn apply(&self, s: usize, position: Lines) -> Lines {
-        self.board_syms.apply(self.kept[s], position)
-    }
-
-    /// `position` with every corner pair holding only its second line changed to
-    /// hold only its first.
-    #[inline]
-    pub fn normalize(&self, position: Lines) -> Lines {
-        self.corners.iter().fold(position, |p, &(a, b)| {
-            if p >> b & 1 == 1 && p >> a & 1 == 0 {
-                p ^ (1 << a | 1 << b)
-            } else {
-                p
-            }
-        })
-    }
-
-    /// The local-mask permutation of group `g` under kept symmetry `s`, followed by
-    /// corner normalisation: the local mask of the normalised image of the group's
-    /// lines selected by `local` (two byte lookups). With `s = 0` it normalises.
-    #[inline]
-    pub fn permute_local(&self, g: usize, s: usize, local: u32) -> u32 {
-        let base = (g * self.kept.len() + s) * 512;
-        let image = self.local_tables[base + (local & 0xff) as usize]
-            | self.local_tables[base + 256 + (local >> 8 & 0xff) as usize];
-        self.local_corners[g].iter().fold(image, |m, &(a, b)| {
-            if m & b != 0 && m & a == 0 {
-                m ^ (a | b)
-            } else {
-                m
-            }
-        })
-    }
-
-    /// For a group-1 local mask: the least normalised image of it under the kept
-    /// symmetries, and the lowest symmetry giving it. For a corner-normal mask the
-    /// symmetry is 0 exactly when the mask is canonical (its own least image).
-    #[inline]
-    pub fn canonicalize_first(&self, local: u32) -> (u32, usize) {
-        (
-            self.least[local as usize] as u32,
-            self.to_least[local as usize] as usize,
-        )
-    }
-
-    /// Whether a group-1 local mask is stored: its own least normalised image.
-    #[inline]
-    pub fn is_canonical_first(&self, local: u32) -> bool {
-        self.least[local as usize] as u32 == local
-    }
-
-    /// The stored representative of `position`, whose group-1 local mask is
-    /// `first_local`: `normalize(s(position))` for the symmetry `s` that makes the
-    /// group-1 part least.
-    #[inline]
-    pub fn canonical_position(&self, first_local: u32, position: Lines) -> Lines {
-        let s = self.to_least[first_local as usize] as usize;
-        let image = if s == 0 {
-            position
-        } else {
-            self.apply(s, position)
-        };
-        self.normalize(image)
-    }
-
-    /// Every position whose stored representative is `stored` (itself included),
-    /// ascending: the class members one stored position answers for.
-    pub fn members(&self, layout: &Layout, stored: Lines) -> Vec<Lines> {
-        let Some(first) = layout.groups.first() else {
-            return vec![stored];
-        };
-        let mut out = Vec::new();
-        for s in 0..self.len() {
-            let image = self.apply(s, stored);
-            // Every way of un-normalising the corner pairs with one line drawn.
-            let half: Vec<&(usize, usize)> = self
-                .corners
-                .iter()
-                .filter(|&&(a, b)| (image >> a & 1) + (image >> b & 1) == 1)
-                .collect();
-            for choice in 0..1u64 << half.len() {
-                let q = half
-                    .iter()
-                    .enumerate()
-                    .filter(|&(i, _)| choice >> i & 1 == 1)
-                    .fold(image, |q, (_, &&(a, b))| q ^ (1 << a | 1 << b));
-                if self.canonical_position(first.local_of(q), q) == stored {
-                    out.push(q);
-                }
-            }
-        }
-        out.sort_unstable();
-        out.dedup();
-        out
-    }
-}
+use super::board::{Board, Lines};
+use super::group_symmetry::GroupSymmetry;
+use super::layout::{Layout, MAX_GROUP_LINES};
+use super::search::symmetry::Symmetries;
 
 /// The symmetries of `board` that fix `start` (indices into [`Symmetries::new`]).
 fn start_symmetries(syms: &Symmetries, start: Lines) -> Vec<usize> {
@@ -304,7 +47,7 @@ fn start_symmetries(syms: &Symmetries, start: Lines) -> Vec<usize> {
 /// The subgroups of the symmetries that fix `start` (each a list of indices into
 /// `syms`, identity first), largest first: smaller subgroups have smaller line
 /// orbits, hence allow smaller groups when memory is short.
-fn start_subgroups(syms: &Symmetries, start: Lines) -> Vec<Vec<usize>> {
+pub(super) fn start_subgroups(syms: &Symmetries, start: Lines) -> Vec<Vec<usize>> {
     let fixing = start_symmetries(syms, start);
     let compose = |a: usize, b: usize| -> Option<usize> {
         let image: Vec<usize> = syms
@@ -467,7 +210,7 @@ pub fn symmetric_split(
 }
 
 /// [`symmetric_split`] under the symmetries `fixing` (indices into `syms`).
-fn split_orbits(
+pub(super) fn split_orbits(
     board: &Board,
     syms: &Symmetries,
     start: Lines,
@@ -511,53 +254,10 @@ fn split_orbits(
     Some(groups)
 }
 
-/// Line groups built from unions of line orbits under the board symmetries that fix
-/// `start` (see [`symmetric_split`]), so that every such symmetry maps every group
-/// onto itself and (with `corners`) every corner pair lies in one group; at most 16
-/// lines per group, sizes as even as possible. The group count is chosen like
-/// [`crate::spec::auto_groups`]: the fewest groups whose largest block plus its
-/// children (stored sizes, i.e. with the reduction) fits in a quarter of `memory`.
-/// If no split fits, smaller subgroups of the symmetries are tried (their orbits
-/// are smaller, so groups can be); if none fits, the split with the smallest peak.
-pub fn symmetric_groups(
-    board: &Board,
-    start: Lines,
-    memory: u64,
-    symmetry: bool,
-    corners: bool,
-) -> Vec<Vec<usize>> {
-    let free = (board.all_lines() & !start).count_ones() as usize;
-    if free == 0 {
-        return vec![Vec::new()];
-    }
-    let syms = Symmetries::new(*board);
-    let subgroups = if symmetry {
-        start_subgroups(&syms, start)
-    } else {
-        vec![vec![0]]
-    };
-    let mut best: Option<(u64, Vec<Vec<usize>>)> = None;
-    for fixing in &subgroups {
-        for count in free.div_ceil(MAX_GROUP_LINES).max(1)..=MAX_GROUPS {
-            let Some(groups) = split_orbits(board, &syms, start, count, fixing, corners) else {
-                continue;
-            };
-            let layout = reduced_layout(board, start, groups.clone(), symmetry, corners);
-            let peak = crate::spec::peak_block_bytes(&layout);
-            if peak <= memory / 4 {
-                return groups;
-            }
-            if best.as_ref().is_none_or(|(p, _)| peak < *p) {
-                best = Some((peak, groups));
-            }
-        }
-    }
-    best.expect("some split into at most 16 groups exists").1
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::games::dots::groups::symmetric_groups;
 
     fn board(spec: &str) -> Board {
         spec.parse().unwrap()
@@ -651,10 +351,10 @@ mod tests {
         let b = board("2x2");
         // Consecutive halves (h lines, v lines) are kept by the 4 symmetries that do
         // not swap rows and columns.
-        let halves = crate::layout::split_sizes(&(0..12).collect::<Vec<_>>(), &[6, 6]);
+        let halves = crate::games::dots::layout::split_sizes(&(0..12).collect::<Vec<_>>(), &[6, 6]);
         assert_eq!(sym_of(&b, halves, 0).len(), 4);
         // Splitting the top row from the bottom keeps only the left-right mirror.
-        let split = crate::layout::split_sizes(&(0..12).collect::<Vec<_>>(), &[2, 10]);
+        let split = crate::games::dots::layout::split_sizes(&(0..12).collect::<Vec<_>>(), &[2, 10]);
         assert_eq!(sym_of(&b, split, 0).len(), 2);
         // The Icelandic start keeps the identity and the transpose.
         let start = b.top_left_perimeter();
@@ -678,7 +378,7 @@ mod tests {
                         assert_eq!(p.count_ones() as usize, n);
                         assert_eq!(layout.canonical(p), p);
                         assert_eq!(layout.locate(p), (counts.clone(), index));
-                        let members = layout.reduction.as_ref().unwrap().members(&layout, p);
+                        let members = layout.class_members(p);
                         assert!(members.contains(&p));
                         for q in members {
                             assert_eq!(layout.canonical(q), p);
@@ -702,7 +402,10 @@ mod tests {
         ] {
             let b = board(spec);
             for corners in [false, true] {
-                let even = crate::spec::split_even(&(0..b.num_lines()).collect::<Vec<_>>(), count);
+                let even = crate::games::dots::groups::split_even(
+                    &(0..b.num_lines()).collect::<Vec<_>>(),
+                    count,
+                );
                 for layout in [
                     reduced_layout(
                         &b,
@@ -729,7 +432,7 @@ mod tests {
                         .max()
                         .unwrap();
                     assert_eq!(
-                        crate::spec::peak_block_bytes(&layout),
+                        crate::games::dots::groups::peak_block_bytes(&layout),
                         walk,
                         "{spec} {count}"
                     );

@@ -1,9 +1,9 @@
 //! What identifies a tablebase: board, start, penalty, group layout, book depth and
 //! chunking, and how it is written to (and read from) the `meta` table.
 
-use crate::board::{Board, Lines};
-use crate::layout::{Layout, MAX_GROUP_LINES, split_sizes};
-use crate::notation;
+use super::board::{Board, Lines};
+use super::layout::{Layout, MAX_GROUP_LINES, split_sizes};
+use super::notation;
 use anyhow::{Context, Result, anyhow, bail};
 use std::collections::BTreeMap;
 
@@ -12,12 +12,6 @@ pub const FORMAT_VERSION: u32 = 1;
 
 /// Default positions per chunk (64 KiB of raw values).
 pub const DEFAULT_CHUNK_POSITIONS: u64 = 1 << 16;
-
-/// Default upper bound on the number of positions the book keeps.
-const DEFAULT_BOOK_POSITIONS: u64 = 1 << 26;
-
-/// Most line groups a layout may have (block keys pack 8 bits per group).
-pub const MAX_GROUPS: usize = 16;
 
 /// Largest |penalty| accepted (values must fit an `i8` with every box added).
 pub const MAX_PENALTY: i32 = 64;
@@ -87,111 +81,6 @@ pub fn check_penalty(penalty: i32) -> Result<i8> {
     Ok(penalty as i8)
 }
 
-/// Default book depth: the deepest K such that layers start..=K hold at most
-/// 2^26 positions (about 20 MB stored), but never below the start layer.
-pub fn default_book_lines(layout: &Layout) -> usize {
-    let first = layout.start_lines();
-    let mut total = 0u64;
-    let mut k = first;
-    for n in first..=layout.full_layer() {
-        total += layout.layer_size(n);
-        if total > DEFAULT_BOOK_POSITIONS {
-            break;
-        }
-        k = n;
-    }
-    k
-}
-
-/// Groups for a budget: the fewest groups of at most [`MAX_GROUP_LINES`] lines
-/// (consecutive free lines in line order, sizes as even as possible) such that the
-/// largest block plus its children stays within a quarter of `memory`.
-pub fn auto_groups(board: &Board, start: Lines, memory: u64) -> Vec<Vec<usize>> {
-    let free: Vec<usize> = (0..board.num_lines())
-        .filter(|&l| start >> l & 1 == 0)
-        .collect();
-    let min_groups = free.len().div_ceil(MAX_GROUP_LINES).max(1);
-    let mut best = None;
-    for g in min_groups..=free.len().clamp(1, MAX_GROUPS) {
-        let groups = split_even(&free, g);
-        let layout = Layout::new(start, groups.clone());
-        let peak = peak_block_bytes(&layout);
-        best = Some(groups);
-        if peak <= memory / 4 {
-            break;
-        }
-    }
-    best.unwrap_or_default()
-}
-
-/// Splits lines into `g` consecutive groups of nearly equal size.
-pub fn split_even(lines: &[usize], g: usize) -> Vec<Vec<usize>> {
-    let sizes: Vec<usize> = (0..g)
-        .map(|i| lines.len() / g + usize::from(i < lines.len() % g))
-        .collect();
-    split_sizes(lines, &sizes)
-}
-
-/// Bytes of the largest stored block plus its stored child blocks (one value byte
-/// per position), exact, without visiting every block.
-///
-/// With the other counts fixed, block + children is `u * R(c) + v * R(c + 1)`
-/// (u, v >= 0) in the count `c` of a group g >= 2, where R is the group's radix
-/// polynomial: a binomial row, or with corner pairs a product of `(1 + x)` and
-/// `(1 + x + x^2)` factors; either way palindromic and unimodal, so the sum is
-/// largest for some c in `ceil(k/2) - 1 ..= floor(k/2)`. So only those counts are
-/// tried for groups 2..G (one or two each), and every count for group 1 (which
-/// symmetry makes lopsided).
-pub fn peak_block_bytes(layout: &Layout) -> u64 {
-    let Some((first, rest)) = layout.groups.split_first() else {
-        return 1;
-    };
-    let mut candidates: Vec<Vec<usize>> = vec![(0..=first.len()).collect()];
-    for g in rest {
-        let k = g.len();
-        candidates.push((k.div_ceil(2).saturating_sub(1)..=k / 2).collect());
-    }
-    let size = |counts: &[usize]| -> u128 {
-        layout
-            .groups
-            .iter()
-            .zip(counts)
-            .map(|(g, &c)| g.radix(c) as u128)
-            .product()
-    };
-    let mut choice = vec![0usize; candidates.len()];
-    let mut peak = 0u128;
-    loop {
-        let mut counts: Vec<usize> = choice
-            .iter()
-            .zip(&candidates)
-            .map(|(&i, list)| list[i])
-            .collect();
-        let mut total = size(&counts);
-        for g in 0..counts.len() {
-            if counts[g] < layout.groups[g].len() {
-                counts[g] += 1;
-                total += size(&counts);
-                counts[g] -= 1;
-            }
-        }
-        peak = peak.max(total);
-        // Next combination (odometer over the candidate lists).
-        let mut g = choice.len();
-        loop {
-            if g == 0 {
-                return peak.min(u64::MAX as u128) as u64;
-            }
-            g -= 1;
-            choice[g] += 1;
-            if choice[g] < candidates[g].len() {
-                break;
-            }
-            choice[g] = 0;
-        }
-    }
-}
-
 /// Parses `--groups`: sizes such as `16,15` (consecutive free lines in line order)
 /// or explicit line names per group such as `h0.0 h0.1/v0.0 v0.1`.
 pub fn parse_groups(board: &Board, start: Lines, text: &str) -> Result<Vec<Vec<usize>>> {
@@ -248,7 +137,7 @@ pub fn parse_groups(board: &Board, start: Lines, text: &str) -> Result<Vec<Vec<u
 /// Checks that explicit groups keep both lines of every free corner pair together
 /// (`--corners` needs them in one group).
 pub fn check_corner_groups(board: &Board, start: Lines, groups: &[Vec<usize>]) -> Result<()> {
-    for (a, b) in crate::orbits::free_corner_pairs(board, start) {
+    for (a, b) in super::orbits::free_corner_pairs(board, start) {
         if !groups.iter().any(|g| g.contains(&a) && g.contains(&b)) {
             bail!(
                 "--corners needs both lines of each corner pair in one group, but --groups splits {} and {}",
@@ -263,7 +152,7 @@ pub fn check_corner_groups(board: &Board, start: Lines, groups: &[Vec<usize>]) -
 impl Spec {
     /// The layout of this tablebase.
     pub fn layout(&self) -> Layout {
-        crate::orbits::reduced_layout(
+        super::orbits::reduced_layout(
             &self.board,
             self.start,
             self.groups.clone(),
@@ -358,22 +247,6 @@ impl Spec {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn small_boards_get_one_group_and_big_ones_several() {
-        let b: Board = "2x2".parse().unwrap();
-        assert_eq!(auto_groups(&b, 0, 8 << 30).len(), 1);
-        let b: Board = "3x4".parse().unwrap();
-        let groups = auto_groups(&b, 0, 8 << 30);
-        assert_eq!(
-            groups.iter().map(Vec::len).collect::<Vec<_>>(),
-            vec![16, 15]
-        );
-        let b: Board = "3x5".parse().unwrap();
-        let groups = auto_groups(&b, 0, 1 << 30);
-        let layout = Layout::new(0, groups);
-        assert!(peak_block_bytes(&layout) <= 1 << 28);
-    }
 
     #[test]
     fn group_sizes_must_cover_the_free_lines() {

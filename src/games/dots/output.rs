@@ -1,9 +1,9 @@
 //! Text and JSON renderings of probe answers (JSON shape fixed by DESIGN.md §5).
 
-use crate::board::Board;
-use crate::notation::format_position;
-use crate::search::SolveResult;
-use crate::tablebase::Probe;
+use super::board::Board;
+use super::notation::format_position;
+use super::search::SolveResult;
+use super::tablebase::Probe;
 use serde::Serialize;
 
 /// Renders probe answers as JSON objects (field order as in DESIGN.md §5). Written by

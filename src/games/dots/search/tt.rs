@@ -8,7 +8,7 @@
 //! keeps the deepest entry seen (replace-by-depth), the second takes everything else
 //! (always replace), so deep results survive floods of shallow ones.
 
-use crate::board::Lines;
+use crate::games::dots::board::Lines;
 
 /// "No best move" marker.
 pub(crate) const NO_MOVE: u8 = u8::MAX;

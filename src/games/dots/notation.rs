@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use crate::board::{Board, BoardError, Lines};
+use super::board::{Board, BoardError, Lines};
 
 /// A player as written in Wilson's files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

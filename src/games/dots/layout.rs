@@ -7,12 +7,13 @@
 //! digit of a block index, so for a fixed group-1 subset, all children along a move in
 //! a later group form a contiguous run (DESIGN.md section 3).
 
-use crate::board::Lines;
-use crate::orbits::GroupSymmetry;
+use super::board::Lines;
+use super::group_symmetry::GroupSymmetry;
+pub use super::group_symmetry::MAX_GROUP_LINES;
 use std::sync::Arc;
 
-/// Largest number of lines in one group (its rank table has 2^k entries).
-pub const MAX_GROUP_LINES: usize = 16;
+/// Most line groups a layout may have (block keys pack 8 bits per group).
+pub const MAX_GROUPS: usize = 16;
 
 /// Rank-table entry of a subset that a reduced group does not store.
 pub const NOT_STORED: u32 = u32::MAX;
@@ -265,6 +266,37 @@ impl Layout {
         self.reduction
             .as_ref()
             .is_some_and(|r| !r.corner_pairs().is_empty())
+    }
+
+    /// Every position whose stored representative is `stored` (itself included),
+    /// ascending: the class members one stored position answers for.
+    pub fn class_members(&self, stored: Lines) -> Vec<Lines> {
+        let (Some(reduction), Some(first)) = (&self.reduction, self.groups.first()) else {
+            return vec![stored];
+        };
+        let mut out = Vec::new();
+        for s in 0..reduction.len() {
+            let image = reduction.apply(s, stored);
+            // Every way of un-normalising the corner pairs with one line drawn.
+            let half: Vec<&(usize, usize)> = reduction
+                .corner_pairs()
+                .iter()
+                .filter(|&&(a, b)| (image >> a & 1) + (image >> b & 1) == 1)
+                .collect();
+            for choice in 0..1u64 << half.len() {
+                let q = half
+                    .iter()
+                    .enumerate()
+                    .filter(|&(i, _)| choice >> i & 1 == 1)
+                    .fold(image, |q, (_, &&(a, b))| q ^ (1 << a | 1 << b));
+                if reduction.canonical_position(first.local_of(q), q) == stored {
+                    out.push(q);
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 
     /// The stored representative of `position` (itself without a reduction).

@@ -2,7 +2,7 @@
 //!
 //! # Values
 //!
-//! A position is the `u64` mask of drawn lines (see [`crate::board`]). Its value
+//! A position is the `u64` mask of drawn lines (see [`crate::games::dots::board`]). Its value
 //! `V(p)` is the number of boxes the player to move will still make minus the number
 //! the opponent will still make, with best play by both; the full board is worth the
 //! penalty. A move that completes `k >= 1` boxes is worth `k + V(p|m)` (the same
@@ -90,7 +90,7 @@
 pub mod symmetry;
 mod tt;
 
-use crate::board::{Board, Lines};
+use super::board::{Board, Lines};
 use symmetry::Symmetries;
 use tt::{NO_MOVE, Table};
 

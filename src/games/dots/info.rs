@@ -1,7 +1,7 @@
 //! `tb info`: metadata and per-layer statistics.
 
-use crate::progress::human_bytes;
-use crate::tablebase::Tablebase;
+use super::tablebase::Tablebase;
+use crate::units::human_bytes;
 use anyhow::Result;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -96,7 +96,7 @@ pub fn info(tb: &Tablebase) -> Result<InfoReport> {
     Ok(InfoReport {
         board: spec.board.to_string(),
         start: spec.start_name.clone(),
-        start_position: crate::notation::format_position(&spec.board, spec.start),
+        start_position: super::notation::format_position(&spec.board, spec.start),
         penalty: spec.penalty,
         lines: spec.board.num_lines(),
         groups: spec.groups.clone(),

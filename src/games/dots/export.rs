@@ -1,9 +1,9 @@
 //! Streams the stored opening book as rows: by number of lines, then block (group
 //! counts in lexicographic order), then index inside the block.
 
-use crate::layout::Odometer;
-use crate::notation::format_position;
-use crate::tablebase::Tablebase;
+use super::layout::Odometer;
+use super::notation::format_position;
+use super::tablebase::Tablebase;
 use anyhow::Result;
 use std::io::Write;
 
@@ -52,7 +52,7 @@ pub fn export(
                 for v in tb.store().read_chunk(n, &counts, chunk)? {
                     let stored = layout.start | odo.mask();
                     let members = match (&layout.reduction, expand) {
-                        (Some(r), true) => r.members(layout, stored),
+                        (Some(_), true) => layout.class_members(stored),
                         _ => vec![stored],
                     };
                     for p in members {

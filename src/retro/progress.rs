@@ -1,8 +1,8 @@
 //! Progress reporting for long builds: indicatif bars on a terminal, periodic plain
 //! log lines otherwise, or nothing (`--quiet`).
 
-use crate::build::BuildSummary;
 use crate::store::BlockStats;
+use crate::units::human_bytes;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
@@ -11,14 +11,15 @@ use std::time::{Duration, Instant};
 pub trait Progress: Send {
     /// The build starts: positions in all layers, and those already stored.
     fn start(&mut self, total: u64, done: u64);
-    /// Layer `n` starts with `positions`, `done` of them already stored.
-    fn start_layer(&mut self, n: usize, positions: u64, done: u64);
+    /// A layer starts (`label` names it, e.g. `layer 23`) with `positions`, `done`
+    /// of them already stored.
+    fn start_layer(&mut self, label: &str, positions: u64, done: u64);
     /// `positions` more were computed and stored.
     fn advance(&mut self, positions: u64);
-    /// Layer `n` is complete.
-    fn finish_layer(&mut self, n: usize, stats: &BlockStats);
-    /// The build is done.
-    fn finish(&mut self, summary: &BuildSummary);
+    /// The layer `label` is complete.
+    fn finish_layer(&mut self, label: &str, stats: &BlockStats);
+    /// The build is done; `summary` is the line to leave on the screen.
+    fn finish(&mut self, summary: &str);
 }
 
 /// Picks bars for a terminal, log lines otherwise, nothing when quiet.
@@ -37,44 +38,10 @@ pub struct Quiet;
 
 impl Progress for Quiet {
     fn start(&mut self, _: u64, _: u64) {}
-    fn start_layer(&mut self, _: usize, _: u64, _: u64) {}
+    fn start_layer(&mut self, _: &str, _: u64, _: u64) {}
     fn advance(&mut self, _: u64) {}
-    fn finish_layer(&mut self, _: usize, _: &BlockStats) {}
-    fn finish(&mut self, _: &BuildSummary) {}
-}
-
-/// The final summary line(s) of a build.
-pub fn summary_text(s: &BuildSummary) -> String {
-    format!(
-        "built {} {}: start value {:+}, {} positions ({} computed now, {} blocks resumed) in {:.2} s, {:.1} M positions/s; stored {:.3} bits/position over all layers; file {}; peak RSS {}",
-        s.board,
-        s.start,
-        s.start_value,
-        s.total_positions,
-        s.computed_positions,
-        s.resumed_blocks,
-        s.seconds,
-        s.positions_per_second() / 1e6,
-        s.bits_per_position(),
-        human_bytes(s.file_bytes),
-        s.peak_rss_bytes.map_or("unknown".to_string(), human_bytes)
-    )
-}
-
-/// Bytes as B/KiB/MiB/GiB.
-pub fn human_bytes(b: u64) -> String {
-    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = b as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < units.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{b} B")
-    } else {
-        format!("{v:.1} {}", units[u])
-    }
+    fn finish_layer(&mut self, _: &str, _: &BlockStats) {}
+    fn finish(&mut self, _: &str) {}
 }
 
 /// indicatif bars: overall and current layer.
@@ -115,8 +82,8 @@ impl Progress for Bars {
         self.overall.set_position(done);
         self.overall.reset_eta();
     }
-    fn start_layer(&mut self, n: usize, positions: u64, done: u64) {
-        self.layer.set_prefix(format!("layer {n}"));
+    fn start_layer(&mut self, label: &str, positions: u64, done: u64) {
+        self.layer.set_prefix(label.to_string());
         self.layer.set_length(positions);
         self.layer.set_position(done);
         self.layer.reset_eta();
@@ -125,12 +92,12 @@ impl Progress for Bars {
         self.overall.inc(positions);
         self.layer.inc(positions);
     }
-    fn finish_layer(&mut self, _: usize, _: &BlockStats) {}
-    fn finish(&mut self, summary: &BuildSummary) {
+    fn finish_layer(&mut self, _: &str, _: &BlockStats) {}
+    fn finish(&mut self, summary: &str) {
         self.layer.finish_and_clear();
         self.overall.finish_and_clear();
         let _ = self.multi.clear();
-        eprintln!("{}", summary_text(summary));
+        eprintln!("{summary}");
     }
 }
 
@@ -142,7 +109,7 @@ pub struct Log {
     total: u64,
     done: u64,
     done_at_start: u64,
-    layer: usize,
+    layer: String,
     layer_len: u64,
     layer_done: u64,
 }
@@ -157,7 +124,7 @@ impl Log {
             total: 0,
             done: 0,
             done_at_start: 0,
-            layer: 0,
+            layer: String::new(),
             layer_len: 0,
             layer_done: 0,
         }
@@ -171,7 +138,7 @@ impl Log {
         let eta = (self.total - self.done) as f64 / rate.max(1.0);
         let _ = writeln!(
             std::io::stderr(),
-            "tb: layer {} {}/{} positions, total {:.1}% after {:.0} s, {:.1} M positions/s, eta {:.0} s",
+            "tb: {} {}/{} positions, total {:.1}% after {:.0} s, {:.1} M positions/s, eta {:.0} s",
             self.layer,
             self.layer_done,
             self.layer_len,
@@ -191,8 +158,8 @@ impl Progress for Log {
         self.done_at_start = done;
         self.started = Instant::now();
     }
-    fn start_layer(&mut self, n: usize, positions: u64, done: u64) {
-        self.layer = n;
+    fn start_layer(&mut self, label: &str, positions: u64, done: u64) {
+        self.layer = label.to_string();
         self.layer_len = positions;
         self.layer_done = done;
     }
@@ -203,18 +170,18 @@ impl Progress for Log {
             self.line();
         }
     }
-    fn finish_layer(&mut self, n: usize, stats: &BlockStats) {
+    fn finish_layer(&mut self, label: &str, stats: &BlockStats) {
         if self.last.elapsed() >= self.every {
             let _ = writeln!(
                 std::io::stderr(),
-                "tb: layer {n} complete: {} positions, {} stored",
+                "tb: {label} complete: {} positions, {} stored",
                 stats.positions,
                 human_bytes(stats.bytes)
             );
             self.last = Instant::now();
         }
     }
-    fn finish(&mut self, summary: &BuildSummary) {
-        eprintln!("{}", summary_text(summary));
+    fn finish(&mut self, summary: &str) {
+        eprintln!("{summary}");
     }
 }

@@ -1,7 +1,7 @@
 //! `tb build --plan`: what a build will do, without doing it: groups, blocks per
 //! layer, largest block, predicted peak memory and disk.
 
-use crate::spec::Spec;
+use super::spec::Spec;
 use serde::Serialize;
 
 /// Stored bits per position assumed for disk predictions (3x4 measures 1.85,
@@ -78,7 +78,7 @@ pub fn plan(spec: &Spec, memory: u64) -> Plan {
         })
         .collect();
     let size = |n: usize| layers.iter().find(|l| l.n == n).map_or(0, |l| l.positions);
-    let peak_block_bytes = crate::spec::peak_block_bytes(&layout);
+    let peak_block_bytes = super::groups::peak_block_bytes(&layout);
     let kept = (first..full)
         .map(|n| size(n).min(memory / 4) + size(n + 1).min(memory / 4))
         .max()
@@ -114,7 +114,7 @@ pub fn plan(spec: &Spec, memory: u64) -> Plan {
 
 /// Human-readable plan.
 pub fn plan_text(p: &Plan) -> String {
-    use crate::progress::human_bytes;
+    use crate::units::human_bytes;
     let mut s = format!(
         "plan for {}: {} free lines, {} positions, book <= {} lines\n",
         p.board, p.free_lines, p.total_positions, p.book_lines
@@ -150,9 +150,9 @@ pub fn plan_text(p: &Plan) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::board::Board;
-    use crate::orbits::symmetric_groups;
-    use crate::spec::{auto_groups, default_book_lines, peak_block_bytes};
+    use crate::games::dots::board::Board;
+    use crate::games::dots::groups::symmetric_groups;
+    use crate::games::dots::groups::{auto_groups, default_book_lines, peak_block_bytes};
 
     #[test]
     fn plans_for_every_board_up_to_5x5_fit_their_budget() {

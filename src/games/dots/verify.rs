@@ -1,10 +1,10 @@
 //! `tb verify`: re-hash every stored chunk and recompute stored values one ply deep
 //! from the layer above (independently of the kernel: plain per-position lookups).
 
-use crate::board::Lines;
-use crate::layout::Counts;
-use crate::notation::format_position;
-use crate::tablebase::Tablebase;
+use super::board::Lines;
+use super::layout::Counts;
+use super::notation::format_position;
+use super::tablebase::Tablebase;
 use anyhow::Result;
 use serde_json::{Value, json};
 
@@ -189,7 +189,7 @@ fn recompute(tb: &Tablebase, position: Lines) -> Result<i8> {
         let child = tb
             .value(position | 1 << line)?
             .ok_or_else(|| anyhow::anyhow!("child layer missing"))? as i32;
-        let v = crate::board::move_value(tb.boxes_completed(position, line), child);
+        let v = super::board::move_value(tb.boxes_completed(position, line), child);
         best = Some(best.map_or(v, |b| b.max(v)));
     }
     Ok(best.unwrap_or(tb.spec().penalty as i32) as i8)

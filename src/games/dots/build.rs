@@ -1,0 +1,298 @@
+//! Building a Dots-and-Boxes tablebase: the build policy (groups from the memory
+//! budget, book depth, budget refusal), the game's side of the generic scheduler
+//! ([`DotsGame`]: layers = lines drawn, blocks = per-group counts, Wilson's kernel)
+//! and the summary of a build.
+
+use super::board::Board;
+use super::groups::{auto_groups, default_book_lines, peak_block_bytes, symmetric_groups};
+use super::kernel::Kernel;
+use super::layout::Layout;
+use super::spec::{self, Spec};
+use crate::retro::build::{Builder, RunOptions, RunSummary};
+use crate::retro::progress::Progress;
+use crate::retro::{BlockId, BlockKey, Game};
+use crate::store::checksum::digest_element;
+use crate::units::human_bytes;
+use anyhow::{Result, bail};
+use std::path::PathBuf;
+
+/// What the user asked for, before the policy fills in the defaults.
+#[derive(Debug, Clone)]
+pub struct BuildRequest {
+    /// The board.
+    pub board: Board,
+    /// `--start`: a preset, a position or a Wilson file.
+    pub start: String,
+    /// `--penalty` (a Wilson file may carry one too).
+    pub penalty: Option<i32>,
+    /// `--book-lines`.
+    pub book_lines: Option<usize>,
+    /// `--memory` in bytes.
+    pub memory: u64,
+    /// `--groups` text.
+    pub groups: Option<String>,
+    /// `--chunk`: positions per stored chunk.
+    pub chunk: u64,
+    /// Wilson's symmetry reduction.
+    pub symmetry: bool,
+    /// Fraser's corner reduction.
+    pub corners: bool,
+}
+
+impl BuildRequest {
+    /// The spec to build: groups from the budget unless given (unions of line orbits
+    /// with a reduction), the default book depth unless given.
+    pub fn spec(&self) -> Result<Spec> {
+        let board = self.board;
+        let start = spec::parse_start(&board, &self.start)?;
+        let penalty = spec::check_penalty(self.penalty.or(start.penalty).unwrap_or(0))?;
+        if self.chunk == 0 || self.chunk > 1 << 24 {
+            bail!("--chunk must be between 1 and {}", 1 << 24);
+        }
+        let groups = match &self.groups {
+            Some(text) => {
+                let groups = spec::parse_groups(&board, start.lines, text)?;
+                if self.corners {
+                    spec::check_corner_groups(&board, start.lines, &groups)?;
+                }
+                groups
+            }
+            None if self.symmetry || self.corners => symmetric_groups(
+                &board,
+                start.lines,
+                self.memory,
+                self.symmetry,
+                self.corners,
+            ),
+            None => auto_groups(&board, start.lines, self.memory),
+        };
+        let mut spec = Spec {
+            board,
+            start_name: start.name,
+            start: start.lines,
+            penalty,
+            groups,
+            book_lines: 0,
+            chunk_positions: self.chunk,
+            symmetry: self.symmetry,
+            corners: self.corners,
+        };
+        spec.book_lines = match self.book_lines {
+            Some(k) if k > board.num_lines() => {
+                bail!(
+                    "--book-lines {k} is more than the board's {} lines",
+                    board.num_lines()
+                )
+            }
+            Some(k) => k,
+            None => default_book_lines(&spec.layout()),
+        };
+        Ok(spec)
+    }
+
+    /// The default database file: `<board>[-<start>][-p<penalty>].tb`.
+    pub fn default_db(&self, spec: &Spec) -> PathBuf {
+        Spec::default_db_name(&self.board, &spec.start_name, spec.penalty as i32).into()
+    }
+}
+
+/// Refuses a build whose largest block plus its children exceed half the budget.
+pub fn check_budget(spec: &Spec, memory: u64) -> Result<()> {
+    let peak = peak_block_bytes(&spec.layout());
+    if peak > memory / 2 {
+        bail!(
+            "a block of this build and its children need {} but --memory is {}; raise --memory or give --groups (see `tb build ... --plan`)",
+            human_bytes(peak),
+            human_bytes(memory)
+        );
+    }
+    Ok(())
+}
+
+/// How to run a build.
+#[derive(Debug, Clone)]
+pub struct BuildOptions {
+    /// What to build.
+    pub spec: Spec,
+    /// Whether the groups were given explicitly (otherwise a resumed build keeps the
+    /// file's groups).
+    pub groups_explicit: bool,
+    /// The SQLite file.
+    pub db: PathBuf,
+    /// Worker threads.
+    pub threads: usize,
+    /// Memory budget in bytes.
+    pub memory: u64,
+}
+
+/// What a finished build reports.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BuildSummary {
+    /// The spec that was built (groups as stored).
+    #[serde(skip)]
+    pub spec: Spec,
+    /// Board, `RxC`.
+    pub board: String,
+    /// Start name.
+    pub start: String,
+    /// What the scheduler reports (positions, times, bytes).
+    #[serde(flatten)]
+    pub run: RunSummary,
+    /// Positions of the whole tablebase without a reduction.
+    pub raw_positions: u64,
+    /// `none` or `wilson`.
+    pub symmetry: String,
+    /// Board symmetries in use (1 without symmetry).
+    pub symmetries: usize,
+    /// Whether corner pairs are reduced.
+    pub corners: bool,
+    /// Value of the start position.
+    pub start_value: i8,
+}
+
+impl BuildSummary {
+    /// The final summary line of a build.
+    pub fn text(&self) -> String {
+        let r = &self.run;
+        format!(
+            "built {} {}: start value {:+}, {} positions ({} computed now, {} blocks resumed) in {:.2} s, {:.1} M positions/s; stored {:.3} bits/position over all layers; file {}; peak RSS {}",
+            self.board,
+            self.start,
+            self.start_value,
+            r.total_positions,
+            r.computed_positions,
+            r.resumed_blocks,
+            r.seconds,
+            r.positions_per_second() / 1e6,
+            r.bits_per_position(),
+            human_bytes(r.file_bytes),
+            r.peak_rss_bytes.map_or("unknown".to_string(), human_bytes)
+        )
+    }
+}
+
+/// Runs (or resumes) a build.
+pub fn build(mut opts: BuildOptions, progress: &mut dyn Progress) -> Result<BuildSummary> {
+    let mut builder = Builder::open(&opts.db)?;
+    let meta = builder.meta()?;
+    if meta.contains_key("board") && !opts.groups_explicit {
+        // A resumed build keeps the file's groups (the budget may pick others now).
+        if let Ok(existing) = Spec::from_meta(&meta) {
+            opts.spec.groups = existing.groups;
+        }
+    }
+    let spec = &opts.spec;
+    let layout = spec.layout();
+    let completion = spec.board.completion_masks();
+    let game = DotsGame {
+        spec,
+        layout: &layout,
+        kernel: Kernel::new(&layout, &completion, spec.penalty),
+    };
+    let run = builder.run(
+        &game,
+        RunOptions {
+            threads: opts.threads,
+            memory: opts.memory,
+        },
+        progress,
+    )?;
+    let start_value = {
+        let (counts, index) = layout.locate(spec.start);
+        let chunk = index / spec.chunk_positions;
+        let values = builder
+            .store()
+            .read_chunk(layout.start_lines(), &counts, chunk)?;
+        values[(index % spec.chunk_positions) as usize]
+    };
+    let summary = BuildSummary {
+        spec: spec.clone(),
+        board: spec.board.to_string(),
+        start: spec.start_name.clone(),
+        run,
+        raw_positions: layout.raw_positions(),
+        symmetry: spec.symmetry_name().to_string(),
+        symmetries: layout.symmetries(),
+        corners: layout.has_corners(),
+        start_value,
+    };
+    progress.finish(&summary.text());
+    Ok(summary)
+}
+
+/// Dots-and-Boxes as the scheduler sees it: layer n = positions with n lines drawn,
+/// built from the full board down; block (n; c1..cG) reads the blocks one line
+/// further in each group that has a free line.
+pub struct DotsGame<'a> {
+    spec: &'a Spec,
+    layout: &'a Layout,
+    kernel: Kernel<'a>,
+}
+
+impl Game for DotsGame<'_> {
+    fn identity(&self) -> Vec<(&'static str, String)> {
+        self.spec.to_meta()
+    }
+
+    fn layers(&self) -> Vec<usize> {
+        (self.layout.start_lines()..=self.layout.full_layer())
+            .rev()
+            .collect()
+    }
+
+    fn layer_label(&self, layer: usize) -> String {
+        format!("layer {layer}")
+    }
+
+    fn blocks(&self, layer: usize) -> Vec<BlockKey> {
+        self.layout.blocks_of_layer(layer)
+    }
+
+    fn block_size(&self, _layer: usize, key: &[u8]) -> u64 {
+        self.layout.block_size(key)
+    }
+
+    fn reads(&self, layer: usize, key: &[u8]) -> Vec<BlockId> {
+        (0..key.len())
+            .filter(|&g| (key[g] as usize) < self.layout.groups[g].len())
+            .map(|g| {
+                let mut child = key.to_vec();
+                child[g] += 1;
+                BlockId {
+                    layer: layer + 1,
+                    key: child,
+                }
+            })
+            .collect()
+    }
+
+    fn compute(&self, _layer: usize, key: &[u8], inputs: &[&[i8]]) -> Result<Vec<i8>> {
+        // `reads` lists the child of every group with a free line, in group order.
+        let mut inputs = inputs.iter();
+        let children: Vec<Option<&[i8]>> = (0..key.len())
+            .map(|g| {
+                ((key[g] as usize) < self.layout.groups[g].len())
+                    .then(|| *inputs.next().expect("one input per open group"))
+            })
+            .collect();
+        Ok(self.kernel.compute_block(key, &children))
+    }
+
+    fn keeps(&self, layer: usize) -> bool {
+        layer <= self.spec.book_lines
+    }
+
+    fn digest(&self, _layer: usize, key: &[u8], first: u64, values: &[i8]) -> u64 {
+        let mut digest = 0u64;
+        let mut values = values.iter();
+        self.layout.visit(key, first, values.len(), |position| {
+            let v = *values.next().expect("one value per position");
+            digest = digest.wrapping_add(digest_element(position, v));
+        });
+        digest
+    }
+
+    fn chunk_positions(&self) -> u64 {
+        self.spec.chunk_positions
+    }
+}

@@ -1,0 +1,20 @@
+//! Dots-and-Boxes: the board and its notation, Wilson's layered tablebase (line
+//! groups, symmetry, corners, the streaming kernel), probing, the search solver, and
+//! the reports (`info`, `verify`, `export`, `plan`).
+
+pub mod board;
+pub mod build;
+pub mod export;
+pub mod group_symmetry;
+pub mod groups;
+pub mod info;
+pub mod kernel;
+pub mod layout;
+pub mod notation;
+pub mod orbits;
+pub mod output;
+pub mod plan;
+pub mod search;
+pub mod spec;
+pub mod tablebase;
+pub mod verify;

@@ -1,0 +1,432 @@
+//! The scheduler: builds a [`Game`]'s layers in order, block by block, each block
+//! stored (with the blocks no remaining block reads deleted, and its layer published
+//! when it is the last) in one transaction, so a killed build resumes where it
+//! stopped and produces the same values.
+
+use super::cache::BlockCache;
+use super::progress::Progress;
+use super::{BlockId, Game};
+use crate::store::{BlockStats, EncodedChunk, LayerFinish, LayerStatus, Store, counts_key};
+use anyhow::{Context, Result, bail};
+use rayon::prelude::*;
+use std::collections::{BTreeMap, HashMap};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// zstd level for stored chunks.
+pub const ZSTD_LEVEL: i32 = 3;
+
+/// What a finished run of the scheduler reports (the game adds its own fields).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RunSummary {
+    /// The database file.
+    pub db: PathBuf,
+    /// Positions computed in this run.
+    pub computed_positions: u64,
+    /// Positions stored for the whole tablebase (every layer).
+    pub total_positions: u64,
+    /// Blocks skipped because an earlier run stored them.
+    pub resumed_blocks: usize,
+    /// Wall time of this run.
+    pub seconds: f64,
+    /// Seconds spent on the layers over every run (resumed builds included).
+    pub build_seconds: f64,
+    /// Largest size the file reached during the build (disk needed).
+    pub peak_file_bytes: u64,
+    /// Size of the file at the end.
+    pub file_bytes: u64,
+    /// Compressed bytes written over all layers (before pruning).
+    pub stored_bytes: u64,
+    /// Peak resident memory of the process, where the OS reports it.
+    pub peak_rss_bytes: Option<u64>,
+}
+
+impl RunSummary {
+    /// Positions computed per second of wall time in this run.
+    pub fn positions_per_second(&self) -> f64 {
+        self.computed_positions as f64 / self.seconds.max(1e-9)
+    }
+
+    /// Stored bits per position over all layers.
+    pub fn bits_per_position(&self) -> f64 {
+        self.stored_bytes as f64 * 8.0 / self.total_positions.max(1) as f64
+    }
+}
+
+/// Holds an exclusive lock on `<db>.lock` for the lifetime of a build.
+pub struct BuildLock {
+    _file: File,
+}
+
+impl BuildLock {
+    /// Takes the lock or fails at once if another builder holds it.
+    pub fn acquire(db: &Path) -> Result<BuildLock> {
+        let path = lock_path(db);
+        let file = File::create(&path)
+            .with_context(|| format!("cannot create lock file {}", path.display()))?;
+        match file.try_lock() {
+            Ok(()) => Ok(BuildLock { _file: file }),
+            Err(std::fs::TryLockError::WouldBlock) => {
+                bail!(
+                    "another `tb build` is already writing {} (lock {} is held)",
+                    db.display(),
+                    path.display()
+                )
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                Err(e).context(format!("cannot lock {}", path.display()))
+            }
+        }
+    }
+}
+
+/// The lock file of a database: `<db>.lock`.
+pub fn lock_path(db: &Path) -> PathBuf {
+    let mut s = db.as_os_str().to_owned();
+    s.push(".lock");
+    PathBuf::from(s)
+}
+
+/// A tablebase file opened for building: locked, schema up to date.
+pub struct Builder {
+    _lock: BuildLock,
+    store: Store,
+    db: PathBuf,
+}
+
+/// How the scheduler runs.
+#[derive(Debug, Clone, Copy)]
+pub struct RunOptions {
+    /// Worker threads.
+    pub threads: usize,
+    /// Memory budget in bytes; half of it keeps blocks between writer and readers.
+    pub memory: u64,
+}
+
+impl Builder {
+    /// Takes the build lock and opens (or creates) the file.
+    pub fn open(db: &Path) -> Result<Builder> {
+        let lock = BuildLock::acquire(db)?;
+        let store = Store::open_for_build(db)?;
+        Ok(Builder {
+            _lock: lock,
+            store,
+            db: db.to_path_buf(),
+        })
+    }
+
+    /// The file's metadata (empty for a new file).
+    pub fn meta(&self) -> Result<BTreeMap<String, String>> {
+        self.store.meta()
+    }
+
+    /// The store (to read results after [`Builder::run`]).
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Builds (or resumes) every layer of `game`, then compacts the file.
+    pub fn run(
+        &mut self,
+        game: &dyn Game,
+        opts: RunOptions,
+        progress: &mut dyn Progress,
+    ) -> Result<RunSummary> {
+        let started = Instant::now();
+        adopt_or_check_identity(&mut self.store, &self.db, game)?;
+        self.store.set_meta(&[
+            ("tool_version", env!("CARGO_PKG_VERSION").to_string()),
+            ("build_threads", opts.threads.to_string()),
+            ("build_memory", opts.memory.to_string()),
+        ])?;
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(opts.threads)
+            .build()
+            .context("cannot start worker threads")?;
+        let (computed_positions, total_positions, resumed_blocks, peak_file_bytes) =
+            pool.install(|| Schedule::new(game).run(&mut self.store, opts.memory, progress))?;
+        self.store.compact()?;
+        let layer_rows = self.store.layers()?;
+        Ok(RunSummary {
+            db: self.db.clone(),
+            computed_positions,
+            total_positions,
+            resumed_blocks,
+            seconds: started.elapsed().as_secs_f64(),
+            build_seconds: layer_rows.values().map(|r| r.seconds).sum(),
+            peak_file_bytes,
+            file_bytes: self.store.file_bytes()?,
+            stored_bytes: layer_rows.values().map(|r| r.bytes).sum(),
+            peak_rss_bytes: crate::sys::peak_rss_bytes(),
+        })
+    }
+}
+
+/// Writes the identity into a new file, or checks that an existing file was built
+/// with the same identity.
+fn adopt_or_check_identity(store: &mut Store, db: &Path, game: &dyn Game) -> Result<()> {
+    let meta = store.meta()?;
+    let identity = game.identity();
+    if !meta.contains_key("game") {
+        return store.set_meta(&identity);
+    }
+    let mut diffs = Vec::new();
+    for (key, new) in &identity {
+        let old = meta.get(*key).map_or("(none)", String::as_str);
+        if old != new {
+            // Long values (line groups, positions) are named, not printed.
+            diffs.push(if old.len().max(new.len()) > 24 {
+                format!("{} differs", key.replace('_', " "))
+            } else {
+                format!("{} {old} vs {new}", key.replace('_', " "))
+            });
+        }
+    }
+    if !diffs.is_empty() {
+        bail!(
+            "{} was built with other parameters ({}); rerun with the same arguments to resume, or use another --db",
+            db.display(),
+            diffs.join("; ")
+        );
+    }
+    Ok(())
+}
+
+/// Every block in build order, with who reads what.
+struct Schedule<'g> {
+    game: &'g dyn Game,
+    /// Layers in build order with their blocks in build order.
+    layers: Vec<(usize, Vec<BlockId>)>,
+    /// For each block read by some block: the position (in build order) of the
+    /// last block reading it.
+    last_reader: HashMap<BlockId, usize>,
+    /// For each layer read by some block: the position of the last block reading it.
+    layer_last_reader: HashMap<usize, usize>,
+}
+
+impl<'g> Schedule<'g> {
+    fn new(game: &'g dyn Game) -> Schedule<'g> {
+        let layers: Vec<(usize, Vec<BlockId>)> = game
+            .layers()
+            .into_iter()
+            .map(|layer| {
+                let blocks = game
+                    .blocks(layer)
+                    .into_iter()
+                    .map(|key| BlockId { layer, key })
+                    .collect();
+                (layer, blocks)
+            })
+            .collect();
+        let mut last_reader = HashMap::new();
+        let mut layer_last_reader = HashMap::new();
+        for (position, block) in layers.iter().flat_map(|(_, b)| b).enumerate() {
+            for input in game.reads(block.layer, &block.key) {
+                layer_last_reader.insert(input.layer, position);
+                last_reader.insert(input, position);
+            }
+        }
+        Schedule {
+            game,
+            layers,
+            last_reader,
+            layer_last_reader,
+        }
+    }
+
+    /// Runs every block not stored yet. Returns (positions computed, positions in
+    /// all layers, blocks resumed, peak file bytes).
+    fn run(
+        &self,
+        store: &mut Store,
+        memory: u64,
+        progress: &mut dyn Progress,
+    ) -> Result<(u64, u64, usize, u64)> {
+        let game = self.game;
+        let layer_size = |blocks: &[BlockId]| -> u64 {
+            blocks
+                .iter()
+                .map(|b| game.block_size(b.layer, &b.key))
+                .sum()
+        };
+        let total_positions: u64 = self.layers.iter().map(|(_, b)| layer_size(b)).sum();
+        let rows = store.layers()?;
+        let done_positions: u64 = rows
+            .values()
+            .filter(|r| r.status != LayerStatus::Building)
+            .map(|r| r.positions)
+            .sum();
+        progress.start(total_positions, done_positions);
+        let mut cache = BlockCache::new(memory / 2);
+        let mut computed_positions = 0u64;
+        let mut resumed_blocks = 0usize;
+        let mut peak_file_bytes = store
+            .meta()?
+            .get("peak_file_bytes")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0u64);
+        let mut position = 0usize;
+        for (layer, blocks) in &self.layers {
+            let layer = *layer;
+            let first_position = position;
+            position += blocks.len();
+            if rows
+                .get(&layer)
+                .is_some_and(|r| r.status != LayerStatus::Building)
+            {
+                continue;
+            }
+            let label = game.layer_label(layer);
+            let layer_positions = layer_size(blocks);
+            store.begin_layer(layer, layer_positions)?;
+            let finished = store.finished_blocks(layer)?;
+            let mut totals = BlockStats::default();
+            for stats in finished.values() {
+                totals.merge(stats);
+            }
+            resumed_blocks += finished.len();
+            progress.start_layer(&label, layer_positions, totals.positions);
+            let todo: Vec<(usize, &BlockId)> = blocks
+                .iter()
+                .enumerate()
+                .map(|(i, b)| (first_position + i, b))
+                .filter(|(_, b)| !finished.contains_key(&counts_key(&b.key)))
+                .collect();
+            let last_position = position - 1;
+            let finish_for = |totals: &BlockStats| LayerFinish {
+                status: if game.keeps(layer) {
+                    LayerStatus::Book
+                } else {
+                    LayerStatus::Complete
+                },
+                stats: totals.clone(),
+                prune: self.prunable_layers(last_position),
+            };
+            if todo.is_empty() {
+                store.finish_layer(layer, &finish_for(&totals))?;
+            }
+            for (i, &(at, block)) in todo.iter().enumerate() {
+                let t0 = Instant::now();
+                let reads = game.reads(layer, &block.key);
+                let mut inputs = Vec::with_capacity(reads.len());
+                for id in &reads {
+                    inputs.push(cache.get_or_load(id, || load_block(store, game, id))?);
+                }
+                let input_refs: Vec<&[i8]> = inputs.iter().map(|b| b.as_slice()).collect();
+                let values = game.compute(layer, &block.key, &input_refs)?;
+                let size = game.block_size(layer, &block.key);
+                if values.len() as u64 != size {
+                    bail!(
+                        "the kernel gave {} values for block {} of layer {layer}, expected {size}",
+                        values.len(),
+                        counts_key(&block.key)
+                    );
+                }
+                let (chunks, mut stats) = encode_block(game, block, &values)?;
+                stats.seconds = t0.elapsed().as_secs_f64();
+                totals.merge(&stats);
+                // Blocks no later block reads: deleted with this one's transaction.
+                let done_with: Vec<&BlockId> = reads
+                    .iter()
+                    .filter(|id| self.last_reader.get(*id) == Some(&at))
+                    .collect();
+                let drops: Vec<(usize, String)> = done_with
+                    .iter()
+                    .filter(|id| !game.keeps(id.layer))
+                    .map(|id| (id.layer, counts_key(&id.key)))
+                    .collect();
+                let finish = (i + 1 == todo.len()).then(|| finish_for(&totals));
+                store.write_block(layer, &block.key, &chunks, &stats, &drops, finish.as_ref())?;
+                peak_file_bytes = peak_file_bytes.max(store.disk_bytes()?);
+                computed_positions += stats.positions;
+                progress.advance(stats.positions);
+                for id in done_with {
+                    cache.evict(id);
+                }
+                if self.last_reader.contains_key(block) {
+                    cache.insert(block.clone(), Arc::new(values));
+                }
+            }
+            progress.finish_layer(&label, &totals);
+            store.set_meta(&[("peak_file_bytes", peak_file_bytes.to_string())])?;
+        }
+        Ok((
+            computed_positions,
+            total_positions,
+            resumed_blocks,
+            peak_file_bytes,
+        ))
+    }
+
+    /// Layers not kept whose last reader is at or before `position` in build order:
+    /// deleted when the layer ending there is published.
+    fn prunable_layers(&self, position: usize) -> Vec<usize> {
+        let mut layers: Vec<usize> = self
+            .layer_last_reader
+            .iter()
+            .filter(|&(&layer, &last)| last <= position && !self.game.keeps(layer))
+            .map(|(&layer, _)| layer)
+            .collect();
+        layers.sort_unstable();
+        layers
+    }
+}
+
+/// Reads a whole block back from the store.
+pub fn load_block(store: &Store, game: &dyn Game, id: &BlockId) -> Result<Vec<i8>> {
+    let size = game.block_size(id.layer, &id.key);
+    let chunk_positions = game.chunk_positions();
+    let chunks = size.div_ceil(chunk_positions);
+    let mut values = Vec::with_capacity(size as usize);
+    for chunk in 0..chunks {
+        values.extend(store.read_chunk(id.layer, &id.key, chunk)?);
+    }
+    if values.len() as u64 != size {
+        bail!(
+            "block {} of layer {} has {} values, expected {size}",
+            counts_key(&id.key),
+            id.layer,
+            values.len()
+        );
+    }
+    Ok(values)
+}
+
+/// Compresses a block's chunks in parallel and gathers its histogram and digest.
+fn encode_block(
+    game: &dyn Game,
+    block: &BlockId,
+    values: &[i8],
+) -> Result<(Vec<EncodedChunk>, BlockStats)> {
+    let chunk_positions = game.chunk_positions();
+    let parts: Vec<(EncodedChunk, [u64; 256], u64)> = values
+        .par_chunks(chunk_positions as usize)
+        .enumerate()
+        .map(|(i, raw)| {
+            let mut histogram = [0u64; 256];
+            for &v in raw {
+                histogram[v as u8 as usize] += 1;
+            }
+            let digest = game.digest(block.layer, &block.key, i as u64 * chunk_positions, raw);
+            Ok((EncodedChunk::encode(raw, ZSTD_LEVEL)?, histogram, digest))
+        })
+        .collect::<Result<_>>()?;
+    let mut stats = BlockStats {
+        positions: values.len() as u64,
+        ..BlockStats::default()
+    };
+    let mut chunks = Vec::with_capacity(parts.len());
+    for (chunk, histogram, digest) in parts {
+        stats.bytes += chunk.data.len() as u64;
+        stats.digest = stats.digest.wrapping_add(digest);
+        for (byte, &c) in histogram.iter().enumerate() {
+            if c > 0 {
+                *stats.histogram.entry(byte as u8 as i8).or_default() += c;
+            }
+        }
+        chunks.push(chunk);
+    }
+    Ok((chunks, stats))
+}

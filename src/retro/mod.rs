@@ -1,0 +1,71 @@
+//! Retrograde analysis, game-generic: the interface a game implements
+//! ([`Game`]) and the scheduler that builds, stores, resumes and prunes
+//! ([`build`]). Values are one byte per position here; what a byte means belongs to
+//! the game.
+//!
+//! A game's positions are split into **layers**, built in an order the game gives
+//! (Dots-and-Boxes: lines drawn, from the full board down; Morris: stone-count
+//! pairs, from 3-3 up). A layer is cut into **blocks** (dense arrays of values,
+//! keyed inside the layer by a few small numbers); a block is computed from blocks
+//! of layers built before it ([`Game::reads`]), by the game's kernel
+//! ([`Game::compute`]). The scheduler keeps blocks in memory while a later block
+//! reads them (or reloads them from the store), deletes blocks that no remaining
+//! block reads unless their layer is kept ([`Game::keeps`]), and publishes each
+//! layer in the transaction that stores its last block.
+
+pub mod build;
+pub mod cache;
+pub mod progress;
+
+use anyhow::Result;
+
+/// The key of a block inside its layer: a few small numbers (Dots-and-Boxes: the
+/// lines drawn per group; Morris: the stone counts of a table pair).
+pub type BlockKey = Vec<u8>;
+
+/// A block of a layer.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BlockId {
+    /// The layer.
+    pub layer: usize,
+    /// The block's key inside the layer.
+    pub key: BlockKey,
+}
+
+/// What a game supplies to be built by retrograde analysis.
+pub trait Game: Sync {
+    /// Metadata rows that identify what is built (game, board, options, format
+    /// version): written into a new file; on resume, a file whose rows differ is
+    /// refused.
+    fn identity(&self) -> Vec<(&'static str, String)>;
+
+    /// Every layer, in build order.
+    fn layers(&self) -> Vec<usize>;
+
+    /// How progress output names a layer (`layer 23`, `tables 3-4/4-3`).
+    fn layer_label(&self, layer: usize) -> String;
+
+    /// The blocks of a layer, in build order.
+    fn blocks(&self, layer: usize) -> Vec<BlockKey>;
+
+    /// Positions (values) in a block.
+    fn block_size(&self, layer: usize, key: &[u8]) -> u64;
+
+    /// The blocks (of layers built earlier) whose values computing this block needs,
+    /// in the order [`Game::compute`] receives them.
+    fn reads(&self, layer: usize, key: &[u8]) -> Vec<BlockId>;
+
+    /// Computes a block's values from the blocks [`Game::reads`] names (same order).
+    fn compute(&self, layer: usize, key: &[u8], inputs: &[&[i8]]) -> Result<Vec<i8>>;
+
+    /// Whether a finished layer stays in the file (the book) rather than being
+    /// deleted once no remaining block reads it.
+    fn keeps(&self, layer: usize) -> bool;
+
+    /// Digest contribution of `values`, the values of a block from index `first` on
+    /// (a wrapping sum of per-position elements, so chunks can be hashed apart).
+    fn digest(&self, layer: usize, key: &[u8], first: u64, values: &[i8]) -> u64;
+
+    /// Positions per stored chunk.
+    fn chunk_positions(&self) -> u64;
+}

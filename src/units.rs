@@ -1,0 +1,40 @@
+//! Byte sizes as people write them: parsed from `512MiB`/`8GiB`, printed as `1.5 GiB`.
+
+use anyhow::{Context, Result, bail};
+
+/// Bytes as B/KiB/MiB/GiB/TiB with one decimal.
+pub fn human_bytes(b: u64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < units.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", units[u])
+    }
+}
+
+/// Parses a size such as `512MiB`, `8GiB`, `2G` or a plain byte count.
+pub fn parse_size(text: &str) -> Result<u64> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let num: f64 = num
+        .parse()
+        .with_context(|| format!("bad size `{text}` (e.g. 512MiB, 8GiB)"))?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        _ => bail!("bad size unit in `{text}` (use KiB, MiB, GiB)"),
+    };
+    Ok((num * mult as f64) as u64)
+}
