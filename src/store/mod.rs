@@ -7,6 +7,7 @@
 //! superseded is pruned in that same transaction unless it belongs to the book.
 
 pub mod checksum;
+pub mod reader;
 
 use anyhow::{Context, Result, bail};
 use checksum::checksum;

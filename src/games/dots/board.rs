@@ -277,6 +277,17 @@ pub fn move_value(boxes: u32, child: i32) -> i32 {
     }
 }
 
+/// [`move_value`] on stored `i8` values, for the kernel's streaming loops (wrapping,
+/// so it vectorises; stored values never come near the `i8` limits).
+#[inline(always)]
+pub fn move_value_i8(boxes: i8, child: i8) -> i8 {
+    if boxes == 0 {
+        child.wrapping_neg()
+    } else {
+        child.wrapping_add(boxes)
+    }
+}
+
 /// Boxes completed by a line whose [`Board::completion_masks`] entry is `masks`.
 #[inline]
 pub fn boxes_completed_with(position: Lines, masks: [Lines; 2]) -> u32 {

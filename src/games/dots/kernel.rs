@@ -7,7 +7,7 @@
 //! through runs of both arrays. The box test needs the whole position, whose later-
 //! group part ("suffix mask") depends only on the offset inside the row.
 
-use super::board::Lines;
+use super::board::{Lines, move_value_i8};
 use super::group_symmetry::GroupSymmetry;
 use super::layout::{Layout, Odometer};
 use rayon::prelude::*;
@@ -395,12 +395,7 @@ impl<'a> SuffixMasks<'a> {
 fn fold_last_moves_body(out: &mut [i8], child: &[i8], list: &[LastMove], ready: u8) {
     for m in list {
         let v = child[m.child as usize];
-        let k = BOXES[(m.local & ready) as usize];
-        let value = if k == 0 {
-            v.wrapping_neg()
-        } else {
-            v.wrapping_add(k)
-        };
+        let value = move_value_i8(BOXES[(m.local & ready) as usize], v);
         let o = &mut out[m.parent as usize];
         *o = (*o).max(value);
     }
@@ -442,12 +437,7 @@ fn fold_moves_body(out: &mut [i8], child: &[i8], suffix: &[Lines], tests: [Lines
     let [t1, t2] = tests;
     for ((o, &c), &s) in out.iter_mut().zip(child).zip(suffix) {
         let k = ((s & t1) == t1) as i8 + ((s & t2) == t2) as i8;
-        let v = if k == 0 {
-            c.wrapping_neg()
-        } else {
-            c.wrapping_add(k)
-        };
-        *o = (*o).max(v);
+        *o = (*o).max(move_value_i8(k, c));
     }
 }
 

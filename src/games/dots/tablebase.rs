@@ -5,16 +5,12 @@ use super::board::{Board, Lines};
 use super::layout::Layout;
 use super::search::{SearchOptions, SolveResult, Solver};
 use super::spec::Spec;
+use crate::store::reader::ChunkReader;
 use crate::store::{LayerRow, Store};
 use anyhow::{Result, bail};
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::BTreeMap;
 use std::path::Path;
-use std::rc::Rc;
-
-/// Decompressed values kept per open tablebase: a warm batch should not
-/// decompress a chunk twice while the book fits (2x5's 67 M-position book does).
-const CACHE_BYTES: u64 = 256 << 20;
 
 /// Where an answer came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,45 +76,15 @@ impl Probe {
     }
 }
 
-type ChunkKey = (u8, u128, u64);
-
-/// A fast hasher for chunk keys (the default SipHash dominated warm probes).
-#[derive(Default, Clone, Copy)]
-struct KeyHasher(u64);
-
-impl std::hash::Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        crate::store::checksum::mix(self.0)
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-    fn write_u8(&mut self, i: u8) {
-        self.write_u64(i as u64);
-    }
-    fn write_u64(&mut self, i: u64) {
-        self.0 = (self.0.rotate_left(29) ^ i).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-    fn write_u128(&mut self, i: u128) {
-        self.write_u64(i as u64);
-        self.write_u64((i >> 64) as u64);
-    }
-}
-
-type KeyHash = std::hash::BuildHasherDefault<KeyHasher>;
-
 /// An open tablebase file.
 pub struct Tablebase {
-    store: Store,
+    reader: ChunkReader,
     spec: Spec,
     layout: Layout,
     layers: BTreeMap<usize, LayerRow>,
     /// `readable[n]`: layer n can be read.
     readable: Vec<bool>,
     completion: Vec<[Lines; 2]>,
-    cache: RefCell<ChunkCache>,
     /// Positions with more open lines than this are not searched.
     search_limit: u32,
     solver: RefCell<Option<Solver>>,
@@ -131,12 +97,6 @@ pub const DEFAULT_SEARCH_LIMIT: u32 = 26;
 /// Transposition table of the probe fallback.
 const PROBE_TT_BYTES: usize = 64 << 20;
 
-#[derive(Default)]
-struct ChunkCache {
-    chunks: HashMap<ChunkKey, Rc<Vec<i8>>, KeyHash>,
-    order: VecDeque<ChunkKey>,
-}
-
 impl Tablebase {
     /// Opens a tablebase file read-only.
     pub fn open(path: &Path) -> Result<Tablebase> {
@@ -148,14 +108,14 @@ impl Tablebase {
             .map(|n| layers.get(&n).is_some_and(|r| r.status.readable()))
             .collect();
         let completion = spec.board.completion_masks();
+        let reader = ChunkReader::new(store, spec.chunk_positions);
         Ok(Tablebase {
-            store,
+            reader,
             spec,
             layout,
             layers,
             readable,
             completion,
-            cache: RefCell::new(ChunkCache::default()),
             search_limit: DEFAULT_SEARCH_LIMIT,
             solver: RefCell::new(None),
         })
@@ -188,7 +148,7 @@ impl Tablebase {
 
     /// The underlying store.
     pub fn store(&self) -> &Store {
-        &self.store
+        self.reader.store()
     }
 
     /// Whether layer `n` can be read.
@@ -215,29 +175,10 @@ impl Tablebase {
             return Ok(None);
         }
         let (packed, index) = self.layout.locate_packed(position);
-        let key: ChunkKey = (n as u8, packed, index / self.spec.chunk_positions);
-        let offset = (index % self.spec.chunk_positions) as usize;
-        if let Some(values) = self.cache.borrow().chunks.get(&key) {
-            return Ok(Some(values[offset]));
-        }
-        Ok(Some(self.load_chunk(key)?[offset]))
-    }
-
-    /// Reads a chunk that is not cached and caches it (FIFO eviction).
-    fn load_chunk(&self, key: ChunkKey) -> Result<Rc<Vec<i8>>> {
-        let (n, packed, chunk) = key;
-        let counts = self.layout.unpack_counts(packed);
-        let values = Rc::new(self.store.read_chunk(n as usize, &counts, chunk)?);
-        let mut cache = self.cache.borrow_mut();
-        let capacity = (CACHE_BYTES / self.spec.chunk_positions).max(16) as usize;
-        if cache.order.len() >= capacity
-            && let Some(old) = cache.order.pop_front()
-        {
-            cache.chunks.remove(&old);
-        }
-        cache.order.push_back(key);
-        cache.chunks.insert(key, values.clone());
-        Ok(values)
+        let value = self
+            .reader
+            .value(n, packed, index, || self.layout.unpack_counts(packed))?;
+        Ok(Some(value))
     }
 
     /// Sets the most open lines the probe fallback searches (0: never search).

@@ -90,7 +90,7 @@
 pub mod symmetry;
 mod tt;
 
-use super::board::{Board, Lines};
+use super::board::{Board, Lines, boxes_completed_with};
 use symmetry::Symmetries;
 use tt::{NO_MOVE, Table};
 
@@ -346,8 +346,7 @@ impl Solver {
     /// Number of boxes that drawing `line` completes in `position`.
     #[inline]
     fn completes(&self, position: Lines, line: usize) -> i32 {
-        let [a, b] = self.completion[line];
-        i32::from(position & a == a) + i32::from(position & b == b)
+        boxes_completed_with(position, self.completion[line]) as i32
     }
 
     #[inline]

@@ -1,0 +1,112 @@
+//! Reading values back: an open store plus a cache of decompressed chunks, so that a
+//! warm batch of probes decompresses each chunk once. Game-generic: a block is
+//! named by its layer and a packed key the game chooses (any `u128` that identifies
+//! the block inside its layer), and unpacked only when a chunk must be read.
+
+use super::Store;
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
+use std::rc::Rc;
+
+/// Decompressed values kept per open tablebase: a warm batch should not decompress a
+/// chunk twice while the book fits (2x5's 67 M-position book does).
+pub const CACHE_BYTES: u64 = 256 << 20;
+
+/// (layer, packed block key, chunk number).
+type ChunkKey = (u32, u128, u64);
+
+/// A fast hasher for chunk keys (the default SipHash dominated warm probes).
+#[derive(Default, Clone, Copy)]
+struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        super::checksum::mix(self.0)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.write_u64(i as u64);
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(29) ^ i).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+    fn write_u128(&mut self, i: u128) {
+        self.write_u64(i as u64);
+        self.write_u64((i >> 64) as u64);
+    }
+}
+
+type KeyHash = std::hash::BuildHasherDefault<KeyHasher>;
+
+#[derive(Default)]
+struct ChunkCache {
+    chunks: HashMap<ChunkKey, Rc<Vec<i8>>, KeyHash>,
+    order: VecDeque<ChunkKey>,
+}
+
+/// An open store with a chunk cache (FIFO eviction, [`CACHE_BYTES`] of values).
+pub struct ChunkReader {
+    store: Store,
+    chunk_positions: u64,
+    cache: RefCell<ChunkCache>,
+}
+
+impl ChunkReader {
+    /// Reads `store`, whose chunks hold `chunk_positions` values each.
+    pub fn new(store: Store, chunk_positions: u64) -> ChunkReader {
+        ChunkReader {
+            store,
+            chunk_positions,
+            cache: RefCell::new(ChunkCache::default()),
+        }
+    }
+
+    /// The underlying store.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Positions per chunk.
+    pub fn chunk_positions(&self) -> u64 {
+        self.chunk_positions
+    }
+
+    /// The value at `index` of the block `packed` of `layer`; `key` unpacks the block
+    /// key (called only when the chunk is not cached). A missing or corrupt chunk is
+    /// an error, never a value.
+    #[inline]
+    pub fn value(
+        &self,
+        layer: usize,
+        packed: u128,
+        index: u64,
+        key: impl FnOnce() -> Vec<u8>,
+    ) -> anyhow::Result<i8> {
+        let chunk_key: ChunkKey = (layer as u32, packed, index / self.chunk_positions);
+        let offset = (index % self.chunk_positions) as usize;
+        if let Some(values) = self.cache.borrow().chunks.get(&chunk_key) {
+            return Ok(values[offset]);
+        }
+        Ok(self.load(chunk_key, &key())?[offset])
+    }
+
+    /// Reads a chunk that is not cached and caches it.
+    fn load(&self, chunk_key: ChunkKey, key: &[u8]) -> anyhow::Result<Rc<Vec<i8>>> {
+        let (layer, _, chunk) = chunk_key;
+        let values = Rc::new(self.store.read_chunk(layer as usize, key, chunk)?);
+        let mut cache = self.cache.borrow_mut();
+        let capacity = (CACHE_BYTES / self.chunk_positions).max(16) as usize;
+        if cache.order.len() >= capacity
+            && let Some(old) = cache.order.pop_front()
+        {
+            cache.chunks.remove(&old);
+        }
+        cache.order.push_back(chunk_key);
+        cache.chunks.insert(chunk_key, values.clone());
+        Ok(values)
+    }
+}
