@@ -8,6 +8,7 @@ pub mod board;
 pub mod build;
 pub mod checksum;
 pub mod export;
+pub mod games;
 pub mod info;
 pub mod kernel;
 pub mod layout;

@@ -1,0 +1,2 @@
+//! Games other than Dots-and-Boxes, each self-contained.
+pub mod morris;
