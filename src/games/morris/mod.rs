@@ -9,3 +9,4 @@
 pub mod geometry;
 pub mod index;
 pub mod value;
+pub mod rules;
