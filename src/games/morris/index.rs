@@ -309,6 +309,21 @@ impl Table {
         })
     }
 
+    /// The shared index of table (m, o), built on first use.
+    pub fn get(m: u8, o: u8) -> Result<&'static Table> {
+        const N: usize = MAX_STONES as usize + 1;
+        static CACHE: [[OnceLock<Table>; N]; N] = [const { [const { OnceLock::new() }; N] }; N];
+        if !(1..=MAX_STONES).contains(&m) || !(1..=MAX_STONES).contains(&o) {
+            bail!("table {m}-{o}: stones per side must be 1..={MAX_STONES}");
+        }
+        let cell = &CACHE[m as usize][o as usize];
+        if let Some(t) = cell.get() {
+            return Ok(t);
+        }
+        let t = Table::new(m, o)?;
+        Ok(cell.get_or_init(|| t))
+    }
+
     /// Number of classes (= number of stored values).
     pub fn size(&self) -> u64 {
         *self.offsets.last().unwrap()

@@ -10,3 +10,10 @@ pub mod geometry;
 pub mod index;
 pub mod value;
 pub mod rules;
+pub mod solve;
+
+pub use geometry::{ADJACENT, MILLS, NAMES, POINTS, SYM_PERM, SYMMETRIES};
+pub use index::{Table, class_count};
+pub use rules::{Move, NotationError, Outcome, Position};
+pub use solve::{Probe, Tables, probe, solve_all, solve_pair};
+pub use value::Value;
