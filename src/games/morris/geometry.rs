@@ -247,19 +247,25 @@ mod tests {
     #[test]
     fn adjacency_is_symmetric_and_sized() {
         let mut edges = 0;
-        for p in 0..POINTS {
-            assert_eq!(ADJACENT[p] & (1 << p), 0);
-            for q in bits(ADJACENT[p]) {
+        for (p, &adj) in ADJACENT.iter().enumerate() {
+            assert_eq!(adj & (1 << p), 0);
+            for q in bits(adj) {
                 assert_ne!(ADJACENT[q] & (1 << p), 0);
             }
-            edges += ADJACENT[p].count_ones();
+            edges += adj.count_ones();
         }
         // 3 rings x 8 sides + 4 cross lines x 2 segments.
         assert_eq!(edges / 2, 32);
         let n = |s: &str| point_from_name(s).unwrap();
-        assert_eq!(ADJACENT[n("d1")], 1 << n("a1") | 1 << n("g1") | 1 << n("d2"));
+        assert_eq!(
+            ADJACENT[n("d1")],
+            1 << n("a1") | 1 << n("g1") | 1 << n("d2")
+        );
         assert_eq!(ADJACENT[n("c4")] & (1 << n("e4")), 0);
-        assert_eq!(ADJACENT[n("b4")], 1 << n("a4") | 1 << n("c4") | 1 << n("b2") | 1 << n("b6"));
+        assert_eq!(
+            ADJACENT[n("b4")],
+            1 << n("a4") | 1 << n("c4") | 1 << n("b2") | 1 << n("b6")
+        );
     }
 
     #[test]
@@ -305,12 +311,9 @@ mod tests {
         }
         assert!((0..POINTS).all(|p| SYM_PERM[0][p] as usize == p));
         // Closure: every composition is one of the 16.
-        for a in 0..SYMMETRIES {
-            for b in 0..SYMMETRIES {
-                let mut c = [0u8; POINTS];
-                for p in 0..POINTS {
-                    c[p] = SYM_PERM[a][SYM_PERM[b][p] as usize];
-                }
+        for pa in &SYM_PERM {
+            for pb in &SYM_PERM {
+                let c: [u8; POINTS] = std::array::from_fn(|p| pa[pb[p] as usize]);
                 assert!(seen.contains(&c));
             }
         }

@@ -363,7 +363,11 @@ impl Table {
         }
         let (m, o) = (mover.count_ones(), opponent.count_ones());
         if (m, o) != (self.m as u32, self.o as u32) {
-            bail!("position has {m}-{o} stones, table is {}-{}", self.m, self.o);
+            bail!(
+                "position has {m}-{o} stones, table is {}-{}",
+                self.m,
+                self.o
+            );
         }
         Ok(self.index(mover, opponent))
     }
@@ -403,7 +407,12 @@ impl Table {
 
     /// The representative `(mover, opponent)` of class `index` (< size).
     pub fn position(&self, index: u64) -> (u32, u32) {
-        assert!(index < self.size(), "index {index} out of table {}-{}", self.m, self.o);
+        assert!(
+            index < self.size(),
+            "index {index} out of table {}-{}",
+            self.m,
+            self.o
+        );
         let cid = self.block_of(index);
         let w = self.movers.canon[cid];
         (w, self.block_opponent(cid, index - self.offsets[cid]))
@@ -468,9 +477,13 @@ mod tests {
         assert_eq!(Table::new(4, 3).unwrap().size(), 760_398);
         assert_eq!(class_count(3, 3), 169_626);
         assert_eq!(class_count(9, 9), 409_106_740);
-        let all: u64 = (3..=9).flat_map(|m| (3..=9).map(move |o| class_count(m, o))).sum();
+        let all: u64 = (3..=9)
+            .flat_map(|m| (3..=9).map(move |o| class_count(m, o)))
+            .sum();
         assert_eq!(all, 8_904_593_601);
-        let small: u64 = (3..=5).flat_map(|m| (3..=5).map(move |o| class_count(m, o))).sum();
+        let small: u64 = (3..=5)
+            .flat_map(|m| (3..=5).map(move |o| class_count(m, o)))
+            .sum();
         assert_eq!(small / 100_000, 616, "{small}");
     }
 

@@ -8,9 +8,9 @@
 
 pub mod geometry;
 pub mod index;
-pub mod value;
 pub mod rules;
 pub mod solve;
+pub mod value;
 
 pub use geometry::{ADJACENT, MILLS, NAMES, POINTS, SYM_PERM, SYMMETRIES};
 pub use index::{Table, class_count};

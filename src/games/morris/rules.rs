@@ -39,7 +39,9 @@ pub enum NotationError {
         count: u32,
     },
     /// A point name that does not exist.
-    #[error("bad point {0:?} (points are a1 d1 g1 b2 d2 f2 c3 d3 e3 a4 b4 c4 e4 f4 g4 c5 d5 e5 b6 d6 f6 a7 d7 g7)")]
+    #[error(
+        "bad point {0:?} (points are a1 d1 g1 b2 d2 f2 c3 d3 e3 a4 b4 c4 e4 f4 g4 c5 d5 e5 b6 d6 f6 a7 d7 g7)"
+    )]
     BadPoint(String),
     /// A move that cannot be parsed.
     #[error("bad move {0:?}: expected d6, d6xd7, a1-a4 or a1-a4xd7")]
@@ -101,7 +103,11 @@ pub enum Outcome {
 impl Position {
     /// A moving-phase position with White's and Black's stones.
     pub fn new(white: u32, black: u32, white_to_move: bool) -> Position {
-        let (mover, opponent) = if white_to_move { (white, black) } else { (black, white) };
+        let (mover, opponent) = if white_to_move {
+            (white, black)
+        } else {
+            (black, white)
+        };
         Position {
             mover,
             opponent,
@@ -112,12 +118,20 @@ impl Position {
 
     /// White's stones.
     pub fn white(&self) -> u32 {
-        if self.white_to_move { self.mover } else { self.opponent }
+        if self.white_to_move {
+            self.mover
+        } else {
+            self.opponent
+        }
     }
 
     /// Black's stones.
     pub fn black(&self) -> u32 {
-        if self.white_to_move { self.opponent } else { self.mover }
+        if self.white_to_move {
+            self.opponent
+        } else {
+            self.mover
+        }
     }
 
     /// True once both hands are empty.
@@ -172,7 +186,11 @@ impl Position {
             }
         }
         let mut pos = Position::new(white, black, white_to_move);
-        pos.hands = if white_to_move { hand } else { [hand[1], hand[0]] };
+        pos.hands = if white_to_move {
+            hand
+        } else {
+            [hand[1], hand[0]]
+        };
         Ok(pos)
     }
 
@@ -216,7 +234,10 @@ impl Position {
             let nm = me ^ from.map_or(0, |f| 1 << f) ^ (1 << to);
             let caps = if in_mill(nm, to) { capturable(opp) } else { 0 };
             let mk = |capture: Option<u8>| match from {
-                None => Move::Place { to: to as u8, capture },
+                None => Move::Place {
+                    to: to as u8,
+                    capture,
+                },
                 Some(f) => Move::Step {
                     from: f as u8,
                     to: to as u8,
@@ -244,7 +265,11 @@ impl Position {
         } else {
             let flying = me.count_ones() == 3;
             for from in bits(me) {
-                let targets = if flying { empty } else { ADJACENT[from] & empty };
+                let targets = if flying {
+                    empty
+                } else {
+                    ADJACENT[from] & empty
+                };
                 for to in bits(targets) {
                     emit(Some(from), to, self.hands);
                 }
@@ -379,7 +404,9 @@ mod tests {
         for _ in 0..200 {
             let mut board = String::new();
             for _ in 0..POINTS {
-                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 board.push(match seed >> 62 {
                     0 | 1 => '.',
                     2 => 'W',
@@ -395,7 +422,10 @@ mod tests {
             }
         }
         let text = "W.BB...................W w";
-        assert_eq!(Position::parse(&format!("{text} 0 0")).unwrap().to_string(), text);
+        assert_eq!(
+            Position::parse(&format!("{text} 0 0")).unwrap().to_string(),
+            text
+        );
         let p = Position::parse("W.BB...................W b").unwrap();
         assert_eq!(p.mover, set("g1 b2"));
         assert_eq!(p.opponent, set("a1 g7"));
@@ -412,18 +442,36 @@ mod tests {
         assert_eq!(Position::parse("W..B w"), Err(BoardLength(4)));
         assert_eq!(
             Position::parse("W..B....X............... w"),
-            Err(BadCharacter { ch: 'X', point: "e3" })
+            Err(BadCharacter {
+                ch: 'X',
+                point: "e3"
+            })
         );
-        assert!(matches!(Position::parse("W..B.................... x"), Err(Syntax(_))));
-        assert!(matches!(Position::parse("W..B.................... w 9"), Err(Syntax(_))));
-        assert!(matches!(Position::parse("W..B.................... w 10 9"), Err(BadHand(_))));
+        assert!(matches!(
+            Position::parse("W..B.................... x"),
+            Err(Syntax(_))
+        ));
+        assert!(matches!(
+            Position::parse("W..B.................... w 9"),
+            Err(Syntax(_))
+        ));
+        assert!(matches!(
+            Position::parse("W..B.................... w 10 9"),
+            Err(BadHand(_))
+        ));
         assert_eq!(
             Position::parse("WWWWWWWWWW.............. w"),
-            Err(TooManyStones { side: "White", count: 10 })
+            Err(TooManyStones {
+                side: "White",
+                count: 10
+            })
         );
         assert_eq!(
             Position::parse("WWWW.................... w 6 0"),
-            Err(TooManyStones { side: "White", count: 10 })
+            Err(TooManyStones {
+                side: "White",
+                count: 10
+            })
         );
     }
 
@@ -433,9 +481,15 @@ mod tests {
             assert_eq!(Move::parse(text).unwrap().to_string(), text);
         }
         assert!(matches!(Move::parse("d4"), Err(NotationError::BadPoint(_))));
-        assert!(matches!(Move::parse("a1-a1"), Err(NotationError::BadMove(_))));
+        assert!(matches!(
+            Move::parse("a1-a1"),
+            Err(NotationError::BadMove(_))
+        ));
         assert!(matches!(Move::parse(""), Err(NotationError::BadMove(_))));
-        assert!(matches!(Move::parse("a1-"), Err(NotationError::BadPoint(_))));
+        assert!(matches!(
+            Move::parse("a1-"),
+            Err(NotationError::BadPoint(_))
+        ));
         let p = pos("a1 g1 d2 e5", "b6 d6 f6 a7", true);
         let err = p.play(Move::parse("a1-a4xd7").unwrap()).unwrap_err();
         assert!(err.to_string().contains("illegal move a1-a4xd7"), "{err}");
@@ -455,7 +509,13 @@ mod tests {
         assert_eq!(caps, ["d2-d1xa7"]);
         // When every opponent stone stands in a mill, any may be taken.
         let p = pos("a1 g1 d2 e5", "b6 d6 f6", true);
-        assert_eq!(p.legal_moves().iter().filter(|(m, _)| m.capture().is_some()).count(), 3);
+        assert_eq!(
+            p.legal_moves()
+                .iter()
+                .filter(|(m, _)| m.capture().is_some())
+                .count(),
+            3
+        );
         // Flying: 3 stones move anywhere (18 empty points); d5-d6 closes b6 d6 f6
         // and becomes three captures.
         let p = pos("a1 g1 c3", "d5 b6 f6", false);

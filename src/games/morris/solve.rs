@@ -65,7 +65,11 @@ pub fn solve_pair<'a>(
         (MIN_STONES..=MAX_STONES).contains(&m) && (MIN_STONES..=MAX_STONES).contains(&o),
         "table {m}-{o}: stones per side must be {MIN_STONES}..={MAX_STONES}"
     );
-    let shapes: Vec<(u8, u8)> = if m == o { vec![(m, o)] } else { vec![(m, o), (o, m)] };
+    let shapes: Vec<(u8, u8)> = if m == o {
+        vec![(m, o)]
+    } else {
+        vec![(m, o), (o, m)]
+    };
     let mut sides = Vec::new();
     for &(a, b) in &shapes {
         let table = Table::get(a, b)?;
@@ -120,9 +124,12 @@ pub fn solve_pair<'a>(
             buckets[ply as usize].push(e);
         }
     }
-    let mut out = sides
-        .into_iter()
-        .map(|s| s.val.into_iter().map(AtomicU8::into_inner).collect::<Vec<u8>>());
+    let mut out = sides.into_iter().map(|s| {
+        s.val
+            .into_iter()
+            .map(AtomicU8::into_inner)
+            .collect::<Vec<u8>>()
+    });
     let first = out.next().unwrap();
     Ok((first, out.next().unwrap_or_default()))
 }
@@ -202,7 +209,7 @@ fn init_side(sides: &[Side], t: usize) -> Result<Pushes> {
                         side.val[i].store(best, Relaxed);
                         acc.push((best - 1, entry(t, i as u64)));
                     }
-                } else if best != 0 && best % 2 == 0 {
+                } else if best != 0 && best.is_multiple_of(2) {
                     acc.push((best - 1, entry(t, i as u64) | PENDING));
                 }
             });
@@ -265,7 +272,7 @@ fn process(sides: &[Side], d: u32, e: u32, acc: &mut Pushes) -> Result<()> {
             np += 1;
         }
     }
-    if d % 2 == 0 {
+    if d.is_multiple_of(2) {
         // y is lost: every predecessor wins in d + 1.
         if d + 1 > MAX_PLIES {
             bail!("value longer than {MAX_PLIES} plies");
@@ -291,7 +298,7 @@ fn process(sides: &[Side], d: u32, e: u32, acc: &mut Pushes) -> Result<()> {
             // Every in-pair move loses; the loser delays: the longest of the last
             // child's win and an exit loss. A drawn or won exit is better.
             let ex = pred.exit[x].load(Relaxed);
-            if ex == 0 || ex % 2 == 0 {
+            if ex == 0 || ex.is_multiple_of(2) {
                 continue;
             }
             let ply = (d + 1).max(ex as u32 - 1);
@@ -311,11 +318,16 @@ pub type Tables = BTreeMap<(u8, u8), Vec<u8>>;
 /// Solves all tables with `3..=max` stones per side in order of total stones, calling
 /// `report(m, o, positions, seconds)` after each pair.
 pub fn solve_all(max: u8, mut report: impl FnMut(u8, u8, u64, f64)) -> Result<Tables> {
-    ensure!((MIN_STONES..=MAX_STONES).contains(&max), "stones must be 3..=9");
+    ensure!(
+        (MIN_STONES..=MAX_STONES).contains(&max),
+        "stones must be 3..=9"
+    );
     let mut tables = Tables::new();
     for total in 2 * MIN_STONES..=2 * max {
         for m in MIN_STONES..=max {
-            let Some(o) = total.checked_sub(m) else { continue };
+            let Some(o) = total.checked_sub(m) else {
+                continue;
+            };
             if o < m || o > max {
                 continue;
             }
@@ -344,13 +356,25 @@ pub struct Probe {
 
 /// Value of a moving-phase position from table bytes: `lookup(m, o, index)` returns the
 /// stored byte of class `index` of table (m, o).
-pub fn position_value(pos: &Position, lookup: &impl Fn(u8, u8, u64) -> Result<u8>) -> Result<Value> {
-    ensure!(pos.moving_phase(), "placement-phase positions are not in the tables: {pos}");
-    let (m, o) = (pos.mover.count_ones() as u8, pos.opponent.count_ones() as u8);
+pub fn position_value(
+    pos: &Position,
+    lookup: &impl Fn(u8, u8, u64) -> Result<u8>,
+) -> Result<Value> {
+    ensure!(
+        pos.moving_phase(),
+        "placement-phase positions are not in the tables: {pos}"
+    );
+    let (m, o) = (
+        pos.mover.count_ones() as u8,
+        pos.opponent.count_ones() as u8,
+    );
     if m < MIN_STONES {
         return Ok(Value::Loss(0));
     }
-    ensure!(o >= MIN_STONES, "the game is over: the side not to move has {o} stones: {pos}");
+    ensure!(
+        o >= MIN_STONES,
+        "the game is over: the side not to move has {o} stones: {pos}"
+    );
     let table = Table::get(m, o)?;
     let index = table.index_checked(pos.mover, pos.opponent)?;
     Ok(Value::from_byte(lookup(m, o, index)?))
@@ -368,7 +392,7 @@ pub fn probe(pos: &Position, lookup: impl Fn(u8, u8, u64) -> Result<u8>) -> Resu
         };
         moves.push((mv, v));
     }
-    moves.sort_by(|a, b| b.1.cmp(&a.1));
+    moves.sort_by_key(|m| std::cmp::Reverse(m.1));
     Ok(Probe { value, moves })
 }
 
@@ -440,7 +464,13 @@ mod tests {
         assert_eq!(p.moves[0].1, Value::Win(1));
         assert_eq!(p.value, Value::Win(1));
         assert!(p.moves.windows(2).all(|w| w[0].1 >= w[1].1));
-        assert!(probe(&Position::parse("WW......BB.....W.B...... w 1 0").unwrap(), lookup(&tables)).is_err());
+        assert!(
+            probe(
+                &Position::parse("WW......BB.....W.B...... w 1 0").unwrap(),
+                lookup(&tables)
+            )
+            .is_err()
+        );
     }
 
     /// Speed of building every table up to 4 and 5 stones per side:
@@ -453,7 +483,10 @@ mod tests {
             let mut total = 0;
             let tables = solve_all(max, |m, o, n, s| {
                 total += n;
-                eprintln!("  {m}-{o}: {n} positions in {s:.2} s ({:.2} M/s)", n as f64 / s / 1e6);
+                eprintln!(
+                    "  {m}-{o}: {n} positions in {s:.2} s ({:.2} M/s)",
+                    n as f64 / s / 1e6
+                );
             })
             .unwrap();
             let s = start.elapsed().as_secs_f64();

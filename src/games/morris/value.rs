@@ -41,7 +41,11 @@ impl Value {
             return Err(ValueError::TooLong(plies));
         }
         let p = plies as u8;
-        Ok(if p % 2 == 1 { Value::Win(p) } else { Value::Loss(p) })
+        Ok(if p % 2 == 1 {
+            Value::Win(p)
+        } else {
+            Value::Loss(p)
+        })
     }
 
     /// One byte: 0 = draw, otherwise plies + 1 (parity of the plies tells win or loss).
@@ -177,9 +181,24 @@ mod tests {
         assert_eq!(parent_byte(255), None);
         assert_eq!(Value::Loss(4).parent(), Ok(Value::Win(5)));
         assert_eq!(Value::Win(1).parent(), Ok(Value::Loss(2)));
-        let mut vs = vec![Value::Loss(2), Value::Win(5), Value::Draw, Value::Win(1), Value::Loss(8)];
+        let mut vs = vec![
+            Value::Loss(2),
+            Value::Win(5),
+            Value::Draw,
+            Value::Win(1),
+            Value::Loss(8),
+        ];
         vs.sort_by(|a, b| b.cmp(a));
-        assert_eq!(vs, [Value::Win(1), Value::Win(5), Value::Draw, Value::Loss(8), Value::Loss(2)]);
+        assert_eq!(
+            vs,
+            [
+                Value::Win(1),
+                Value::Win(5),
+                Value::Draw,
+                Value::Loss(8),
+                Value::Loss(2)
+            ]
+        );
     }
 
     #[test]
@@ -189,7 +208,10 @@ mod tests {
         assert!(matches!("X3".parse::<Value>(), Err(ValueError::Syntax(_))));
         assert!(matches!("W".parse::<Value>(), Err(ValueError::Syntax(_))));
         assert!(matches!("W-1".parse::<Value>(), Err(ValueError::Syntax(_))));
-        assert!(matches!("W301".parse::<Value>(), Err(ValueError::TooLong(301))));
+        assert!(matches!(
+            "W301".parse::<Value>(),
+            Err(ValueError::TooLong(301))
+        ));
         assert_eq!("W25".parse::<Value>(), Ok(Value::Win(25)));
     }
 }
