@@ -3,3 +3,4 @@
 //! ([`crate::retro`]).
 
 pub mod dots;
+pub mod morris;

@@ -1,0 +1,495 @@
+//! Dense indexing of the symmetry classes of a table (m, o).
+//!
+//! A position is a pair (mover set, opponent set). Its class is the orbit under the 16
+//! symmetries. The representative: the mover set is mapped to its canonical form (the
+//! numerically least image), then among the symmetries doing that (a coset of the
+//! canonical set's stabilizer) the least opponent image is taken.
+//!
+//! Index = offset of the canonical mover set + slot of the opponent set. The slot is the
+//! colex rank of the opponent set compressed to the 24 - m free points, except for the
+//! few canonical mover sets with a nontrivial stabilizer, where only stabilizer-least
+//! opponent sets get slots (a per-set rank -> slot table keeps the index dense).
+
+use std::ops::Range;
+use std::sync::OnceLock;
+
+use anyhow::{Result, bail};
+
+use super::geometry::{FULL, POINTS, SYMMETRIES, transform};
+
+/// Smallest and largest stones per side in the moving-phase tables.
+pub const MIN_STONES: u8 = 3;
+/// Largest number of stones of a side.
+pub const MAX_STONES: u8 = 9;
+
+const fn binomials() -> [[u64; 25]; 25] {
+    let mut c = [[0u64; 25]; 25];
+    let mut n = 0;
+    while n < 25 {
+        c[n][0] = 1;
+        let mut k = 1;
+        while k <= n {
+            c[n][k] = c[n - 1][k - 1] + if k < n { c[n - 1][k] } else { 0 };
+            k += 1;
+        }
+        n += 1;
+    }
+    c
+}
+
+/// `BINOM[n][k]` = C(n, k) for n, k <= 24.
+pub static BINOM: [[u64; 25]; 25] = binomials();
+
+/// Colex rank of `mask` among the 24-bit masks with the same number of bits
+/// (equals its position in increasing numeric order).
+#[inline]
+pub fn rank24(mut mask: u32) -> u32 {
+    let mut r = 0;
+    let mut k = 1;
+    while mask != 0 {
+        let p = mask.trailing_zeros() as usize;
+        r += BINOM[p][k];
+        k += 1;
+        mask &= mask - 1;
+    }
+    r as u32
+}
+
+/// Colex rank of `set` (a subset of `free`) with its points renumbered 0.. within `free`.
+#[inline]
+pub fn rank_in(free: u32, mut set: u32) -> u32 {
+    let mut r = 0;
+    let mut k = 1;
+    while set != 0 {
+        let p = set.trailing_zeros();
+        let idx = (free & ((1u32 << p) - 1)).count_ones() as usize;
+        r += BINOM[idx][k];
+        k += 1;
+        set &= set - 1;
+    }
+    r as u32
+}
+
+/// Inverse of [`rank_in`]: the `k`-subset of `free` with colex rank `rank`.
+pub fn unrank_in(free: u32, k: u32, mut rank: u32) -> u32 {
+    let mut pts = [0u8; POINTS];
+    let mut n = 0;
+    let mut f = free;
+    while f != 0 {
+        pts[n] = f.trailing_zeros() as u8;
+        n += 1;
+        f &= f - 1;
+    }
+    let mut out = 0u32;
+    let mut c = n;
+    for kk in (1..=k as usize).rev() {
+        // Largest c with C(c, kk) <= rank.
+        c -= 1;
+        while BINOM[c][kk] > rank as u64 {
+            c -= 1;
+        }
+        rank -= BINOM[c][kk] as u32;
+        out |= 1 << pts[c];
+    }
+    out
+}
+
+/// Next larger mask with the same number of bits (Gosper's hack).
+#[inline]
+fn next_combination(x: u32) -> u32 {
+    let c = x & x.wrapping_neg();
+    let r = x + c;
+    (((r ^ x) >> 2) / c) | r
+}
+
+/// All `k`-subsets of the 24 points in increasing numeric (= colex rank) order.
+fn combinations(k: u32) -> impl Iterator<Item = u32> {
+    let mut cur = if k == 0 { 0 } else { (1u32 << k) - 1 };
+    let mut done = false;
+    std::iter::from_fn(move || {
+        if done || cur > FULL {
+            return None;
+        }
+        let out = cur;
+        if cur == 0 {
+            done = true;
+        } else {
+            cur = next_combination(cur);
+        }
+        Some(out)
+    })
+}
+
+/// The canonical mover sets of one size and how every mover set reaches its own.
+pub struct MoverIndex {
+    /// Number of stones.
+    pub m: u8,
+    /// Canonical sets (least image under the 16 symmetries), ascending.
+    pub canon: Vec<u32>,
+    /// Per canonical set, its stabilizer as a bit set of symmetries.
+    pub stab: Vec<u16>,
+    /// Per mover set (by [`rank24`]): `cid << 4 | s` with `transform(s, set) == canon[cid]`.
+    by_rank: Vec<u32>,
+}
+
+impl MoverIndex {
+    fn build(m: u8) -> MoverIndex {
+        let total = BINOM[POINTS][m as usize] as usize;
+        let mut by_rank = vec![0u32; total];
+        let mut canon = Vec::new();
+        let mut stab = Vec::new();
+        for (r, w) in combinations(m as u32).enumerate() {
+            let mut best = w;
+            let mut best_s = 0;
+            let mut st = 0u16;
+            for s in 0..SYMMETRIES {
+                let img = transform(s, w);
+                if img < best {
+                    best = img;
+                    best_s = s;
+                }
+                if img == w {
+                    st |= 1 << s;
+                }
+            }
+            if best == w {
+                by_rank[r] = (canon.len() as u32) << 4;
+                canon.push(w);
+                stab.push(st);
+            } else {
+                // The canonical image is smaller, so it was visited already.
+                let cid = by_rank[rank24(best) as usize] >> 4;
+                by_rank[r] = cid << 4 | best_s as u32;
+            }
+        }
+        MoverIndex {
+            m,
+            canon,
+            stab,
+            by_rank,
+        }
+    }
+
+    /// The shared index for mover sets of `m` stones (built once).
+    pub fn get(m: u8) -> &'static MoverIndex {
+        static CACHE: [OnceLock<MoverIndex>; MAX_STONES as usize + 1] =
+            [const { OnceLock::new() }; MAX_STONES as usize + 1];
+        assert!(m <= MAX_STONES, "at most {MAX_STONES} stones");
+        CACHE[m as usize].get_or_init(|| MoverIndex::build(m))
+    }
+
+    /// `(cid, s)`: the canonical class of `set` and one symmetry mapping it there.
+    #[inline(always)]
+    pub fn lookup(&self, set: u32) -> (usize, usize) {
+        let e = self.by_rank[rank24(set) as usize];
+        ((e >> 4) as usize, (e & 15) as usize)
+    }
+}
+
+/// Number of `o`-subsets of `free` fixed by symmetry `s` (Burnside's lemma helper):
+/// unions of whole cycles of `s` restricted to `free` (which `s` maps onto itself).
+fn fixed_subsets(s: usize, free: u32, o: usize) -> u64 {
+    let perm = &super::geometry::SYM_PERM[s];
+    let mut ways = [0u64; POINTS + 1];
+    ways[0] = 1;
+    let mut seen = 0u32;
+    for p in super::geometry::bits(free) {
+        if seen & (1 << p) != 0 {
+            continue;
+        }
+        let mut len = 0;
+        let mut q = p;
+        while seen & (1 << q) == 0 {
+            seen |= 1 << q;
+            len += 1;
+            q = perm[q] as usize;
+        }
+        for t in (len..=POINTS).rev() {
+            ways[t] += ways[t - len];
+        }
+    }
+    ways[o]
+}
+
+/// Number of classes of table (m, o), from the index structures alone (Burnside for
+/// mover sets with a nontrivial stabilizer), without enumerating positions.
+pub fn class_count(m: u8, o: u8) -> u64 {
+    assert!(m as usize + o as usize <= POINTS);
+    let movers = MoverIndex::get(m);
+    let plain = BINOM[POINTS - m as usize][o as usize];
+    movers
+        .canon
+        .iter()
+        .zip(&movers.stab)
+        .map(|(&w, &st)| {
+            if st == 1 {
+                plain
+            } else {
+                let free = FULL & !w;
+                let sum: u64 = (0..SYMMETRIES)
+                    .filter(|s| st & (1 << s) != 0)
+                    .map(|s| fixed_subsets(s, free, o as usize))
+                    .sum();
+                sum / st.count_ones() as u64
+            }
+        })
+        .sum()
+}
+
+/// Slots of the opponent sets for a canonical mover set with a nontrivial stabilizer.
+struct Special {
+    /// Colex rank (within the free points) -> slot, `u32::MAX` if not stabilizer-least.
+    map: Box<[u32]>,
+    /// Slot -> colex rank.
+    inv: Box<[u32]>,
+}
+
+/// One table (m, o): positions with `m` stones for the side to move and `o` for the
+/// opponent, moving phase, one dense index per symmetry class.
+pub struct Table {
+    /// Stones of the side to move.
+    pub m: u8,
+    /// Stones of the opponent.
+    pub o: u8,
+    movers: &'static MoverIndex,
+    /// Per canonical mover set: first index (one extra entry = size).
+    offsets: Vec<u64>,
+    /// Per canonical mover set: index into `specials`, `u32::MAX` for a trivial stabilizer.
+    special_of: Vec<u32>,
+    specials: Vec<Special>,
+}
+
+impl Table {
+    /// Builds the index of table (m, o), `3 <= m, o <= 9` (smaller counts are allowed
+    /// for tests, down to 1 stone).
+    pub fn new(m: u8, o: u8) -> Result<Table> {
+        if !(1..=MAX_STONES).contains(&m) || !(1..=MAX_STONES).contains(&o) {
+            bail!("table {m}-{o}: stones per side must be 1..={MAX_STONES}");
+        }
+        let movers = MoverIndex::get(m);
+        let free_n = POINTS - m as usize;
+        let plain = BINOM[free_n][o as usize];
+        let mut offsets = Vec::with_capacity(movers.canon.len() + 1);
+        let mut special_of = Vec::with_capacity(movers.canon.len());
+        let mut specials = Vec::new();
+        let mut next = 0u64;
+        for (&w, &st) in movers.canon.iter().zip(&movers.stab) {
+            offsets.push(next);
+            if st == 1 {
+                special_of.push(u32::MAX);
+                next += plain;
+                continue;
+            }
+            let free = FULL & !w;
+            let syms: Vec<usize> = (1..SYMMETRIES).filter(|s| st & (1 << s) != 0).collect();
+            let mut map = vec![u32::MAX; plain as usize];
+            let mut inv = Vec::new();
+            for (r, slot) in map.iter_mut().enumerate() {
+                let b = unrank_in(free, o as u32, r as u32);
+                if syms.iter().all(|&s| transform(s, b) >= b) {
+                    *slot = inv.len() as u32;
+                    inv.push(r as u32);
+                }
+            }
+            next += inv.len() as u64;
+            special_of.push(specials.len() as u32);
+            specials.push(Special {
+                map: map.into(),
+                inv: inv.into(),
+            });
+        }
+        offsets.push(next);
+        Ok(Table {
+            m,
+            o,
+            movers,
+            offsets,
+            special_of,
+            specials,
+        })
+    }
+
+    /// The shared index of table (m, o), built on first use.
+    pub fn get(m: u8, o: u8) -> Result<&'static Table> {
+        const N: usize = MAX_STONES as usize + 1;
+        static CACHE: [[OnceLock<Table>; N]; N] = [const { [const { OnceLock::new() }; N] }; N];
+        if !(1..=MAX_STONES).contains(&m) || !(1..=MAX_STONES).contains(&o) {
+            bail!("table {m}-{o}: stones per side must be 1..={MAX_STONES}");
+        }
+        let cell = &CACHE[m as usize][o as usize];
+        if let Some(t) = cell.get() {
+            return Ok(t);
+        }
+        let t = Table::new(m, o)?;
+        Ok(cell.get_or_init(|| t))
+    }
+
+    /// Number of classes (= number of stored values).
+    pub fn size(&self) -> u64 {
+        *self.offsets.last().unwrap()
+    }
+
+    /// Index of the class of (mover set, opponent set). The sets must be disjoint and
+    /// of sizes m and o (checked in debug builds only: this is the hot loop).
+    #[inline]
+    pub fn index(&self, mover: u32, opponent: u32) -> u64 {
+        debug_assert_eq!(mover.count_ones(), self.m as u32);
+        debug_assert_eq!(opponent.count_ones(), self.o as u32);
+        debug_assert_eq!(mover & opponent, 0);
+        let (cid, s) = self.movers.lookup(mover);
+        let w = self.movers.canon[cid];
+        let mut b = transform(s, opponent);
+        let sp = self.special_of[cid];
+        if sp == u32::MAX {
+            return self.offsets[cid] + rank_in(!w & FULL, b) as u64;
+        }
+        let st = self.movers.stab[cid];
+        let b0 = b;
+        let mut rest = st & !1;
+        while rest != 0 {
+            let g = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            b = b.min(transform(g, b0));
+        }
+        let slot = self.specials[sp as usize].map[rank_in(!w & FULL, b) as usize];
+        debug_assert_ne!(slot, u32::MAX);
+        self.offsets[cid] + slot as u64
+    }
+
+    /// Checked [`Table::index`]: errors on wrong sizes or overlapping sets.
+    pub fn index_checked(&self, mover: u32, opponent: u32) -> Result<u64> {
+        if mover & opponent != 0 || (mover | opponent) & !FULL != 0 {
+            bail!("overlapping or out-of-board point sets");
+        }
+        let (m, o) = (mover.count_ones(), opponent.count_ones());
+        if (m, o) != (self.m as u32, self.o as u32) {
+            bail!(
+                "position has {m}-{o} stones, table is {}-{}",
+                self.m,
+                self.o
+            );
+        }
+        Ok(self.index(mover, opponent))
+    }
+
+    /// Number of canonical mover sets (blocks of consecutive indices).
+    pub fn blocks(&self) -> usize {
+        self.movers.canon.len()
+    }
+
+    /// Index range of block `cid`.
+    pub fn block_range(&self, cid: usize) -> Range<u64> {
+        self.offsets[cid]..self.offsets[cid + 1]
+    }
+
+    /// Canonical mover set of block `cid`.
+    pub fn block_mover(&self, cid: usize) -> u32 {
+        self.movers.canon[cid]
+    }
+
+    /// Opponent set of slot `slot` (0-based within the block) of block `cid`.
+    #[inline]
+    pub fn block_opponent(&self, cid: usize, slot: u64) -> u32 {
+        let w = self.movers.canon[cid];
+        let sp = self.special_of[cid];
+        let rank = if sp == u32::MAX {
+            slot as u32
+        } else {
+            self.specials[sp as usize].inv[slot as usize]
+        };
+        unrank_in(!w & FULL, self.o as u32, rank)
+    }
+
+    /// Block containing `index`.
+    pub fn block_of(&self, index: u64) -> usize {
+        self.offsets.partition_point(|&x| x <= index) - 1
+    }
+
+    /// The representative `(mover, opponent)` of class `index` (< size).
+    pub fn position(&self, index: u64) -> (u32, u32) {
+        assert!(
+            index < self.size(),
+            "index {index} out of table {}-{}",
+            self.m,
+            self.o
+        );
+        let cid = self.block_of(index);
+        let w = self.movers.canon[cid];
+        (w, self.block_opponent(cid, index - self.offsets[cid]))
+    }
+
+    /// Calls `f(index, mover, opponent)` for every class in `range` of blocks, in
+    /// index order.
+    pub fn for_each_in_blocks(&self, blocks: Range<usize>, mut f: impl FnMut(u64, u32, u32)) {
+        for cid in blocks {
+            let w = self.movers.canon[cid];
+            let base = self.offsets[cid];
+            for slot in 0..self.offsets[cid + 1] - base {
+                f(base + slot, w, self.block_opponent(cid, slot));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rank_helpers() {
+        for (i, w) in combinations(3).enumerate().take(3000) {
+            assert_eq!(rank24(w), i as u32);
+        }
+        assert_eq!(combinations(3).count() as u64, BINOM[24][3]);
+        let free: u32 = 0b1011_0110_1101_0011_1010_1101;
+        let n = free.count_ones();
+        for r in 0..BINOM[n as usize][4] as u32 {
+            let s = unrank_in(free, 4, r);
+            assert_eq!(s & !free, 0);
+            assert_eq!(s.count_ones(), 4);
+            assert_eq!(rank_in(free, s), r);
+        }
+    }
+
+    fn check_bijection(m: u8, o: u8) {
+        let t = Table::new(m, o).unwrap();
+        assert_eq!(t.size(), class_count(m, o));
+        for i in 0..t.size() {
+            let (w, b) = t.position(i);
+            assert_eq!(t.index(w, b), i, "{m}-{o} index {i}");
+            // Any symmetric image gets the same index.
+            let s = (i % 16) as usize;
+            assert_eq!(t.index(transform(s, w), transform(s, b)), i);
+        }
+    }
+
+    #[test]
+    fn bijection_3_3_and_3_4() {
+        check_bijection(3, 3);
+        check_bijection(3, 4);
+        check_bijection(4, 3);
+    }
+
+    #[test]
+    fn published_counts() {
+        assert_eq!(Table::new(3, 3).unwrap().size(), 169_626);
+        assert_eq!(Table::new(3, 4).unwrap().size(), 760_398);
+        assert_eq!(Table::new(4, 3).unwrap().size(), 760_398);
+        assert_eq!(class_count(3, 3), 169_626);
+        assert_eq!(class_count(9, 9), 409_106_740);
+        let all: u64 = (3..=9)
+            .flat_map(|m| (3..=9).map(move |o| class_count(m, o)))
+            .sum();
+        assert_eq!(all, 8_904_593_601);
+        let small: u64 = (3..=5)
+            .flat_map(|m| (3..=5).map(move |o| class_count(m, o)))
+            .sum();
+        assert_eq!(small / 100_000, 616, "{small}");
+    }
+
+    #[test]
+    fn table_size_matches_burnside_for_9_9() {
+        // Building the index (with its stabilizer slot maps) is cheap even for 9-9.
+        assert_eq!(Table::new(9, 9).unwrap().size(), 409_106_740);
+    }
+}

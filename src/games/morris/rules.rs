@@ -1,0 +1,536 @@
+//! Positions, moves, their notation and move generation.
+
+use std::fmt;
+use std::str::FromStr;
+
+use thiserror::Error;
+
+use super::geometry::{ADJACENT, FULL, NAMES, POINTS, bits, capturable, in_mill, point_from_name};
+
+/// Stones per side in the whole game.
+pub const STONES: u8 = 9;
+
+/// Errors of position and move notation, and illegal moves.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum NotationError {
+    /// The board part is not 24 characters long.
+    #[error("board has {0} characters, expected 24 (one per point a1 d1 g1 ... g7)")]
+    BoardLength(usize),
+    /// A board character other than `.`, `W`, `B`.
+    #[error("bad character {ch:?} at point {point} (expected '.', 'W' or 'B')")]
+    BadCharacter {
+        /// The character found.
+        ch: char,
+        /// Name of the point.
+        point: &'static str,
+    },
+    /// Side to move not `w` or `b`, or a wrong number of fields.
+    #[error("bad position {0:?}: expected '<24 points> w|b [white-hand black-hand]'")]
+    Syntax(String),
+    /// Hand counts that are not numbers 0..=9.
+    #[error("bad stones in hand {0:?}: expected a number 0..=9")]
+    BadHand(String),
+    /// A side with more than 9 stones on the board and in hand together.
+    #[error("{side} has {count} stones on the board and in hand, at most 9")]
+    TooManyStones {
+        /// `White` or `Black`.
+        side: &'static str,
+        /// Stones counted.
+        count: u32,
+    },
+    /// A point name that does not exist.
+    #[error(
+        "bad point {0:?} (points are a1 d1 g1 b2 d2 f2 c3 d3 e3 a4 b4 c4 e4 f4 g4 c5 d5 e5 b6 d6 f6 a7 d7 g7)"
+    )]
+    BadPoint(String),
+    /// A move that cannot be parsed.
+    #[error("bad move {0:?}: expected d6, d6xd7, a1-a4 or a1-a4xd7")]
+    BadMove(String),
+    /// A well-formed move that is not legal in the position.
+    #[error("illegal move {mv} in position {position}")]
+    Illegal {
+        /// The move.
+        mv: String,
+        /// The position.
+        position: String,
+    },
+}
+
+/// A position: the stones of the side to move and of its opponent (24-bit masks in
+/// point order), the colour to move and the stones still in hand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Position {
+    /// Stones of the side to move.
+    pub mover: u32,
+    /// Stones of the other side.
+    pub opponent: u32,
+    /// True if White is to move.
+    pub white_to_move: bool,
+    /// Stones in hand: `[side to move, opponent]` (both 0 in the moving phase).
+    pub hands: [u8; 2],
+}
+
+/// A move in the moving phase (`from` -> `to`) or a placement, optionally capturing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Move {
+    /// Placing a stone from the hand on `to`.
+    Place {
+        /// Destination point.
+        to: u8,
+        /// Captured opponent stone, if the placement closes a mill.
+        capture: Option<u8>,
+    },
+    /// Moving (or flying) a stone from `from` to `to`.
+    Step {
+        /// Origin point.
+        from: u8,
+        /// Destination point.
+        to: u8,
+        /// Captured opponent stone, if the move closes a mill.
+        capture: Option<u8>,
+    },
+}
+
+/// What a legal move leads to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The position after the move, the other side to move.
+    Child(Position),
+    /// The opponent is left with fewer than 3 stones: the mover has won (`W1`).
+    Win,
+}
+
+impl Position {
+    /// A moving-phase position with White's and Black's stones.
+    pub fn new(white: u32, black: u32, white_to_move: bool) -> Position {
+        let (mover, opponent) = if white_to_move {
+            (white, black)
+        } else {
+            (black, white)
+        };
+        Position {
+            mover,
+            opponent,
+            white_to_move,
+            hands: [0, 0],
+        }
+    }
+
+    /// White's stones.
+    pub fn white(&self) -> u32 {
+        if self.white_to_move {
+            self.mover
+        } else {
+            self.opponent
+        }
+    }
+
+    /// Black's stones.
+    pub fn black(&self) -> u32 {
+        if self.white_to_move {
+            self.opponent
+        } else {
+            self.mover
+        }
+    }
+
+    /// True once both hands are empty.
+    pub fn moving_phase(&self) -> bool {
+        self.hands == [0, 0]
+    }
+
+    /// Parses `<24 chars> w|b [white-hand black-hand]`.
+    pub fn parse(text: &str) -> Result<Position, NotationError> {
+        let fields: Vec<&str> = text.split_whitespace().collect();
+        if fields.len() != 2 && fields.len() != 4 {
+            return Err(NotationError::Syntax(text.to_string()));
+        }
+        let board = fields[0];
+        let n = board.chars().count();
+        if n != POINTS {
+            return Err(NotationError::BoardLength(n));
+        }
+        let (mut white, mut black) = (0u32, 0u32);
+        for (p, ch) in board.chars().enumerate() {
+            match ch {
+                '.' => {}
+                'W' => white |= 1 << p,
+                'B' => black |= 1 << p,
+                _ => {
+                    return Err(NotationError::BadCharacter {
+                        ch,
+                        point: NAMES[p],
+                    });
+                }
+            }
+        }
+        let white_to_move = match fields[1] {
+            "w" => true,
+            "b" => false,
+            _ => return Err(NotationError::Syntax(text.to_string())),
+        };
+        let mut hand = [0u8; 2];
+        if fields.len() == 4 {
+            for (h, f) in hand.iter_mut().zip(&fields[2..]) {
+                *h = f
+                    .parse::<u8>()
+                    .ok()
+                    .filter(|&x| x <= STONES)
+                    .ok_or_else(|| NotationError::BadHand(f.to_string()))?;
+            }
+        }
+        for (side, stones, h) in [("White", white, hand[0]), ("Black", black, hand[1])] {
+            let count = stones.count_ones() + h as u32;
+            if count > STONES as u32 {
+                return Err(NotationError::TooManyStones { side, count });
+            }
+        }
+        let mut pos = Position::new(white, black, white_to_move);
+        pos.hands = if white_to_move {
+            hand
+        } else {
+            [hand[1], hand[0]]
+        };
+        Ok(pos)
+    }
+
+    /// Stones in hand as `[white, black]`.
+    pub fn white_black_hands(&self) -> [u8; 2] {
+        if self.white_to_move {
+            self.hands
+        } else {
+            [self.hands[1], self.hands[0]]
+        }
+    }
+
+    /// The position with the other side to move and the same stones (no move made).
+    fn swapped(&self, mover: u32, opponent: u32, hands: [u8; 2]) -> Position {
+        Position {
+            mover: opponent,
+            opponent: mover,
+            white_to_move: !self.white_to_move,
+            hands: [hands[1], hands[0]],
+        }
+    }
+
+    /// True if the side to move has lost: fewer than 3 stones (board and hand), or no
+    /// legal move.
+    pub fn is_lost(&self) -> bool {
+        self.legal_moves().is_empty()
+    }
+
+    /// Every legal move with its outcome, in a fixed order (by origin, destination,
+    /// capture). Empty when the side to move has lost.
+    pub fn legal_moves(&self) -> Vec<(Move, Outcome)> {
+        let mut out = Vec::new();
+        let (me, opp) = (self.mover, self.opponent);
+        let mine = me.count_ones() + self.hands[0] as u32;
+        let theirs = opp.count_ones() + self.hands[1] as u32;
+        if mine < 3 || theirs < 3 {
+            return out;
+        }
+        let empty = FULL & !(me | opp);
+        let mut emit = |from: Option<usize>, to: usize, hands: [u8; 2]| {
+            let nm = me ^ from.map_or(0, |f| 1 << f) ^ (1 << to);
+            let caps = if in_mill(nm, to) { capturable(opp) } else { 0 };
+            let mk = |capture: Option<u8>| match from {
+                None => Move::Place {
+                    to: to as u8,
+                    capture,
+                },
+                Some(f) => Move::Step {
+                    from: f as u8,
+                    to: to as u8,
+                    capture,
+                },
+            };
+            if caps == 0 {
+                out.push((mk(None), Outcome::Child(self.swapped(nm, opp, hands))));
+            }
+            for c in bits(caps) {
+                let no = opp ^ (1 << c);
+                let outcome = if no.count_ones() + (hands[1] as u32) < 3 {
+                    Outcome::Win
+                } else {
+                    Outcome::Child(self.swapped(nm, no, hands))
+                };
+                out.push((mk(Some(c as u8)), outcome));
+            }
+        };
+        if self.hands[0] > 0 {
+            let hands = [self.hands[0] - 1, self.hands[1]];
+            for to in bits(empty) {
+                emit(None, to, hands);
+            }
+        } else {
+            let flying = me.count_ones() == 3;
+            for from in bits(me) {
+                let targets = if flying {
+                    empty
+                } else {
+                    ADJACENT[from] & empty
+                };
+                for to in bits(targets) {
+                    emit(Some(from), to, self.hands);
+                }
+            }
+        }
+        out
+    }
+
+    /// Plays `mv` if it is legal.
+    pub fn play(&self, mv: Move) -> Result<Outcome, NotationError> {
+        self.legal_moves()
+            .into_iter()
+            .find(|(m, _)| *m == mv)
+            .map(|(_, o)| o)
+            .ok_or_else(|| NotationError::Illegal {
+                mv: mv.to_string(),
+                position: self.to_string(),
+            })
+    }
+}
+
+impl fmt::Display for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (w, b) = (self.white(), self.black());
+        let board: String = (0..POINTS)
+            .map(|p| match (w >> p & 1, b >> p & 1) {
+                (1, _) => 'W',
+                (_, 1) => 'B',
+                _ => '.',
+            })
+            .collect();
+        write!(f, "{board} {}", if self.white_to_move { 'w' } else { 'b' })?;
+        if !self.moving_phase() {
+            let [hw, hb] = self.white_black_hands();
+            write!(f, " {hw} {hb}")?;
+        }
+        Ok(())
+    }
+}
+
+impl FromStr for Position {
+    type Err = NotationError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Position::parse(s)
+    }
+}
+
+fn parse_point(s: &str) -> Result<u8, NotationError> {
+    point_from_name(s)
+        .map(|p| p as u8)
+        .ok_or_else(|| NotationError::BadPoint(s.to_string()))
+}
+
+impl Move {
+    /// Parses `d6`, `d6xd7`, `a1-a4`, `a1-a4xd7` (syntax only; see [`Position::play`]).
+    pub fn parse(text: &str) -> Result<Move, NotationError> {
+        let bad = || NotationError::BadMove(text.to_string());
+        let (main, capture) = match text.split_once('x') {
+            Some((main, cap)) => (main, Some(parse_point(cap)?)),
+            None => (text, None),
+        };
+        if main.is_empty() {
+            return Err(bad());
+        }
+        match main.split_once('-') {
+            Some((from, to)) => {
+                let (from, to) = (parse_point(from)?, parse_point(to)?);
+                if from == to {
+                    return Err(bad());
+                }
+                Ok(Move::Step { from, to, capture })
+            }
+            None => Ok(Move::Place {
+                to: parse_point(main)?,
+                capture,
+            }),
+        }
+    }
+
+    /// The captured point, if any.
+    pub fn capture(&self) -> Option<u8> {
+        match *self {
+            Move::Place { capture, .. } | Move::Step { capture, .. } => capture,
+        }
+    }
+}
+
+impl fmt::Display for Move {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Move::Place { to, .. } => write!(f, "{}", NAMES[to as usize])?,
+            Move::Step { from, to, .. } => {
+                write!(f, "{}-{}", NAMES[from as usize], NAMES[to as usize])?
+            }
+        }
+        if let Some(c) = self.capture() {
+            write!(f, "x{}", NAMES[c as usize])?;
+        }
+        Ok(())
+    }
+}
+
+impl FromStr for Move {
+    type Err = NotationError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Move::parse(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(names: &str) -> u32 {
+        names
+            .split_whitespace()
+            .map(|n| 1u32 << point_from_name(n).unwrap())
+            .fold(0, |a, b| a | b)
+    }
+
+    fn pos(white: &str, black: &str, white_to_move: bool) -> Position {
+        Position::new(set(white), set(black), white_to_move)
+    }
+
+    #[test]
+    fn position_round_trips() {
+        let p = pos("a1 g7", "g1 d2", true);
+        assert_eq!(p.to_string(), "W.B.B..................W w");
+        let mut seed = 12345u64;
+        for _ in 0..200 {
+            let mut board = String::new();
+            for _ in 0..POINTS {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                board.push(match seed >> 62 {
+                    0 | 1 => '.',
+                    2 => 'W',
+                    _ => 'B',
+                });
+            }
+            for side in [" w", " b"] {
+                let text = board.clone() + side;
+                match Position::parse(&text) {
+                    Ok(p) => assert_eq!(p.to_string(), text),
+                    Err(e) => assert!(matches!(e, NotationError::TooManyStones { .. })),
+                }
+            }
+        }
+        let text = "W.BB...................W w";
+        assert_eq!(
+            Position::parse(&format!("{text} 0 0")).unwrap().to_string(),
+            text
+        );
+        let p = Position::parse("W.BB...................W b").unwrap();
+        assert_eq!(p.mover, set("g1 b2"));
+        assert_eq!(p.opponent, set("a1 g7"));
+        assert_eq!(p.white(), set("a1 g7"));
+        let text = "W....................... b 8 9";
+        assert_eq!(Position::parse(text).unwrap().to_string(), text);
+        let p = Position::parse("W....................... b 8 9").unwrap();
+        assert_eq!(p.hands, [9, 8]);
+    }
+
+    #[test]
+    fn position_errors() {
+        use NotationError::*;
+        assert_eq!(Position::parse("W..B w"), Err(BoardLength(4)));
+        assert_eq!(
+            Position::parse("W..B....X............... w"),
+            Err(BadCharacter {
+                ch: 'X',
+                point: "e3"
+            })
+        );
+        assert!(matches!(
+            Position::parse("W..B.................... x"),
+            Err(Syntax(_))
+        ));
+        assert!(matches!(
+            Position::parse("W..B.................... w 9"),
+            Err(Syntax(_))
+        ));
+        assert!(matches!(
+            Position::parse("W..B.................... w 10 9"),
+            Err(BadHand(_))
+        ));
+        assert_eq!(
+            Position::parse("WWWWWWWWWW.............. w"),
+            Err(TooManyStones {
+                side: "White",
+                count: 10
+            })
+        );
+        assert_eq!(
+            Position::parse("WWWW.................... w 6 0"),
+            Err(TooManyStones {
+                side: "White",
+                count: 10
+            })
+        );
+    }
+
+    #[test]
+    fn move_round_trips_and_errors() {
+        for text in ["d6", "d6xd7", "a1-a4", "a1-a4xd7", "g7-a1xc5"] {
+            assert_eq!(Move::parse(text).unwrap().to_string(), text);
+        }
+        assert!(matches!(Move::parse("d4"), Err(NotationError::BadPoint(_))));
+        assert!(matches!(
+            Move::parse("a1-a1"),
+            Err(NotationError::BadMove(_))
+        ));
+        assert!(matches!(Move::parse(""), Err(NotationError::BadMove(_))));
+        assert!(matches!(
+            Move::parse("a1-"),
+            Err(NotationError::BadPoint(_))
+        ));
+        let p = pos("a1 g1 d2 e5", "b6 d6 f6 a7", true);
+        let err = p.play(Move::parse("a1-a4xd7").unwrap()).unwrap_err();
+        assert!(err.to_string().contains("illegal move a1-a4xd7"), "{err}");
+        assert!(p.play(Move::parse("d2-d1xa7").unwrap()).is_ok());
+    }
+
+    #[test]
+    fn moves_mills_and_captures() {
+        // d2-d1 closes a1 d1 g1; only a7 may be taken, b6 d6 f6 stand in a mill.
+        let p = pos("a1 g1 d2 e5", "b6 d6 f6 a7", true);
+        let caps: Vec<String> = p
+            .legal_moves()
+            .iter()
+            .filter(|(m, _)| m.capture().is_some())
+            .map(|(m, _)| m.to_string())
+            .collect();
+        assert_eq!(caps, ["d2-d1xa7"]);
+        // When every opponent stone stands in a mill, any may be taken.
+        let p = pos("a1 g1 d2 e5", "b6 d6 f6", true);
+        assert_eq!(
+            p.legal_moves()
+                .iter()
+                .filter(|(m, _)| m.capture().is_some())
+                .count(),
+            3
+        );
+        // Flying: 3 stones move anywhere (18 empty points); d5-d6 closes b6 d6 f6
+        // and becomes three captures.
+        let p = pos("a1 g1 c3", "d5 b6 f6", false);
+        assert_eq!(p.legal_moves().len(), 3 * 18 - 1 + 3);
+        // A capture leaving 2 stones wins at once.
+        let p = pos("a1 g1 c3", "d5 b6 f6", true);
+        let o = p.play(Move::parse("c3-d1xd5").unwrap()).unwrap();
+        assert_eq!(o, Outcome::Win);
+        // Blocked: every White stone is surrounded; a side with no move has lost.
+        let p = pos("a1 g1 g4 g7", "d1 a4 f2 f4 f6 d7", true);
+        assert!(p.is_lost());
+        let p = pos("a1 d2 d3 c4 b2", "d1 a4 g1 b4 c3 e3 d5 b6", true);
+        // a1: d1, a4 black. d2: d1 black, b2 white, f2 empty -> can move, not lost.
+        assert!(!p.is_lost());
+        let p = pos("a1 g1 a7 g7", "d1 a4 g4 d7 b6 d6", true);
+        assert!(p.is_lost());
+    }
+}

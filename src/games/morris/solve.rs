@@ -1,0 +1,500 @@
+//! Retrograde analysis of the moving-phase tables, and probing.
+//!
+//! Tables (m, o) and (o, m) form a pair: non-capturing moves go back and forth between
+//! them (cycles), captures leave the pair for a table with fewer stones, which must be
+//! solved first. Within a pair, values are found in increasing ply order with a bucket
+//! queue: a position is a win in d+1 plies as soon as one child is lost in d, and a
+//! loss once every in-pair child is a win (the last one found decides the ply), unless
+//! an exit (capture) gives it something better.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail, ensure};
+use rayon::prelude::*;
+
+use super::geometry::{ADJACENT, FULL, bits, capturable, in_mill};
+use super::index::{MAX_STONES, MIN_STONES, Table};
+use super::rules::{Move, Outcome, Position};
+use super::value::{MAX_PLIES, Value, goodness_byte, parent_byte};
+
+/// Bucket entry flags: bit 31 = second table of the pair, bit 30 = tentative (an exit
+/// win that a shorter in-pair win may still beat).
+const SECOND: u32 = 1 << 31;
+const PENDING: u32 = 1 << 30;
+const INDEX: u32 = PENDING - 1;
+
+/// Byte of `L0` (also the "no exit" marker: the worst value a position can get).
+const LOST: u8 = 1;
+/// Byte of `W1`.
+const WIN1: u8 = 2;
+
+/// Most moves (or un-moves) of one position: 3 flying stones x 21 empty points.
+const MAX_MOVES: usize = 64;
+
+/// One table of the pair being solved, with its working arrays.
+struct Side<'a> {
+    table: &'static Table,
+    /// Final value bytes; 0 = undecided (or draw).
+    val: Vec<AtomicU8>,
+    /// In-pair child classes not yet known to be wins for the opponent.
+    cnt: Vec<AtomicU8>,
+    /// Best exit (capture) move value, [`LOST`] if none.
+    exit: Vec<AtomicU8>,
+    /// The table captures lead to and its values; `None` when a capture wins at once.
+    lower: Option<(&'static Table, &'a [u8])>,
+}
+
+fn atomic_vec(n: u64, v: u8) -> Vec<AtomicU8> {
+    (0..n).map(|_| AtomicU8::new(v)).collect()
+}
+
+/// Pushes produced by one parallel step: (ply, bucket entry).
+type Pushes = Vec<(u8, u32)>;
+
+/// Solves tables (m, o) and (o, m) given every table with fewer stones through
+/// `lower(a, b)` (the value bytes of table (a, b), in index order). Returns the values
+/// of (m, o) and of (o, m); for `m == o` the second vector is empty.
+pub fn solve_pair<'a>(
+    m: u8,
+    o: u8,
+    lower: impl Fn(u8, u8) -> &'a [u8],
+) -> Result<(Vec<u8>, Vec<u8>)> {
+    ensure!(
+        (MIN_STONES..=MAX_STONES).contains(&m) && (MIN_STONES..=MAX_STONES).contains(&o),
+        "table {m}-{o}: stones per side must be {MIN_STONES}..={MAX_STONES}"
+    );
+    let shapes: Vec<(u8, u8)> = if m == o {
+        vec![(m, o)]
+    } else {
+        vec![(m, o), (o, m)]
+    };
+    let mut sides = Vec::new();
+    for &(a, b) in &shapes {
+        let table = Table::get(a, b)?;
+        let lower = if b - 1 < MIN_STONES {
+            None
+        } else {
+            let lt = Table::get(b - 1, a)?;
+            let lv = lower(b - 1, a);
+            ensure!(
+                lv.len() as u64 == lt.size(),
+                "lower table {}-{a} has {} values, expected {}",
+                b - 1,
+                lv.len(),
+                lt.size()
+            );
+            Some((lt, lv))
+        };
+        let n = table.size();
+        sides.push(Side {
+            table,
+            val: atomic_vec(n, 0),
+            cnt: atomic_vec(n, 0),
+            exit: atomic_vec(n, LOST),
+            lower,
+        });
+    }
+    let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); MAX_PLIES as usize + 1];
+    for t in 0..sides.len() {
+        for (ply, e) in init_side(&sides, t)? {
+            buckets[ply as usize].push(e);
+        }
+    }
+    for d in 0..=MAX_PLIES as usize {
+        let list = std::mem::take(&mut buckets[d]);
+        if list.is_empty() {
+            continue;
+        }
+        let pushes = list
+            .par_chunks(1024)
+            .try_fold(Vec::new, |mut acc: Pushes, chunk| {
+                for &e in chunk {
+                    process(&sides, d as u32, e, &mut acc)?;
+                }
+                Ok::<_, anyhow::Error>(acc)
+            })
+            .try_reduce(Vec::new, |mut a, b| {
+                a.extend(b);
+                Ok(a)
+            })?;
+        for (ply, e) in pushes {
+            debug_assert!(ply as usize > d);
+            buckets[ply as usize].push(e);
+        }
+    }
+    let mut out = sides.into_iter().map(|s| {
+        s.val
+            .into_iter()
+            .map(AtomicU8::into_inner)
+            .collect::<Vec<u8>>()
+    });
+    let first = out.next().unwrap();
+    Ok((first, out.next().unwrap_or_default()))
+}
+
+/// Index of the other table of the pair.
+#[inline]
+fn other(sides: &[Side], t: usize) -> usize {
+    if sides.len() == 1 { 0 } else { 1 - t }
+}
+
+#[inline]
+fn entry(t: usize, index: u64) -> u32 {
+    index as u32 | if t == 1 { SECOND } else { 0 }
+}
+
+/// Generates the moves of every position of side `t`: exit values, in-pair child
+/// counts, and the values known at once (no in-pair move, immediate wins).
+fn init_side(sides: &[Side], t: usize) -> Result<Pushes> {
+    let side = &sides[t];
+    let child = sides[other(sides, t)].table;
+    let flying = side.table.m == 3;
+    (0..side.table.blocks())
+        .into_par_iter()
+        .with_min_len(16)
+        .try_fold(Vec::new, |mut acc: Pushes, cid| {
+            let mut err = None;
+            side.table.for_each_in_blocks(cid..cid + 1, |i, w, b| {
+                if err.is_some() {
+                    return;
+                }
+                let empty = FULL & !(w | b);
+                let mut kids = [0u32; MAX_MOVES];
+                let mut nk = 0;
+                let mut best = LOST;
+                'moves: for p in bits(w) {
+                    let targets = if flying { empty } else { ADJACENT[p] & empty };
+                    for q in bits(targets) {
+                        let nw = w ^ (1 << p) ^ (1 << q);
+                        if !in_mill(nw, q) {
+                            kids[nk] = child.index(b, nw) as u32;
+                            nk += 1;
+                            continue;
+                        }
+                        let Some((lt, lv)) = side.lower else {
+                            best = WIN1;
+                            break 'moves;
+                        };
+                        for c in bits(capturable(b)) {
+                            let v = lv[lt.index(b ^ (1 << c), nw) as usize];
+                            let Some(mv) = parent_byte(v) else {
+                                err = Some(anyhow::anyhow!("value longer than {MAX_PLIES} plies"));
+                                return;
+                            };
+                            if goodness_byte(mv) > goodness_byte(best) {
+                                best = mv;
+                            }
+                        }
+                        if best == WIN1 {
+                            break 'moves;
+                        }
+                    }
+                }
+                let i = i as usize;
+                side.exit[i].store(best, Relaxed);
+                if best == WIN1 {
+                    side.val[i].store(WIN1, Relaxed);
+                    acc.push((1, entry(t, i as u64)));
+                    return;
+                }
+                let kids = &mut kids[..nk];
+                kids.sort_unstable();
+                let distinct = dedup(kids);
+                side.cnt[i].store(distinct as u8, Relaxed);
+                if distinct == 0 {
+                    // Only exits (or no move at all: L0).
+                    if best != 0 {
+                        side.val[i].store(best, Relaxed);
+                        acc.push((best - 1, entry(t, i as u64)));
+                    }
+                } else if best != 0 && best.is_multiple_of(2) {
+                    acc.push((best - 1, entry(t, i as u64) | PENDING));
+                }
+            });
+            match err {
+                Some(e) => Err(e),
+                None => Ok(acc),
+            }
+        })
+        .try_reduce(Vec::new, |mut a, b| {
+            a.extend(b);
+            Ok(a)
+        })
+}
+
+/// Removes adjacent duplicates of a sorted slice in place; returns the new length.
+#[inline]
+fn dedup(v: &mut [u32]) -> usize {
+    if v.is_empty() {
+        return 0;
+    }
+    let mut n = 1;
+    for i in 1..v.len() {
+        if v[i] != v[n - 1] {
+            v[n] = v[i];
+            n += 1;
+        }
+    }
+    n
+}
+
+/// Settles one bucket entry of ply `d` and updates its predecessors.
+#[inline]
+fn process(sides: &[Side], d: u32, e: u32, acc: &mut Pushes) -> Result<()> {
+    let t = (e >> 31) as usize;
+    let i = (e & INDEX) as u64;
+    let side = &sides[t];
+    if e & PENDING != 0
+        && side.val[i as usize]
+            .compare_exchange(0, d as u8 + 1, Relaxed, Relaxed)
+            .is_err()
+    {
+        return Ok(()); // Already a shorter in-pair win.
+    }
+    let u = other(sides, t);
+    let pred = &sides[u];
+    let (ym, yo) = side.table.position(i);
+    let empty = FULL & !(ym | yo);
+    // The side that moved into y is y's opponent; its stone went q -> p un-moved.
+    let flying = yo.count_ones() == 3;
+    let mut preds = [0u32; MAX_MOVES];
+    let mut np = 0;
+    for q in bits(yo) {
+        // A move onto q that closed a mill would have captured and left the pair.
+        if in_mill(yo, q) {
+            continue;
+        }
+        let targets = if flying { empty } else { ADJACENT[q] & empty };
+        for p in bits(targets) {
+            preds[np] = pred.table.index(yo ^ (1 << q) ^ (1 << p), ym) as u32;
+            np += 1;
+        }
+    }
+    if d.is_multiple_of(2) {
+        // y is lost: every predecessor wins in d + 1.
+        if d + 1 > MAX_PLIES {
+            bail!("value longer than {MAX_PLIES} plies");
+        }
+        for &x in &preds[..np] {
+            if pred.val[x as usize]
+                .compare_exchange(0, d as u8 + 2, Relaxed, Relaxed)
+                .is_ok()
+            {
+                acc.push((d as u8 + 1, entry(u, x as u64)));
+            }
+        }
+    } else {
+        // y is won: one more child class of each predecessor is a loss for it.
+        let preds = &mut preds[..np];
+        preds.sort_unstable();
+        let n = dedup(preds);
+        for &x in &preds[..n] {
+            let x = x as usize;
+            if pred.val[x].load(Relaxed) != 0 || pred.cnt[x].fetch_sub(1, Relaxed) != 1 {
+                continue;
+            }
+            // Every in-pair move loses; the loser delays: the longest of the last
+            // child's win and an exit loss. A drawn or won exit is better.
+            let ex = pred.exit[x].load(Relaxed);
+            if ex == 0 || ex.is_multiple_of(2) {
+                continue;
+            }
+            let ply = (d + 1).max(ex as u32 - 1);
+            if ply > MAX_PLIES {
+                bail!("value longer than {MAX_PLIES} plies");
+            }
+            pred.val[x].store(ply as u8 + 1, Relaxed);
+            acc.push((ply as u8, entry(u, x as u64)));
+        }
+    }
+    Ok(())
+}
+
+/// Every table with 3..=`max` stones per side, keyed by (m, o).
+pub type Tables = BTreeMap<(u8, u8), Vec<u8>>;
+
+/// Solves all tables with `3..=max` stones per side in order of total stones, calling
+/// `report(m, o, positions, seconds)` after each pair.
+pub fn solve_all(max: u8, mut report: impl FnMut(u8, u8, u64, f64)) -> Result<Tables> {
+    ensure!(
+        (MIN_STONES..=MAX_STONES).contains(&max),
+        "stones must be 3..=9"
+    );
+    let mut tables = Tables::new();
+    for total in 2 * MIN_STONES..=2 * max {
+        for m in MIN_STONES..=max {
+            let Some(o) = total.checked_sub(m) else {
+                continue;
+            };
+            if o < m || o > max {
+                continue;
+            }
+            let start = Instant::now();
+            let (a, b) = solve_pair(m, o, |x, y| tables[&(x, y)].as_slice())
+                .with_context(|| format!("solving {m}-{o}"))?;
+            let n = (a.len() + b.len()) as u64;
+            report(m, o, n, start.elapsed().as_secs_f64());
+            tables.insert((m, o), a);
+            if m != o {
+                tables.insert((o, m), b);
+            }
+        }
+    }
+    Ok(tables)
+}
+
+/// A probe answer: the value of a position and of each legal move, best first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Probe {
+    /// Value for the side to move.
+    pub value: Value,
+    /// Every legal move with its value for the side playing it, best first.
+    pub moves: Vec<(Move, Value)>,
+}
+
+/// Value of a moving-phase position from table bytes: `lookup(m, o, index)` returns the
+/// stored byte of class `index` of table (m, o).
+pub fn position_value(
+    pos: &Position,
+    lookup: &impl Fn(u8, u8, u64) -> Result<u8>,
+) -> Result<Value> {
+    ensure!(
+        pos.moving_phase(),
+        "placement-phase positions are not in the tables: {pos}"
+    );
+    let (m, o) = (
+        pos.mover.count_ones() as u8,
+        pos.opponent.count_ones() as u8,
+    );
+    if m < MIN_STONES {
+        return Ok(Value::Loss(0));
+    }
+    ensure!(
+        o >= MIN_STONES,
+        "the game is over: the side not to move has {o} stones: {pos}"
+    );
+    let table = Table::get(m, o)?;
+    let index = table.index_checked(pos.mover, pos.opponent)?;
+    Ok(Value::from_byte(lookup(m, o, index)?))
+}
+
+/// Probes `pos`: its value and every legal move's value, best first (stable order
+/// among equal values).
+pub fn probe(pos: &Position, lookup: impl Fn(u8, u8, u64) -> Result<u8>) -> Result<Probe> {
+    let value = position_value(pos, &lookup)?;
+    let mut moves = Vec::new();
+    for (mv, outcome) in pos.legal_moves() {
+        let v = match outcome {
+            Outcome::Win => Value::Win(1),
+            Outcome::Child(c) => position_value(&c, &lookup)?.parent()?,
+        };
+        moves.push((mv, v));
+    }
+    moves.sort_by_key(|m| std::cmp::Reverse(m.1));
+    Ok(Probe { value, moves })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// (wins, losses, draws, longest loss) of a value table.
+    fn stats(values: &[u8]) -> (u64, u64, u64, u8) {
+        let mut s = (0, 0, 0, 0);
+        for &b in values {
+            match Value::from_byte(b) {
+                Value::Win(_) => s.0 += 1,
+                Value::Loss(p) => {
+                    s.1 += 1;
+                    s.3 = s.3.max(p);
+                }
+                Value::Draw => s.2 += 1,
+            }
+        }
+        s
+    }
+
+    fn lookup(tables: &Tables) -> impl Fn(u8, u8, u64) -> Result<u8> + '_ {
+        |m, o, i| {
+            tables
+                .get(&(m, o))
+                .and_then(|t| t.get(i as usize).copied())
+                .context("no such table entry")
+        }
+    }
+
+    /// Every stored value equals the best of its moves' values (checked by the
+    /// independent move generator of `rules`).
+    fn check_consistent(tables: &Tables, m: u8, o: u8, step: usize) {
+        let table = Table::get(m, o).unwrap();
+        for i in (0..table.size()).step_by(step) {
+            let (w, b) = table.position(i);
+            let pos = Position::new(w, b, true);
+            let p = probe(&pos, lookup(tables)).unwrap();
+            let best = p.moves.first().map_or(Value::Loss(0), |m| m.1);
+            assert_eq!(p.value, best, "{m}-{o} {pos}: {:?}", p.moves);
+        }
+    }
+
+    #[test]
+    fn table_3_3_matches_gasser() {
+        let (v, rest) = solve_pair(3, 3, |_, _| unreachable!()).unwrap();
+        assert!(rest.is_empty());
+        assert_eq!(stats(&v), (140_621, 28_736, 269, 26));
+        let tables = Tables::from([((3, 3), v)]);
+        check_consistent(&tables, 3, 3, 7);
+    }
+
+    #[test]
+    fn tables_3_4_are_consistent() {
+        let tables = solve_all(4, |_, _, _, _| {}).unwrap();
+        check_consistent(&tables, 3, 4, 97);
+        check_consistent(&tables, 4, 3, 97);
+        check_consistent(&tables, 4, 4, 997);
+    }
+
+    #[test]
+    fn probe_sorts_best_first() {
+        let (v, _) = solve_pair(3, 3, |_, _| unreachable!()).unwrap();
+        let tables = Tables::from([((3, 3), v)]);
+        let pos = Position::parse("WW......BB.....W.B...... w").unwrap();
+        let p = probe(&pos, lookup(&tables)).unwrap();
+        assert_eq!(p.moves[0].1, Value::Win(1));
+        assert_eq!(p.value, Value::Win(1));
+        assert!(p.moves.windows(2).all(|w| w[0].1 >= w[1].1));
+        assert!(
+            probe(
+                &Position::parse("WW......BB.....W.B...... w 1 0").unwrap(),
+                lookup(&tables)
+            )
+            .is_err()
+        );
+    }
+
+    /// Speed of building every table up to 4 and 5 stones per side:
+    /// `cargo test --release --lib games::morris::solve::tests::bench -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn bench() {
+        for max in [4, 5] {
+            let start = Instant::now();
+            let mut total = 0;
+            let tables = solve_all(max, |m, o, n, s| {
+                total += n;
+                eprintln!(
+                    "  {m}-{o}: {n} positions in {s:.2} s ({:.2} M/s)",
+                    n as f64 / s / 1e6
+                );
+            })
+            .unwrap();
+            let s = start.elapsed().as_secs_f64();
+            eprintln!(
+                "stones {max}: {} tables, {total} positions, {s:.2} s, {:.2} M positions/s",
+                tables.len(),
+                total as f64 / s / 1e6
+            );
+        }
+    }
+}
