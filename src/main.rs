@@ -3,7 +3,7 @@
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand, ValueEnum};
-use std::io::{BufRead, BufWriter, IsTerminal, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use tb::games::dots::board::Board;
@@ -11,6 +11,7 @@ use tb::games::dots::build::{BuildOptions, BuildRequest, build, check_budget};
 use tb::games::dots::spec;
 use tb::games::dots::tablebase::Tablebase;
 use tb::games::dots::{export, info, notation, output, plan, search, verify};
+use tb::games::{GameKind, game_of_file};
 use tb::retro::progress;
 use tb::units::parse_size;
 
@@ -28,6 +29,8 @@ macro_rules! out {
     };
 }
 
+mod cli;
+
 /// Exit code for runtime failures (usage errors exit with 2 through clap).
 const EXIT_FAILURE: u8 = 1;
 
@@ -35,8 +38,8 @@ const EXIT_FAILURE: u8 = 1;
 #[command(
     name = "tb",
     version,
-    about = "Embedded, SQLite-backed endgame tablebase builder for Dots-and-Boxes",
-    long_about = "Builds Dots-and-Boxes tablebases by retrograde analysis (David Wilson's method: layer by layer from the full board back to the start), stores them as zstd-compressed blocks in one SQLite file, probes positions and exports the opening book.\n\nValues are net future boxes for the player to move under best play.\nPositions are written as E characters 0/1 in line order (horizontal lines row-major, then vertical lines row-major), as a move list such as h0.0,v1.2, or as a file in Wilson's format.",
+    about = "Embedded, SQLite-backed endgame tablebase builder for Dots-and-Boxes and Nine Men's Morris",
+    long_about = "Builds endgame tablebases by retrograde analysis, stores them as zstd-compressed blocks in one SQLite file, probes positions and exports them.\n\nThe first argument of build and solve names the game: RxC is Dots-and-Boxes (David Wilson's method: layer by layer from the full board back to the start; values are net future boxes for the player to move; positions are E characters 0/1 in line order, a move list such as h0.0,v1.2, or a file in Wilson's format), `morris` is Nine Men's Morris (Gasser's rules; tables per stone counts; positions are 24 characters ./W/B in the order a1 d1 g1 b2 d2 f2 c3 d3 e3 a4 b4 c4 e4 f4 g4 c5 d5 e5 b6 d6 f6 a7 d7 g7 and the side to move w/b, e.g. `WW......BB.....W.B...... w`; values W<plies>, L<plies>, D).\n\nprobe, export, info and verify read the game from the file.",
     after_help = "Exit codes: 0 success, 1 runtime error, 2 usage error."
 )]
 struct Cli {
@@ -57,19 +60,26 @@ enum SymmetryArg {
 enum Command {
     /// Build (or resume building) a tablebase.
     #[command(
-        after_help = "Examples:\n  tb build 3x3\n  tb build 3x4 --start swedish --book-lines 20\n  tb build 2x3 --penalty -1 --db nim.tb"
+        after_help = "Examples:\n  tb build 3x3\n  tb build 3x4 --start swedish --book-lines 20\n  tb build 2x3 --penalty -1 --db nim.tb\n  tb build morris --stones 5"
     )]
     Build {
-        /// Board size in boxes, RxC (e.g. 3x5 = 3 rows by 5 columns of boxes).
-        board: String,
-        /// Start: empty, swedish (perimeter drawn), icelandic (top and left perimeter
-        /// drawn), a position (0/1 string or move list) or a file in Wilson's format.
-        #[arg(long, default_value = "empty")]
-        start: String,
+        /// The game: a Dots-and-Boxes board RxC in boxes (e.g. 3x5 = 3 rows by 5
+        /// columns of boxes), or `morris` (Nine Men's Morris, moving-phase tables).
+        game: String,
+        /// Dots-and-Boxes start: empty, swedish (perimeter drawn), icelandic (top and
+        /// left perimeter drawn), a position (0/1 string or move list) or a file in
+        /// Wilson's format [default: empty].
+        #[arg(long)]
+        start: Option<String>,
+        /// Morris: build the tables with at most N stones a side (3..=9) [default: 9,
+        /// every table].
+        #[arg(long, value_name = "N")]
+        stones: Option<u8>,
         /// Value of the full board (Wilson's last-move penalty); -1 gives nimstring-like play.
         #[arg(long, allow_negative_numbers = true)]
         penalty: Option<i32>,
-        /// Database file [default: <board>[-<start>][-p<penalty>].tb].
+        /// Database file [default: <board>[-<start>][-p<penalty>].tb; morris.tb or
+        /// morris-<N>.tb].
         #[arg(long)]
         db: Option<PathBuf>,
         /// Keep every layer with at most K lines as the opening book [default: the
@@ -89,11 +99,13 @@ enum Command {
         /// Positions per stored chunk.
         #[arg(long, default_value_t = spec::DEFAULT_CHUNK_POSITIONS)]
         chunk: u64,
-        /// Symmetry reduction: wilson stores a position only if its group-1 lines
-        /// are the least of their orbit under the board symmetries that map every
-        /// group onto itself (about 3-8x fewer positions); none stores all.
-        #[arg(long, value_enum, default_value_t = SymmetryArg::Wilson)]
-        symmetry: SymmetryArg,
+        /// Dots-and-Boxes symmetry reduction: wilson stores a position only if its
+        /// group-1 lines are the least of their orbit under the board symmetries that
+        /// map every group onto itself (about 3-8x fewer positions); none stores all
+        /// [default: wilson]. Morris always stores one position per class of its
+        /// 16 symmetries.
+        #[arg(long, value_enum)]
+        symmetry: Option<SymmetryArg>,
         /// Corner reduction: the two perimeter lines of a corner box are
         /// interchangeable, so a corner takes 3 states instead of 4 (81/256 of the
         /// positions on boards at least 2x2 with all four corners free).
@@ -206,7 +218,7 @@ enum Command {
 }
 
 /// Export formats.
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Format {
     /// One JSON object per line.
     Jsonl,
@@ -230,8 +242,9 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Build {
-            board,
+            game,
             start,
+            stones,
             penalty,
             db,
             book_lines,
@@ -245,15 +258,43 @@ fn run(cli: Cli) -> Result<ExitCode> {
             symmetry,
             corners,
         } => {
+            if game == "morris" {
+                let dots_only = [
+                    ("--start", start.is_some()),
+                    ("--penalty", penalty.is_some()),
+                    ("--book-lines", book_lines.is_some()),
+                    ("--groups", groups.is_some()),
+                    ("--symmetry", symmetry.is_some()),
+                    ("--corners", corners),
+                ];
+                if let Some((flag, _)) = dots_only.iter().find(|(_, given)| *given) {
+                    bail!(
+                        "{flag} is a Dots-and-Boxes option; morris takes --stones, --db, --threads, --memory, --chunk, --plan, --quiet, --json"
+                    );
+                }
+                return cli::morris::build(cli::morris::BuildArgs {
+                    stones,
+                    db,
+                    threads,
+                    memory: parse_size(&memory)?,
+                    chunk,
+                    quiet,
+                    json,
+                    plan,
+                });
+            }
+            if stones.is_some() {
+                bail!("--stones is a Morris option (tb build morris --stones N)");
+            }
             let request = BuildRequest {
-                board: board.parse()?,
-                start,
+                board: game.parse()?,
+                start: start.unwrap_or_else(|| "empty".to_string()),
                 penalty,
                 book_lines,
                 memory: parse_size(&memory)?,
                 groups,
                 chunk,
-                symmetry: symmetry == SymmetryArg::Wilson,
+                symmetry: symmetry != Some(SymmetryArg::None),
                 corners,
             };
             let spec = request.spec()?;
@@ -307,7 +348,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
             json,
             positions,
             search_limit,
-        } => probe(&db, json, positions, search_limit),
+        } => match game_of_file(&db)? {
+            GameKind::Morris => cli::morris::probe(&db, json, positions),
+            GameKind::Dots => probe(&db, json, positions, search_limit),
+        },
         Command::Solve {
             board,
             position,
@@ -372,6 +416,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             output,
             expand,
         } => {
+            if game_of_file(&db)? == GameKind::Morris {
+                return cli::morris::export(&db, format == Format::Csv, max_lines, expand, output);
+            }
             let tb = Tablebase::open(&db)?;
             let sink: Box<dyn Write> = match &output {
                 Some(path) => Box::new(
@@ -393,6 +440,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Info { db, json } => {
+            if game_of_file(&db)? == GameKind::Morris {
+                return cli::morris::info(&db, json);
+            }
             let tb = Tablebase::open(&db)?;
             let report = info::info(&tb)?;
             if json {
@@ -408,6 +458,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             search,
             json,
         } => {
+            if game_of_file(&db)? == GameKind::Morris {
+                return cli::morris::verify(&db, sample, search, json);
+            }
             let tb = Tablebase::open(&db)?;
             let report = verify::verify(&tb, sample, search.unwrap_or(0))?;
             if json {
@@ -424,59 +477,25 @@ fn run(cli: Cli) -> Result<ExitCode> {
     }
 }
 
-/// Probes positions from the arguments or stdin; a bad line does not stop the batch.
+/// Probes Dots-and-Boxes positions from the arguments or stdin.
 fn probe(db: &Path, json: bool, positions: Vec<String>, search_limit: u32) -> Result<ExitCode> {
     let mut tb = Tablebase::open(db)?;
     tb.set_search_limit(search_limit);
     let board = tb.board();
     let mut json_writer = output::JsonWriter::new(&board);
-    let stdout = std::io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
-    let mut failed = 0usize;
     // Arguments may name Wilson files; stdin lines are positions themselves.
-    let mut answer = |input: &str, from_args: bool, out: &mut dyn Write| -> Result<()> {
+    cli::probe_batch(positions, json, |input, from_args| {
         let parsed = if from_args {
             notation::parse_position_arg(&board, input)
         } else {
             notation::parse_position(&board, input)
         };
-        let result = parsed
-            .map_err(anyhow::Error::from)
-            .and_then(|p| tb.probe(p.lines));
-        match result {
-            Ok(p) if json => writeln!(out, "{}", json_writer.probe(&p))?,
-            Ok(p) => write!(out, "{}", output::probe_text(&board, &p))?,
-            Err(e) => {
-                failed += 1;
-                if json {
-                    writeln!(out, "{}", output::error_json(input, &e))?;
-                } else {
-                    eprintln!("tb: error: `{input}`: {e:#}");
-                }
-            }
-        }
-        Ok(())
-    };
-    if positions.is_empty() {
-        if std::io::stdin().is_terminal() {
-            bail!("no positions: give them as arguments or one per line on stdin");
-        }
-        for line in std::io::stdin().lock().lines() {
-            let line = line.context("cannot read stdin")?;
-            if !line.trim().is_empty() {
-                answer(line.trim(), false, &mut out)?;
-            }
-        }
-    } else {
-        for p in &positions {
-            answer(p, true, &mut out)?;
-        }
-    }
-    out.flush()?;
-    Ok(if failed == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(EXIT_FAILURE)
+        let p = tb.probe(parsed?.lines)?;
+        Ok(if json {
+            format!("{}\n", json_writer.probe(&p))
+        } else {
+            output::probe_text(&board, &p)
+        })
     })
 }
 

@@ -4,3 +4,33 @@
 
 pub mod dots;
 pub mod morris;
+
+use crate::store::Store;
+use anyhow::{Result, bail};
+use std::path::Path;
+
+/// The games a tablebase file can hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GameKind {
+    /// Dots-and-Boxes (`game` meta `dots-and-boxes`).
+    Dots,
+    /// Nine Men's Morris (`game` meta `morris`).
+    Morris,
+}
+
+/// Which game a tablebase file holds (its `game` metadata).
+pub fn game_of_file(path: &Path) -> Result<GameKind> {
+    let meta = Store::open_read(path)?.meta()?;
+    match meta.get("game").map(String::as_str) {
+        Some("dots-and-boxes") => Ok(GameKind::Dots),
+        Some("morris") => Ok(GameKind::Morris),
+        Some(other) => bail!(
+            "{} holds the game `{other}`, which this tb does not know",
+            path.display()
+        ),
+        None => bail!(
+            "{}: the file has no `game` metadata (not a finished tb file?)",
+            path.display()
+        ),
+    }
+}

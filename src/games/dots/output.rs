@@ -113,20 +113,6 @@ pub fn solve_json(
     format!("{},{}", &probe[..probe.len() - 1], &extra[1..])
 }
 
-/// The JSON object for an input line that could not be answered.
-pub fn error_json(input: &str, error: &anyhow::Error) -> String {
-    #[derive(Serialize)]
-    struct ErrorJson<'a> {
-        input: &'a str,
-        error: String,
-    }
-    let object = ErrorJson {
-        input,
-        error: format!("{error:#}"),
-    };
-    serde_json::to_string(&object).expect("errors serialise")
-}
-
 /// A human-readable table for a probe answer.
 pub fn probe_text(board: &Board, probe: &Probe) -> String {
     let mut out = format!(

@@ -6,10 +6,13 @@
 //! (any stone when all stand in mills); a side with fewer than 3 stones, or to move
 //! without a legal move, has lost; whatever retrograde analysis leaves open is a draw.
 
+pub mod build;
 pub mod geometry;
 pub mod index;
+pub mod report;
 pub mod rules;
 pub mod solve;
+pub mod tablebase;
 pub mod value;
 
 pub use geometry::{ADJACENT, MILLS, NAMES, POINTS, SYM_PERM, SYMMETRIES};

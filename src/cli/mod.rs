@@ -1,0 +1,71 @@
+//! Command handlers shared by the games, and the Morris commands (the Dots-and-Boxes
+//! ones are in `main.rs`). Parsing and printing only: the work is in the library.
+
+pub mod morris;
+
+use anyhow::{Context, Result, bail};
+use serde::Serialize;
+use std::io::{BufRead, BufWriter, IsTerminal, Write};
+use std::process::ExitCode;
+
+/// The JSON object for an input line that could not be answered.
+pub fn error_json(input: &str, error: &anyhow::Error) -> String {
+    #[derive(Serialize)]
+    struct ErrorJson<'a> {
+        input: &'a str,
+        error: String,
+    }
+    let object = ErrorJson {
+        input,
+        error: format!("{error:#}"),
+    };
+    serde_json::to_string(&object).expect("errors serialise")
+}
+
+/// Answers positions from the arguments, or one per line on stdin: `answer(input,
+/// from_args)` gives the text to print. A bad position prints an error (an error
+/// object with `--json`) and the batch goes on; the exit code is 1 if any failed.
+pub fn probe_batch(
+    positions: Vec<String>,
+    json: bool,
+    mut answer: impl FnMut(&str, bool) -> Result<String>,
+) -> Result<ExitCode> {
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let mut failed = 0usize;
+    let mut one = |input: &str, from_args: bool, out: &mut dyn Write| -> Result<()> {
+        match answer(input, from_args) {
+            Ok(text) => out.write_all(text.as_bytes())?,
+            Err(e) => {
+                failed += 1;
+                if json {
+                    writeln!(out, "{}", error_json(input, &e))?;
+                } else {
+                    eprintln!("tb: error: `{input}`: {e:#}");
+                }
+            }
+        }
+        Ok(())
+    };
+    if positions.is_empty() {
+        if std::io::stdin().is_terminal() {
+            bail!("no positions: give them as arguments or one per line on stdin");
+        }
+        for line in std::io::stdin().lock().lines() {
+            let line = line.context("cannot read stdin")?;
+            if !line.trim().is_empty() {
+                one(line.trim(), false, &mut out)?;
+            }
+        }
+    } else {
+        for p in &positions {
+            one(p, true, &mut out)?;
+        }
+    }
+    out.flush()?;
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(crate::EXIT_FAILURE)
+    })
+}

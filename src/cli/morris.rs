@@ -1,0 +1,203 @@
+//! `tb build morris`, and probe/export/info/verify on a Morris file.
+
+use anyhow::{Context, Result, bail};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use tb::games::morris::build::{self, MorrisGame, MorrisSpec, peak_memory_bytes};
+use tb::games::morris::report::{self, Format};
+use tb::games::morris::rules::Position;
+use tb::games::morris::tablebase::{MorrisTablebase, probe_json, probe_text};
+use tb::retro::Game;
+use tb::retro::progress;
+use tb::units::human_bytes;
+
+/// Bits per position assumed by `--plan` for the disk prediction.
+const ASSUMED_BITS_PER_POSITION: f64 = 2.5;
+
+/// `tb build morris` arguments.
+pub struct BuildArgs {
+    /// `--stones`.
+    pub stones: Option<u8>,
+    /// `--db`.
+    pub db: Option<PathBuf>,
+    /// `--threads`.
+    pub threads: Option<usize>,
+    /// `--memory` in bytes.
+    pub memory: u64,
+    /// `--chunk`.
+    pub chunk: u64,
+    /// `--quiet`.
+    pub quiet: bool,
+    /// `--json`.
+    pub json: bool,
+    /// `--plan`.
+    pub plan: bool,
+}
+
+/// Builds (or resumes) the Morris tables, or prints the plan.
+pub fn build(args: BuildArgs) -> Result<ExitCode> {
+    let spec = MorrisSpec::new(args.stones.unwrap_or(9), args.chunk)?;
+    if args.plan {
+        print_plan(&spec, args.json)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let db = args.db.unwrap_or_else(|| spec.default_db());
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    if threads == 0 {
+        bail!("--threads must be at least 1");
+    }
+    let mut progress = progress::for_stderr(args.quiet);
+    let summary = build::build(
+        build::BuildOptions {
+            spec,
+            db: db.clone(),
+            threads,
+            memory: args.memory,
+        },
+        progress.as_mut(),
+    )?;
+    let mut stdout = std::io::stdout();
+    if args.json {
+        let mut value = serde_json::to_value(&summary)?;
+        value["positions_per_second"] = summary.run.positions_per_second().into();
+        value["bits_per_position"] = summary.run.bits_per_position().into();
+        writeln!(stdout, "{value}")?;
+    } else if args.quiet {
+        writeln!(stdout, "{}", db.display())?;
+    } else {
+        writeln!(
+            stdout,
+            "morris tables up to {} stones -> {}",
+            summary.stones,
+            db.display()
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--plan`: the pairs in build order with their sizes, the memory and disk needed.
+fn print_plan(spec: &MorrisSpec, json: bool) -> Result<()> {
+    let game = MorrisGame::new(spec.clone());
+    let layers = game.layers();
+    let rows: Vec<(String, u64)> = layers
+        .iter()
+        .map(|&l| (game.layer_label(l), game.block_size(l, &[])))
+        .collect();
+    let total: u64 = rows.iter().map(|r| r.1).sum();
+    let memory = peak_memory_bytes(spec)?;
+    let disk = (total as f64 * ASSUMED_BITS_PER_POSITION / 8.0) as u64;
+    let mut stdout = std::io::stdout();
+    if json {
+        let pairs: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|(label, n)| serde_json::json!({"tables": label, "positions": n}))
+            .collect();
+        let plan = serde_json::json!({
+            "game": "morris",
+            "stones": spec.stones,
+            "positions": total,
+            "predicted_memory_bytes": memory,
+            "predicted_disk_bytes": disk,
+            "pairs": pairs,
+        });
+        writeln!(stdout, "{plan}")?;
+    } else {
+        writeln!(
+            stdout,
+            "plan for morris up to {} stones: {} table pairs, {total} positions (one per class of the 16 symmetries)",
+            spec.stones,
+            rows.len()
+        )?;
+        writeln!(
+            stdout,
+            "predicted memory {}, predicted disk {} (at {ASSUMED_BITS_PER_POSITION} bits/position)",
+            human_bytes(memory),
+            human_bytes(disk)
+        )?;
+        for (label, n) in &rows {
+            writeln!(stdout, "  {label:<16} {n:>12}")?;
+        }
+    }
+    Ok(())
+}
+
+/// Probes Morris positions from the arguments or stdin.
+pub fn probe(db: &Path, json: bool, positions: Vec<String>) -> Result<ExitCode> {
+    let tb = MorrisTablebase::open(db)?;
+    super::probe_batch(positions, json, |input, _| {
+        let position = Position::parse(input)?;
+        let answer = tb.probe(&position)?;
+        Ok(if json {
+            format!("{}\n", probe_json(&position, &answer))
+        } else {
+            probe_text(&position, &answer)
+        })
+    })
+}
+
+/// Exports every stored class.
+pub fn export(
+    db: &Path,
+    csv: bool,
+    max_lines: Option<usize>,
+    expand: bool,
+    output: Option<PathBuf>,
+) -> Result<ExitCode> {
+    if max_lines.is_some() || expand {
+        bail!(
+            "--max-lines and --expand are Dots-and-Boxes options; a Morris export lists every stored class"
+        );
+    }
+    let tb = MorrisTablebase::open(db)?;
+    let sink: Box<dyn Write> = match &output {
+        Some(path) => Box::new(
+            std::fs::File::create(path)
+                .with_context(|| format!("cannot create {}", path.display()))?,
+        ),
+        None => Box::new(std::io::stdout().lock()),
+    };
+    let mut sink = BufWriter::with_capacity(1 << 20, sink);
+    let format = if csv { Format::Csv } else { Format::Jsonl };
+    let rows = report::export(&tb, format, &mut sink)?;
+    sink.flush()?;
+    if output.is_some() {
+        eprintln!("tb: exported {rows} positions");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Per-pair statistics.
+pub fn info(db: &Path, json: bool) -> Result<ExitCode> {
+    let tb = MorrisTablebase::open(db)?;
+    let i = report::info(&tb)?;
+    let mut stdout = std::io::stdout();
+    if json {
+        writeln!(stdout, "{}", serde_json::to_string_pretty(&i)?)?;
+    } else {
+        write!(stdout, "{}", report::info_text(&i))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Re-hash and one-ply recomputation.
+pub fn verify(db: &Path, sample: Option<u64>, search: Option<u64>, json: bool) -> Result<ExitCode> {
+    if search.is_some() {
+        bail!("--search is a Dots-and-Boxes option (Morris has no search solver)");
+    }
+    let tb = MorrisTablebase::open(db)?;
+    let r = report::verify(&tb, sample)?;
+    let mut stdout = std::io::stdout();
+    if json {
+        writeln!(stdout, "{}", serde_json::to_string(&r)?)?;
+    } else {
+        write!(stdout, "{}", r.text())?;
+    }
+    Ok(if r.ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(crate::EXIT_FAILURE)
+    })
+}

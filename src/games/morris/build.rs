@@ -1,0 +1,366 @@
+//! Building the Morris tables through the generic scheduler: layer = a pair of
+//! tables {(a, b), (b, a)} (a <= b), one block holding both (they are solved
+//! together: non-capturing moves cycle between them), built in order of total
+//! stones so that the tables captures lead to are stored first. Every table is kept.
+
+use super::index::{MAX_STONES, MIN_STONES, Table};
+use super::solve::solve_pair;
+use super::value::Value;
+use crate::retro::build::{Builder, RunOptions, RunSummary};
+use crate::retro::progress::Progress;
+use crate::retro::{BlockId, BlockKey, Game};
+use crate::store::checksum::digest_element;
+use crate::units::human_bytes;
+use anyhow::{Context, Result, bail, ensure};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Format version of Morris value bytes (0 = draw, else plies + 1).
+pub const FORMAT_VERSION: u32 = 1;
+
+/// The rules recorded in a Morris file's meta (DESIGN.md section 6).
+pub const RULES: &str = "gasser: 24 points, 16 mills, flying at 3 stones, one capture per move closing mills, stones in mills protected unless all are, fewer than 3 stones or no legal move loses, undecided is a draw";
+
+/// Default positions per stored chunk (64 KiB of raw values).
+pub const DEFAULT_CHUNK_POSITIONS: u64 = 1 << 16;
+
+/// What a Morris tablebase holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MorrisSpec {
+    /// Tables (m, o) with 3 <= m, o <= `stones`.
+    pub stones: u8,
+    /// Positions per stored chunk.
+    pub chunk_positions: u64,
+}
+
+/// The layer number of the pair {a, b}: `10 a + b` with a <= b (`34` = 3-4/4-3).
+pub fn pair_layer(m: u8, o: u8) -> usize {
+    let (a, b) = (m.min(o), m.max(o));
+    10 * a as usize + b as usize
+}
+
+/// The pair {a, b} (a <= b) of a layer number.
+pub fn layer_pair(layer: usize) -> (u8, u8) {
+    ((layer / 10) as u8, (layer % 10) as u8)
+}
+
+impl MorrisSpec {
+    /// Checks the stone limit.
+    pub fn new(stones: u8, chunk_positions: u64) -> Result<MorrisSpec> {
+        ensure!(
+            (MIN_STONES..=MAX_STONES).contains(&stones),
+            "--stones must be between {MIN_STONES} and {MAX_STONES}, not {stones}"
+        );
+        ensure!(
+            (1..=1 << 24).contains(&chunk_positions),
+            "--chunk must be between 1 and {}",
+            1 << 24
+        );
+        Ok(MorrisSpec {
+            stones,
+            chunk_positions,
+        })
+    }
+
+    /// The default file: `morris.tb`, or `morris-<N>.tb` below nine stones.
+    pub fn default_db(&self) -> PathBuf {
+        if self.stones == MAX_STONES {
+            "morris.tb".into()
+        } else {
+            format!("morris-{}.tb", self.stones).into()
+        }
+    }
+
+    /// Metadata rows identifying the tablebase.
+    pub fn to_meta(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("game", "morris".to_string()),
+            ("rules", RULES.to_string()),
+            ("phase", "moving".to_string()),
+            ("stones", self.stones.to_string()),
+            ("chunk_positions", self.chunk_positions.to_string()),
+            ("format_version", FORMAT_VERSION.to_string()),
+        ]
+    }
+
+    /// Reads the identity back from a file's metadata.
+    pub fn from_meta(meta: &BTreeMap<String, String>) -> Result<MorrisSpec> {
+        let get = |k: &str| {
+            meta.get(k)
+                .with_context(|| format!("the file has no `{k}` metadata"))
+        };
+        if get("game")? != "morris" {
+            bail!("the file holds the game `{}`, not morris", get("game")?);
+        }
+        let version: u32 = get("format_version")?.parse()?;
+        if version > FORMAT_VERSION {
+            bail!(
+                "the file's value format {version} is newer than this tb understands ({FORMAT_VERSION})"
+            );
+        }
+        if get("rules")? != RULES {
+            bail!("the file was built with other rules: {}", get("rules")?);
+        }
+        let stones: u8 = get("stones")?.parse().context("bad `stones` metadata")?;
+        let chunk: u64 = get("chunk_positions")?
+            .parse()
+            .context("bad `chunk_positions` metadata")?;
+        MorrisSpec::new(stones, chunk)
+    }
+
+    /// The pairs {a, b} (a <= b) in build order: by total stones, then a.
+    pub fn pairs(&self) -> Vec<(u8, u8)> {
+        let n = self.stones;
+        let mut pairs: Vec<(u8, u8)> = (MIN_STONES..=n)
+            .flat_map(|a| (a..=n).map(move |b| (a, b)))
+            .collect();
+        pairs.sort_by_key(|&(a, b)| (a + b, a));
+        pairs
+    }
+
+    /// The tables of a pair in block order: (a, b), then (b, a) unless a == b.
+    pub fn tables_of_pair(a: u8, b: u8) -> Vec<(u8, u8)> {
+        if a == b {
+            vec![(a, b)]
+        } else {
+            vec![(a, b), (b, a)]
+        }
+    }
+
+    /// Where table (m, o) starts in its pair's block.
+    pub fn offset_in_pair(m: u8, o: u8) -> Result<u64> {
+        Ok(if m <= o { 0 } else { Table::get(o, m)?.size() })
+    }
+
+    /// Positions (classes) of every table.
+    pub fn total_positions(&self) -> Result<u64> {
+        let mut total = 0;
+        for (a, b) in self.pairs() {
+            for (m, o) in Self::tables_of_pair(a, b) {
+                total += Table::get(m, o)?.size();
+            }
+        }
+        Ok(total)
+    }
+}
+
+/// Morris as the scheduler sees it.
+pub struct MorrisGame {
+    spec: MorrisSpec,
+}
+
+impl MorrisGame {
+    /// The game for a spec (builds the table indices on first use).
+    pub fn new(spec: MorrisSpec) -> MorrisGame {
+        MorrisGame { spec }
+    }
+}
+
+/// The table a position of (m, o) leads to by capturing, when it exists.
+fn capture_pair(m: u8, o: u8) -> Option<(u8, u8)> {
+    (o > MIN_STONES).then(|| ((o - 1).min(m), (o - 1).max(m)))
+}
+
+impl Game for MorrisGame {
+    fn identity(&self) -> Vec<(&'static str, String)> {
+        self.spec.to_meta()
+    }
+
+    fn layers(&self) -> Vec<usize> {
+        self.spec
+            .pairs()
+            .into_iter()
+            .map(|(a, b)| pair_layer(a, b))
+            .collect()
+    }
+
+    fn layer_label(&self, layer: usize) -> String {
+        let (a, b) = layer_pair(layer);
+        if a == b {
+            format!("table {a}-{b}")
+        } else {
+            format!("tables {a}-{b}/{b}-{a}")
+        }
+    }
+
+    fn blocks(&self, layer: usize) -> Vec<BlockKey> {
+        let (a, b) = layer_pair(layer);
+        vec![vec![a, b]]
+    }
+
+    fn block_size(&self, layer: usize, _key: &[u8]) -> u64 {
+        let (a, b) = layer_pair(layer);
+        MorrisSpec::tables_of_pair(a, b)
+            .into_iter()
+            .map(|(m, o)| Table::get(m, o).map_or(0, Table::size))
+            .sum()
+    }
+
+    fn reads(&self, layer: usize, _key: &[u8]) -> Vec<BlockId> {
+        let (a, b) = layer_pair(layer);
+        let mut pairs: Vec<(u8, u8)> = MorrisSpec::tables_of_pair(a, b)
+            .into_iter()
+            .filter_map(|(m, o)| capture_pair(m, o))
+            .collect();
+        pairs.sort_unstable();
+        pairs.dedup();
+        pairs
+            .into_iter()
+            .map(|(x, y)| BlockId {
+                layer: pair_layer(x, y),
+                key: vec![x, y],
+            })
+            .collect()
+    }
+
+    fn compute(&self, layer: usize, key: &[u8], inputs: &[&[i8]]) -> Result<Vec<i8>> {
+        let (a, b) = layer_pair(layer);
+        let reads = self.reads(layer, key);
+        // Table (m, o) of a lower pair: a slice of that pair's block.
+        let lower = |m: u8, o: u8| -> &[u8] {
+            let (x, y) = (m.min(o), m.max(o));
+            let i = reads
+                .iter()
+                .position(|r| r.key == [x, y])
+                .expect("captures lead to a pair this block reads");
+            let block = as_u8(inputs[i]);
+            let start = MorrisSpec::offset_in_pair(m, o).expect("valid table") as usize;
+            let len = Table::get(m, o).expect("valid table").size() as usize;
+            &block[start..start + len]
+        };
+        let (first, second) =
+            solve_pair(a, b, lower).with_context(|| format!("solving {a}-{b}"))?;
+        let mut values = first;
+        values.extend(second);
+        // The store keeps bytes as i8; Morris bytes are 0..=255 codes.
+        Ok(values.into_iter().map(|v| v as i8).collect())
+    }
+
+    fn keeps(&self, _layer: usize) -> bool {
+        true
+    }
+
+    fn digest(&self, layer: usize, _key: &[u8], first: u64, values: &[i8]) -> u64 {
+        let (a, b) = layer_pair(layer);
+        let mut digest = 0u64;
+        let mut index = first;
+        for (m, o) in MorrisSpec::tables_of_pair(a, b) {
+            let table = Table::get(m, o).expect("valid table");
+            let start = MorrisSpec::offset_in_pair(m, o).expect("valid table");
+            let end = start + table.size();
+            while index < end && index < first + values.len() as u64 {
+                let (mover, opponent) = table.position(index - start);
+                // Table id above the two 24-bit sets: the same sets in two tables differ.
+                let key =
+                    u64::from(mover) | u64::from(opponent) << 24 | (10 * m as u64 + o as u64) << 48;
+                digest = digest.wrapping_add(digest_element(key, values[(index - first) as usize]));
+                index += 1;
+            }
+        }
+        digest
+    }
+
+    fn chunk_positions(&self) -> u64 {
+        self.spec.chunk_positions
+    }
+}
+
+/// Views stored `i8` values as Morris value bytes.
+pub fn as_u8(values: &[i8]) -> &[u8] {
+    crate::store::as_bytes(values)
+}
+
+/// How to run a Morris build.
+#[derive(Debug, Clone)]
+pub struct BuildOptions {
+    /// What to build.
+    pub spec: MorrisSpec,
+    /// The SQLite file.
+    pub db: PathBuf,
+    /// Worker threads.
+    pub threads: usize,
+    /// Memory budget in bytes.
+    pub memory: u64,
+}
+
+/// What a finished Morris build reports.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BuildSummary {
+    /// `morris`.
+    pub game: &'static str,
+    /// Stones per side of the largest tables.
+    pub stones: u8,
+    /// What the scheduler reports.
+    #[serde(flatten)]
+    pub run: RunSummary,
+}
+
+impl BuildSummary {
+    /// The final summary line.
+    pub fn text(&self) -> String {
+        let r = &self.run;
+        format!(
+            "built morris up to {} stones: {} positions ({} computed now, {} tables resumed) in {:.2} s, {:.2} M positions/s; stored {:.3} bits/position; file {}; peak RSS {}",
+            self.stones,
+            r.total_positions,
+            r.computed_positions,
+            r.resumed_blocks,
+            r.seconds,
+            r.positions_per_second() / 1e6,
+            r.bits_per_position(),
+            human_bytes(r.file_bytes),
+            r.peak_rss_bytes.map_or("unknown".to_string(), human_bytes)
+        )
+    }
+}
+
+/// Memory a build needs: the largest pair's working arrays (value, counter and exit
+/// bytes per position, bucket entries of 4 bytes, the result) plus the pairs it reads.
+pub fn peak_memory_bytes(spec: &MorrisSpec) -> Result<u64> {
+    let game = MorrisGame::new(spec.clone());
+    let mut peak = 0;
+    for layer in game.layers() {
+        let own = game.block_size(layer, &[]);
+        let inputs: u64 = game
+            .reads(layer, &[])
+            .iter()
+            .map(|r| game.block_size(r.layer, &r.key))
+            .sum();
+        peak = peak.max(9 * own + inputs);
+    }
+    Ok(peak)
+}
+
+/// Runs (or resumes) a Morris build.
+pub fn build(opts: BuildOptions, progress: &mut dyn Progress) -> Result<BuildSummary> {
+    let peak = peak_memory_bytes(&opts.spec)?;
+    if peak > opts.memory {
+        bail!(
+            "the largest table pair needs about {} but --memory is {}; raise --memory or lower --stones",
+            human_bytes(peak),
+            human_bytes(opts.memory)
+        );
+    }
+    let mut builder = Builder::open(&opts.db)?;
+    let game = MorrisGame::new(opts.spec.clone());
+    let run = builder.run(
+        &game,
+        RunOptions {
+            threads: opts.threads,
+            memory: opts.memory,
+        },
+        progress,
+    )?;
+    let summary = BuildSummary {
+        game: "morris",
+        stones: opts.spec.stones,
+        run,
+    };
+    progress.finish(&summary.text());
+    Ok(summary)
+}
+
+/// Value bytes of one table (m, o) as [`Value`]s: a convenience for reports.
+pub fn value_of_byte(byte: i8) -> Value {
+    Value::from_byte(byte as u8)
+}

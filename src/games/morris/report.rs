@@ -1,0 +1,308 @@
+//! Reports on a Morris file: `info` (per table pair: positions, wins, losses,
+//! draws, longest win and loss, bytes, time), `export` (one row per stored class)
+//! and `verify` (re-hash every chunk, recompute values one ply deep).
+
+use super::build::{MorrisSpec, layer_pair};
+use super::index::Table;
+use super::tablebase::MorrisTablebase;
+use super::value::Value;
+use crate::retro::BlockId;
+use crate::retro::build::load_block;
+use crate::units::human_bytes;
+use anyhow::Result;
+use serde::Serialize;
+use std::io::Write;
+
+/// One table pair in `info`.
+#[derive(Debug, Clone, Serialize)]
+pub struct PairInfo {
+    /// `3-4/4-3` (or `3-3`).
+    pub tables: String,
+    /// Layer number in the file (`10 a + b`).
+    pub layer: usize,
+    /// `book` when finished (every Morris table is kept), else `building`.
+    pub status: String,
+    /// Positions (symmetry classes) of both tables.
+    pub positions: u64,
+    /// Positions won by the side to move.
+    pub wins: u64,
+    /// Positions lost by the side to move.
+    pub losses: u64,
+    /// Drawn positions.
+    pub draws: u64,
+    /// Longest win (plies), if any.
+    pub longest_win: Option<u8>,
+    /// Longest loss (plies), if any.
+    pub longest_loss: Option<u8>,
+    /// Compressed bytes.
+    pub bytes: u64,
+    /// Stored bits per position.
+    pub bits_per_position: f64,
+    /// Build seconds (kernel and compression).
+    pub seconds: f64,
+    /// Layer digest.
+    pub digest: Option<String>,
+}
+
+/// `tb info` on a Morris file.
+#[derive(Debug, Clone, Serialize)]
+pub struct Info {
+    /// `morris`.
+    pub game: &'static str,
+    /// Rules recorded in the file.
+    pub rules: String,
+    /// Largest stone count per side.
+    pub stones: u8,
+    /// Positions per chunk.
+    pub chunk_positions: u64,
+    /// File size in bytes.
+    pub file_bytes: u64,
+    /// Every pair in build order.
+    pub pairs: Vec<PairInfo>,
+    /// Totals over the finished pairs.
+    pub total: PairInfo,
+}
+
+/// Gathers `info`.
+pub fn info(tb: &MorrisTablebase) -> Result<Info> {
+    let meta = tb.store().meta()?;
+    let mut pairs = Vec::new();
+    let mut total = PairInfo {
+        tables: "all".to_string(),
+        layer: 0,
+        status: String::new(),
+        positions: 0,
+        wins: 0,
+        losses: 0,
+        draws: 0,
+        longest_win: None,
+        longest_loss: None,
+        bytes: 0,
+        bits_per_position: 0.0,
+        seconds: 0.0,
+        digest: None,
+    };
+    for (&layer, row) in tb.layers() {
+        let (a, b) = layer_pair(layer);
+        let mut p = PairInfo {
+            tables: if a == b {
+                format!("{a}-{b}")
+            } else {
+                format!("{a}-{b}/{b}-{a}")
+            },
+            layer,
+            status: row.status.as_str().to_string(),
+            positions: row.positions,
+            wins: 0,
+            losses: 0,
+            draws: 0,
+            longest_win: None,
+            longest_loss: None,
+            bytes: row.bytes,
+            bits_per_position: row.bytes as f64 * 8.0 / row.positions.max(1) as f64,
+            seconds: row.seconds,
+            digest: row.digest.clone(),
+        };
+        for (&byte, &count) in &row.histogram {
+            match Value::from_byte(byte as u8) {
+                Value::Win(w) => {
+                    p.wins += count;
+                    p.longest_win = p.longest_win.max(Some(w));
+                }
+                Value::Loss(l) => {
+                    p.losses += count;
+                    p.longest_loss = p.longest_loss.max(Some(l));
+                }
+                Value::Draw => p.draws += count,
+            }
+        }
+        if row.status.readable() {
+            total.positions += p.positions;
+            total.wins += p.wins;
+            total.losses += p.losses;
+            total.draws += p.draws;
+            total.longest_win = total.longest_win.max(p.longest_win);
+            total.longest_loss = total.longest_loss.max(p.longest_loss);
+            total.bytes += p.bytes;
+            total.seconds += p.seconds;
+        }
+        pairs.push(p);
+    }
+    total.bits_per_position = total.bytes as f64 * 8.0 / total.positions.max(1) as f64;
+    Ok(Info {
+        game: "morris",
+        rules: meta.get("rules").cloned().unwrap_or_default(),
+        stones: tb.spec().stones,
+        chunk_positions: tb.spec().chunk_positions,
+        file_bytes: tb.store().file_bytes()?,
+        pairs,
+        total,
+    })
+}
+
+/// `info` as text.
+pub fn info_text(i: &Info) -> String {
+    let mut out = format!(
+        "morris (moving phase), tables with 3 to {} stones a side; file {}\nrules: {}\n",
+        i.stones,
+        human_bytes(i.file_bytes),
+        i.rules
+    );
+    out.push_str(&format!(
+        "{:>9} {:>8} {:>12} {:>12} {:>12} {:>11} {:>6} {:>6} {:>10} {:>9} {:>8}\n",
+        "tables",
+        "status",
+        "positions",
+        "wins",
+        "losses",
+        "draws",
+        "max W",
+        "max L",
+        "bytes",
+        "bits/pos",
+        "seconds"
+    ));
+    for p in i.pairs.iter().chain(std::iter::once(&i.total)) {
+        let plies = |v: Option<u8>| v.map_or("-".to_string(), |p| p.to_string());
+        out.push_str(&format!(
+            "{:>9} {:>8} {:>12} {:>12} {:>12} {:>11} {:>6} {:>6} {:>10} {:>9.3} {:>8.2}\n",
+            p.tables,
+            p.status,
+            p.positions,
+            p.wins,
+            p.losses,
+            p.draws,
+            plies(p.longest_win),
+            plies(p.longest_loss),
+            human_bytes(p.bytes),
+            p.bits_per_position,
+            p.seconds
+        ));
+    }
+    out
+}
+
+/// Export formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// One JSON object per line.
+    Jsonl,
+    /// Comma-separated values with a header.
+    Csv,
+}
+
+/// Writes one row per stored class (its representative with the side to move as
+/// White), table pair by pair in build order, (a, b) before (b, a), index order.
+/// Returns the number of rows.
+pub fn export(tb: &MorrisTablebase, format: Format, out: &mut dyn Write) -> Result<u64> {
+    if format == Format::Csv {
+        writeln!(out, "position,table,value")?;
+    }
+    let mut rows = 0;
+    let game = super::build::MorrisGame::new(tb.spec().clone());
+    for (&layer, row) in tb.layers() {
+        if !row.status.readable() {
+            continue;
+        }
+        let (a, b) = layer_pair(layer);
+        let id = BlockId {
+            layer,
+            key: vec![a, b],
+        };
+        let values = load_block(tb.store(), &game, &id)?;
+        let mut at = 0usize;
+        for (m, o) in MorrisSpec::tables_of_pair(a, b) {
+            let table = Table::get(m, o)?;
+            for index in 0..table.size() {
+                let position = MorrisTablebase::representative(m, o, index)?;
+                let value = Value::from_byte(values[at] as u8);
+                at += 1;
+                match format {
+                    Format::Jsonl => writeln!(
+                        out,
+                        "{{\"position\":\"{position}\",\"table\":\"{m}-{o}\",\"value\":\"{value}\"}}"
+                    )?,
+                    Format::Csv => writeln!(out, "{position},{m}-{o},{value}")?,
+                }
+                rows += 1;
+            }
+        }
+    }
+    Ok(rows)
+}
+
+/// What `verify` found.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct VerifyReport {
+    /// Chunks read and checked against their checksums.
+    pub chunks: u64,
+    /// Positions whose value was recomputed from their moves.
+    pub recomputed: u64,
+    /// Problems, one line each.
+    pub errors: Vec<String>,
+}
+
+impl VerifyReport {
+    /// True when nothing was wrong.
+    pub fn ok(&self) -> bool {
+        self.errors.is_empty()
+    }
+
+    /// As text.
+    pub fn text(&self) -> String {
+        let mut out = format!(
+            "verified {} chunks, recomputed {} positions one ply deep: {}\n",
+            self.chunks,
+            self.recomputed,
+            if self.ok() { "OK" } else { "ERRORS" }
+        );
+        for e in &self.errors {
+            out.push_str(&format!("  {e}\n"));
+        }
+        out
+    }
+}
+
+/// Re-hashes every chunk (a corrupt one is reported, never read as values) and
+/// recomputes positions one ply deep from their moves: every class, or `sample`
+/// evenly spaced classes per table.
+pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport> {
+    let mut report = VerifyReport::default();
+    let chunk_positions = tb.spec().chunk_positions;
+    for (&layer, row) in tb.layers() {
+        let (a, b) = layer_pair(layer);
+        if !row.status.readable() {
+            report
+                .errors
+                .push(format!("tables {a}-{b}/{b}-{a} are not finished"));
+            continue;
+        }
+        for chunk in 0..row.positions.div_ceil(chunk_positions) {
+            report.chunks += 1;
+            if let Err(e) = tb.store().read_chunk(layer, &[a, b], chunk) {
+                report.errors.push(format!("{e:#}"));
+            }
+        }
+        for (m, o) in MorrisSpec::tables_of_pair(a, b) {
+            let size = Table::get(m, o)?.size();
+            let step = sample.map_or(1, |n| (size / n.max(1)).max(1));
+            for index in (0..size).step_by(step as usize) {
+                let position = MorrisTablebase::representative(m, o, index)?;
+                report.recomputed += 1;
+                match tb.probe(&position) {
+                    Ok(p) => {
+                        let best = p.moves.first().map_or(Value::Loss(0), |m| m.1);
+                        if best != p.value {
+                            report.errors.push(format!(
+                                "{position} (table {m}-{o}, class {index}): stored {}, its best move gives {best}",
+                                p.value
+                            ));
+                        }
+                    }
+                    Err(e) => report.errors.push(format!("{position}: {e:#}")),
+                }
+            }
+        }
+    }
+    Ok(report)
+}
