@@ -221,13 +221,13 @@ fn text_helpers_round_trip() {
 
     let (white, black) = (mask(&["a1", "d1", "g7"]), mask(&["d2", "b6", "c5"]));
     let text = position_text(white, black, true);
-    assert_eq!(text, "WW..B.........B...B....W w");
+    assert_eq!(text, "WW..B..........B..B....W w");
     assert_eq!(parse_position(&text), Ok((white, black, true)));
     let text_b = position_text(black, white, false);
-    assert_eq!(text_b, "WW..B.........B...B....W b");
+    assert_eq!(text_b, "WW..B..........B..B....W b");
     assert_eq!(parse_position(&text_b), Ok((black, white, false)));
     assert_eq!(
-        parse_position("WW..B.........B...B....W b 0 0"),
+        parse_position("WW..B..........B..B....W b 0 0"),
         Ok((black, white, false))
     );
     assert!(parse_position("WW..B.........B...B....W b 1 0").is_err());
