@@ -4,7 +4,7 @@
 mod morris_oracle;
 
 use morris_oracle::{
-    ALL, Geometry, NUM_POINTS, Oracle, Rng, Shape, Stats, Symmetries, Val, bits, count_classes,
+    ALL, Geometry, NUM_POINTS, Oracle, Rng, Shape, Symmetries, Val, bits, count_classes,
     parse_point, parse_position, position_text,
 };
 use std::collections::HashSet;
@@ -22,13 +22,13 @@ fn oracle3() -> &'static Oracle {
     })
 }
 
-/// Tables 3-3, 3-4 and 4-3, solved once for all tests.
-fn oracle34() -> &'static Oracle {
+/// Tables 3-3, 3-4, 4-3 and 4-4, solved once for all tests.
+fn oracle4() -> &'static Oracle {
     static O: OnceLock<Oracle> = OnceLock::new();
     O.get_or_init(|| {
         let start = Instant::now();
-        let o = Oracle::solve_tables(4, 7);
-        eprintln!("solve_tables(4, 7): {:.2?}", start.elapsed());
+        let o = Oracle::solve(4);
+        eprintln!("solve(4): {:.2?}", start.elapsed());
         o
     })
 }
@@ -290,7 +290,7 @@ fn table_3_3_is_consistent_and_symmetric() {
 
 #[test]
 fn tables_3_4_and_4_3_are_consistent_and_symmetric() {
-    let o = oracle34();
+    let o = oracle4();
     let start = Instant::now();
     check_one_ply(o, 3, 4);
     check_one_ply(o, 4, 3);
@@ -330,21 +330,67 @@ fn moves_are_listed_best_first_in_notation() {
     assert_eq!(o.value(white, black), Val::Win(1));
 }
 
-/// The full 4-4 solve (and a sample check of it).
+/// Table 4-4 (after solving everything up to it): symmetry and one-ply consistency
+/// on a sample, and the statistics printed.
 #[test]
-#[ignore = "solves all of 3-3, 3-4, 4-3 and 4-4"]
-fn solve_4_4() {
-    let start = Instant::now();
-    let o = Oracle::solve(4);
-    eprintln!("solve(4): {:.2?}", start.elapsed());
+fn table_4_4_is_consistent_and_symmetric() {
+    let o = oracle4();
     let syms = Symmetries::new();
     let mut rng = Rng::new(5);
     for _ in 0..200_000 {
         let (mover, opp) = rng.position(4, 4);
-        check_symmetric(&o, &syms, mover, opp);
+        check_symmetric(o, &syms, mover, opp);
         assert_eq!(o.value(mover, opp), o.best_move_value(mover, opp));
     }
-    let stats: Stats = o.raw_stats(4, 4);
-    eprintln!("4-4 raw: {stats:?}");
+    eprintln!("4-4 raw: {:?}", o.raw_stats(4, 4));
     eprintln!("4-4 classes: {:?}", o.class_stats(&syms, 4, 4));
+}
+
+#[test]
+fn a_blocked_side_has_lost() {
+    let o = oracle4();
+    // Four corners, each shut in by the opponent's stones on the outer midpoints.
+    let (corners, mids) = (
+        mask(&["a1", "g1", "a7", "g7"]),
+        mask(&["d1", "a4", "g4", "d7"]),
+    );
+    assert!(o.moves(corners, mids).is_empty());
+    assert_eq!(o.value(corners, mids), Val::Loss(0));
+    assert_eq!(o.best_move_value(corners, mids), Val::Loss(0));
+    // The blockers to move: every move (d1-d2, a4-b4, ...) frees two corners, so
+    // nothing wins at once.
+    let moves = o.moves(mids, corners);
+    assert!(
+        moves.iter().all(|(_, v)| *v != Val::Win(1)),
+        "every move opens a corner"
+    );
+}
+
+#[test]
+fn captures_respect_mills() {
+    let o = oracle4();
+    // White (3 stones) closes a1-d1-g1 by flying c5-g1; Black's a7-d7-g7 is a mill,
+    // so only b6 may be taken.
+    let (white, black) = (mask(&["a1", "d1", "c5"]), mask(&["a7", "d7", "g7", "b6"]));
+    let captures: Vec<String> = o
+        .moves(white, black)
+        .into_iter()
+        .map(|(m, _)| m)
+        .filter(|m| m.contains('x'))
+        .collect();
+    assert_eq!(captures, ["c5-g1xb6"]);
+    // A capture from 4-3 leaves 2 stones: an immediate win, whatever is taken.
+    let (white, black) = (mask(&["a1", "d1", "g4", "b6"]), mask(&["a7", "d7", "g7"]));
+    let captures: Vec<(String, Val)> = o
+        .moves(white, black)
+        .into_iter()
+        .filter(|(m, _)| m.contains('x'))
+        .collect();
+    assert_eq!(captures.len(), 3, "all of Black's stones are in a mill");
+    assert!(
+        captures
+            .iter()
+            .all(|(m, v)| m.starts_with("g4-g1x") && *v == Val::Win(1))
+    );
+    assert_eq!(o.value(white, black), Val::Win(1));
 }
