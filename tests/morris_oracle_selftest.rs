@@ -143,10 +143,10 @@ fn symmetries_form_a_group_of_board_automorphisms() {
         for &m in &g.mills {
             assert!(mills.contains(&syms.apply(k, m)), "mills to mills");
         }
-        for p in 0..NUM_POINTS {
+        for (p, &to) in perm.iter().enumerate() {
             assert_eq!(
                 syms.apply(k, g.adjacent[p]),
-                g.adjacent[perm[p]],
+                g.adjacent[to],
                 "adjacency kept"
             );
         }

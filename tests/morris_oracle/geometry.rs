@@ -126,7 +126,8 @@ impl Geometry {
 
     /// Whether `stones` (a side's stones after a move) has a complete mill through `to`.
     pub fn closes_mill(&self, stones: u32, to: usize) -> bool {
-        self.mills_of[to].iter().any(|&m| stones & m == m)
+        let [a, b] = self.mills_of[to];
+        stones & a == a || stones & b == b
     }
 
     /// The stones of `stones` that stand in one of its complete mills.
