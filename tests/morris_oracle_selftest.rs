@@ -394,3 +394,13 @@ fn captures_respect_mills() {
     );
     assert_eq!(o.value(white, black), Val::Win(1));
 }
+
+/// Every position of 4-4 against its moves (slow: about 51.5 M positions).
+#[test]
+#[ignore = "one-ply check of all 51.5 M positions of 4-4"]
+fn table_4_4_is_consistent_everywhere() {
+    let o = oracle4();
+    let start = Instant::now();
+    check_one_ply(o, 4, 4);
+    eprintln!("one-ply check 4-4: {:.2?}", start.elapsed());
+}
