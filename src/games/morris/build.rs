@@ -3,7 +3,7 @@
 //! together: non-capturing moves cycle between them), built in order of total
 //! stones so that the tables captures lead to are stored first. Every table is kept.
 
-use super::index::{MAX_STONES, MIN_STONES, Table};
+use super::index::{MAX_STONES, MIN_STONES, Table, class_count};
 use super::solve::solve_pair;
 use super::value::Value;
 use crate::retro::build::{Builder, RunOptions, RunSummary};
@@ -137,7 +137,7 @@ impl MorrisSpec {
         let mut total = 0;
         for (a, b) in self.pairs() {
             for (m, o) in Self::tables_of_pair(a, b) {
-                total += Table::get(m, o)?.size();
+                total += class_count(m, o);
             }
         }
         Ok(total)
@@ -192,7 +192,7 @@ impl Game for MorrisGame {
         let (a, b) = layer_pair(layer);
         MorrisSpec::tables_of_pair(a, b)
             .into_iter()
-            .map(|(m, o)| Table::get(m, o).map_or(0, Table::size))
+            .map(|(m, o)| class_count(m, o))
             .sum()
     }
 

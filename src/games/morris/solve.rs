@@ -368,13 +368,13 @@ pub fn position_value(
         pos.mover.count_ones() as u8,
         pos.opponent.count_ones() as u8,
     );
-    if m < MIN_STONES {
-        return Ok(Value::Loss(0));
-    }
     ensure!(
         o >= MIN_STONES,
         "the game is over: the side not to move has {o} stones: {pos}"
     );
+    if m < MIN_STONES {
+        return Ok(Value::Loss(0));
+    }
     let table = Table::get(m, o)?;
     let index = table.index_checked(pos.mover, pos.opponent)?;
     Ok(Value::from_byte(lookup(m, o, index)?))
