@@ -1,9 +1,9 @@
 //! `tb`: command-line front end. It only parses arguments and prints; the work is in
 //! the library.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use clap::{Parser, Subcommand, ValueEnum};
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use tb::games::dots::board::Board;
@@ -420,24 +420,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 return cli::morris::export(&db, format == Format::Csv, max_lines, expand, output);
             }
             let tb = Tablebase::open(&db)?;
-            let sink: Box<dyn Write> = match &output {
-                Some(path) => Box::new(
-                    std::fs::File::create(path)
-                        .with_context(|| format!("cannot create {}", path.display()))?,
-                ),
-                None => Box::new(std::io::stdout().lock()),
-            };
-            let mut sink = BufWriter::with_capacity(1 << 20, sink);
             let format = match format {
                 Format::Jsonl => export::Format::Jsonl,
                 Format::Csv => export::Format::Csv,
             };
-            let rows = export::export(&tb, format, max_lines, expand, &mut sink)?;
-            sink.flush()?;
-            if output.is_some() {
-                eprintln!("tb: exported {rows} positions");
-            }
-            Ok(ExitCode::SUCCESS)
+            cli::export_to(output.as_deref(), |sink| {
+                export::export(&tb, format, max_lines, expand, sink)
+            })
         }
         Command::Info { db, json } => {
             if game_of_file(&db)? == GameKind::Morris {

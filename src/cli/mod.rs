@@ -6,6 +6,7 @@ pub mod morris;
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 use std::io::{BufRead, BufWriter, IsTerminal, Write};
+use std::path::Path;
 use std::process::ExitCode;
 
 /// The JSON object for an input line that could not be answered.
@@ -68,4 +69,26 @@ pub fn probe_batch(
     } else {
         ExitCode::from(crate::EXIT_FAILURE)
     })
+}
+
+/// Writes an export to `output` (stdout when `None`) through a large buffer;
+/// `write` returns the number of rows, reported on stderr for a file.
+pub fn export_to(
+    output: Option<&Path>,
+    write: impl FnOnce(&mut dyn Write) -> Result<u64>,
+) -> Result<ExitCode> {
+    let sink: Box<dyn Write> = match output {
+        Some(path) => Box::new(
+            std::fs::File::create(path)
+                .with_context(|| format!("cannot create {}", path.display()))?,
+        ),
+        None => Box::new(std::io::stdout().lock()),
+    };
+    let mut sink = BufWriter::with_capacity(1 << 20, sink);
+    let rows = write(&mut sink)?;
+    sink.flush()?;
+    if output.is_some() {
+        eprintln!("tb: exported {rows} positions");
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,7 +1,7 @@
 //! `tb build morris`, and probe/export/info/verify on a Morris file.
 
-use anyhow::{Context, Result, bail};
-use std::io::{BufWriter, Write};
+use anyhow::{Result, bail};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use tb::games::morris::build::{self, MorrisGame, MorrisSpec, peak_memory_bytes};
@@ -152,21 +152,8 @@ pub fn export(
         );
     }
     let tb = MorrisTablebase::open(db)?;
-    let sink: Box<dyn Write> = match &output {
-        Some(path) => Box::new(
-            std::fs::File::create(path)
-                .with_context(|| format!("cannot create {}", path.display()))?,
-        ),
-        None => Box::new(std::io::stdout().lock()),
-    };
-    let mut sink = BufWriter::with_capacity(1 << 20, sink);
     let format = if csv { Format::Csv } else { Format::Jsonl };
-    let rows = report::export(&tb, format, &mut sink)?;
-    sink.flush()?;
-    if output.is_some() {
-        eprintln!("tb: exported {rows} positions");
-    }
-    Ok(ExitCode::SUCCESS)
+    super::export_to(output.as_deref(), |sink| report::export(&tb, format, sink))
 }
 
 /// Per-pair statistics.

@@ -7,6 +7,7 @@ use super::cache::BlockCache;
 use super::progress::Progress;
 use super::{BlockId, Game};
 use crate::store::{BlockStats, EncodedChunk, LayerFinish, LayerStatus, Store, counts_key};
+use crate::units::human_bytes;
 use anyhow::{Context, Result, bail};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
@@ -52,6 +53,23 @@ impl RunSummary {
     /// Stored bits per position over all layers.
     pub fn bits_per_position(&self) -> f64 {
         self.stored_bytes as f64 * 8.0 / self.total_positions.max(1) as f64
+    }
+
+    /// The run in words, for the end of a build's summary line (`blocks` names what
+    /// the game's blocks are).
+    pub fn text(&self, blocks: &str) -> String {
+        format!(
+            "{} positions ({} computed now, {} {blocks} resumed) in {:.2} s, {:.1} M positions/s; stored {:.3} bits/position over all layers; file {}; peak RSS {}",
+            self.total_positions,
+            self.computed_positions,
+            self.resumed_blocks,
+            self.seconds,
+            self.positions_per_second() / 1e6,
+            self.bits_per_position(),
+            human_bytes(self.file_bytes),
+            self.peak_rss_bytes
+                .map_or("unknown".to_string(), human_bytes)
+        )
     }
 }
 

@@ -153,20 +153,12 @@ pub struct BuildSummary {
 impl BuildSummary {
     /// The final summary line of a build.
     pub fn text(&self) -> String {
-        let r = &self.run;
         format!(
-            "built {} {}: start value {:+}, {} positions ({} computed now, {} blocks resumed) in {:.2} s, {:.1} M positions/s; stored {:.3} bits/position over all layers; file {}; peak RSS {}",
+            "built {} {}: start value {:+}, {}",
             self.board,
             self.start,
             self.start_value,
-            r.total_positions,
-            r.computed_positions,
-            r.resumed_blocks,
-            r.seconds,
-            r.positions_per_second() / 1e6,
-            r.bits_per_position(),
-            human_bytes(r.file_bytes),
-            r.peak_rss_bytes.map_or("unknown".to_string(), human_bytes)
+            self.run.text("blocks")
         )
     }
 }

@@ -298,18 +298,10 @@ pub struct BuildSummary {
 impl BuildSummary {
     /// The final summary line.
     pub fn text(&self) -> String {
-        let r = &self.run;
         format!(
-            "built morris up to {} stones: {} positions ({} computed now, {} tables resumed) in {:.2} s, {:.2} M positions/s; stored {:.3} bits/position; file {}; peak RSS {}",
+            "built morris up to {} stones: {}",
             self.stones,
-            r.total_positions,
-            r.computed_positions,
-            r.resumed_blocks,
-            r.seconds,
-            r.positions_per_second() / 1e6,
-            r.bits_per_position(),
-            human_bytes(r.file_bytes),
-            r.peak_rss_bytes.map_or("unknown".to_string(), human_bytes)
+            self.run.text("table pairs")
         )
     }
 }
