@@ -130,13 +130,32 @@ const fn pdep_bytes() -> [[u8; 256]; 256] {
 /// `PDEP_BYTES[f][v]`: the low bits of `v` spread onto the set positions of `f`.
 static PDEP_BYTES: [[u8; 256]; 256] = pdep_bytes();
 
+const fn pop_bytes() -> [u8; 256] {
+    let mut out = [0u8; 256];
+    let mut v = 0;
+    while v < 256 {
+        out[v] = (v as u32).count_ones() as u8;
+        v += 1;
+    }
+    out
+}
+
+/// Bits set per byte value: the default x86-64 target has no `popcnt` instruction and
+/// the software fallback dominated the index.
+static POP: [u8; 256] = pop_bytes();
+
+#[inline(always)]
+fn pop8(v: u32) -> u32 {
+    POP[v as usize] as u32
+}
+
 /// Colex rank of `mask` among the 24-bit masks with the same number of bits
 /// (equals its position in increasing numeric order).
 #[inline(always)]
 pub fn rank24(mask: u32) -> u32 {
     let (b0, b1, b2) = (mask & 0xff, (mask >> 8) & 0xff, mask >> 16);
-    let k1 = b0.count_ones() as usize;
-    let k2 = k1 + b1.count_ones() as usize;
+    let k1 = pop8(b0) as usize;
+    let k2 = k1 + pop8(b1) as usize;
     RANK_BYTES[0][0][b0 as usize] + RANK_BYTES[1][k1][b1 as usize] + RANK_BYTES[2][k2][b2 as usize]
 }
 
@@ -144,8 +163,8 @@ pub fn rank24(mask: u32) -> u32 {
 #[inline(always)]
 pub fn compress(free: u32, set: u32) -> u32 {
     let f = [free & 0xff, (free >> 8) & 0xff, free >> 16];
-    let n0 = f[0].count_ones();
-    let n1 = n0 + f[1].count_ones();
+    let n0 = pop8(f[0]);
+    let n1 = n0 + pop8(f[1]);
     let c0 = PEXT_BYTES[f[0] as usize][(set & 0xff) as usize] as u32;
     let c1 = PEXT_BYTES[f[1] as usize][((set >> 8) & 0xff) as usize] as u32;
     let c2 = PEXT_BYTES[f[2] as usize][(set >> 16) as usize] as u32;
@@ -156,8 +175,8 @@ pub fn compress(free: u32, set: u32) -> u32 {
 #[inline(always)]
 pub fn deposit(free: u32, c: u32) -> u32 {
     let f = [free & 0xff, (free >> 8) & 0xff, free >> 16];
-    let n0 = f[0].count_ones();
-    let n1 = n0 + f[1].count_ones();
+    let n0 = pop8(f[0]);
+    let n1 = n0 + pop8(f[1]);
     let d0 = PDEP_BYTES[f[0] as usize][(c & 0xff) as usize] as u32;
     let d1 = PDEP_BYTES[f[1] as usize][((c >> n0) & 0xff) as usize] as u32;
     let d2 = PDEP_BYTES[f[2] as usize][((c >> n1) & 0xff) as usize] as u32;
