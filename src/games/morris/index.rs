@@ -355,10 +355,28 @@ pub fn class_count(m: u8, o: u8) -> u64 {
 
 /// Slots of the opponent sets for a canonical mover set with a nontrivial stabilizer.
 struct Special {
-    /// Colex rank (within the free points) -> slot, `u32::MAX` if not stabilizer-least.
-    map: Box<[u32]>,
+    /// Colex rank (within the free points) -> slot, as a bit set of the stored ranks
+    /// with counts: 2 bits per rank instead of 32 keeps these in cache.
+    map: Box<[RankWord]>,
     /// Slot -> colex rank.
     inv: Box<[u32]>,
+}
+
+/// 64 ranks: which are stored, and how many stored ranks precede the word.
+#[derive(Clone, Copy, Default)]
+struct RankWord {
+    bits: u64,
+    before: u32,
+}
+
+impl Special {
+    /// Slot of a stored (stabilizer-least) colex rank.
+    #[inline(always)]
+    fn slot(&self, rank: u32) -> u32 {
+        let w = self.map[(rank / 64) as usize];
+        debug_assert_ne!(w.bits & (1 << (rank % 64)), 0);
+        w.before + (w.bits & ((1u64 << (rank % 64)) - 1)).count_ones()
+    }
 }
 
 /// One table (m, o): positions with `m` stones for the side to move and `o` for the
@@ -412,13 +430,17 @@ impl Table {
             }
             let free = FULL & !w;
             let syms: Vec<usize> = (1..SYMMETRIES).filter(|s| st & (1 << s) != 0).collect();
-            let mut map = vec![u32::MAX; plain as usize];
+            let mut map = vec![RankWord::default(); (plain as usize).div_ceil(64)];
             let mut inv = Vec::new();
-            for (r, slot) in map.iter_mut().enumerate() {
-                let b = unrank_in(free, o as u32, r as u32);
+            for r in 0..plain as u32 {
+                let word = &mut map[(r / 64) as usize];
+                if r % 64 == 0 {
+                    word.before = inv.len() as u32;
+                }
+                let b = unrank_in(free, o as u32, r);
                 if syms.iter().all(|&s| transform(s, b) >= b) {
-                    *slot = inv.len() as u32;
-                    inv.push(r as u32);
+                    word.bits |= 1 << (r % 64);
+                    inv.push(r);
                 }
             }
             next += inv.len() as u64;
@@ -481,8 +503,7 @@ impl Table {
             rest &= rest - 1;
             b = b.min(transform(g, b0));
         }
-        let slot = self.specials[block.special as usize].map[rank_in(free, b) as usize];
-        debug_assert_ne!(slot, u32::MAX);
+        let slot = self.specials[block.special as usize].slot(rank_in(free, b));
         block.offset + slot as u64
     }
 

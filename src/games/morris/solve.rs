@@ -510,7 +510,10 @@ mod tests {
         for &(m, o) in tables.keys() {
             let start = Instant::now();
             let n = verify_table(m, o, 1, lookup(&tables)).unwrap();
-            eprintln!("{m}-{o}: {n} classes verified in {:.1} s", start.elapsed().as_secs_f64());
+            eprintln!(
+                "{m}-{o}: {n} classes verified in {:.1} s",
+                start.elapsed().as_secs_f64()
+            );
         }
     }
 
