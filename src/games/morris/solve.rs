@@ -435,6 +435,7 @@ pub fn verify_table(
 
 #[cfg(test)]
 mod tests {
+    use super::super::geometry::{SYMMETRIES, transform};
     use super::*;
 
     /// (wins, losses, draws, longest loss) of a value table.
@@ -481,6 +482,28 @@ mod tests {
         check_consistent(&tables, 3, 4, 97);
         check_consistent(&tables, 4, 3, 97);
         check_consistent(&tables, 4, 4, 997);
+        // Blocked: White's corners are shut in, White to move has lost.
+        let pos = Position::parse("WBW......B....B......WBW w").unwrap();
+        let p = probe(&pos, lookup(&tables)).unwrap();
+        assert_eq!((p.value, p.moves.len()), (Value::Loss(0), 0));
+        // With Black to move, each blocker has one step inward (d1-d2, a4-b4, g4-f4,
+        // d7-d6), each freeing White.
+        let black = Position::parse("WBW......B....B......WBW b").unwrap();
+        let p = probe(&black, lookup(&tables)).unwrap();
+        assert_eq!(p.moves.len(), 4);
+        assert_eq!(p.value, p.moves[0].1);
+        // Colours swapped and board transformed: same values.
+        for i in (0..Table::get(3, 4).unwrap().size()).step_by(10007) {
+            let (w, b) = Table::get(3, 4).unwrap().position(i);
+            let a = probe(&Position::new(w, b, true), lookup(&tables)).unwrap();
+            for s in 0..SYMMETRIES {
+                let (tw, tb) = (transform(s, w), transform(s, b));
+                let c = probe(&Position::new(tb, tw, false), lookup(&tables)).unwrap();
+                assert_eq!(a.value, c.value);
+                assert_eq!(a.moves.len(), c.moves.len());
+                assert_eq!(a.moves.first().map(|m| m.1), c.moves.first().map(|m| m.1));
+            }
+        }
     }
 
     #[test]
@@ -517,12 +540,14 @@ mod tests {
         }
     }
 
-    /// Speed of building every table up to 4 and 5 stones per side:
+    /// Speed of building every table up to 4 and 5 stones per side (or the list in
+    /// `MORRIS_BENCH_STONES`, e.g. `6`):
     /// `cargo test --release --lib games::morris::solve::tests::bench -- --ignored --nocapture`.
     #[test]
     #[ignore]
     fn bench() {
-        for max in [4, 5] {
+        let list = std::env::var("MORRIS_BENCH_STONES").unwrap_or_else(|_| "4,5".into());
+        for max in list.split(',').map(|x| x.trim().parse::<u8>().unwrap()) {
             let start = Instant::now();
             let mut total = 0;
             let tables = solve_all(max, |m, o, n, s| {
