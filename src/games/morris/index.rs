@@ -485,6 +485,13 @@ impl Table {
     /// of sizes m and o (checked in debug builds only: this is the hot loop).
     #[inline]
     pub fn index(&self, mover: u32, opponent: u32) -> u64 {
+        self.index_and_symmetric(mover, opponent).0
+    }
+
+    /// [`Table::index`], and whether the position is symmetric (a symmetry other than
+    /// the identity maps it onto itself).
+    #[inline]
+    pub fn index_and_symmetric(&self, mover: u32, opponent: u32) -> (u64, bool) {
         debug_assert_eq!(mover.count_ones(), self.m as u32);
         debug_assert_eq!(opponent.count_ones(), self.o as u32);
         debug_assert_eq!(mover & opponent, 0);
@@ -493,18 +500,34 @@ impl Table {
         let free = !block.canon & FULL;
         let mut b = transform(s, opponent);
         if block.special == u32::MAX {
-            return block.offset + rank_in(free, b) as u64;
+            return (block.offset + rank_in(free, b) as u64, false);
         }
         let st = self.movers.stab[cid];
         let b0 = b;
+        let mut symmetric = false;
         let mut rest = st & !1;
         while rest != 0 {
             let g = rest.trailing_zeros() as usize;
             rest &= rest - 1;
-            b = b.min(transform(g, b0));
+            let img = transform(g, b0);
+            symmetric |= img == b0;
+            b = b.min(img);
         }
         let slot = self.specials[block.special as usize].slot(rank_in(free, b));
-        block.offset + slot as u64
+        (block.offset + slot as u64, symmetric)
+    }
+
+    /// Number of symmetries mapping the position onto itself (1 for most).
+    pub fn stabilizer_size(&self, mover: u32, opponent: u32) -> u32 {
+        let (cid, s) = self.movers.lookup(mover);
+        let st = self.movers.stab[cid];
+        if st == 1 {
+            return 1;
+        }
+        let b = transform(s, opponent);
+        (0..SYMMETRIES)
+            .filter(|&g| st & (1 << g) != 0 && transform(g, b) == b)
+            .count() as u32
     }
 
     /// Checked [`Table::index`]: errors on wrong sizes or overlapping sets.

@@ -38,7 +38,7 @@ struct Side<'a> {
     table: &'static Table,
     /// Final value bytes; 0 = undecided (or draw).
     val: Vec<AtomicU8>,
-    /// In-pair child classes not yet known to be wins for the opponent.
+    /// Non-capturing moves not yet known to lead to a win for the opponent.
     cnt: Vec<AtomicU8>,
     /// Best exit (capture) move value, [`LOST`] if none.
     exit: Vec<AtomicU8>,
@@ -149,7 +149,6 @@ fn entry(t: usize, index: u64) -> u32 {
 /// counts, and the values known at once (no in-pair move, immediate wins).
 fn init_side(sides: &[Side], t: usize) -> Result<Pushes> {
     let side = &sides[t];
-    let child = sides[other(sides, t)].table;
     let flying = side.table.m == 3;
     (0..side.table.blocks())
         .into_par_iter()
@@ -161,16 +160,14 @@ fn init_side(sides: &[Side], t: usize) -> Result<Pushes> {
                     return;
                 }
                 let empty = FULL & !(w | b);
-                let mut kids = [0u32; MAX_MOVES];
-                let mut nk = 0;
+                let mut moves = 0u8;
                 let mut best = LOST;
                 'moves: for p in bits(w) {
                     let targets = if flying { empty } else { ADJACENT[p] & empty };
                     for q in bits(targets) {
                         let nw = w ^ (1 << p) ^ (1 << q);
                         if !in_mill(nw, q) {
-                            kids[nk] = child.index(b, nw) as u32;
-                            nk += 1;
+                            moves += 1;
                             continue;
                         }
                         let Some((lt, lv)) = side.lower else {
@@ -199,11 +196,8 @@ fn init_side(sides: &[Side], t: usize) -> Result<Pushes> {
                     acc.push((1, entry(t, i as u64)));
                     return;
                 }
-                let kids = &mut kids[..nk];
-                kids.sort_unstable();
-                let distinct = dedup(kids);
-                side.cnt[i].store(distinct as u8, Relaxed);
-                if distinct == 0 {
+                side.cnt[i].store(moves, Relaxed);
+                if moves == 0 {
                     // Only exits (or no move at all: L0).
                     if best != 0 {
                         side.val[i].store(best, Relaxed);
@@ -240,7 +234,32 @@ fn dedup(v: &mut [u32]) -> usize {
     n
 }
 
+/// Number of non-capturing moves from the representative of class `x` of `x_table`
+/// into class `y` of `y_table`.
+fn moves_into(x_table: &Table, x: u64, y_table: &Table, y: u64) -> u8 {
+    let (xm, xo) = x_table.position(x);
+    let empty = FULL & !(xm | xo);
+    let flying = xm.count_ones() == 3;
+    let mut n = 0;
+    for p in bits(xm) {
+        let targets = if flying { empty } else { ADJACENT[p] & empty };
+        for q in bits(targets) {
+            let nm = xm ^ (1 << p) ^ (1 << q);
+            if !in_mill(nm, q) && y_table.index(xo, nm) == y {
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
 /// Settles one bucket entry of ply `d` and updates its predecessors.
+///
+/// Move counters count moves, not child classes, so that the first pass needs no
+/// index of in-pair children. Un-moves from the representative y reach class X
+/// `B` times, while X's representative has `A = B |Stab(x)| / |Stab(y)|` moves into
+/// Y's class: the same when neither position is symmetric (decrement once per
+/// un-move); otherwise A is counted directly (rare).
 #[inline]
 fn process(sides: &[Side], d: u32, e: u32, acc: &mut Pushes) -> Result<()> {
     let t = (e >> 31) as usize;
@@ -257,10 +276,12 @@ fn process(sides: &[Side], d: u32, e: u32, acc: &mut Pushes) -> Result<()> {
     let pred = &sides[u];
     let (ym, yo) = side.table.position(i);
     let empty = FULL & !(ym | yo);
-    // The side that moved into y is y's opponent; its stone went q -> p un-moved.
+    let lost = d.is_multiple_of(2);
+    let y_symmetric = !lost && side.table.stabilizer_size(ym, yo) > 1;
+    // The side that moved into y is y's opponent; its stone went p -> q, un-move it.
     let flying = yo.count_ones() == 3;
-    let mut preds = [0u32; MAX_MOVES];
-    let mut np = 0;
+    let mut slow = [0u32; MAX_MOVES];
+    let mut ns = 0;
     for q in bits(yo) {
         // A move onto q that closed a mill would have captured and left the pair.
         if in_mill(yo, q) {
@@ -268,47 +289,63 @@ fn process(sides: &[Side], d: u32, e: u32, acc: &mut Pushes) -> Result<()> {
         }
         let targets = if flying { empty } else { ADJACENT[q] & empty };
         for p in bits(targets) {
-            preds[np] = pred.table.index(yo ^ (1 << q) ^ (1 << p), ym) as u32;
-            np += 1;
+            let (x, x_symmetric) = pred.table.index_and_symmetric(yo ^ (1 << q) ^ (1 << p), ym);
+            if lost {
+                // y is lost: every predecessor wins in d + 1.
+                if pred.val[x as usize]
+                    .compare_exchange(0, d as u8 + 2, Relaxed, Relaxed)
+                    .is_ok()
+                {
+                    if d + 1 > MAX_PLIES {
+                        bail!("value longer than {MAX_PLIES} plies");
+                    }
+                    acc.push((d as u8 + 1, entry(u, x)));
+                }
+            } else if y_symmetric || x_symmetric {
+                slow[ns] = x as u32;
+                ns += 1;
+            } else {
+                lose_move(pred, u, x, 1, d, acc)?;
+            }
         }
     }
-    if d.is_multiple_of(2) {
-        // y is lost: every predecessor wins in d + 1.
-        if d + 1 > MAX_PLIES {
-            bail!("value longer than {MAX_PLIES} plies");
-        }
-        for &x in &preds[..np] {
-            if pred.val[x as usize]
-                .compare_exchange(0, d as u8 + 2, Relaxed, Relaxed)
-                .is_ok()
-            {
-                acc.push((d as u8 + 1, entry(u, x as u64)));
-            }
-        }
-    } else {
-        // y is won: one more child class of each predecessor is a loss for it.
-        let preds = &mut preds[..np];
-        preds.sort_unstable();
-        let n = dedup(preds);
-        for &x in &preds[..n] {
-            let x = x as usize;
-            if pred.val[x].load(Relaxed) != 0 || pred.cnt[x].fetch_sub(1, Relaxed) != 1 {
-                continue;
-            }
-            // Every in-pair move loses; the loser delays: the longest of the last
-            // child's win and an exit loss. A drawn or won exit is better.
-            let ex = pred.exit[x].load(Relaxed);
-            if ex == 0 || ex.is_multiple_of(2) {
-                continue;
-            }
-            let ply = (d + 1).max(ex as u32 - 1);
-            if ply > MAX_PLIES {
-                bail!("value longer than {MAX_PLIES} plies");
-            }
-            pred.val[x].store(ply as u8 + 1, Relaxed);
-            acc.push((ply as u8, entry(u, x as u64)));
+    if ns > 0 {
+        let slow = &mut slow[..ns];
+        slow.sort_unstable();
+        let n = dedup(slow);
+        for &x in &slow[..n] {
+            let a = moves_into(pred.table, x as u64, side.table, i);
+            lose_move(pred, u, x as u64, a, d, acc)?;
         }
     }
+    Ok(())
+}
+
+/// `count` moves of position `x` (side `u`) turned out to lead to a win of ply `d` for
+/// the opponent; when none is left, `x` is lost unless an exit saves it.
+#[inline]
+fn lose_move(pred: &Side, u: usize, x: u64, count: u8, d: u32, acc: &mut Pushes) -> Result<()> {
+    let xi = x as usize;
+    if pred.val[xi].load(Relaxed) != 0 {
+        return Ok(());
+    }
+    let before = pred.cnt[xi].fetch_sub(count, Relaxed);
+    debug_assert!(before >= count, "move counter underflow");
+    if before != count {
+        return Ok(());
+    }
+    // Every in-pair move loses; the loser delays: the longest of the last child's win
+    // and an exit loss. A drawn or won exit is better (a won one is already queued).
+    let ex = pred.exit[xi].load(Relaxed);
+    if ex == 0 || ex.is_multiple_of(2) {
+        return Ok(());
+    }
+    let ply = (d + 1).max(ex as u32 - 1);
+    if ply > MAX_PLIES {
+        bail!("value longer than {MAX_PLIES} plies");
+    }
+    pred.val[xi].store(ply as u8 + 1, Relaxed);
+    acc.push((ply as u8, entry(u, x)));
     Ok(())
 }
 
