@@ -382,6 +382,42 @@ pub fn solve_all(max: u8, mut report: impl FnMut(u8, u8, u64, f64)) -> Result<Ta
     Ok(tables)
 }
 
+/// Counts of a value table, for the side to move.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Classes won.
+    pub wins: u64,
+    /// Classes lost.
+    pub losses: u64,
+    /// Classes drawn.
+    pub draws: u64,
+    /// Longest win in plies (0 if none).
+    pub longest_win: u8,
+    /// Longest loss in plies.
+    pub longest_loss: u8,
+}
+
+impl Stats {
+    /// Counts the value bytes of one table.
+    pub fn of(values: &[u8]) -> Stats {
+        let mut s = Stats::default();
+        for &b in values {
+            match Value::from_byte(b) {
+                Value::Win(p) => {
+                    s.wins += 1;
+                    s.longest_win = s.longest_win.max(p);
+                }
+                Value::Loss(p) => {
+                    s.losses += 1;
+                    s.longest_loss = s.longest_loss.max(p);
+                }
+                Value::Draw => s.draws += 1,
+            }
+        }
+        s
+    }
+}
+
 /// A probe answer: the value of a position and of each legal move, best first.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Probe {
@@ -475,22 +511,6 @@ mod tests {
     use super::super::geometry::{SYMMETRIES, transform};
     use super::*;
 
-    /// (wins, losses, draws, longest loss) of a value table.
-    fn stats(values: &[u8]) -> (u64, u64, u64, u8) {
-        let mut s = (0, 0, 0, 0);
-        for &b in values {
-            match Value::from_byte(b) {
-                Value::Win(_) => s.0 += 1,
-                Value::Loss(p) => {
-                    s.1 += 1;
-                    s.3 = s.3.max(p);
-                }
-                Value::Draw => s.2 += 1,
-            }
-        }
-        s
-    }
-
     fn lookup(tables: &Tables) -> impl Fn(u8, u8, u64) -> Result<u8> + Sync + '_ {
         |m, o, i| {
             tables
@@ -508,7 +528,11 @@ mod tests {
     fn table_3_3_matches_gasser() {
         let (v, rest) = solve_pair(3, 3, |_, _| unreachable!()).unwrap();
         assert!(rest.is_empty());
-        assert_eq!(stats(&v), (140_621, 28_736, 269, 26));
+        let st = Stats::of(&v);
+        assert_eq!(
+            (st.wins, st.losses, st.draws, st.longest_loss),
+            (140_621, 28_736, 269, 26)
+        );
         let tables = Tables::from([((3, 3), v)]);
         check_consistent(&tables, 3, 3, 1);
     }
@@ -596,6 +620,9 @@ mod tests {
             })
             .unwrap();
             let s = start.elapsed().as_secs_f64();
+            for ((m, o), v) in &tables {
+                eprintln!("  {m}-{o}: {:?}", Stats::of(v));
+            }
             eprintln!(
                 "stones {max}: {} tables, {total} positions, {s:.2} s, {:.2} M positions/s",
                 tables.len(),
