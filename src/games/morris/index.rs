@@ -582,7 +582,8 @@ impl Table {
         self.blocks.partition_point(|b| b.offset <= index) - 1
     }
 
-    /// The representative `(mover, opponent)` of class `index` (< size).
+    /// The representative `(mover, opponent)` of class `index`; panics unless
+    /// `index < size` (see [`Table::try_position`]).
     pub fn position(&self, index: u64) -> (u32, u32) {
         assert!(
             index < self.size(),
@@ -593,6 +594,24 @@ impl Table {
         let cid = self.block_of(index);
         let block = self.blocks[cid];
         (block.canon, self.block_opponent(cid, index - block.offset))
+    }
+
+    /// [`Table::position`] with an error instead of a panic for a bad index.
+    pub fn try_position(&self, index: u64) -> Result<(u32, u32)> {
+        if index >= self.size {
+            bail!(
+                "index {index} out of table {}-{} (size {})",
+                self.m,
+                self.o,
+                self.size
+            );
+        }
+        Ok(self.position(index))
+    }
+
+    /// Calls `f(index, mover, opponent)` for every class, in index order.
+    pub fn for_each(&self, f: impl FnMut(u64, u32, u32)) {
+        self.for_each_in_blocks(0..self.blocks(), f);
     }
 
     /// Calls `f(index, mover, opponent)` for every class in `range` of blocks, in
@@ -656,6 +675,17 @@ mod tests {
         check_bijection(3, 3);
         check_bijection(3, 4);
         check_bijection(4, 3);
+        let t = Table::get(3, 3).unwrap();
+        let mut next = 0;
+        t.for_each(|i, w, b| {
+            assert_eq!((i, (w, b)), (next, t.position(i)));
+            next += 1;
+        });
+        assert_eq!(next, t.size());
+        assert!(t.try_position(t.size()).is_err());
+        assert!(t.index_checked(0b111, 0b111000).is_ok());
+        assert!(t.index_checked(0b111, 0b1110).is_err());
+        assert!(t.index_checked(0b1111, 0b111_0000).is_err());
     }
 
     #[test]

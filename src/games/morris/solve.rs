@@ -88,6 +88,10 @@ pub fn solve_pair<'a>(
             Some((lt, lv))
         };
         let n = table.size();
+        ensure!(
+            n <= INDEX as u64 + 1,
+            "table {a}-{b} too big for the bucket entries"
+        );
         sides.push(Side {
             table,
             val: atomic_vec(n, 0),
@@ -585,13 +589,19 @@ mod tests {
         );
     }
 
-    /// Full check of every table up to 5 stones per side (about a minute):
-    /// `cargo test --release --lib games::morris -- --ignored --nocapture verify_all`.
+    /// Full check of every table up to 5 stones per side (about a minute), or up to
+    /// `MORRIS_VERIFY_STONES` (then only the tables with that many stones on a side):
+    /// `cargo test --release --lib games::morris::solve::tests::verify_all -- --ignored --nocapture`.
     #[test]
     #[ignore]
-    fn verify_all_up_to_5() {
-        let tables = solve_all(5, |_, _, _, _| {}).unwrap();
+    fn verify_all() {
+        let env = std::env::var("MORRIS_VERIFY_STONES").ok();
+        let max = env.as_deref().map_or(5, |x| x.parse().unwrap());
+        let tables = solve_all(max, |_, _, _, _| {}).unwrap();
         for &(m, o) in tables.keys() {
+            if env.is_some() && m != max && o != max {
+                continue;
+            }
             let start = Instant::now();
             let n = verify_table(m, o, 1, lookup(&tables)).unwrap();
             eprintln!(
