@@ -40,48 +40,159 @@ const fn binomials() -> [[u64; 25]; 25] {
 /// `BINOM[n][k]` = C(n, k) for n, k <= 24.
 pub static BINOM: [[u64; 25]; 25] = binomials();
 
+const fn rank_bytes() -> [[[u32; 256]; 17]; 3] {
+    let mut out = [[[0u32; 256]; 17]; 3];
+    let mut j = 0;
+    while j < 3 {
+        let mut before = 0;
+        while before <= 8 * j {
+            let mut v = 0;
+            while v < 256 {
+                let mut r = 0u64;
+                let mut k = before + 1;
+                let mut b = 0;
+                while b < 8 {
+                    if v & (1 << b) != 0 {
+                        r += BINOM[8 * j + b][k];
+                        k += 1;
+                    }
+                    b += 1;
+                }
+                out[j][before][v] = r as u32;
+                v += 1;
+            }
+            before += 1;
+        }
+        j += 1;
+    }
+    out
+}
+
+/// `RANK_BYTES[j][k][v]`: colex rank contribution of byte `j` with value `v` when the
+/// lower bytes hold `k` bits (so a 24-bit rank is three lookups).
+static RANK_BYTES: [[[u32; 256]; 17]; 3] = rank_bytes();
+
+const fn pext_bytes() -> [[u8; 256]; 256] {
+    let mut out = [[0u8; 256]; 256];
+    let mut f = 0;
+    while f < 256 {
+        let mut v = 0;
+        while v < 256 {
+            let mut r = 0u8;
+            let mut k = 0;
+            let mut b = 0;
+            while b < 8 {
+                if f & (1 << b) != 0 {
+                    if v & (1 << b) != 0 {
+                        r |= 1 << k;
+                    }
+                    k += 1;
+                }
+                b += 1;
+            }
+            out[f][v] = r;
+            v += 1;
+        }
+        f += 1;
+    }
+    out
+}
+
+/// `PEXT_BYTES[f][v]`: the bits of `v` at the set positions of `f`, packed low.
+static PEXT_BYTES: [[u8; 256]; 256] = pext_bytes();
+
+const fn pdep_bytes() -> [[u8; 256]; 256] {
+    let mut out = [[0u8; 256]; 256];
+    let mut f = 0;
+    while f < 256 {
+        let mut v = 0;
+        while v < 256 {
+            let mut r = 0u8;
+            let mut k = 0;
+            let mut b = 0;
+            while b < 8 {
+                if f & (1 << b) != 0 {
+                    if v & (1 << k) != 0 {
+                        r |= 1 << b;
+                    }
+                    k += 1;
+                }
+                b += 1;
+            }
+            out[f][v] = r;
+            v += 1;
+        }
+        f += 1;
+    }
+    out
+}
+
+/// `PDEP_BYTES[f][v]`: the low bits of `v` spread onto the set positions of `f`.
+static PDEP_BYTES: [[u8; 256]; 256] = pdep_bytes();
+
+const fn pop_bytes() -> [u8; 256] {
+    let mut out = [0u8; 256];
+    let mut v = 0;
+    while v < 256 {
+        out[v] = (v as u32).count_ones() as u8;
+        v += 1;
+    }
+    out
+}
+
+/// Bits set per byte value: the default x86-64 target has no `popcnt` instruction and
+/// the software fallback dominated the index.
+static POP: [u8; 256] = pop_bytes();
+
+#[inline(always)]
+fn pop8(v: u32) -> u32 {
+    POP[v as usize] as u32
+}
+
 /// Colex rank of `mask` among the 24-bit masks with the same number of bits
 /// (equals its position in increasing numeric order).
-#[inline]
-pub fn rank24(mut mask: u32) -> u32 {
-    let mut r = 0;
-    let mut k = 1;
-    while mask != 0 {
-        let p = mask.trailing_zeros() as usize;
-        r += BINOM[p][k];
-        k += 1;
-        mask &= mask - 1;
-    }
-    r as u32
+#[inline(always)]
+pub fn rank24(mask: u32) -> u32 {
+    let (b0, b1, b2) = (mask & 0xff, (mask >> 8) & 0xff, mask >> 16);
+    let k1 = pop8(b0) as usize;
+    let k2 = k1 + pop8(b1) as usize;
+    RANK_BYTES[0][0][b0 as usize] + RANK_BYTES[1][k1][b1 as usize] + RANK_BYTES[2][k2][b2 as usize]
+}
+
+/// The bits of `set` at the set positions of `free`, packed low (software `pext`).
+#[inline(always)]
+pub fn compress(free: u32, set: u32) -> u32 {
+    let f = [free & 0xff, (free >> 8) & 0xff, free >> 16];
+    let n0 = pop8(f[0]);
+    let n1 = n0 + pop8(f[1]);
+    let c0 = PEXT_BYTES[f[0] as usize][(set & 0xff) as usize] as u32;
+    let c1 = PEXT_BYTES[f[1] as usize][((set >> 8) & 0xff) as usize] as u32;
+    let c2 = PEXT_BYTES[f[2] as usize][(set >> 16) as usize] as u32;
+    c0 | c1 << n0 | c2 << n1
+}
+
+/// Inverse of [`compress`]: the low bits of `c` spread onto `free` (software `pdep`).
+#[inline(always)]
+pub fn deposit(free: u32, c: u32) -> u32 {
+    let f = [free & 0xff, (free >> 8) & 0xff, free >> 16];
+    let n0 = pop8(f[0]);
+    let n1 = n0 + pop8(f[1]);
+    let d0 = PDEP_BYTES[f[0] as usize][(c & 0xff) as usize] as u32;
+    let d1 = PDEP_BYTES[f[1] as usize][((c >> n0) & 0xff) as usize] as u32;
+    let d2 = PDEP_BYTES[f[2] as usize][((c >> n1) & 0xff) as usize] as u32;
+    d0 | d1 << 8 | d2 << 16
 }
 
 /// Colex rank of `set` (a subset of `free`) with its points renumbered 0.. within `free`.
-#[inline]
-pub fn rank_in(free: u32, mut set: u32) -> u32 {
-    let mut r = 0;
-    let mut k = 1;
-    while set != 0 {
-        let p = set.trailing_zeros();
-        let idx = (free & ((1u32 << p) - 1)).count_ones() as usize;
-        r += BINOM[idx][k];
-        k += 1;
-        set &= set - 1;
-    }
-    r as u32
+#[inline(always)]
+pub fn rank_in(free: u32, set: u32) -> u32 {
+    rank24(compress(free, set))
 }
 
-/// Inverse of [`rank_in`]: the `k`-subset of `free` with colex rank `rank`.
-pub fn unrank_in(free: u32, k: u32, mut rank: u32) -> u32 {
-    let mut pts = [0u8; POINTS];
-    let mut n = 0;
-    let mut f = free;
-    while f != 0 {
-        pts[n] = f.trailing_zeros() as u8;
-        n += 1;
-        f &= f - 1;
-    }
+/// The `k`-subset of 0..24 with colex rank `rank` (inverse of [`rank24`]).
+pub fn unrank24(k: u32, mut rank: u32) -> u32 {
     let mut out = 0u32;
-    let mut c = n;
+    let mut c = POINTS;
     for kk in (1..=k as usize).rev() {
         // Largest c with C(c, kk) <= rank.
         c -= 1;
@@ -89,14 +200,20 @@ pub fn unrank_in(free: u32, k: u32, mut rank: u32) -> u32 {
             c -= 1;
         }
         rank -= BINOM[c][kk] as u32;
-        out |= 1 << pts[c];
+        out |= 1 << c;
     }
     out
 }
 
+/// Inverse of [`rank_in`]: the `k`-subset of `free` with colex rank `rank`.
+#[inline]
+pub fn unrank_in(free: u32, k: u32, rank: u32) -> u32 {
+    deposit(free, unrank24(k, rank))
+}
+
 /// Next larger mask with the same number of bits (Gosper's hack).
 #[inline]
-fn next_combination(x: u32) -> u32 {
+pub fn next_combination(x: u32) -> u32 {
     let c = x & x.wrapping_neg();
     let r = x + c;
     (((r ^ x) >> 2) / c) | r
@@ -238,10 +355,28 @@ pub fn class_count(m: u8, o: u8) -> u64 {
 
 /// Slots of the opponent sets for a canonical mover set with a nontrivial stabilizer.
 struct Special {
-    /// Colex rank (within the free points) -> slot, `u32::MAX` if not stabilizer-least.
-    map: Box<[u32]>,
+    /// Colex rank (within the free points) -> slot, as a bit set of the stored ranks
+    /// with counts: 2 bits per rank instead of 32 keeps these in cache.
+    map: Box<[RankWord]>,
     /// Slot -> colex rank.
     inv: Box<[u32]>,
+}
+
+/// 64 ranks: which are stored, and how many stored ranks precede the word.
+#[derive(Clone, Copy, Default)]
+struct RankWord {
+    bits: u64,
+    before: u32,
+}
+
+impl Special {
+    /// Slot of a stored (stabilizer-least) colex rank.
+    #[inline(always)]
+    fn slot(&self, rank: u32) -> u32 {
+        let w = self.map[(rank / 64) as usize];
+        debug_assert_ne!(w.bits & (1 << (rank % 64)), 0);
+        w.before + (w.bits & ((1u64 << (rank % 64)) - 1)).count_ones()
+    }
 }
 
 /// One table (m, o): positions with `m` stones for the side to move and `o` for the
@@ -252,11 +387,21 @@ pub struct Table {
     /// Stones of the opponent.
     pub o: u8,
     movers: &'static MoverIndex,
-    /// Per canonical mover set: first index (one extra entry = size).
-    offsets: Vec<u64>,
-    /// Per canonical mover set: index into `specials`, `u32::MAX` for a trivial stabilizer.
-    special_of: Vec<u32>,
+    /// One per canonical mover set, in index order.
+    blocks: Vec<Block>,
     specials: Vec<Special>,
+    size: u64,
+}
+
+/// The indices of one canonical mover set (kept together: one cache line per lookup).
+#[derive(Clone, Copy)]
+struct Block {
+    /// First index.
+    offset: u64,
+    /// The canonical mover set.
+    canon: u32,
+    /// Index into `specials`, `u32::MAX` for a trivial stabilizer.
+    special: u32,
 }
 
 impl Table {
@@ -269,43 +414,50 @@ impl Table {
         let movers = MoverIndex::get(m);
         let free_n = POINTS - m as usize;
         let plain = BINOM[free_n][o as usize];
-        let mut offsets = Vec::with_capacity(movers.canon.len() + 1);
-        let mut special_of = Vec::with_capacity(movers.canon.len());
+        let mut blocks = Vec::with_capacity(movers.canon.len());
         let mut specials = Vec::new();
         let mut next = 0u64;
         for (&w, &st) in movers.canon.iter().zip(&movers.stab) {
-            offsets.push(next);
+            let mut block = Block {
+                offset: next,
+                canon: w,
+                special: u32::MAX,
+            };
             if st == 1 {
-                special_of.push(u32::MAX);
+                blocks.push(block);
                 next += plain;
                 continue;
             }
             let free = FULL & !w;
             let syms: Vec<usize> = (1..SYMMETRIES).filter(|s| st & (1 << s) != 0).collect();
-            let mut map = vec![u32::MAX; plain as usize];
+            let mut map = vec![RankWord::default(); (plain as usize).div_ceil(64)];
             let mut inv = Vec::new();
-            for (r, slot) in map.iter_mut().enumerate() {
-                let b = unrank_in(free, o as u32, r as u32);
+            for r in 0..plain as u32 {
+                let word = &mut map[(r / 64) as usize];
+                if r % 64 == 0 {
+                    word.before = inv.len() as u32;
+                }
+                let b = unrank_in(free, o as u32, r);
                 if syms.iter().all(|&s| transform(s, b) >= b) {
-                    *slot = inv.len() as u32;
-                    inv.push(r as u32);
+                    word.bits |= 1 << (r % 64);
+                    inv.push(r);
                 }
             }
             next += inv.len() as u64;
-            special_of.push(specials.len() as u32);
+            block.special = specials.len() as u32;
+            blocks.push(block);
             specials.push(Special {
                 map: map.into(),
                 inv: inv.into(),
             });
         }
-        offsets.push(next);
         Ok(Table {
             m,
             o,
             movers,
-            offsets,
-            special_of,
+            blocks,
             specials,
+            size: next,
         })
     }
 
@@ -326,34 +478,56 @@ impl Table {
 
     /// Number of classes (= number of stored values).
     pub fn size(&self) -> u64 {
-        *self.offsets.last().unwrap()
+        self.size
     }
 
     /// Index of the class of (mover set, opponent set). The sets must be disjoint and
     /// of sizes m and o (checked in debug builds only: this is the hot loop).
     #[inline]
     pub fn index(&self, mover: u32, opponent: u32) -> u64 {
+        self.index_and_symmetric(mover, opponent).0
+    }
+
+    /// [`Table::index`], and whether the position is symmetric (a symmetry other than
+    /// the identity maps it onto itself).
+    #[inline]
+    pub fn index_and_symmetric(&self, mover: u32, opponent: u32) -> (u64, bool) {
         debug_assert_eq!(mover.count_ones(), self.m as u32);
         debug_assert_eq!(opponent.count_ones(), self.o as u32);
         debug_assert_eq!(mover & opponent, 0);
         let (cid, s) = self.movers.lookup(mover);
-        let w = self.movers.canon[cid];
+        let block = self.blocks[cid];
+        let free = !block.canon & FULL;
         let mut b = transform(s, opponent);
-        let sp = self.special_of[cid];
-        if sp == u32::MAX {
-            return self.offsets[cid] + rank_in(!w & FULL, b) as u64;
+        if block.special == u32::MAX {
+            return (block.offset + rank_in(free, b) as u64, false);
         }
         let st = self.movers.stab[cid];
         let b0 = b;
+        let mut symmetric = false;
         let mut rest = st & !1;
         while rest != 0 {
             let g = rest.trailing_zeros() as usize;
             rest &= rest - 1;
-            b = b.min(transform(g, b0));
+            let img = transform(g, b0);
+            symmetric |= img == b0;
+            b = b.min(img);
         }
-        let slot = self.specials[sp as usize].map[rank_in(!w & FULL, b) as usize];
-        debug_assert_ne!(slot, u32::MAX);
-        self.offsets[cid] + slot as u64
+        let slot = self.specials[block.special as usize].slot(rank_in(free, b));
+        (block.offset + slot as u64, symmetric)
+    }
+
+    /// Number of symmetries mapping the position onto itself (1 for most).
+    pub fn stabilizer_size(&self, mover: u32, opponent: u32) -> u32 {
+        let (cid, s) = self.movers.lookup(mover);
+        let st = self.movers.stab[cid];
+        if st == 1 {
+            return 1;
+        }
+        let b = transform(s, opponent);
+        (0..SYMMETRIES)
+            .filter(|&g| st & (1 << g) != 0 && transform(g, b) == b)
+            .count() as u32
     }
 
     /// Checked [`Table::index`]: errors on wrong sizes or overlapping sets.
@@ -374,38 +548,42 @@ impl Table {
 
     /// Number of canonical mover sets (blocks of consecutive indices).
     pub fn blocks(&self) -> usize {
-        self.movers.canon.len()
+        self.blocks.len()
     }
 
     /// Index range of block `cid`.
     pub fn block_range(&self, cid: usize) -> Range<u64> {
-        self.offsets[cid]..self.offsets[cid + 1]
+        self.blocks[cid].offset..self.block_end(cid)
+    }
+
+    fn block_end(&self, cid: usize) -> u64 {
+        self.blocks.get(cid + 1).map_or(self.size, |b| b.offset)
     }
 
     /// Canonical mover set of block `cid`.
     pub fn block_mover(&self, cid: usize) -> u32 {
-        self.movers.canon[cid]
+        self.blocks[cid].canon
     }
 
     /// Opponent set of slot `slot` (0-based within the block) of block `cid`.
     #[inline]
     pub fn block_opponent(&self, cid: usize, slot: u64) -> u32 {
-        let w = self.movers.canon[cid];
-        let sp = self.special_of[cid];
-        let rank = if sp == u32::MAX {
+        let block = self.blocks[cid];
+        let rank = if block.special == u32::MAX {
             slot as u32
         } else {
-            self.specials[sp as usize].inv[slot as usize]
+            self.specials[block.special as usize].inv[slot as usize]
         };
-        unrank_in(!w & FULL, self.o as u32, rank)
+        unrank_in(!block.canon & FULL, self.o as u32, rank)
     }
 
     /// Block containing `index`.
     pub fn block_of(&self, index: u64) -> usize {
-        self.offsets.partition_point(|&x| x <= index) - 1
+        self.blocks.partition_point(|b| b.offset <= index) - 1
     }
 
-    /// The representative `(mover, opponent)` of class `index` (< size).
+    /// The representative `(mover, opponent)` of class `index`; panics unless
+    /// `index < size` (see [`Table::try_position`]).
     pub fn position(&self, index: u64) -> (u32, u32) {
         assert!(
             index < self.size(),
@@ -414,18 +592,47 @@ impl Table {
             self.o
         );
         let cid = self.block_of(index);
-        let w = self.movers.canon[cid];
-        (w, self.block_opponent(cid, index - self.offsets[cid]))
+        let block = self.blocks[cid];
+        (block.canon, self.block_opponent(cid, index - block.offset))
+    }
+
+    /// [`Table::position`] with an error instead of a panic for a bad index.
+    pub fn try_position(&self, index: u64) -> Result<(u32, u32)> {
+        if index >= self.size {
+            bail!(
+                "index {index} out of table {}-{} (size {})",
+                self.m,
+                self.o,
+                self.size
+            );
+        }
+        Ok(self.position(index))
+    }
+
+    /// Calls `f(index, mover, opponent)` for every class, in index order.
+    pub fn for_each(&self, f: impl FnMut(u64, u32, u32)) {
+        self.for_each_in_blocks(0..self.blocks(), f);
     }
 
     /// Calls `f(index, mover, opponent)` for every class in `range` of blocks, in
     /// index order.
     pub fn for_each_in_blocks(&self, blocks: Range<usize>, mut f: impl FnMut(u64, u32, u32)) {
         for cid in blocks {
-            let w = self.movers.canon[cid];
-            let base = self.offsets[cid];
-            for slot in 0..self.offsets[cid + 1] - base {
-                f(base + slot, w, self.block_opponent(cid, slot));
+            let block = self.blocks[cid];
+            let (w, base) = (block.canon, block.offset);
+            let end = self.block_end(cid);
+            if block.special == u32::MAX {
+                // Consecutive slots are consecutive colex ranks: step the packed set.
+                let free = !w & FULL;
+                let mut c = (1u32 << self.o) - 1;
+                for i in base..end {
+                    f(i, w, deposit(free, c));
+                    c = next_combination(c);
+                }
+            } else {
+                for slot in 0..end - base {
+                    f(base + slot, w, self.block_opponent(cid, slot));
+                }
             }
         }
     }
@@ -468,6 +675,17 @@ mod tests {
         check_bijection(3, 3);
         check_bijection(3, 4);
         check_bijection(4, 3);
+        let t = Table::get(3, 3).unwrap();
+        let mut next = 0;
+        t.for_each(|i, w, b| {
+            assert_eq!((i, (w, b)), (next, t.position(i)));
+            next += 1;
+        });
+        assert_eq!(next, t.size());
+        assert!(t.try_position(t.size()).is_err());
+        assert!(t.index_checked(0b111, 0b111000).is_ok());
+        assert!(t.index_checked(0b111, 0b1110).is_err());
+        assert!(t.index_checked(0b1111, 0b111_0000).is_err());
     }
 
     #[test]

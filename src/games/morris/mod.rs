@@ -2,9 +2,27 @@
 //! indexing and the retrograde solver of the tables (m, o) with 3 <= m, o <= 9.
 //!
 //! Rules as Gasser: a stone moves to an adjacent empty point, or anywhere when its side
-//! has exactly 3 stones; closing a mill captures one opponent stone not in a mill
-//! (any stone when all stand in mills); a side with fewer than 3 stones, or to move
-//! without a legal move, has lost; whatever retrograde analysis leaves open is a draw.
+//! has exactly 3 stones; a move whose destination ends up in a complete mill of the
+//! mover captures one opponent stone not standing in a mill (any stone when all stand
+//! in mills); a side with fewer than 3 stones, or to move without a legal move, has
+//! lost; whatever retrograde analysis leaves open is a draw.
+//!
+//! * [`geometry`]: points ([`NAMES`], algebraic order `a1 d1 g1 b2 ... g7`),
+//!   [`ADJACENT`], [`MILLS`], the 16 symmetries ([`SYM_PERM`], fast
+//!   [`geometry::transform`] of a mask).
+//! * [`rules`]: [`Position`] (mover/opponent masks, colour to move, hands) and
+//!   [`Move`] with parsing and display, [`Position::legal_moves`] with each move's
+//!   [`Outcome`] (child position or immediate win).
+//! * [`value`]: [`Value`] (`W<p>`, `L<p>`, `D`), its byte (`0` = draw, else plies + 1)
+//!   and best-first order.
+//! * [`index`]: [`Table`] (m, o): dense index of the symmetry classes
+//!   ([`Table::size`], [`Table::index`], [`Table::position`], block iteration) and
+//!   [`class_count`] from the index structures alone.
+//! * [`solve`]: [`solve_pair`] (retrograde analysis of (m, o) and (o, m) given the
+//!   tables with fewer stones), [`solve_all`], [`probe`] and [`verify_table`].
+//!
+//! Masks are 24-bit, bit `i` = point `i`. Tables are relative to the side to move: a
+//! position with Black to move is the colour-swapped position with White to move.
 
 pub mod build;
 pub mod geometry;
@@ -18,5 +36,5 @@ pub mod value;
 pub use geometry::{ADJACENT, MILLS, NAMES, POINTS, SYM_PERM, SYMMETRIES};
 pub use index::{Table, class_count};
 pub use rules::{Move, NotationError, Outcome, Position};
-pub use solve::{Probe, Tables, probe, solve_all, solve_pair};
+pub use solve::{Probe, Stats, Tables, position_value, probe, solve_all, solve_pair, verify_table};
 pub use value::Value;

@@ -38,7 +38,7 @@ struct Side<'a> {
     table: &'static Table,
     /// Final value bytes; 0 = undecided (or draw).
     val: Vec<AtomicU8>,
-    /// In-pair child classes not yet known to be wins for the opponent.
+    /// Non-capturing moves not yet known to lead to a win for the opponent.
     cnt: Vec<AtomicU8>,
     /// Best exit (capture) move value, [`LOST`] if none.
     exit: Vec<AtomicU8>,
@@ -88,6 +88,10 @@ pub fn solve_pair<'a>(
             Some((lt, lv))
         };
         let n = table.size();
+        ensure!(
+            n <= INDEX as u64 + 1,
+            "table {a}-{b} too big for the bucket entries"
+        );
         sides.push(Side {
             table,
             val: atomic_vec(n, 0),
@@ -149,7 +153,6 @@ fn entry(t: usize, index: u64) -> u32 {
 /// counts, and the values known at once (no in-pair move, immediate wins).
 fn init_side(sides: &[Side], t: usize) -> Result<Pushes> {
     let side = &sides[t];
-    let child = sides[other(sides, t)].table;
     let flying = side.table.m == 3;
     (0..side.table.blocks())
         .into_par_iter()
@@ -161,16 +164,14 @@ fn init_side(sides: &[Side], t: usize) -> Result<Pushes> {
                     return;
                 }
                 let empty = FULL & !(w | b);
-                let mut kids = [0u32; MAX_MOVES];
-                let mut nk = 0;
+                let mut moves = 0u8;
                 let mut best = LOST;
                 'moves: for p in bits(w) {
                     let targets = if flying { empty } else { ADJACENT[p] & empty };
                     for q in bits(targets) {
                         let nw = w ^ (1 << p) ^ (1 << q);
                         if !in_mill(nw, q) {
-                            kids[nk] = child.index(b, nw) as u32;
-                            nk += 1;
+                            moves += 1;
                             continue;
                         }
                         let Some((lt, lv)) = side.lower else {
@@ -199,11 +200,8 @@ fn init_side(sides: &[Side], t: usize) -> Result<Pushes> {
                     acc.push((1, entry(t, i as u64)));
                     return;
                 }
-                let kids = &mut kids[..nk];
-                kids.sort_unstable();
-                let distinct = dedup(kids);
-                side.cnt[i].store(distinct as u8, Relaxed);
-                if distinct == 0 {
+                side.cnt[i].store(moves, Relaxed);
+                if moves == 0 {
                     // Only exits (or no move at all: L0).
                     if best != 0 {
                         side.val[i].store(best, Relaxed);
@@ -240,7 +238,32 @@ fn dedup(v: &mut [u32]) -> usize {
     n
 }
 
+/// Number of non-capturing moves from the representative of class `x` of `x_table`
+/// into class `y` of `y_table`.
+fn moves_into(x_table: &Table, x: u64, y_table: &Table, y: u64) -> u8 {
+    let (xm, xo) = x_table.position(x);
+    let empty = FULL & !(xm | xo);
+    let flying = xm.count_ones() == 3;
+    let mut n = 0;
+    for p in bits(xm) {
+        let targets = if flying { empty } else { ADJACENT[p] & empty };
+        for q in bits(targets) {
+            let nm = xm ^ (1 << p) ^ (1 << q);
+            if !in_mill(nm, q) && y_table.index(xo, nm) == y {
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
 /// Settles one bucket entry of ply `d` and updates its predecessors.
+///
+/// Move counters count moves, not child classes, so that the first pass needs no
+/// index of in-pair children. Un-moves from the representative y reach class X
+/// `B` times, while X's representative has `A = B |Stab(x)| / |Stab(y)|` moves into
+/// Y's class: the same when neither position is symmetric (decrement once per
+/// un-move); otherwise A is counted directly (rare).
 #[inline]
 fn process(sides: &[Side], d: u32, e: u32, acc: &mut Pushes) -> Result<()> {
     let t = (e >> 31) as usize;
@@ -257,10 +280,12 @@ fn process(sides: &[Side], d: u32, e: u32, acc: &mut Pushes) -> Result<()> {
     let pred = &sides[u];
     let (ym, yo) = side.table.position(i);
     let empty = FULL & !(ym | yo);
-    // The side that moved into y is y's opponent; its stone went q -> p un-moved.
+    let lost = d.is_multiple_of(2);
+    let y_symmetric = !lost && side.table.stabilizer_size(ym, yo) > 1;
+    // The side that moved into y is y's opponent; its stone went p -> q, un-move it.
     let flying = yo.count_ones() == 3;
-    let mut preds = [0u32; MAX_MOVES];
-    let mut np = 0;
+    let mut slow = [0u32; MAX_MOVES];
+    let mut ns = 0;
     for q in bits(yo) {
         // A move onto q that closed a mill would have captured and left the pair.
         if in_mill(yo, q) {
@@ -268,47 +293,63 @@ fn process(sides: &[Side], d: u32, e: u32, acc: &mut Pushes) -> Result<()> {
         }
         let targets = if flying { empty } else { ADJACENT[q] & empty };
         for p in bits(targets) {
-            preds[np] = pred.table.index(yo ^ (1 << q) ^ (1 << p), ym) as u32;
-            np += 1;
+            let (x, x_symmetric) = pred.table.index_and_symmetric(yo ^ (1 << q) ^ (1 << p), ym);
+            if lost {
+                // y is lost: every predecessor wins in d + 1.
+                if pred.val[x as usize]
+                    .compare_exchange(0, d as u8 + 2, Relaxed, Relaxed)
+                    .is_ok()
+                {
+                    if d + 1 > MAX_PLIES {
+                        bail!("value longer than {MAX_PLIES} plies");
+                    }
+                    acc.push((d as u8 + 1, entry(u, x)));
+                }
+            } else if y_symmetric || x_symmetric {
+                slow[ns] = x as u32;
+                ns += 1;
+            } else {
+                lose_move(pred, u, x, 1, d, acc)?;
+            }
         }
     }
-    if d.is_multiple_of(2) {
-        // y is lost: every predecessor wins in d + 1.
-        if d + 1 > MAX_PLIES {
-            bail!("value longer than {MAX_PLIES} plies");
-        }
-        for &x in &preds[..np] {
-            if pred.val[x as usize]
-                .compare_exchange(0, d as u8 + 2, Relaxed, Relaxed)
-                .is_ok()
-            {
-                acc.push((d as u8 + 1, entry(u, x as u64)));
-            }
-        }
-    } else {
-        // y is won: one more child class of each predecessor is a loss for it.
-        let preds = &mut preds[..np];
-        preds.sort_unstable();
-        let n = dedup(preds);
-        for &x in &preds[..n] {
-            let x = x as usize;
-            if pred.val[x].load(Relaxed) != 0 || pred.cnt[x].fetch_sub(1, Relaxed) != 1 {
-                continue;
-            }
-            // Every in-pair move loses; the loser delays: the longest of the last
-            // child's win and an exit loss. A drawn or won exit is better.
-            let ex = pred.exit[x].load(Relaxed);
-            if ex == 0 || ex.is_multiple_of(2) {
-                continue;
-            }
-            let ply = (d + 1).max(ex as u32 - 1);
-            if ply > MAX_PLIES {
-                bail!("value longer than {MAX_PLIES} plies");
-            }
-            pred.val[x].store(ply as u8 + 1, Relaxed);
-            acc.push((ply as u8, entry(u, x as u64)));
+    if ns > 0 {
+        let slow = &mut slow[..ns];
+        slow.sort_unstable();
+        let n = dedup(slow);
+        for &x in &slow[..n] {
+            let a = moves_into(pred.table, x as u64, side.table, i);
+            lose_move(pred, u, x as u64, a, d, acc)?;
         }
     }
+    Ok(())
+}
+
+/// `count` moves of position `x` (side `u`) turned out to lead to a win of ply `d` for
+/// the opponent; when none is left, `x` is lost unless an exit saves it.
+#[inline]
+fn lose_move(pred: &Side, u: usize, x: u64, count: u8, d: u32, acc: &mut Pushes) -> Result<()> {
+    let xi = x as usize;
+    if pred.val[xi].load(Relaxed) != 0 {
+        return Ok(());
+    }
+    let before = pred.cnt[xi].fetch_sub(count, Relaxed);
+    debug_assert!(before >= count, "move counter underflow");
+    if before != count {
+        return Ok(());
+    }
+    // Every in-pair move loses; the loser delays: the longest of the last child's win
+    // and an exit loss. A drawn or won exit is better (a won one is already queued).
+    let ex = pred.exit[xi].load(Relaxed);
+    if ex == 0 || ex.is_multiple_of(2) {
+        return Ok(());
+    }
+    let ply = (d + 1).max(ex as u32 - 1);
+    if ply > MAX_PLIES {
+        bail!("value longer than {MAX_PLIES} plies");
+    }
+    pred.val[xi].store(ply as u8 + 1, Relaxed);
+    acc.push((ply as u8, entry(u, x)));
     Ok(())
 }
 
@@ -343,6 +384,42 @@ pub fn solve_all(max: u8, mut report: impl FnMut(u8, u8, u64, f64)) -> Result<Ta
         }
     }
     Ok(tables)
+}
+
+/// Counts of a value table, for the side to move.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Classes won.
+    pub wins: u64,
+    /// Classes lost.
+    pub losses: u64,
+    /// Classes drawn.
+    pub draws: u64,
+    /// Longest win in plies (0 if none).
+    pub longest_win: u8,
+    /// Longest loss in plies.
+    pub longest_loss: u8,
+}
+
+impl Stats {
+    /// Counts the value bytes of one table.
+    pub fn of(values: &[u8]) -> Stats {
+        let mut s = Stats::default();
+        for &b in values {
+            match Value::from_byte(b) {
+                Value::Win(p) => {
+                    s.wins += 1;
+                    s.longest_win = s.longest_win.max(p);
+                }
+                Value::Loss(p) => {
+                    s.losses += 1;
+                    s.longest_loss = s.longest_loss.max(p);
+                }
+                Value::Draw => s.draws += 1,
+            }
+        }
+        s
+    }
 }
 
 /// A probe answer: the value of a position and of each legal move, best first.
@@ -384,6 +461,12 @@ pub fn position_value(
 /// among equal values).
 pub fn probe(pos: &Position, lookup: impl Fn(u8, u8, u64) -> Result<u8>) -> Result<Probe> {
     let value = position_value(pos, &lookup)?;
+    if pos.mover.count_ones() < MIN_STONES as u32 {
+        return Ok(Probe {
+            value,
+            moves: Vec::new(),
+        });
+    }
     let mut moves = Vec::new();
     for (mv, outcome) in pos.legal_moves() {
         let v = match outcome {
@@ -396,27 +479,43 @@ pub fn probe(pos: &Position, lookup: impl Fn(u8, u8, u64) -> Result<u8>) -> Resu
     Ok(Probe { value, moves })
 }
 
+/// Checks every `step`-th class of table (m, o) against its moves, with the move
+/// generator of [`Position::legal_moves`] (independent of the solver's loops): the
+/// stored value must equal the best move value (`L0` without moves). Checked for every
+/// class, this proves the tables right: a wrong value would need a wrong child with a
+/// shorter distance to the end, down to a contradiction at the game's end.
+/// Returns the number of classes checked.
+pub fn verify_table(
+    m: u8,
+    o: u8,
+    step: u64,
+    lookup: impl Fn(u8, u8, u64) -> Result<u8> + Sync,
+) -> Result<u64> {
+    let table = Table::get(m, o)?;
+    let step = step.max(1);
+    let n = table.size().div_ceil(step);
+    (0..n).into_par_iter().try_for_each(|k| {
+        let i = k * step;
+        let (w, b) = table.position(i);
+        let pos = Position::new(w, b, true);
+        let p = probe(&pos, &lookup)?;
+        let best = p.moves.first().map_or(Value::Loss(0), |mv| mv.1);
+        ensure!(
+            p.value == best,
+            "table {m}-{o} index {i} ({pos}) holds {} but its best move gives {best}",
+            p.value
+        );
+        Ok(())
+    })?;
+    Ok(n)
+}
+
 #[cfg(test)]
 mod tests {
+    use super::super::geometry::{SYMMETRIES, transform};
     use super::*;
 
-    /// (wins, losses, draws, longest loss) of a value table.
-    fn stats(values: &[u8]) -> (u64, u64, u64, u8) {
-        let mut s = (0, 0, 0, 0);
-        for &b in values {
-            match Value::from_byte(b) {
-                Value::Win(_) => s.0 += 1,
-                Value::Loss(p) => {
-                    s.1 += 1;
-                    s.3 = s.3.max(p);
-                }
-                Value::Draw => s.2 += 1,
-            }
-        }
-        s
-    }
-
-    fn lookup(tables: &Tables) -> impl Fn(u8, u8, u64) -> Result<u8> + '_ {
+    fn lookup(tables: &Tables) -> impl Fn(u8, u8, u64) -> Result<u8> + Sync + '_ {
         |m, o, i| {
             tables
                 .get(&(m, o))
@@ -425,26 +524,21 @@ mod tests {
         }
     }
 
-    /// Every stored value equals the best of its moves' values (checked by the
-    /// independent move generator of `rules`).
-    fn check_consistent(tables: &Tables, m: u8, o: u8, step: usize) {
-        let table = Table::get(m, o).unwrap();
-        for i in (0..table.size()).step_by(step) {
-            let (w, b) = table.position(i);
-            let pos = Position::new(w, b, true);
-            let p = probe(&pos, lookup(tables)).unwrap();
-            let best = p.moves.first().map_or(Value::Loss(0), |m| m.1);
-            assert_eq!(p.value, best, "{m}-{o} {pos}: {:?}", p.moves);
-        }
+    fn check_consistent(tables: &Tables, m: u8, o: u8, step: u64) {
+        verify_table(m, o, step, lookup(tables)).unwrap();
     }
 
     #[test]
     fn table_3_3_matches_gasser() {
         let (v, rest) = solve_pair(3, 3, |_, _| unreachable!()).unwrap();
         assert!(rest.is_empty());
-        assert_eq!(stats(&v), (140_621, 28_736, 269, 26));
+        let st = Stats::of(&v);
+        assert_eq!(
+            (st.wins, st.losses, st.draws, st.longest_loss),
+            (140_621, 28_736, 269, 26)
+        );
         let tables = Tables::from([((3, 3), v)]);
-        check_consistent(&tables, 3, 3, 7);
+        check_consistent(&tables, 3, 3, 1);
     }
 
     #[test]
@@ -453,6 +547,28 @@ mod tests {
         check_consistent(&tables, 3, 4, 97);
         check_consistent(&tables, 4, 3, 97);
         check_consistent(&tables, 4, 4, 997);
+        // Blocked: White's corners are shut in, White to move has lost.
+        let pos = Position::parse("WBW......B....B......WBW w").unwrap();
+        let p = probe(&pos, lookup(&tables)).unwrap();
+        assert_eq!((p.value, p.moves.len()), (Value::Loss(0), 0));
+        // With Black to move, each blocker has one step inward (d1-d2, a4-b4, g4-f4,
+        // d7-d6), each freeing White.
+        let black = Position::parse("WBW......B....B......WBW b").unwrap();
+        let p = probe(&black, lookup(&tables)).unwrap();
+        assert_eq!(p.moves.len(), 4);
+        assert_eq!(p.value, p.moves[0].1);
+        // Colours swapped and board transformed: same values.
+        for i in (0..Table::get(3, 4).unwrap().size()).step_by(10007) {
+            let (w, b) = Table::get(3, 4).unwrap().position(i);
+            let a = probe(&Position::new(w, b, true), lookup(&tables)).unwrap();
+            for s in 0..SYMMETRIES {
+                let (tw, tb) = (transform(s, w), transform(s, b));
+                let c = probe(&Position::new(tb, tw, false), lookup(&tables)).unwrap();
+                assert_eq!(a.value, c.value);
+                assert_eq!(a.moves.len(), c.moves.len());
+                assert_eq!(a.moves.first().map(|m| m.1), c.moves.first().map(|m| m.1));
+            }
+        }
     }
 
     #[test]
@@ -473,12 +589,36 @@ mod tests {
         );
     }
 
-    /// Speed of building every table up to 4 and 5 stones per side:
+    /// Full check of every table up to 5 stones per side (about a minute), or up to
+    /// `MORRIS_VERIFY_STONES` (then only the tables with that many stones on a side):
+    /// `cargo test --release --lib games::morris::solve::tests::verify_all -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn verify_all() {
+        let env = std::env::var("MORRIS_VERIFY_STONES").ok();
+        let max = env.as_deref().map_or(5, |x| x.parse().unwrap());
+        let tables = solve_all(max, |_, _, _, _| {}).unwrap();
+        for &(m, o) in tables.keys() {
+            if env.is_some() && m != max && o != max {
+                continue;
+            }
+            let start = Instant::now();
+            let n = verify_table(m, o, 1, lookup(&tables)).unwrap();
+            eprintln!(
+                "{m}-{o}: {n} classes verified in {:.1} s",
+                start.elapsed().as_secs_f64()
+            );
+        }
+    }
+
+    /// Speed of building every table up to 4 and 5 stones per side (or the list in
+    /// `MORRIS_BENCH_STONES`, e.g. `6`):
     /// `cargo test --release --lib games::morris::solve::tests::bench -- --ignored --nocapture`.
     #[test]
     #[ignore]
     fn bench() {
-        for max in [4, 5] {
+        let list = std::env::var("MORRIS_BENCH_STONES").unwrap_or_else(|_| "4,5".into());
+        for max in list.split(',').map(|x| x.trim().parse::<u8>().unwrap()) {
             let start = Instant::now();
             let mut total = 0;
             let tables = solve_all(max, |m, o, n, s| {
@@ -490,6 +630,9 @@ mod tests {
             })
             .unwrap();
             let s = start.elapsed().as_secs_f64();
+            for ((m, o), v) in &tables {
+                eprintln!("  {m}-{o}: {:?}", Stats::of(v));
+            }
             eprintln!(
                 "stones {max}: {} tables, {total} positions, {s:.2} s, {:.2} M positions/s",
                 tables.len(),
