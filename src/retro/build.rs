@@ -14,7 +14,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 /// zstd level for stored chunks.
 pub const ZSTD_LEVEL: i32 = 3;
@@ -333,7 +334,7 @@ impl<'g> Schedule<'g> {
                     inputs.push(cache.get_or_load(id, || load_block(store, game, id))?);
                 }
                 let input_refs: Vec<&[i8]> = inputs.iter().map(|b| b.as_slice()).collect();
-                let values = game.compute(layer, &block.key, &input_refs)?;
+                let values = compute_with_progress(game, block, &input_refs, progress)?;
                 let size = game.block_size(layer, &block.key);
                 if values.len() as u64 != size {
                     bail!(
@@ -359,7 +360,6 @@ impl<'g> Schedule<'g> {
                 store.write_block(layer, &block.key, &chunks, &stats, &drops, finish.as_ref())?;
                 peak_file_bytes = peak_file_bytes.max(store.disk_bytes()?);
                 computed_positions += stats.positions;
-                progress.advance(stats.positions);
                 for id in done_with {
                     cache.evict(id);
                 }
@@ -390,6 +390,41 @@ impl<'g> Schedule<'g> {
         layers.sort_unstable();
         layers
     }
+}
+
+/// Runs the game's kernel on one block while a second thread reports the positions
+/// the kernel says it has finished (every half second), then the rest of the block.
+fn compute_with_progress(
+    game: &dyn Game,
+    block: &BlockId,
+    inputs: &[&[i8]],
+    progress: &mut dyn Progress,
+) -> Result<Vec<i8>> {
+    let done = AtomicU64::new(0);
+    let finished = AtomicBool::new(false);
+    let size = game.block_size(block.layer, &block.key);
+    let (values, reported) = std::thread::scope(|scope| {
+        let reporter = scope.spawn(|| {
+            let mut reported = 0u64;
+            while !finished.load(Ordering::Acquire) {
+                std::thread::park_timeout(Duration::from_millis(500));
+                let now = done.load(Ordering::Relaxed).min(size);
+                if now > reported {
+                    progress.advance(now - reported);
+                    reported = now;
+                }
+            }
+            (reported, progress)
+        });
+        let values = game.compute(block.layer, &block.key, inputs, &done);
+        finished.store(true, Ordering::Release);
+        reporter.thread().unpark();
+        let (reported, progress) = reporter.join().expect("progress thread");
+        (values.map(|v| (v, progress)), reported)
+    });
+    let (values, progress) = values?;
+    progress.advance(size.saturating_sub(reported));
+    Ok(values)
 }
 
 /// Reads a whole block back from the store.

@@ -18,6 +18,7 @@ pub mod cache;
 pub mod progress;
 
 use anyhow::Result;
+use std::sync::atomic::AtomicU64;
 
 /// The key of a block inside its layer: a few small numbers (Dots-and-Boxes: the
 /// lines drawn per group; Morris: the stone counts of a table pair).
@@ -56,7 +57,15 @@ pub trait Game: Sync {
     fn reads(&self, layer: usize, key: &[u8]) -> Vec<BlockId>;
 
     /// Computes a block's values from the blocks [`Game::reads`] names (same order).
-    fn compute(&self, layer: usize, key: &[u8], inputs: &[&[i8]]) -> Result<Vec<i8>>;
+    /// A kernel that runs long may count the positions it has finished in `done`
+    /// (for progress output while the block is computed; never more than the block).
+    fn compute(
+        &self,
+        layer: usize,
+        key: &[u8],
+        inputs: &[&[i8]],
+        done: &AtomicU64,
+    ) -> Result<Vec<i8>>;
 
     /// Whether a finished layer stays in the file (the book) rather than being
     /// deleted once no remaining block reads it.

@@ -15,6 +15,7 @@ use crate::store::checksum::digest_element;
 use crate::units::human_bytes;
 use anyhow::{Result, bail};
 use std::path::PathBuf;
+use std::sync::atomic::AtomicU64;
 
 /// What the user asked for, before the policy fills in the defaults.
 #[derive(Debug, Clone)]
@@ -258,7 +259,13 @@ impl Game for DotsGame<'_> {
             .collect()
     }
 
-    fn compute(&self, _layer: usize, key: &[u8], inputs: &[&[i8]]) -> Result<Vec<i8>> {
+    fn compute(
+        &self,
+        _layer: usize,
+        key: &[u8],
+        inputs: &[&[i8]],
+        _done: &AtomicU64,
+    ) -> Result<Vec<i8>> {
         // `reads` lists the child of every group with a free line, in group order.
         let mut inputs = inputs.iter();
         let children: Vec<Option<&[i8]>> = (0..key.len())

@@ -14,6 +14,7 @@ use crate::units::human_bytes;
 use anyhow::{Context, Result, bail, ensure};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicU64;
 
 /// Format version of Morris value bytes (0 = draw, else plies + 1).
 pub const FORMAT_VERSION: u32 = 1;
@@ -213,7 +214,13 @@ impl Game for MorrisGame {
             .collect()
     }
 
-    fn compute(&self, layer: usize, key: &[u8], inputs: &[&[i8]]) -> Result<Vec<i8>> {
+    fn compute(
+        &self,
+        layer: usize,
+        key: &[u8],
+        inputs: &[&[i8]],
+        _done: &AtomicU64,
+    ) -> Result<Vec<i8>> {
         let (a, b) = layer_pair(layer);
         let reads = self.reads(layer, key);
         // Table (m, o) of a lower pair: a slice of that pair's block.
