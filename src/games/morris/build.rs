@@ -255,13 +255,17 @@ impl Game for MorrisGame {
             let table = Table::get(m, o).expect("valid table");
             let start = MorrisSpec::offset_in_pair(m, o).expect("valid table");
             let end = start + table.size();
-            while index < end && index < first + values.len() as u64 {
-                let (mover, opponent) = table.position(index - start);
-                // Table id above the two 24-bit sets: the same sets in two tables differ.
-                let key =
-                    u64::from(mover) | u64::from(opponent) << 24 | (10 * m as u64 + o as u64) << 48;
-                digest = digest.wrapping_add(digest_element(key, values[(index - first) as usize]));
-                index += 1;
+            let upto = end.min(first + values.len() as u64);
+            if index < upto {
+                table.for_each_in_range(index - start..upto - start, |i, mover, opponent| {
+                    // Table id above the two 24-bit sets: the same sets in two tables differ.
+                    let key = u64::from(mover)
+                        | u64::from(opponent) << 24
+                        | (10 * m as u64 + o as u64) << 48;
+                    let v = values[(start + i - first) as usize];
+                    digest = digest.wrapping_add(digest_element(key, v));
+                });
+                index = upto;
             }
         }
         digest

@@ -609,6 +609,36 @@ impl Table {
         Ok(self.position(index))
     }
 
+    /// Calls `f(index, mover, opponent)` for every class with an index in `range`,
+    /// in index order (stepping the packed opponent set like
+    /// [`Table::for_each_in_blocks`], after one unrank at the start).
+    pub fn for_each_in_range(&self, range: Range<u64>, mut f: impl FnMut(u64, u32, u32)) {
+        if range.start >= range.end {
+            return;
+        }
+        let mut index = range.start;
+        let mut cid = self.block_of(index);
+        while index < range.end {
+            let block = self.blocks[cid];
+            let end = self.block_end(cid).min(range.end);
+            let w = block.canon;
+            if block.special == u32::MAX {
+                let free = !w & FULL;
+                let mut c = unrank24(self.o as u32, (index - block.offset) as u32);
+                for i in index..end {
+                    f(i, w, deposit(free, c));
+                    c = next_combination(c);
+                }
+            } else {
+                for i in index..end {
+                    f(i, w, self.block_opponent(cid, i - block.offset));
+                }
+            }
+            index = end;
+            cid += 1;
+        }
+    }
+
     /// Calls `f(index, mover, opponent)` for every class, in index order.
     pub fn for_each(&self, f: impl FnMut(u64, u32, u32)) {
         self.for_each_in_blocks(0..self.blocks(), f);
