@@ -112,22 +112,41 @@ pub fn result_word(value: Value) -> &'static str {
     }
 }
 
-/// The probe JSON object of DESIGN.md section 6.
-pub fn probe_json(position: &Position, probe: &Probe) -> serde_json::Value {
-    let moves: Vec<serde_json::Value> = probe
-        .moves
-        .iter()
-        .map(|(mv, v): &(Move, Value)| serde_json::json!({"move": mv.to_string(), "value": v.to_string()}))
-        .collect();
-    serde_json::json!({
-        "game": "morris",
-        "position": position.to_string(),
-        "value": probe.value.to_string(),
-        "result": result_word(probe.value),
-        "plies": probe.value.plies(),
-        "source": "table",
-        "moves": moves,
-    })
+/// The probe JSON object of DESIGN.md section 6 (fields in its order).
+pub fn probe_json(position: &Position, probe: &Probe) -> String {
+    #[derive(serde::Serialize)]
+    struct MoveJson {
+        #[serde(rename = "move")]
+        mv: String,
+        value: String,
+    }
+    #[derive(serde::Serialize)]
+    struct ProbeJson {
+        game: &'static str,
+        position: String,
+        value: String,
+        result: &'static str,
+        plies: Option<u8>,
+        source: &'static str,
+        moves: Vec<MoveJson>,
+    }
+    let object = ProbeJson {
+        game: "morris",
+        position: position.to_string(),
+        value: probe.value.to_string(),
+        result: result_word(probe.value),
+        plies: probe.value.plies(),
+        source: "table",
+        moves: probe
+            .moves
+            .iter()
+            .map(|(mv, v): &(Move, Value)| MoveJson {
+                mv: mv.to_string(),
+                value: v.to_string(),
+            })
+            .collect(),
+    };
+    serde_json::to_string(&object).expect("probe answers serialise")
 }
 
 /// A probe answer as text: the position, its value and table, then one move a line.
