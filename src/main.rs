@@ -89,9 +89,10 @@ enum Command {
         /// Worker threads [default: all cores].
         #[arg(long)]
         threads: Option<usize>,
-        /// Memory budget for blocks in memory (e.g. 512MiB, 8GiB).
-        #[arg(long, default_value = "8GiB")]
-        memory: String,
+        /// Memory budget (e.g. 512MiB, 8GiB): blocks kept in memory and, for Morris,
+        /// the pair being solved [default: 8GiB for Dots-and-Boxes, 16GiB for Morris].
+        #[arg(long)]
+        memory: Option<String>,
         /// Line groups: sizes over the free lines in line order (e.g. 16,15), or line
         /// names per group separated by / [default: chosen from --memory].
         #[arg(long)]
@@ -276,7 +277,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     stones,
                     db,
                     threads,
-                    memory: parse_size(&memory)?,
+                    memory: parse_size(memory.as_deref().unwrap_or("16GiB"))?,
                     chunk,
                     quiet,
                     json,
@@ -291,7 +292,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 start: start.unwrap_or_else(|| "empty".to_string()),
                 penalty,
                 book_lines,
-                memory: parse_size(&memory)?,
+                memory: parse_size(memory.as_deref().unwrap_or("8GiB"))?,
                 groups,
                 chunk,
                 symmetry: symmetry != Some(SymmetryArg::None),
