@@ -2,11 +2,16 @@
 #
 # A row names a build: BOARD[-START][+none][+corners], e.g. 3x4, 3x4+none (no
 # symmetry), 4x4+corners, 3x5-icelandic+corners. The default reduction is tb's
-# (Wilson's symmetry, no corners).
+# (Wilson's symmetry, no corners). Morris: `morris` (every table) or `morris-N`
+# (tables up to N stones a side).
 
 # Prints the `tb build` arguments of a row (board, --start, reduction flags).
 row_args() {
     local row="$1" spec flags board start
+    case "$row" in
+    morris) echo "morris --memory 16GiB"; return ;;
+    morris-*) echo "morris --stones ${row#morris-} --memory 16GiB"; return ;;
+    esac
     spec="${row%%+*}"
     flags=""
     [ "$spec" = "$row" ] || flags="+${row#*+}"
@@ -32,6 +37,12 @@ row_markdown() {
 import json, sys
 s = json.load(sys.stdin)
 secs = float(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2] else s["seconds"]
+if s.get("game") == "morris":
+    print("| {row} | {pos} | 16 sym (classes) | {secs:.1f} | {pps:.2f} | {rss:.0f} | {disk:.0f} | {bits:.3f} | {file:.1f} | - |".format(
+        row=sys.argv[1], pos=s["total_positions"], secs=secs, pps=s["total_positions"] / secs / 1e6,
+        rss=(s["peak_rss_bytes"] or 0) / 2**20, disk=s["peak_file_bytes"] / 2**20,
+        bits=s["bits_per_position"], file=s["file_bytes"] / 2**20))
+    sys.exit(0)
 red = "{}{}".format(s["symmetry"] if s["symmetry"] != "none" else "", "+corners" if s["corners"] else "") or "none"
 print("| {row} | {pos} | {factor:.2f}x {red} ({k} sym) | {secs:.1f} | {pps:.1f} | {rss:.0f} | {disk:.0f} | {bits:.3f} | {file:.1f} | {v:+d} |".format(
     row=sys.argv[1], pos=s["total_positions"], factor=s["raw_positions"] / s["total_positions"],
