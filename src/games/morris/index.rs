@@ -735,6 +735,17 @@ mod tests {
         assert_eq!(small / 100_000, 616, "{small}");
     }
 
+    /// Prints the class count of every table:
+    /// `cargo test --release --lib games::morris::index::tests::print_counts -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn print_counts() {
+        for m in 3..=9 {
+            let row: Vec<String> = (3..=9).map(|o| class_count(m, o).to_string()).collect();
+            eprintln!("{m}: {}", row.join(" "));
+        }
+    }
+
     #[test]
     fn table_size_matches_burnside_for_9_9() {
         // Building the index (with its stabilizer slot maps) is cheap even for 9-9.

@@ -35,6 +35,6 @@ pub mod value;
 
 pub use geometry::{ADJACENT, MILLS, NAMES, POINTS, SYM_PERM, SYMMETRIES};
 pub use index::{Table, class_count};
-pub use rules::{Move, NotationError, Outcome, Position};
+pub use rules::{Move, NotationError, Outcome, Position, legal_moves};
 pub use solve::{Probe, Stats, Tables, position_value, probe, solve_all, solve_pair, verify_table};
 pub use value::Value;

@@ -4,8 +4,11 @@
 //! them (cycles), captures leave the pair for a table with fewer stones, which must be
 //! solved first. Within a pair, values are found in increasing ply order with a bucket
 //! queue: a position is a win in d+1 plies as soon as one child is lost in d, and a
-//! loss once every in-pair child is a win (the last one found decides the ply), unless
-//! an exit (capture) gives it something better.
+//! loss once every in-pair move leads to a win (the last one found decides the ply),
+//! unless an exit (capture) gives it something better. The first pass generates every
+//! position's moves (exit values from the lower tables, a count of in-pair moves);
+//! later passes only generate un-moves of the positions settled at each ply. Both run
+//! on rayon; per-position state is atomic bytes.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
@@ -238,6 +241,19 @@ fn dedup(v: &mut [u32]) -> usize {
     n
 }
 
+/// Hints the CPU to fetch the cache line of `v` (no effect on other targets).
+#[inline(always)]
+fn prefetch(v: &AtomicU8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint; the pointer comes from a live reference.
+    unsafe {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        _mm_prefetch::<_MM_HINT_T0>(v.as_ptr() as *const i8);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = v;
+}
+
 /// Number of non-capturing moves from the representative of class `x` of `x_table`
 /// into class `y` of `y_table`.
 fn moves_into(x_table: &Table, x: u64, y_table: &Table, y: u64) -> u8 {
@@ -283,9 +299,11 @@ fn process(sides: &[Side], d: u32, e: u32, acc: &mut Pushes) -> Result<()> {
     let lost = d.is_multiple_of(2);
     let y_symmetric = !lost && side.table.stabilizer_size(ym, yo) > 1;
     // The side that moved into y is y's opponent; its stone went p -> q, un-move it.
+    // First all indices (prefetching their bytes: these are random accesses into big
+    // arrays, the cost of this loop), then the updates.
     let flying = yo.count_ones() == 3;
-    let mut slow = [0u32; MAX_MOVES];
-    let mut ns = 0;
+    let mut xs = [(0u32, false); MAX_MOVES];
+    let mut nx = 0;
     for q in bits(yo) {
         // A move onto q that closed a mill would have captured and left the pair.
         if in_mill(yo, q) {
@@ -294,23 +312,33 @@ fn process(sides: &[Side], d: u32, e: u32, acc: &mut Pushes) -> Result<()> {
         let targets = if flying { empty } else { ADJACENT[q] & empty };
         for p in bits(targets) {
             let (x, x_symmetric) = pred.table.index_and_symmetric(yo ^ (1 << q) ^ (1 << p), ym);
-            if lost {
-                // y is lost: every predecessor wins in d + 1.
-                if pred.val[x as usize]
-                    .compare_exchange(0, d as u8 + 2, Relaxed, Relaxed)
-                    .is_ok()
-                {
-                    if d + 1 > MAX_PLIES {
-                        bail!("value longer than {MAX_PLIES} plies");
-                    }
-                    acc.push((d as u8 + 1, entry(u, x)));
-                }
-            } else if y_symmetric || x_symmetric {
-                slow[ns] = x as u32;
-                ns += 1;
-            } else {
-                lose_move(pred, u, x, 1, d, acc)?;
+            prefetch(&pred.val[x as usize]);
+            if !lost {
+                prefetch(&pred.cnt[x as usize]);
             }
+            xs[nx] = (x as u32, x_symmetric);
+            nx += 1;
+        }
+    }
+    let mut slow = [0u32; MAX_MOVES];
+    let mut ns = 0;
+    for &(x, x_symmetric) in &xs[..nx] {
+        let x = x as u64;
+        if lost {
+            // y is lost: every predecessor wins in d + 1.
+            let v = &pred.val[x as usize];
+            if v.load(Relaxed) == 0 && v.compare_exchange(0, d as u8 + 2, Relaxed, Relaxed).is_ok()
+            {
+                if d + 1 > MAX_PLIES {
+                    bail!("value longer than {MAX_PLIES} plies");
+                }
+                acc.push((d as u8 + 1, entry(u, x)));
+            }
+        } else if y_symmetric || x_symmetric {
+            slow[ns] = x as u32;
+            ns += 1;
+        } else {
+            lose_move(pred, u, x, 1, d, acc)?;
         }
     }
     if ns > 0 {
