@@ -4,7 +4,7 @@
 //! stones so that the tables captures lead to are stored first. Every table is kept.
 
 use super::index::{MAX_STONES, MIN_STONES, Table, class_count};
-use super::solve::solve_pair;
+use super::solve::solve_pair_counting;
 use super::value::Value;
 use crate::retro::build::{Builder, RunOptions, RunSummary};
 use crate::retro::progress::Progress;
@@ -219,7 +219,7 @@ impl Game for MorrisGame {
         layer: usize,
         key: &[u8],
         inputs: &[&[i8]],
-        _done: &AtomicU64,
+        done: &AtomicU64,
     ) -> Result<Vec<i8>> {
         let (a, b) = layer_pair(layer);
         let reads = self.reads(layer, key);
@@ -236,7 +236,7 @@ impl Game for MorrisGame {
             &block[start..start + len]
         };
         let (first, second) =
-            solve_pair(a, b, lower).with_context(|| format!("solving {a}-{b}"))?;
+            solve_pair_counting(a, b, lower, done).with_context(|| format!("solving {a}-{b}"))?;
         let mut values = first;
         values.extend(second);
         // The store keeps bytes as i8; Morris bytes are 0..=255 codes.

@@ -11,7 +11,7 @@
 //! on rayon; per-position state is atomic bytes.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail, ensure};
@@ -64,6 +64,18 @@ pub fn solve_pair<'a>(
     o: u8,
     lower: impl Fn(u8, u8) -> &'a [u8],
 ) -> Result<(Vec<u8>, Vec<u8>)> {
+    solve_pair_counting(m, o, lower, &AtomicU64::new(0))
+}
+
+/// [`solve_pair`], counting progress in `done`: half a position for each position
+/// the first pass has examined, half for each position decided later (draws are
+/// never decided, so the count stays below the pair's size).
+pub fn solve_pair_counting<'a>(
+    m: u8,
+    o: u8,
+    lower: impl Fn(u8, u8) -> &'a [u8],
+    done: &AtomicU64,
+) -> Result<(Vec<u8>, Vec<u8>)> {
     ensure!(
         (MIN_STONES..=MAX_STONES).contains(&m) && (MIN_STONES..=MAX_STONES).contains(&o),
         "table {m}-{o}: stones per side must be {MIN_STONES}..={MAX_STONES}"
@@ -105,7 +117,7 @@ pub fn solve_pair<'a>(
     }
     let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); MAX_PLIES as usize + 1];
     for t in 0..sides.len() {
-        for (ply, e) in init_side(&sides, t)? {
+        for (ply, e) in init_side(&sides, t, done)? {
             buckets[ply as usize].push(e);
         }
     }
@@ -114,6 +126,7 @@ pub fn solve_pair<'a>(
         if list.is_empty() {
             continue;
         }
+        done.fetch_add(list.len() as u64 / 2, Relaxed);
         let pushes = list
             .par_chunks(1024)
             .try_fold(Vec::new, |mut acc: Pushes, chunk| {
@@ -154,7 +167,7 @@ fn entry(t: usize, index: u64) -> u32 {
 
 /// Generates the moves of every position of side `t`: exit values, in-pair child
 /// counts, and the values known at once (no in-pair move, immediate wins).
-fn init_side(sides: &[Side], t: usize) -> Result<Pushes> {
+fn init_side(sides: &[Side], t: usize, done: &AtomicU64) -> Result<Pushes> {
     let side = &sides[t];
     let flying = side.table.m == 3;
     (0..side.table.blocks())
@@ -214,6 +227,8 @@ fn init_side(sides: &[Side], t: usize) -> Result<Pushes> {
                     acc.push((best - 1, entry(t, i as u64) | PENDING));
                 }
             });
+            let range = side.table.block_range(cid);
+            done.fetch_add((range.end - range.start) / 2, Relaxed);
             match err {
                 Some(e) => Err(e),
                 None => Ok(acc),
