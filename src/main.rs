@@ -125,7 +125,7 @@ enum Command {
     },
     /// Value of positions and of each of their moves, from a built tablebase.
     #[command(
-        after_help = "Positions come from the arguments, or one per line on stdin.\nExample:\n  tb probe --db 3x3.tb --json 000000000000000000000000"
+        after_help = "Positions come from the arguments, or one per line on stdin.\nExamples:\n  tb probe --db 3x3.tb --json 000000000000000000000000\n  tb probe --db morris.tb \"W.W..B...B.W.B.......... b\""
     )]
     Probe {
         /// The tablebase file.
@@ -134,12 +134,14 @@ enum Command {
         /// One JSON object per position per line.
         #[arg(long)]
         json: bool,
-        /// Positions: 0/1 strings, move lists (h0.0,v1.2) or Wilson files.
+        /// Positions. Dots-and-Boxes: 0/1 strings, move lists (h0.0,v1.2) or Wilson
+        /// files. Morris: 24 characters ./W/B in point order and the side to move
+        /// (`W.W..B...B.W.B.......... b`).
         positions: Vec<String>,
-        /// Positions past the stored layers are searched if they have at most this
-        /// many open lines (0: never search).
-        #[arg(long, default_value_t = tb::games::dots::tablebase::DEFAULT_SEARCH_LIMIT)]
-        search_limit: u32,
+        /// Dots-and-Boxes: positions past the stored layers are searched if they have
+        /// at most this many open lines (0: never search) [default: 26].
+        #[arg(long)]
+        search_limit: Option<u32>,
     },
     /// Value of a position and of every move by search (no database needed).
     #[command(
@@ -171,8 +173,9 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Write the stored opening book as rows (ordered by lines, then block, then index;
-    /// with a reduction, one row per stored representative unless --expand).
+    /// Write the stored positions as rows. Dots-and-Boxes: the opening book, ordered
+    /// by lines, then block, then index; with a reduction, one row per stored
+    /// representative unless --expand. Morris: one row per stored class.
     Export {
         /// The tablebase file.
         #[arg(long)]
@@ -180,7 +183,7 @@ enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Jsonl)]
         format: Format,
-        /// Only positions with at most K lines.
+        /// Dots-and-Boxes: only positions with at most K lines.
         #[arg(long, value_name = "K")]
         max_lines: Option<usize>,
         /// Output file [default: stdout].
@@ -192,7 +195,7 @@ enum Command {
         #[arg(long)]
         expand: bool,
     },
-    /// Metadata and per-layer statistics of a tablebase.
+    /// Metadata and per-layer statistics of a tablebase (Morris: per table pair).
     Info {
         /// The tablebase file.
         #[arg(long)]
@@ -206,10 +209,12 @@ enum Command {
         /// The tablebase file.
         #[arg(long)]
         db: PathBuf,
-        /// Recompute only N random positions per layer [default: all].
+        /// Recompute only N positions per layer (Dots-and-Boxes: random; Morris: evenly
+        /// spaced per table) [default: all].
         #[arg(long, value_name = "N")]
         sample: Option<u64>,
-        /// Also compare N random stored positions with the search solver.
+        /// Dots-and-Boxes: also compare N random stored positions with the search
+        /// solver.
         #[arg(long, value_name = "N")]
         search: Option<u64>,
         /// Print JSON.
@@ -350,8 +355,16 @@ fn run(cli: Cli) -> Result<ExitCode> {
             positions,
             search_limit,
         } => match game_of_file(&db)? {
+            GameKind::Morris if search_limit.is_some() => {
+                bail!("--search-limit is a Dots-and-Boxes option (Morris has no search solver)")
+            }
             GameKind::Morris => cli::morris::probe(&db, json, positions),
-            GameKind::Dots => probe(&db, json, positions, search_limit),
+            GameKind::Dots => probe(
+                &db,
+                json,
+                positions,
+                search_limit.unwrap_or(tb::games::dots::tablebase::DEFAULT_SEARCH_LIMIT),
+            ),
         },
         Command::Solve {
             board,
@@ -363,6 +376,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             pv,
             json,
         } => {
+            if board == "morris" {
+                bail!(
+                    "Morris has no search solver: build its tables (tb build morris) and probe them"
+                );
+            }
             let board: Board = board.parse()?;
             if threads == Some(0) {
                 bail!("--threads must be at least 1");

@@ -34,3 +34,27 @@ fn a_file_from_before_the_generic_core_reads_like_a_fresh_build() {
     assert_eq!(export(&old), export(&fresh));
     assert_eq!(export(&old).lines().count(), 1 << 12);
 }
+
+/// Files from before the `symmetry` and `corners` keys existed stored every
+/// position: resuming one with `--symmetry none` goes on, with the default
+/// reduction it is refused as other parameters.
+#[test]
+fn a_file_without_reduction_keys_resumes_as_unreduced() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("old.tb");
+    run(&["build", "2x2", "--symmetry", "none", "--quiet"], &db);
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute("DELETE FROM meta WHERE key IN ('symmetry', 'corners')", [])
+            .unwrap();
+    }
+    let out = tb()
+        .args(["build", "2x2", "--quiet", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("other parameters"));
+    run(&["build", "2x2", "--symmetry", "none", "--quiet"], &db);
+    assert!(run(&["verify"], &db).contains("OK"));
+}

@@ -327,6 +327,31 @@ fn a_killed_build_resumes_with_identical_values() {
         }
     }
     assert!(killed_midway, "could not kill the build between two pairs");
+    // The unfinished file says so: verify fails naming the pairs, export refuses,
+    // info lists them as missing or building.
+    let out = tb().args(["verify", "--db"]).arg(&db).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("missing or not finished"),
+        "{}",
+        describe(&out)
+    );
+    let out = tb().args(["export", "--db"]).arg(&db).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let out = tb()
+        .args(["info", "--json", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let info: Json = serde_json::from_slice(&out.stdout).unwrap();
+    let statuses: Vec<&str> = info["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses.len(), 3);
+    assert!(statuses.iter().any(|s| *s != "book"), "{statuses:?}");
     let out = tb().args(args).arg("--db").arg(&db).output().unwrap();
     assert!(out.status.success(), "{}", describe(&out));
     assert_eq!(stored_blocks(&db), 3);
@@ -413,6 +438,12 @@ fn bad_positions_and_options_are_clear_errors() {
     fails_with(&["build", "3x3", "--stones", "4", "--plan"], None, 1);
     fails_with(&["build", "morris", "--stones", "x"], None, 2);
     fails_with(&["export", "--max-lines", "3"], Some(db), 1);
+    fails_with(
+        &["probe", "--search-limit", "3", "WW......BB.....W.B...... w"],
+        Some(db),
+        1,
+    );
+    fails_with(&["solve", "morris"], None, 1);
     fails_with(&["verify", "--search", "3"], Some(db), 1);
     // A Morris file refuses to be resumed as another build.
     let dir = tempfile::tempdir().unwrap();

@@ -4,7 +4,7 @@ use anyhow::{Result, bail};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use tb::games::morris::build::{self, MorrisGame, MorrisSpec, peak_memory_bytes};
+use tb::games::morris::build::{self, MorrisGame, MorrisSpec, memory_needs};
 use tb::games::morris::report::{self, Format};
 use tb::games::morris::rules::Position;
 use tb::games::morris::tablebase::{MorrisTablebase, probe_json, probe_text};
@@ -87,7 +87,7 @@ fn print_plan(spec: &MorrisSpec, json: bool) -> Result<()> {
         .map(|&l| (game.layer_label(l), game.block_size(l, &[])))
         .collect();
     let total: u64 = rows.iter().map(|r| r.1).sum();
-    let memory = peak_memory_bytes(spec)?;
+    let memory = memory_needs(spec).1;
     let disk = (total as f64 * ASSUMED_BITS_PER_POSITION / 8.0) as u64;
     let mut stdout = std::io::stdout();
     if json {

@@ -120,8 +120,9 @@ pub struct Builder {
 pub struct RunOptions {
     /// Worker threads.
     pub threads: usize,
-    /// Memory budget in bytes; half of it keeps blocks between writer and readers.
-    pub memory: u64,
+    /// Bytes of finished blocks kept in memory for the blocks that read them (the
+    /// game's build policy decides how much of its budget that is).
+    pub cache_bytes: u64,
 }
 
 impl Builder {
@@ -141,6 +142,12 @@ impl Builder {
         self.store.meta()
     }
 
+    /// Writes metadata rows (a game normalising an older file's identity before
+    /// [`Builder::run`] compares it).
+    pub fn set_meta(&mut self, entries: &[(&str, String)]) -> Result<()> {
+        self.store.set_meta(entries)
+    }
+
     /// The store (to read results after [`Builder::run`]).
     pub fn store(&self) -> &Store {
         &self.store
@@ -158,14 +165,14 @@ impl Builder {
         self.store.set_meta(&[
             ("tool_version", env!("CARGO_PKG_VERSION").to_string()),
             ("build_threads", opts.threads.to_string()),
-            ("build_memory", opts.memory.to_string()),
+            ("build_cache_bytes", opts.cache_bytes.to_string()),
         ])?;
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(opts.threads)
             .build()
             .context("cannot start worker threads")?;
         let (computed_positions, total_positions, resumed_blocks, peak_file_bytes) =
-            pool.install(|| Schedule::new(game).run(&mut self.store, opts.memory, progress))?;
+            pool.install(|| Schedule::new(game).run(&mut self.store, opts.cache_bytes, progress))?;
         self.store.compact()?;
         let layer_rows = self.store.layers()?;
         Ok(RunSummary {
@@ -260,7 +267,7 @@ impl<'g> Schedule<'g> {
     fn run(
         &self,
         store: &mut Store,
-        memory: u64,
+        cache_bytes: u64,
         progress: &mut dyn Progress,
     ) -> Result<(u64, u64, usize, u64)> {
         let game = self.game;
@@ -278,7 +285,7 @@ impl<'g> Schedule<'g> {
             .map(|r| r.positions)
             .sum();
         progress.start(total_positions, done_positions);
-        let mut cache = BlockCache::new(memory / 2);
+        let mut cache = BlockCache::new(cache_bytes);
         let mut computed_positions = 0u64;
         let mut resumed_blocks = 0usize;
         let mut peak_file_bytes = store
@@ -291,6 +298,9 @@ impl<'g> Schedule<'g> {
             let layer = *layer;
             let first_position = position;
             position += blocks.len();
+            if blocks.is_empty() {
+                continue; // nothing to build, nothing to publish
+            }
             if rows
                 .get(&layer)
                 .is_some_and(|r| r.status != LayerStatus::Building)
@@ -392,8 +402,11 @@ impl<'g> Schedule<'g> {
     }
 }
 
-/// Runs the game's kernel on one block while a second thread reports the positions
-/// the kernel says it has finished (every half second), then the rest of the block.
+/// Blocks smaller than this are computed without a progress reporter thread.
+const REPORTED_BLOCK: u64 = 1 << 24;
+
+/// Runs the game's kernel on one block; for a big block a second thread reports the
+/// positions the kernel says it has finished (every half second), then the rest.
 fn compute_with_progress(
     game: &dyn Game,
     block: &BlockId,
@@ -401,8 +414,13 @@ fn compute_with_progress(
     progress: &mut dyn Progress,
 ) -> Result<Vec<i8>> {
     let done = AtomicU64::new(0);
-    let finished = AtomicBool::new(false);
     let size = game.block_size(block.layer, &block.key);
+    if size < REPORTED_BLOCK {
+        let values = game.compute(block.layer, &block.key, inputs, &done)?;
+        progress.advance(size);
+        return Ok(values);
+    }
+    let finished = AtomicBool::new(false);
     let (values, reported) = std::thread::scope(|scope| {
         let reporter = scope.spawn(|| {
             let mut reported = 0u64;
@@ -416,9 +434,18 @@ fn compute_with_progress(
             }
             (reported, progress)
         });
+        // Stops the reporter however the kernel ends: a panic must not leave the
+        // scope waiting for it forever.
+        struct Stop<'a>(&'a AtomicBool, std::thread::Thread);
+        impl Drop for Stop<'_> {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::Release);
+                self.1.unpark();
+            }
+        }
+        let stop = Stop(&finished, reporter.thread().clone());
         let values = game.compute(block.layer, &block.key, inputs, &done);
-        finished.store(true, Ordering::Release);
-        reporter.thread().unpark();
+        drop(stop);
         let (reported, progress) = reporter.join().expect("progress thread");
         (values.map(|v| (v, progress)), reported)
     });

@@ -3,8 +3,10 @@
 //! Fixed rules (DESIGN.md section 4): one file per tablebase; schema applied from
 //! `schema/NNN_name.sql` and tracked with `PRAGMA user_version`; a block's chunks are
 //! written in one transaction together with its row in `blocks`; a layer becomes
-//! complete in the transaction that stores its last block, and the layer it
-//! superseded is pruned in that same transaction unless it belongs to the book.
+//! complete in the transaction that stores its last block, and the blocks and layers
+//! no remaining block reads are deleted in those transactions unless they are kept.
+//! Values are bytes here; layers and block keys are numbers the game chooses
+//! (Dots-and-Boxes: lines drawn and group counts; Morris: table pairs).
 
 pub mod checksum;
 pub mod reader;
@@ -26,7 +28,7 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 pub enum LayerStatus {
     /// Blocks are being written.
     Building,
-    /// Finished, not (yet) superseded by the layer below.
+    /// Finished, not (yet) deleted.
     Complete,
     /// Finished and kept as part of the opening book.
     Book,
@@ -64,7 +66,7 @@ impl LayerStatus {
 /// One row of the `layers` table.
 #[derive(Debug, Clone)]
 pub struct LayerRow {
-    /// Number of drawn lines.
+    /// The layer (its number is the game's: lines drawn, a table pair).
     pub n: usize,
     /// Status.
     pub status: LayerStatus,
@@ -137,7 +139,7 @@ pub fn as_bytes(values: &[i8]) -> &[u8] {
     unsafe { std::slice::from_raw_parts(values.as_ptr().cast(), values.len()) }
 }
 
-/// Block key text: group counts joined with dots.
+/// Block key text: the key's numbers joined with dots (`4.3.3`).
 pub fn counts_key(counts: &[u8]) -> String {
     counts
         .iter()

@@ -9,7 +9,7 @@ use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
 
 /// Decompressed values kept per open tablebase: a warm batch should not decompress a
-/// chunk twice while the book fits (2x5's 67 M-position book does).
+/// chunk twice while the stored layers it touches fit.
 pub const CACHE_BYTES: u64 = 256 << 20;
 
 /// (layer, packed block key, chunk number).
@@ -68,11 +68,6 @@ impl ChunkReader {
     /// The underlying store.
     pub fn store(&self) -> &Store {
         &self.store
-    }
-
-    /// Positions per chunk.
-    pub fn chunk_positions(&self) -> u64 {
-        self.chunk_positions
     }
 
     /// The value at `index` of the block `packed` of `layer`; `key` unpacks the block

@@ -168,9 +168,14 @@ impl BuildSummary {
 pub fn build(mut opts: BuildOptions, progress: &mut dyn Progress) -> Result<BuildSummary> {
     let mut builder = Builder::open(&opts.db)?;
     let meta = builder.meta()?;
-    if meta.contains_key("board") && !opts.groups_explicit {
-        // A resumed build keeps the file's groups (the budget may pick others now).
-        if let Ok(existing) = Spec::from_meta(&meta) {
+    if meta.get("game").map(String::as_str) == Some("dots-and-boxes")
+        && let Ok(existing) = Spec::from_meta(&meta)
+    {
+        // Files from before a key existed (e.g. `symmetry`) get its default written
+        // out, so the identity check compares what the file means.
+        builder.set_meta(&existing.to_meta())?;
+        if !opts.groups_explicit {
+            // A resumed build keeps the file's groups (the budget may pick others now).
             opts.spec.groups = existing.groups;
         }
     }
@@ -186,7 +191,10 @@ pub fn build(mut opts: BuildOptions, progress: &mut dyn Progress) -> Result<Buil
         &game,
         RunOptions {
             threads: opts.threads,
-            memory: opts.memory,
+            // Half the budget keeps finished blocks for their parents; the other half
+            // is the block being computed and its children (the planner sizes
+            // blocks for that).
+            cache_bytes: opts.memory / 2,
         },
         progress,
     )?;

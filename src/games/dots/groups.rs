@@ -117,10 +117,10 @@ pub fn peak_block_bytes(layout: &Layout) -> u64 {
 }
 
 /// Line groups built from unions of line orbits under the board symmetries that fix
-/// `start` (see [`symmetric_split`]), so that every such symmetry maps every group
+/// `start` (see [`super::orbits::symmetric_split`]), so that every such symmetry maps every group
 /// onto itself and (with `corners`) every corner pair lies in one group; at most 16
 /// lines per group, sizes as even as possible. The group count is chosen like
-/// [`super::spec::auto_groups`]: the fewest groups whose largest block plus its
+/// [`auto_groups`]: the fewest groups whose largest block plus its
 /// children (stored sizes, i.e. with the reduction) fits in a quarter of `memory`.
 /// If no split fits, smaller subgroups of the symmetries are tried (their orbits
 /// are smaller, so groups can be); if none fits, the split with the smallest peak.

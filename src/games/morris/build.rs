@@ -5,7 +5,6 @@
 
 use super::index::{MAX_STONES, MIN_STONES, Table, class_count};
 use super::solve::solve_pair_counting;
-use super::value::Value;
 use crate::retro::build::{Builder, RunOptions, RunSummary};
 use crate::retro::progress::Progress;
 use crate::retro::{BlockId, BlockKey, Game};
@@ -22,9 +21,6 @@ pub const FORMAT_VERSION: u32 = 1;
 /// The rules recorded in a Morris file's meta (DESIGN.md section 6).
 pub const RULES: &str = "gasser: 24 points, 16 mills, flying at 3 stones, one capture per move closing mills, stones in mills protected unless all are, fewer than 3 stones or no legal move loses, undecided is a draw";
 
-/// Default positions per stored chunk (64 KiB of raw values).
-pub const DEFAULT_CHUNK_POSITIONS: u64 = 1 << 16;
-
 /// What a Morris tablebase holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MorrisSpec {
@@ -38,6 +34,16 @@ pub struct MorrisSpec {
 pub fn pair_layer(m: u8, o: u8) -> usize {
     let (a, b) = (m.min(o), m.max(o));
     10 * a as usize + b as usize
+}
+
+/// `3-3`, or `3-4/4-3` for a pair of two tables.
+pub fn pair_label(layer: usize) -> String {
+    let (a, b) = layer_pair(layer);
+    if a == b {
+        format!("{a}-{b}")
+    } else {
+        format!("{a}-{b}/{b}-{a}")
+    }
 }
 
 /// The pair {a, b} (a <= b) of a layer number.
@@ -132,17 +138,6 @@ impl MorrisSpec {
     pub fn offset_in_pair(m: u8, o: u8) -> Result<u64> {
         Ok(if m <= o { 0 } else { Table::get(o, m)?.size() })
     }
-
-    /// Positions (classes) of every table.
-    pub fn total_positions(&self) -> Result<u64> {
-        let mut total = 0;
-        for (a, b) in self.pairs() {
-            for (m, o) in Self::tables_of_pair(a, b) {
-                total += class_count(m, o);
-            }
-        }
-        Ok(total)
-    }
 }
 
 /// Morris as the scheduler sees it.
@@ -177,11 +172,8 @@ impl Game for MorrisGame {
 
     fn layer_label(&self, layer: usize) -> String {
         let (a, b) = layer_pair(layer);
-        if a == b {
-            format!("table {a}-{b}")
-        } else {
-            format!("tables {a}-{b}/{b}-{a}")
-        }
+        let plural = if a == b { "" } else { "s" };
+        format!("table{plural} {}", pair_label(layer))
     }
 
     fn blocks(&self, layer: usize) -> Vec<BlockKey> {
@@ -223,6 +215,16 @@ impl Game for MorrisGame {
     ) -> Result<Vec<i8>> {
         let (a, b) = layer_pair(layer);
         let reads = self.reads(layer, key);
+        // The solver slices the pairs it reads by the index's sizes, the scheduler
+        // sized the blocks by class counts: they must agree.
+        for r in &reads {
+            for (m, o) in MorrisSpec::tables_of_pair(r.key[0], r.key[1]) {
+                ensure!(
+                    Table::get(m, o)?.size() == class_count(m, o),
+                    "table {m}-{o}: index size and class count differ"
+                );
+            }
+        }
         // Table (m, o) of a lower pair: a slice of that pair's block.
         let lower = |m: u8, o: u8| -> &[u8] {
             let (x, y) = (m.min(o), m.max(o));
@@ -317,26 +319,31 @@ impl BuildSummary {
     }
 }
 
-/// Memory a build needs: the largest pair's working arrays (value, counter and exit
-/// bytes per position, bucket entries of 4 bytes, the result) plus the pairs it reads.
-pub fn peak_memory_bytes(spec: &MorrisSpec) -> Result<u64> {
+/// Bytes per position of the pair being solved: value, move counter and best-exit
+/// bytes, bucket entries (4 bytes), the result.
+const WORK_BYTES_PER_POSITION: u64 = 9;
+
+/// Memory a build needs: (the largest pair's working arrays, the largest working
+/// arrays plus the pairs they read).
+pub fn memory_needs(spec: &MorrisSpec) -> (u64, u64) {
     let game = MorrisGame::new(spec.clone());
-    let mut peak = 0;
+    let (mut work, mut peak) = (0, 0);
     for layer in game.layers() {
-        let own = game.block_size(layer, &[]);
+        let own = WORK_BYTES_PER_POSITION * game.block_size(layer, &[]);
         let inputs: u64 = game
             .reads(layer, &[])
             .iter()
             .map(|r| game.block_size(r.layer, &r.key))
             .sum();
-        peak = peak.max(9 * own + inputs);
+        work = work.max(own);
+        peak = peak.max(own + inputs);
     }
-    Ok(peak)
+    (work, peak)
 }
 
 /// Runs (or resumes) a Morris build.
 pub fn build(opts: BuildOptions, progress: &mut dyn Progress) -> Result<BuildSummary> {
-    let peak = peak_memory_bytes(&opts.spec)?;
+    let (work, peak) = memory_needs(&opts.spec);
     if peak > opts.memory {
         bail!(
             "the largest table pair needs about {} but --memory is {}; raise --memory or lower --stones",
@@ -350,7 +357,9 @@ pub fn build(opts: BuildOptions, progress: &mut dyn Progress) -> Result<BuildSum
         &game,
         RunOptions {
             threads: opts.threads,
-            memory: opts.memory,
+            // What the largest pair's working arrays leave: finished pairs stay in
+            // memory for the pairs that read them.
+            cache_bytes: opts.memory - work,
         },
         progress,
     )?;
@@ -361,9 +370,4 @@ pub fn build(opts: BuildOptions, progress: &mut dyn Progress) -> Result<BuildSum
     };
     progress.finish(&summary.text());
     Ok(summary)
-}
-
-/// Value bytes of one table (m, o) as [`Value`]s: a convenience for reports.
-pub fn value_of_byte(byte: i8) -> Value {
-    Value::from_byte(byte as u8)
 }

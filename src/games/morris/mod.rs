@@ -20,6 +20,10 @@
 //!   [`class_count`] from the index structures alone.
 //! * [`solve`]: [`solve_pair`] (retrograde analysis of (m, o) and (o, m) given the
 //!   tables with fewer stones), [`solve_all`], [`probe`] and [`verify_table`].
+//! * [`build`]: what a file holds ([`build::MorrisSpec`], its meta rows) and
+//!   [`build::MorrisGame`], Morris as the generic scheduler sees it (a layer per
+//!   table pair); [`tablebase`]: reading a built file and probing it; [`report`]:
+//!   `info`, `export` and `verify`.
 //!
 //! Masks are 24-bit, bit `i` = point `i`. Tables are relative to the side to move: a
 //! position with Black to move is the colour-swapped position with White to move.
@@ -35,6 +39,6 @@ pub mod value;
 
 pub use geometry::{ADJACENT, MILLS, NAMES, POINTS, SYM_PERM, SYMMETRIES};
 pub use index::{Table, class_count};
-pub use rules::{Move, NotationError, Outcome, Position, legal_moves};
+pub use rules::{Move, NotationError, Outcome, Position};
 pub use solve::{Probe, Stats, Tables, position_value, probe, solve_all, solve_pair, verify_table};
 pub use value::Value;

@@ -2,14 +2,14 @@
 //! draws, longest win and loss, bytes, time), `export` (one row per stored class)
 //! and `verify` (re-hash every chunk, recompute values one ply deep).
 
-use super::build::{MorrisSpec, layer_pair};
+use super::build::{MorrisGame, MorrisSpec, layer_pair, pair_label};
 use super::index::Table;
 use super::tablebase::MorrisTablebase;
 use super::value::Value;
-use crate::retro::BlockId;
 use crate::retro::build::load_block;
+use crate::retro::{BlockId, Game};
 use crate::units::human_bytes;
-use anyhow::Result;
+use anyhow::{Result, bail};
 use serde::Serialize;
 use std::io::Write;
 
@@ -67,7 +67,7 @@ pub struct Info {
 pub fn info(tb: &MorrisTablebase) -> Result<Info> {
     let meta = tb.store().meta()?;
     let mut pairs = Vec::new();
-    let mut total = PairInfo {
+    let empty = PairInfo {
         tables: "all".to_string(),
         layer: 0,
         status: String::new(),
@@ -82,14 +82,21 @@ pub fn info(tb: &MorrisTablebase) -> Result<Info> {
         seconds: 0.0,
         digest: None,
     };
-    for (&layer, row) in tb.layers() {
-        let (a, b) = layer_pair(layer);
+    let mut total = empty.clone();
+    let game = MorrisGame::new(tb.spec().clone());
+    for (layer, row) in tb.pairs() {
+        let Some(row) = row else {
+            pairs.push(PairInfo {
+                tables: pair_label(layer),
+                layer,
+                status: "missing".to_string(),
+                positions: game.block_size(layer, &[]),
+                ..empty.clone()
+            });
+            continue;
+        };
         let mut p = PairInfo {
-            tables: if a == b {
-                format!("{a}-{b}")
-            } else {
-                format!("{a}-{b}/{b}-{a}")
-            },
+            tables: pair_label(layer),
             layer,
             status: row.status.as_str().to_string(),
             positions: row.positions,
@@ -199,11 +206,18 @@ pub fn export(tb: &MorrisTablebase, format: Format, out: &mut dyn Write) -> Resu
         writeln!(out, "position,table,value")?;
     }
     let mut rows = 0;
-    let game = super::build::MorrisGame::new(tb.spec().clone());
-    for (&layer, row) in tb.layers() {
-        if !row.status.readable() {
-            continue;
-        }
+    let game = MorrisGame::new(tb.spec().clone());
+    let pairs = tb.pairs();
+    if let Some((layer, _)) = pairs
+        .iter()
+        .find(|(_, r)| !r.is_some_and(|r| r.status.readable()))
+    {
+        bail!(
+            "tables {} are not finished in this file: resume the build before exporting",
+            pair_label(*layer)
+        );
+    }
+    for (layer, _) in pairs {
         let (a, b) = layer_pair(layer);
         let id = BlockId {
             layer,
@@ -269,14 +283,15 @@ impl VerifyReport {
 pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport> {
     let mut report = VerifyReport::default();
     let chunk_positions = tb.spec().chunk_positions;
-    for (&layer, row) in tb.layers() {
+    for (layer, row) in tb.pairs() {
         let (a, b) = layer_pair(layer);
-        if !row.status.readable() {
-            report
-                .errors
-                .push(format!("tables {a}-{b}/{b}-{a} are not finished"));
+        let Some(row) = row.filter(|r| r.status.readable()) else {
+            report.errors.push(format!(
+                "tables {} are missing or not finished",
+                pair_label(layer)
+            ));
             continue;
-        }
+        };
         for chunk in 0..row.positions.div_ceil(chunk_positions) {
             report.chunks += 1;
             if let Err(e) = tb.store().read_chunk(layer, &[a, b], chunk) {

@@ -291,11 +291,6 @@ impl Position {
     }
 }
 
-/// Every legal move of `pos` with its outcome (same as [`Position::legal_moves`]).
-pub fn legal_moves(pos: &Position) -> Vec<(Move, Outcome)> {
-    pos.legal_moves()
-}
-
 impl fmt::Display for Position {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (w, b) = (self.white(), self.black());

@@ -42,6 +42,19 @@ impl MorrisTablebase {
         &self.layers
     }
 
+    /// Every pair the file should hold, in build order, with its layer row if the
+    /// file has one (a killed build may not have started the later pairs).
+    pub fn pairs(&self) -> Vec<(usize, Option<&LayerRow>)> {
+        self.spec
+            .pairs()
+            .into_iter()
+            .map(|(a, b)| {
+                let layer = pair_layer(a, b);
+                (layer, self.layers.get(&layer))
+            })
+            .collect()
+    }
+
     /// The underlying store.
     pub fn store(&self) -> &Store {
         self.reader.store()
