@@ -487,3 +487,59 @@ fn plan_lists_the_pairs_with_the_published_class_counts() {
     let small = pairs[0]["positions"].as_u64().unwrap() + pairs[1]["positions"].as_u64().unwrap();
     assert_eq!(small, classes);
 }
+
+/// Changes one stored value in a copy of the 4-stone file, with a valid checksum:
+/// only the one-ply recomputation (and the layer digest) can catch it.
+#[test]
+fn verify_catches_a_wrong_value_and_a_corrupt_chunk() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m.tb");
+    std::fs::copy(built4(), &db).unwrap();
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        // Table 3-3 is layer 33, one block "3.3"; its first chunk.
+        let (raw_len, data): (i64, Vec<u8>) = conn
+            .query_row(
+                "SELECT raw_len, data FROM chunks WHERE n = 33 AND chunk = 0",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        let mut raw = zstd::bulk::decompress(&data, raw_len as usize).unwrap();
+        // A win in 1 becomes a win in 3 (still a plausible byte).
+        let at = raw.iter().position(|&v| v == 2).expect("some W1");
+        raw[at] = 4;
+        let packed = zstd::bulk::compress(&raw, 3).unwrap();
+        let sum = tb::store::checksum::checksum(&raw) as i64;
+        conn.execute(
+            "UPDATE chunks SET data = ?1, checksum = ?2 WHERE n = 33 AND chunk = 0",
+            rusqlite::params![packed, sum],
+        )
+        .unwrap();
+    }
+    let out = tb().args(["verify", "--db"]).arg(&db).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(text.contains("best move gives"), "{text}");
+    assert!(text.contains("hash to"), "{text}");
+    // A chunk whose bytes no longer match its checksum is reported, not read.
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute(
+            "UPDATE chunks SET checksum = checksum + 1 WHERE n = 34 AND chunk = 0",
+            [],
+        )
+        .unwrap();
+    }
+    let out = tb().args(["verify", "--db"]).arg(&db).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(text.contains("corrupt"), "{text}");
+    let out = tb()
+        .args(["probe", "--db"])
+        .arg(&db)
+        .arg("WWW......BBBB........... w")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+}

@@ -72,7 +72,10 @@ const fn rank_bytes() -> [[[u32; 256]; 17]; 3] {
 /// lower bytes hold `k` bits (so a 24-bit rank is three lookups).
 static RANK_BYTES: [[[u32; 256]; 17]; 3] = rank_bytes();
 
-const fn pext_bytes() -> [[u8; 256]; 256] {
+/// Byte tables of software `pext` (`deposit` false: the bits of `v` at the set
+/// positions of `f`, packed low) and `pdep` (true: the low bits of `v` spread onto
+/// the set positions of `f`).
+const fn scatter_bytes(deposit: bool) -> [[u8; 256]; 256] {
     let mut out = [[0u8; 256]; 256];
     let mut f = 0;
     while f < 256 {
@@ -83,8 +86,9 @@ const fn pext_bytes() -> [[u8; 256]; 256] {
             let mut b = 0;
             while b < 8 {
                 if f & (1 << b) != 0 {
-                    if v & (1 << b) != 0 {
-                        r |= 1 << k;
+                    let (from, to) = if deposit { (k, b) } else { (b, k) };
+                    if v & (1 << from) != 0 {
+                        r |= 1 << to;
                     }
                     k += 1;
                 }
@@ -99,36 +103,10 @@ const fn pext_bytes() -> [[u8; 256]; 256] {
 }
 
 /// `PEXT_BYTES[f][v]`: the bits of `v` at the set positions of `f`, packed low.
-static PEXT_BYTES: [[u8; 256]; 256] = pext_bytes();
-
-const fn pdep_bytes() -> [[u8; 256]; 256] {
-    let mut out = [[0u8; 256]; 256];
-    let mut f = 0;
-    while f < 256 {
-        let mut v = 0;
-        while v < 256 {
-            let mut r = 0u8;
-            let mut k = 0;
-            let mut b = 0;
-            while b < 8 {
-                if f & (1 << b) != 0 {
-                    if v & (1 << k) != 0 {
-                        r |= 1 << b;
-                    }
-                    k += 1;
-                }
-                b += 1;
-            }
-            out[f][v] = r;
-            v += 1;
-        }
-        f += 1;
-    }
-    out
-}
+static PEXT_BYTES: [[u8; 256]; 256] = scatter_bytes(false);
 
 /// `PDEP_BYTES[f][v]`: the low bits of `v` spread onto the set positions of `f`.
-static PDEP_BYTES: [[u8; 256]; 256] = pdep_bytes();
+static PDEP_BYTES: [[u8; 256]; 256] = scatter_bytes(true);
 
 const fn pop_bytes() -> [u8; 256] {
     let mut out = [0u8; 256];

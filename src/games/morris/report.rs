@@ -4,12 +4,14 @@
 
 use super::build::{MorrisGame, MorrisSpec, layer_pair, pair_label};
 use super::index::Table;
+use super::solve::verify_table;
 use super::tablebase::MorrisTablebase;
 use super::value::Value;
 use crate::retro::build::load_block;
 use crate::retro::{BlockId, Game};
+use crate::store::checksum;
 use crate::units::human_bytes;
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use serde::Serialize;
 use std::io::Write;
 
@@ -277,45 +279,90 @@ impl VerifyReport {
     }
 }
 
-/// Re-hashes every chunk (a corrupt one is reported, never read as values) and
-/// recomputes positions one ply deep from their moves: every class, or `sample`
-/// evenly spaced classes per table.
+/// Most problems listed one by one; past that only counted.
+const LISTED_ERRORS: usize = 100;
+
+impl VerifyReport {
+    fn error(&mut self, e: String) {
+        if self.errors.len() < LISTED_ERRORS {
+            self.errors.push(e);
+        } else if self.errors.len() == LISTED_ERRORS {
+            self.errors.push("(more errors not listed)".to_string());
+        }
+    }
+}
+
+/// Re-reads every pair (every chunk against its checksum, the pair against its
+/// layer digest; a corrupt chunk is reported, never read as values) and recomputes
+/// positions one ply deep from their moves, on all cores: every class, or `sample`
+/// evenly spaced classes per table. A wrong value cannot pass a full check (it would
+/// need a wrong child closer to the end of the game, down to a contradiction).
 pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport> {
     let mut report = VerifyReport::default();
+    let game = MorrisGame::new(tb.spec().clone());
     let chunk_positions = tb.spec().chunk_positions;
+    let load = |layer: usize| -> Result<Vec<i8>> {
+        let (a, b) = layer_pair(layer);
+        load_block(
+            tb.store(),
+            &game,
+            &BlockId {
+                layer,
+                key: vec![a, b],
+            },
+        )
+    };
     for (layer, row) in tb.pairs() {
         let (a, b) = layer_pair(layer);
         let Some(row) = row.filter(|r| r.status.readable()) else {
-            report.errors.push(format!(
+            report.error(format!(
                 "tables {} are missing or not finished",
                 pair_label(layer)
             ));
             continue;
         };
-        for chunk in 0..row.positions.div_ceil(chunk_positions) {
-            report.chunks += 1;
-            if let Err(e) = tb.store().read_chunk(layer, &[a, b], chunk) {
-                report.errors.push(format!("{e:#}"));
+        report.chunks += row.positions.div_ceil(chunk_positions);
+        let own = match load(layer) {
+            Ok(values) => values,
+            Err(e) => {
+                report.error(format!("{e:#}"));
+                continue;
+            }
+        };
+        let digest = checksum::digest_hex(game.digest(layer, &[a, b], 0, &own));
+        if row.digest.as_deref() != Some(digest.as_str()) {
+            report.error(format!(
+                "tables {}: the values hash to {digest}, the file says {}",
+                pair_label(layer),
+                row.digest.as_deref().unwrap_or("nothing")
+            ));
+        }
+        // The pair and the pairs its captures lead to, as value bytes by table.
+        let mut blocks = vec![((a, b), own)];
+        for read in game.reads(layer, &[a, b]) {
+            match load(read.layer) {
+                Ok(values) => blocks.push(((read.key[0], read.key[1]), values)),
+                Err(e) => report.error(format!("{e:#}")),
             }
         }
+        let lookup = |m: u8, o: u8, index: u64| -> Result<u8> {
+            let pair = (m.min(o), m.max(o));
+            let (_, values) = blocks
+                .iter()
+                .find(|(p, _)| *p == pair)
+                .with_context(|| format!("table {m}-{o} is not readable"))?;
+            let at = MorrisSpec::offset_in_pair(m, o)? + index;
+            values
+                .get(at as usize)
+                .map(|&v| v as u8)
+                .with_context(|| format!("table {m}-{o} has no class {index}"))
+        };
         for (m, o) in MorrisSpec::tables_of_pair(a, b) {
             let size = Table::get(m, o)?.size();
             let step = sample.map_or(1, |n| (size / n.max(1)).max(1));
-            for index in (0..size).step_by(step as usize) {
-                let position = MorrisTablebase::representative(m, o, index)?;
-                report.recomputed += 1;
-                match tb.probe(&position) {
-                    Ok(p) => {
-                        let best = p.moves.first().map_or(Value::Loss(0), |m| m.1);
-                        if best != p.value {
-                            report.errors.push(format!(
-                                "{position} (table {m}-{o}, class {index}): stored {}, its best move gives {best}",
-                                p.value
-                            ));
-                        }
-                    }
-                    Err(e) => report.errors.push(format!("{position}: {e:#}")),
-                }
+            match verify_table(m, o, step, lookup) {
+                Ok(n) => report.recomputed += n,
+                Err(e) => report.error(format!("{e:#}")),
             }
         }
     }
