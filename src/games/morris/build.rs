@@ -3,142 +3,17 @@
 //! together: non-capturing moves cycle between them), built in order of total
 //! stones so that the tables captures lead to are stored first. Every table is kept.
 
-use super::index::{MAX_STONES, MIN_STONES, Table, class_count};
+use super::index::{MIN_STONES, Table, class_count};
 use super::solve::solve_pair_counting;
+pub use super::spec::{MorrisSpec, layer_pair, pair_label, pair_layer};
 use crate::retro::build::{Builder, RunOptions, RunSummary};
 use crate::retro::progress::Progress;
 use crate::retro::{BlockId, BlockKey, Game};
 use crate::store::checksum::digest_element;
 use crate::units::human_bytes;
 use anyhow::{Context, Result, bail, ensure};
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicU64;
-
-/// Format version of Morris value bytes (0 = draw, else plies + 1).
-pub const FORMAT_VERSION: u32 = 1;
-
-/// The rules recorded in a Morris file's meta (DESIGN.md section 6).
-pub const RULES: &str = "gasser: 24 points, 16 mills, flying at 3 stones, one capture per move closing mills, stones in mills protected unless all are, fewer than 3 stones or no legal move loses, undecided is a draw";
-
-/// What a Morris tablebase holds.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MorrisSpec {
-    /// Tables (m, o) with 3 <= m, o <= `stones`.
-    pub stones: u8,
-    /// Positions per stored chunk.
-    pub chunk_positions: u64,
-}
-
-/// The layer number of the pair {a, b}: `10 a + b` with a <= b (`34` = 3-4/4-3).
-pub fn pair_layer(m: u8, o: u8) -> usize {
-    let (a, b) = (m.min(o), m.max(o));
-    10 * a as usize + b as usize
-}
-
-/// `3-3`, or `3-4/4-3` for a pair of two tables.
-pub fn pair_label(layer: usize) -> String {
-    let (a, b) = layer_pair(layer);
-    if a == b {
-        format!("{a}-{b}")
-    } else {
-        format!("{a}-{b}/{b}-{a}")
-    }
-}
-
-/// The pair {a, b} (a <= b) of a layer number.
-pub fn layer_pair(layer: usize) -> (u8, u8) {
-    ((layer / 10) as u8, (layer % 10) as u8)
-}
-
-impl MorrisSpec {
-    /// Checks the stone limit.
-    pub fn new(stones: u8, chunk_positions: u64) -> Result<MorrisSpec> {
-        ensure!(
-            (MIN_STONES..=MAX_STONES).contains(&stones),
-            "--stones must be between {MIN_STONES} and {MAX_STONES}, not {stones}"
-        );
-        ensure!(
-            (1..=1 << 24).contains(&chunk_positions),
-            "--chunk must be between 1 and {}",
-            1 << 24
-        );
-        Ok(MorrisSpec {
-            stones,
-            chunk_positions,
-        })
-    }
-
-    /// The default file: `morris.tb`, or `morris-<N>.tb` below nine stones.
-    pub fn default_db(&self) -> PathBuf {
-        if self.stones == MAX_STONES {
-            "morris.tb".into()
-        } else {
-            format!("morris-{}.tb", self.stones).into()
-        }
-    }
-
-    /// Metadata rows identifying the tablebase.
-    pub fn to_meta(&self) -> Vec<(&'static str, String)> {
-        vec![
-            ("game", "morris".to_string()),
-            ("rules", RULES.to_string()),
-            ("phase", "moving".to_string()),
-            ("stones", self.stones.to_string()),
-            ("chunk_positions", self.chunk_positions.to_string()),
-            ("format_version", FORMAT_VERSION.to_string()),
-        ]
-    }
-
-    /// Reads the identity back from a file's metadata.
-    pub fn from_meta(meta: &BTreeMap<String, String>) -> Result<MorrisSpec> {
-        let get = |k: &str| {
-            meta.get(k)
-                .with_context(|| format!("the file has no `{k}` metadata"))
-        };
-        if get("game")? != "morris" {
-            bail!("the file holds the game `{}`, not morris", get("game")?);
-        }
-        let version: u32 = get("format_version")?.parse()?;
-        if version > FORMAT_VERSION {
-            bail!(
-                "the file's value format {version} is newer than this tb understands ({FORMAT_VERSION})"
-            );
-        }
-        if get("rules")? != RULES {
-            bail!("the file was built with other rules: {}", get("rules")?);
-        }
-        let stones: u8 = get("stones")?.parse().context("bad `stones` metadata")?;
-        let chunk: u64 = get("chunk_positions")?
-            .parse()
-            .context("bad `chunk_positions` metadata")?;
-        MorrisSpec::new(stones, chunk)
-    }
-
-    /// The pairs {a, b} (a <= b) in build order: by total stones, then a.
-    pub fn pairs(&self) -> Vec<(u8, u8)> {
-        let n = self.stones;
-        let mut pairs: Vec<(u8, u8)> = (MIN_STONES..=n)
-            .flat_map(|a| (a..=n).map(move |b| (a, b)))
-            .collect();
-        pairs.sort_by_key(|&(a, b)| (a + b, a));
-        pairs
-    }
-
-    /// The tables of a pair in block order: (a, b), then (b, a) unless a == b.
-    pub fn tables_of_pair(a: u8, b: u8) -> Vec<(u8, u8)> {
-        if a == b {
-            vec![(a, b)]
-        } else {
-            vec![(a, b), (b, a)]
-        }
-    }
-
-    /// Where table (m, o) starts in its pair's block.
-    pub fn offset_in_pair(m: u8, o: u8) -> Result<u64> {
-        Ok(if m <= o { 0 } else { Table::get(o, m)?.size() })
-    }
-}
 
 /// Morris as the scheduler sees it.
 pub struct MorrisGame {

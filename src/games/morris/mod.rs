@@ -20,9 +20,9 @@
 //!   [`class_count`] from the index structures alone.
 //! * [`solve`]: [`solve_pair`] (retrograde analysis of (m, o) and (o, m) given the
 //!   tables with fewer stones), [`solve_all`], [`probe`] and [`verify_table`].
-//! * [`build`]: what a file holds ([`build::MorrisSpec`], its meta rows) and
-//!   [`build::MorrisGame`], Morris as the generic scheduler sees it (a layer per
-//!   table pair); [`tablebase`]: reading a built file and probing it; [`report`]:
+//! * [`spec`]: what a file holds ([`spec::MorrisSpec`], its meta rows, layer
+//!   numbers of table pairs); [`build`]: [`build::MorrisGame`], Morris as the
+//!   generic scheduler sees it (a layer per table pair), and the build; [`tablebase`]: reading a built file and probing it; [`report`]:
 //!   `info`, `export` and `verify`.
 //!
 //! Masks are 24-bit, bit `i` = point `i`. Tables are relative to the side to move: a
@@ -34,6 +34,7 @@ pub mod index;
 pub mod report;
 pub mod rules;
 pub mod solve;
+pub mod spec;
 pub mod tablebase;
 pub mod value;
 

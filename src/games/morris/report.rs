@@ -2,9 +2,10 @@
 //! draws, longest win and loss, bytes, time), `export` (one row per stored class)
 //! and `verify` (re-hash every chunk, recompute values one ply deep).
 
-use super::build::{MorrisGame, MorrisSpec, layer_pair, pair_label};
+use super::build::MorrisGame;
 use super::index::Table;
 use super::solve::verify_table;
+use super::spec::{MorrisSpec, layer_pair, pair_label};
 use super::tablebase::MorrisTablebase;
 use super::value::Value;
 use crate::retro::build::load_block;

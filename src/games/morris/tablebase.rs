@@ -1,10 +1,10 @@
 //! Reading a built Morris file: value bytes through the generic chunk reader, and
 //! probe answers (the value of a position and of each legal move).
 
-use super::build::{MorrisSpec, pair_layer};
 use super::index::{MIN_STONES, Table};
 use super::rules::{Move, Position};
 use super::solve::{Probe, probe};
+use super::spec::{MorrisSpec, pair_layer};
 use super::value::Value;
 use crate::store::reader::ChunkReader;
 use crate::store::{LayerRow, Store};
