@@ -1,5 +1,7 @@
-//! Command handlers shared by the games, and the Morris commands (the Dots-and-Boxes
-//! ones are in `main.rs`). Parsing and printing only: the work is in the library.
+//! Command handlers shared by the games (the probe batch loop, error objects, the
+//! export sink) and the Morris commands; `main.rs` holds the argument definitions
+//! and the Dots-and-Boxes handlers. Parsing and printing only: the work is in the
+//! library.
 
 pub mod morris;
 
