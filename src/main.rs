@@ -315,11 +315,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             check_budget(&spec, request.memory)?;
             let db = db.unwrap_or_else(|| request.default_db(&spec));
-            let threads = threads
-                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-            if threads == 0 {
-                bail!("--threads must be at least 1");
-            }
+            let threads = cli::threads(threads)?;
             let mut progress = progress::for_stderr(quiet);
             let summary = build(
                 BuildOptions {
@@ -332,9 +328,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 progress.as_mut(),
             )?;
             if json {
-                let mut value = serde_json::to_value(&summary)?;
-                value["positions_per_second"] = summary.run.positions_per_second().into();
-                value["bits_per_position"] = summary.run.bits_per_position().into();
+                let value = cli::summary_json(&summary, &summary.run)?;
                 outln!("{value}");
             } else if quiet {
                 // Scripts still learn where the result went.

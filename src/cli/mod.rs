@@ -94,3 +94,24 @@ pub fn export_to(
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// `--threads`, defaulting to every core; 0 is refused.
+pub fn threads(given: Option<usize>) -> Result<usize> {
+    let threads =
+        given.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    if threads == 0 {
+        bail!("--threads must be at least 1");
+    }
+    Ok(threads)
+}
+
+/// A build summary as JSON, with the rates derived from its run.
+pub fn summary_json(
+    summary: &impl Serialize,
+    run: &tb::retro::build::RunSummary,
+) -> Result<serde_json::Value> {
+    let mut value = serde_json::to_value(summary)?;
+    value["positions_per_second"] = run.positions_per_second().into();
+    value["bits_per_position"] = run.bits_per_position().into();
+    Ok(value)
+}

@@ -43,12 +43,7 @@ pub fn build(args: BuildArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let db = args.db.unwrap_or_else(|| spec.default_db());
-    let threads = args
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    if threads == 0 {
-        bail!("--threads must be at least 1");
-    }
+    let threads = super::threads(args.threads)?;
     let mut progress = progress::for_stderr(args.quiet);
     let summary = build::build(
         build::BuildOptions {
@@ -61,9 +56,7 @@ pub fn build(args: BuildArgs) -> Result<ExitCode> {
     )?;
     let mut stdout = std::io::stdout();
     if args.json {
-        let mut value = serde_json::to_value(&summary)?;
-        value["positions_per_second"] = summary.run.positions_per_second().into();
-        value["bits_per_position"] = summary.run.bits_per_position().into();
+        let value = super::summary_json(&summary, &summary.run)?;
         writeln!(stdout, "{value}")?;
     } else if args.quiet {
         writeln!(stdout, "{}", db.display())?;
