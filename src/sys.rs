@@ -1,4 +1,6 @@
-//! Facts about the running process.
+//! Facts about the running process, and how its big arrays ask the kernel for memory.
+
+use std::sync::atomic::AtomicU8;
 
 /// Peak resident set size of this process (Linux: `VmHWM` in /proc/self/status;
 /// `None` elsewhere).
@@ -7,4 +9,49 @@ pub fn peak_rss_bytes() -> Option<u64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
+}
+
+/// Asks the kernel to back the pages of `[ptr, ptr + len)` with transparent huge pages
+/// (2 MiB). The solvers read and write arrays of up to gigabytes at random; with 4 KiB
+/// pages nearly every access also misses the TLB, which under virtualisation costs a
+/// two-level page walk. Call it before the memory is first written: the faults then
+/// allocate huge pages directly. Only advice: without THP support nothing changes.
+pub fn advise_huge_pages(ptr: *const u8, len: usize) {
+    #[cfg(target_os = "linux")]
+    {
+        const PAGE: usize = 4096;
+        // Not worth a system call below a few huge pages.
+        if len < 8 << 20 {
+            return;
+        }
+        let start = (ptr as usize).next_multiple_of(PAGE);
+        let end = (ptr as usize + len) / PAGE * PAGE;
+        if end > start {
+            // SAFETY: madvise with MADV_HUGEPAGE changes no contents and the range lies
+            // inside one live allocation of the caller; a failure is harmless.
+            unsafe {
+                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (ptr, len);
+}
+
+/// An empty vector with room for `capacity` elements, its memory advised for huge pages
+/// ([`advise_huge_pages`]); fill it before use.
+pub fn huge_vec<T>(capacity: usize) -> Vec<T> {
+    let v = Vec::with_capacity(capacity);
+    advise_huge_pages(v.as_ptr() as *const u8, capacity * std::mem::size_of::<T>());
+    v
+}
+
+/// `n` atomic bytes holding `fill`, on huge pages where the kernel has them.
+pub fn huge_atomic_bytes(n: usize, fill: u8) -> Vec<AtomicU8> {
+    let mut v: Vec<u8> = huge_vec(n);
+    v.resize(n, fill);
+    let mut v = std::mem::ManuallyDrop::new(v);
+    // SAFETY: AtomicU8 has the size, alignment and bit validity of u8, so the buffer
+    // (pointer, length, capacity) is a valid Vec<AtomicU8> and is freed as one.
+    unsafe { Vec::from_raw_parts(v.as_mut_ptr() as *mut AtomicU8, v.len(), v.capacity()) }
 }

@@ -459,7 +459,8 @@ pub fn load_block(store: &Store, game: &dyn Game, id: &BlockId) -> Result<Vec<i8
     let size = game.block_size(id.layer, &id.key);
     let chunk_positions = game.chunk_positions();
     let chunks = size.div_ceil(chunk_positions);
-    let mut values = Vec::with_capacity(size as usize);
+    // Big blocks are read at random by the blocks computed from them.
+    let mut values = crate::sys::huge_vec(size as usize);
     for chunk in 0..chunks {
         values.extend(store.read_chunk(id.layer, &id.key, chunk)?);
     }

@@ -114,10 +114,11 @@ impl Game for MorrisGame {
         };
         let (first, second) =
             solve_pair_counting(a, b, lower, done).with_context(|| format!("solving {a}-{b}"))?;
-        let mut values = first;
-        values.extend(second);
-        // The store keeps bytes as i8; Morris bytes are 0..=255 codes.
-        Ok(values.into_iter().map(|v| v as i8).collect())
+        // The store keeps bytes as i8; Morris bytes are 0..=255 codes. Huge pages: the
+        // block stays cached for the pairs that look up captures in it at random.
+        let mut values = crate::sys::huge_vec(first.len() + second.len());
+        values.extend(first.iter().chain(&second).map(|&v| v as i8));
+        Ok(values)
     }
 
     fn keeps(&self, _layer: usize) -> bool {

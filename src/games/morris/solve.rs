@@ -50,7 +50,7 @@ struct Side<'a> {
 }
 
 fn atomic_vec(n: u64, v: u8) -> Vec<AtomicU8> {
-    (0..n).map(|_| AtomicU8::new(v)).collect()
+    crate::sys::huge_atomic_bytes(n as usize, v)
 }
 
 /// Pushes produced by one parallel step: (ply, bucket entry).
@@ -130,8 +130,8 @@ pub fn solve_pair_counting<'a>(
         let pushes = list
             .par_chunks(1024)
             .try_fold(Vec::new, |mut acc: Pushes, chunk| {
-                for &e in chunk {
-                    process(&sides, d as u32, e, &mut acc)?;
+                for group in chunk.chunks(ENTRY_BATCH) {
+                    process(&sides, d as u32, group, &mut acc)?;
                 }
                 Ok::<_, anyhow::Error>(acc)
             })
@@ -165,79 +165,136 @@ fn entry(t: usize, index: u64) -> u32 {
     index as u32 | if t == 1 { SECOND } else { 0 }
 }
 
+/// Positions whose moves are generated before any of their capture lookups is read: the
+/// lookups go to random places of a lower table of up to a gigabyte, and issuing a
+/// batch's prefetches together overlaps their cache misses (one at a time, they were
+/// most of the first pass).
+const BATCH: usize = 32;
+
+/// One position of a batch of the first pass.
+#[derive(Clone, Copy, Default)]
+struct Examined {
+    index: u32,
+    /// Non-capturing moves.
+    moves: u8,
+    /// A move closes a mill and the capture wins at once.
+    wins_now: bool,
+    /// End of its capture lookups in the batch's lookup list.
+    lookups_end: u32,
+}
+
 /// Generates the moves of every position of side `t`: exit values, in-pair child
 /// counts, and the values known at once (no in-pair move, immediate wins).
 fn init_side(sides: &[Side], t: usize, done: &AtomicU64) -> Result<Pushes> {
     let side = &sides[t];
-    let flying = side.table.m == 3;
     (0..side.table.blocks())
         .into_par_iter()
         .with_min_len(16)
         .try_fold(Vec::new, |mut acc: Pushes, cid| {
-            let mut err = None;
+            let mut batch = [Examined::default(); BATCH];
+            let mut len = 0;
+            let mut lookups = Vec::with_capacity(BATCH * MAX_MOVES);
+            let mut result = Ok(());
             side.table.for_each_in_blocks(cid..cid + 1, |i, w, b| {
-                if err.is_some() {
+                if result.is_err() {
                     return;
                 }
-                let empty = FULL & !(w | b);
-                let mut moves = 0u8;
-                let mut best = LOST;
-                'moves: for p in bits(w) {
-                    let targets = if flying { empty } else { ADJACENT[p] & empty };
-                    for q in bits(targets) {
-                        let nw = w ^ (1 << p) ^ (1 << q);
-                        if !in_mill(nw, q) {
-                            moves += 1;
-                            continue;
-                        }
-                        let Some((lt, lv)) = side.lower else {
-                            best = WIN1;
-                            break 'moves;
-                        };
-                        for c in bits(capturable(b)) {
-                            let v = lv[lt.index(b ^ (1 << c), nw) as usize];
-                            let Some(mv) = parent_byte(v) else {
-                                err = Some(anyhow::anyhow!("value longer than {MAX_PLIES} plies"));
-                                return;
-                            };
-                            if goodness_byte(mv) > goodness_byte(best) {
-                                best = mv;
-                            }
-                        }
-                        if best == WIN1 {
-                            break 'moves;
-                        }
-                    }
-                }
-                let i = i as usize;
-                side.exit[i].store(best, Relaxed);
-                if best == WIN1 {
-                    side.val[i].store(WIN1, Relaxed);
-                    acc.push((1, entry(t, i as u64)));
-                    return;
-                }
-                side.cnt[i].store(moves, Relaxed);
-                if moves == 0 {
-                    // Only exits (or no move at all: L0).
-                    if best != 0 {
-                        side.val[i].store(best, Relaxed);
-                        acc.push((best - 1, entry(t, i as u64)));
-                    }
-                } else if best != 0 && best.is_multiple_of(2) {
-                    acc.push((best - 1, entry(t, i as u64) | PENDING));
+                batch[len] = examine(side, i, w, b, &mut lookups);
+                len += 1;
+                if len == BATCH {
+                    result = settle_batch(side, t, &batch[..len], &lookups, &mut acc);
+                    len = 0;
+                    lookups.clear();
                 }
             });
+            result?;
+            settle_batch(side, t, &batch[..len], &lookups, &mut acc)?;
             let range = side.table.block_range(cid);
             done.fetch_add((range.end - range.start) / 2, Relaxed);
-            match err {
-                Some(e) => Err(e),
-                None => Ok(acc),
-            }
+            Ok::<_, anyhow::Error>(acc)
         })
         .try_reduce(Vec::new, |mut a, b| {
             a.extend(b);
             Ok(a)
         })
+}
+
+/// Generates the moves of position `i` = (w to move, b): counts the non-capturing ones
+/// and appends the lower-table index of every capture to `lookups` (prefetched).
+#[inline]
+fn examine(side: &Side, i: u64, w: u32, b: u32, lookups: &mut Vec<u32>) -> Examined {
+    let flying = side.table.m == 3;
+    let empty = FULL & !(w | b);
+    let mut moves = 0u8;
+    let mut wins_now = false;
+    'moves: for p in bits(w) {
+        let targets = if flying { empty } else { ADJACENT[p] & empty };
+        for q in bits(targets) {
+            let nw = w ^ (1 << p) ^ (1 << q);
+            if !in_mill(nw, q) {
+                moves += 1;
+                continue;
+            }
+            let Some((lt, lv)) = side.lower else {
+                wins_now = true;
+                break 'moves;
+            };
+            for c in bits(capturable(b)) {
+                let x = lt.index(b ^ (1 << c), nw);
+                prefetch_byte(&lv[x as usize]);
+                lookups.push(x as u32);
+            }
+        }
+    }
+    Examined {
+        index: i as u32,
+        moves,
+        wins_now,
+        lookups_end: lookups.len() as u32,
+    }
+}
+
+/// Reads the capture values of a batch and records each position's exit value, move
+/// counter and, when already known, its value (pushed to `acc`).
+fn settle_batch(
+    side: &Side,
+    t: usize,
+    batch: &[Examined],
+    lookups: &[u32],
+    acc: &mut Pushes,
+) -> Result<()> {
+    let mut start = 0;
+    for ex in batch {
+        let mut best = if ex.wins_now { WIN1 } else { LOST };
+        if let Some((_, lv)) = side.lower {
+            for &x in &lookups[start..ex.lookups_end as usize] {
+                let mv = parent_byte(lv[x as usize])
+                    .with_context(|| format!("value longer than {MAX_PLIES} plies"))?;
+                if goodness_byte(mv) > goodness_byte(best) {
+                    best = mv;
+                }
+            }
+        }
+        start = ex.lookups_end as usize;
+        let i = ex.index as usize;
+        side.exit[i].store(best, Relaxed);
+        if best == WIN1 {
+            side.val[i].store(WIN1, Relaxed);
+            acc.push((1, entry(t, i as u64)));
+            continue;
+        }
+        side.cnt[i].store(ex.moves, Relaxed);
+        if ex.moves == 0 {
+            // Only exits (or no move at all: L0).
+            if best != 0 {
+                side.val[i].store(best, Relaxed);
+                acc.push((best - 1, entry(t, i as u64)));
+            }
+        } else if best != 0 && best.is_multiple_of(2) {
+            acc.push((best - 1, entry(t, i as u64) | PENDING));
+        }
+    }
+    Ok(())
 }
 
 /// Removes adjacent duplicates of a sorted slice in place; returns the new length.
@@ -259,14 +316,26 @@ fn dedup(v: &mut [u32]) -> usize {
 /// Hints the CPU to fetch the cache line of `v` (no effect on other targets).
 #[inline(always)]
 fn prefetch(v: &AtomicU8) {
+    prefetch_ptr(v.as_ptr());
+}
+
+/// Hints the CPU to fetch the cache line of `v`.
+#[inline(always)]
+fn prefetch_byte(v: &u8) {
+    prefetch_ptr(v);
+}
+
+/// Hints the CPU to fetch the cache line at `p` (no effect on other targets).
+#[inline(always)]
+fn prefetch_ptr(p: *const u8) {
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is only a hint; the pointer comes from a live reference.
+    // SAFETY: a prefetch is only a hint and never faults, whatever the address.
     unsafe {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        _mm_prefetch::<_MM_HINT_T0>(v.as_ptr() as *const i8);
+        _mm_prefetch::<_MM_HINT_T0>(p as *const i8);
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = v;
+    let _ = p;
 }
 
 /// Number of non-capturing moves from the representative of class `x` of `x_table`
@@ -288,7 +357,26 @@ fn moves_into(x_table: &Table, x: u64, y_table: &Table, y: u64) -> u8 {
     n
 }
 
-/// Settles one bucket entry of ply `d` and updates its predecessors.
+/// Bucket entries whose predecessors are all found (and their bytes prefetched) before
+/// any is updated: the updates are random accesses into big arrays, and a batch's
+/// cache misses overlap.
+const ENTRY_BATCH: usize = 8;
+
+/// A settled position of a batch, between finding its predecessors and updating them.
+#[derive(Clone, Copy, Default)]
+struct Settled {
+    /// The table of the predecessors.
+    u: usize,
+    /// Index of the settled position.
+    y: u32,
+    /// Whether the settled position is a symmetric win (see [`process`]).
+    y_symmetric_win: bool,
+    /// End of its predecessors in the batch's list.
+    preds_end: usize,
+}
+
+/// Settles the bucket entries of ply `d` in `group` (at most [`ENTRY_BATCH`]) and
+/// updates their predecessors.
 ///
 /// Move counters count moves, not child classes, so that the first pass needs no
 /// index of in-pair children. Un-moves from the representative y reach class X
@@ -296,73 +384,93 @@ fn moves_into(x_table: &Table, x: u64, y_table: &Table, y: u64) -> u8 {
 /// Y's class: the same when neither position is symmetric (decrement once per
 /// un-move); otherwise A is counted directly (rare).
 #[inline]
-fn process(sides: &[Side], d: u32, e: u32, acc: &mut Pushes) -> Result<()> {
-    let t = (e >> 31) as usize;
-    let i = (e & INDEX) as u64;
-    let side = &sides[t];
-    if e & PENDING != 0
-        && side.val[i as usize]
-            .compare_exchange(0, d as u8 + 1, Relaxed, Relaxed)
-            .is_err()
-    {
-        return Ok(()); // Already a shorter in-pair win.
-    }
-    let u = other(sides, t);
-    let pred = &sides[u];
-    let (ym, yo) = side.table.position(i);
-    let empty = FULL & !(ym | yo);
+fn process(sides: &[Side], d: u32, group: &[u32], acc: &mut Pushes) -> Result<()> {
+    debug_assert!(group.len() <= ENTRY_BATCH);
     let lost = d.is_multiple_of(2);
-    let y_symmetric = !lost && side.table.stabilizer_size(ym, yo) > 1;
-    // The side that moved into y is y's opponent; its stone went p -> q, un-move it.
-    // First all indices (prefetching their bytes: these are random accesses into big
-    // arrays, the cost of this loop), then the updates.
-    let flying = yo.count_ones() == 3;
-    let mut xs = [(0u32, false); MAX_MOVES];
-    let mut nx = 0;
-    for q in bits(yo) {
-        // A move onto q that closed a mill would have captured and left the pair.
-        if in_mill(yo, q) {
-            continue;
+    let mut settled = [Settled::default(); ENTRY_BATCH];
+    let mut n_settled = 0;
+    let mut preds = [(0u32, false); ENTRY_BATCH * MAX_MOVES];
+    let mut n_preds = 0;
+    for &e in group {
+        let t = (e >> 31) as usize;
+        let i = (e & INDEX) as u64;
+        let side = &sides[t];
+        if e & PENDING != 0
+            && side.val[i as usize]
+                .compare_exchange(0, d as u8 + 1, Relaxed, Relaxed)
+                .is_err()
+        {
+            continue; // Already a shorter in-pair win.
         }
-        let targets = if flying { empty } else { ADJACENT[q] & empty };
-        for p in bits(targets) {
-            let (x, x_symmetric) = pred.table.index_and_symmetric(yo ^ (1 << q) ^ (1 << p), ym);
-            prefetch(&pred.val[x as usize]);
-            if !lost {
-                prefetch(&pred.cnt[x as usize]);
+        let u = other(sides, t);
+        let pred = &sides[u];
+        let (ym, yo) = side.table.position(i);
+        let empty = FULL & !(ym | yo);
+        // The side that moved into y is y's opponent; its stone went p -> q, un-move it.
+        let flying = yo.count_ones() == 3;
+        for q in bits(yo) {
+            // A move onto q that closed a mill would have captured and left the pair.
+            if in_mill(yo, q) {
+                continue;
             }
-            xs[nx] = (x as u32, x_symmetric);
-            nx += 1;
+            let targets = if flying { empty } else { ADJACENT[q] & empty };
+            for p in bits(targets) {
+                let (x, x_symmetric) = pred.table.index_and_symmetric(yo ^ (1 << q) ^ (1 << p), ym);
+                prefetch(&pred.val[x as usize]);
+                if !lost {
+                    prefetch(&pred.cnt[x as usize]);
+                }
+                preds[n_preds] = (x as u32, x_symmetric);
+                n_preds += 1;
+            }
         }
+        settled[n_settled] = Settled {
+            u,
+            y: i as u32,
+            y_symmetric_win: !lost && side.table.stabilizer_size(ym, yo) > 1,
+            preds_end: n_preds,
+        };
+        n_settled += 1;
     }
-    let mut slow = [0u32; MAX_MOVES];
-    let mut ns = 0;
-    for &(x, x_symmetric) in &xs[..nx] {
-        let x = x as u64;
+    let mut start = 0;
+    for s in &settled[..n_settled] {
+        let pred = &sides[s.u];
+        let xs = &preds[start..s.preds_end];
+        start = s.preds_end;
         if lost {
             // y is lost: every predecessor wins in d + 1.
-            let v = &pred.val[x as usize];
-            if v.load(Relaxed) == 0 && v.compare_exchange(0, d as u8 + 2, Relaxed, Relaxed).is_ok()
-            {
-                if d + 1 > MAX_PLIES {
-                    bail!("value longer than {MAX_PLIES} plies");
+            for &(x, _) in xs {
+                let v = &pred.val[x as usize];
+                if v.load(Relaxed) == 0
+                    && v.compare_exchange(0, d as u8 + 2, Relaxed, Relaxed).is_ok()
+                {
+                    if d + 1 > MAX_PLIES {
+                        bail!("value longer than {MAX_PLIES} plies");
+                    }
+                    acc.push((d as u8 + 1, entry(s.u, x as u64)));
                 }
-                acc.push((d as u8 + 1, entry(u, x)));
             }
-        } else if y_symmetric || x_symmetric {
-            slow[ns] = x as u32;
-            ns += 1;
-        } else {
-            lose_move(pred, u, x, 1, d, acc)?;
+            continue;
         }
-    }
-    if ns > 0 {
-        let slow = &mut slow[..ns];
-        slow.sort_unstable();
-        let n = dedup(slow);
-        for &x in &slow[..n] {
-            let a = moves_into(pred.table, x as u64, side.table, i);
-            lose_move(pred, u, x as u64, a, d, acc)?;
+        let mut slow = [0u32; MAX_MOVES];
+        let mut ns = 0;
+        for &(x, x_symmetric) in xs {
+            if s.y_symmetric_win || x_symmetric {
+                slow[ns] = x;
+                ns += 1;
+            } else {
+                lose_move(pred, s.u, x as u64, 1, d, acc)?;
+            }
+        }
+        if ns > 0 {
+            let slow = &mut slow[..ns];
+            slow.sort_unstable();
+            let n = dedup(slow);
+            let y_table = sides[other(sides, s.u)].table;
+            for &x in &slow[..n] {
+                let a = moves_into(pred.table, x as u64, y_table, s.y as u64);
+                lose_move(pred, s.u, x as u64, a, d, acc)?;
+            }
         }
     }
     Ok(())
