@@ -1,6 +1,6 @@
 //! Facts about the running process, and how its big arrays ask the kernel for memory.
 
-use std::sync::atomic::AtomicU8;
+use std::sync::atomic::{AtomicU8, AtomicU16};
 
 /// Peak resident set size of this process (Linux: `VmHWM` in /proc/self/status;
 /// `None` elsewhere).
@@ -50,8 +50,27 @@ pub fn huge_vec<T>(capacity: usize) -> Vec<T> {
 pub fn huge_atomic_bytes(n: usize, fill: u8) -> Vec<AtomicU8> {
     let mut v: Vec<u8> = huge_vec(n);
     v.resize(n, fill);
+    // SAFETY: AtomicU8 has the size, alignment and bit validity of u8.
+    unsafe { reinterpret(v) }
+}
+
+/// `n` atomic 16-bit words holding `fill`, on huge pages where the kernel has them.
+pub fn huge_atomic_u16(n: usize, fill: u16) -> Vec<AtomicU16> {
+    let mut v: Vec<u16> = huge_vec(n);
+    v.resize(n, fill);
+    // SAFETY: AtomicU16 has the size, alignment and bit validity of u16.
+    unsafe { reinterpret(v) }
+}
+
+/// The buffer of `v` as a vector of `A`.
+///
+/// # Safety
+/// `A` must have the size, alignment and bit validity of `T`, so that (pointer,
+/// length, capacity) describe a valid `Vec<A>` that is freed with the same layout.
+unsafe fn reinterpret<T, A>(v: Vec<T>) -> Vec<A> {
+    debug_assert_eq!(std::mem::size_of::<T>(), std::mem::size_of::<A>());
+    debug_assert_eq!(std::mem::align_of::<T>(), std::mem::align_of::<A>());
     let mut v = std::mem::ManuallyDrop::new(v);
-    // SAFETY: AtomicU8 has the size, alignment and bit validity of u8, so the buffer
-    // (pointer, length, capacity) is a valid Vec<AtomicU8> and is freed as one.
-    unsafe { Vec::from_raw_parts(v.as_mut_ptr() as *mut AtomicU8, v.len(), v.capacity()) }
+    // SAFETY: guaranteed by the caller.
+    unsafe { Vec::from_raw_parts(v.as_mut_ptr() as *mut A, v.len(), v.capacity()) }
 }

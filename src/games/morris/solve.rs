@@ -11,7 +11,7 @@
 //! on rayon; per-position state is atomic bytes.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail, ensure};
@@ -39,10 +39,8 @@ const MAX_MOVES: usize = 64;
 /// One table of the pair being solved, with its working arrays.
 struct Side<'a> {
     table: &'static Table,
-    /// Final value bytes; 0 = undecided (or draw).
-    val: Vec<AtomicU8>,
-    /// Non-capturing moves not yet known to lead to a win for the opponent.
-    cnt: Vec<AtomicU8>,
+    /// Value and move counter of every position.
+    cells: Vec<Cell>,
     /// Best exit (capture) move value, [`LOST`] if none.
     exit: Vec<AtomicU8>,
     /// The table captures lead to and its values; `None` when a capture wins at once.
@@ -51,6 +49,70 @@ struct Side<'a> {
 
 fn atomic_vec(n: u64, v: u8) -> Vec<AtomicU8> {
     crate::sys::huge_atomic_bytes(n as usize, v)
+}
+
+/// The value byte (low byte; 0 = undecided, or a draw in the end) and the move counter
+/// (high byte: non-capturing moves not yet known to lead to a win for the opponent) of
+/// one position, in one word so that an update touches one cache line.
+#[repr(transparent)]
+struct Cell(AtomicU16);
+
+impl Cell {
+    /// `n` cells with value 0 and counter 0, on huge pages where the kernel has them.
+    fn new_vec(n: u64) -> Vec<Cell> {
+        let words = crate::sys::huge_atomic_u16(n as usize, 0);
+        let mut words = std::mem::ManuallyDrop::new(words);
+        // SAFETY: Cell is a transparent wrapper of AtomicU16.
+        unsafe {
+            Vec::from_raw_parts(
+                words.as_mut_ptr() as *mut Cell,
+                words.len(),
+                words.capacity(),
+            )
+        }
+    }
+
+    #[inline(always)]
+    fn value(&self) -> u8 {
+        self.0.load(Relaxed) as u8
+    }
+
+    /// Sets value and counter (first pass: each position is written by one thread).
+    #[inline(always)]
+    fn init(&self, value: u8, counter: u8) {
+        self.0
+            .store(u16::from(counter) << 8 | u16::from(value), Relaxed);
+    }
+
+    /// Sets the value if it is still 0; false if another value was there.
+    #[inline(always)]
+    fn try_set_value(&self, value: u8) -> bool {
+        let mut cur = self.0.load(Relaxed);
+        loop {
+            if cur & 0xff != 0 {
+                return false;
+            }
+            match self
+                .0
+                .compare_exchange_weak(cur, cur | u16::from(value), Relaxed, Relaxed)
+            {
+                Ok(_) => return true,
+                Err(now) => cur = now,
+            }
+        }
+    }
+
+    /// Takes `count` moves off the counter; returns (value, counter) from before.
+    #[inline(always)]
+    fn lose_moves(&self, count: u8) -> (u8, u8) {
+        let before = self.0.fetch_sub(u16::from(count) << 8, Relaxed);
+        (before as u8, (before >> 8) as u8)
+    }
+
+    #[inline(always)]
+    fn as_ptr(&self) -> *const u8 {
+        self.0.as_ptr() as *const u8
+    }
 }
 
 /// Pushes produced by one parallel step: (ply, bucket entry).
@@ -109,8 +171,7 @@ pub fn solve_pair_counting<'a>(
         );
         sides.push(Side {
             table,
-            val: atomic_vec(n, 0),
-            cnt: atomic_vec(n, 0),
+            cells: Cell::new_vec(n),
             exit: atomic_vec(n, LOST),
             lower,
         });
@@ -145,9 +206,9 @@ pub fn solve_pair_counting<'a>(
         }
     }
     let mut out = sides.into_iter().map(|s| {
-        s.val
+        s.cells
             .into_iter()
-            .map(AtomicU8::into_inner)
+            .map(|c| c.0.into_inner() as u8)
             .collect::<Vec<u8>>()
     });
     let first = out.next().unwrap();
@@ -279,15 +340,15 @@ fn settle_batch(
         let i = ex.index as usize;
         side.exit[i].store(best, Relaxed);
         if best == WIN1 {
-            side.val[i].store(WIN1, Relaxed);
+            side.cells[i].init(WIN1, 0);
             acc.push((1, entry(t, i as u64)));
             continue;
         }
-        side.cnt[i].store(ex.moves, Relaxed);
+        side.cells[i].init(0, ex.moves);
         if ex.moves == 0 {
             // Only exits (or no move at all: L0).
             if best != 0 {
-                side.val[i].store(best, Relaxed);
+                side.cells[i].init(best, 0);
                 acc.push((best - 1, entry(t, i as u64)));
             }
         } else if best != 0 && best.is_multiple_of(2) {
@@ -311,12 +372,6 @@ fn dedup(v: &mut [u32]) -> usize {
         }
     }
     n
-}
-
-/// Hints the CPU to fetch the cache line of `v` (no effect on other targets).
-#[inline(always)]
-fn prefetch(v: &AtomicU8) {
-    prefetch_ptr(v.as_ptr());
 }
 
 /// Hints the CPU to fetch the cache line of `v`.
@@ -395,11 +450,7 @@ fn process(sides: &[Side], d: u32, group: &[u32], acc: &mut Pushes) -> Result<()
         let t = (e >> 31) as usize;
         let i = (e & INDEX) as u64;
         let side = &sides[t];
-        if e & PENDING != 0
-            && side.val[i as usize]
-                .compare_exchange(0, d as u8 + 1, Relaxed, Relaxed)
-                .is_err()
-        {
+        if e & PENDING != 0 && !side.cells[i as usize].try_set_value(d as u8 + 1) {
             continue; // Already a shorter in-pair win.
         }
         let u = other(sides, t);
@@ -416,10 +467,7 @@ fn process(sides: &[Side], d: u32, group: &[u32], acc: &mut Pushes) -> Result<()
             let targets = if flying { empty } else { ADJACENT[q] & empty };
             for p in bits(targets) {
                 let (x, x_symmetric) = pred.table.index_and_symmetric(yo ^ (1 << q) ^ (1 << p), ym);
-                prefetch(&pred.val[x as usize]);
-                if !lost {
-                    prefetch(&pred.cnt[x as usize]);
-                }
+                prefetch_ptr(pred.cells[x as usize].as_ptr());
                 preds[n_preds] = (x as u32, x_symmetric);
                 n_preds += 1;
             }
@@ -440,10 +488,8 @@ fn process(sides: &[Side], d: u32, group: &[u32], acc: &mut Pushes) -> Result<()
         if lost {
             // y is lost: every predecessor wins in d + 1.
             for &(x, _) in xs {
-                let v = &pred.val[x as usize];
-                if v.load(Relaxed) == 0
-                    && v.compare_exchange(0, d as u8 + 2, Relaxed, Relaxed).is_ok()
-                {
+                let cell = &pred.cells[x as usize];
+                if cell.value() == 0 && cell.try_set_value(d as u8 + 2) {
                     if d + 1 > MAX_PLIES {
                         bail!("value longer than {MAX_PLIES} plies");
                     }
@@ -481,12 +527,13 @@ fn process(sides: &[Side], d: u32, group: &[u32], acc: &mut Pushes) -> Result<()
 #[inline]
 fn lose_move(pred: &Side, u: usize, x: u64, count: u8, d: u32, acc: &mut Pushes) -> Result<()> {
     let xi = x as usize;
-    if pred.val[xi].load(Relaxed) != 0 {
+    let cell = &pred.cells[xi];
+    if cell.value() != 0 {
         return Ok(());
     }
-    let before = pred.cnt[xi].fetch_sub(count, Relaxed);
+    let (value, before) = cell.lose_moves(count);
     debug_assert!(before >= count, "move counter underflow");
-    if before != count {
+    if value != 0 || before != count {
         return Ok(());
     }
     // Every in-pair move loses; the loser delays: the longest of the last child's win
@@ -499,7 +546,9 @@ fn lose_move(pred: &Side, u: usize, x: u64, count: u8, d: u32, acc: &mut Pushes)
     if ply > MAX_PLIES {
         bail!("value longer than {MAX_PLIES} plies");
     }
-    pred.val[xi].store(ply as u8 + 1, Relaxed);
+    // The counter just reached 0 here, so no other thread sets this value now.
+    let set = cell.try_set_value(ply as u8 + 1);
+    debug_assert!(set, "value of a position settled twice");
     acc.push((ply as u8, entry(u, x)));
     Ok(())
 }
