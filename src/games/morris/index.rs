@@ -369,6 +369,14 @@ pub struct Table {
     blocks: Vec<Block>,
     specials: Vec<Special>,
     size: u64,
+    /// `packed_sets[r]`: the `o`-subset of the `24 - m` free points with colex rank `r`,
+    /// packed low (what [`unrank24`] computes, looked up: the solver turns a random
+    /// index into its position for every settled position).
+    packed_sets: Vec<u32>,
+    /// `block_hint[j]`: the block holding index `j << hint_shift` (a block is found by
+    /// a lookup and a step or two instead of a binary search).
+    block_hint: Vec<u32>,
+    hint_shift: u32,
 }
 
 /// The indices of one canonical mover set (kept together: one cache line per lookup).
@@ -392,6 +400,7 @@ impl Table {
         let movers = MoverIndex::get(m);
         let free_n = POINTS - m as usize;
         let plain = BINOM[free_n][o as usize];
+        let packed_sets: Vec<u32> = combinations(o as u32).take(plain as usize).collect();
         let mut blocks = Vec::with_capacity(movers.canon.len());
         let mut specials = Vec::new();
         let mut next = 0u64;
@@ -415,7 +424,7 @@ impl Table {
                 if r % 64 == 0 {
                     word.before = inv.len() as u32;
                 }
-                let b = unrank_in(free, o as u32, r);
+                let b = deposit(free, packed_sets[r as usize]);
                 if syms.iter().all(|&s| transform(s, b) >= b) {
                     word.bits |= 1 << (r % 64);
                     inv.push(r);
@@ -429,6 +438,17 @@ impl Table {
                 inv: inv.into(),
             });
         }
+        // Plain blocks (nearly all) hold `plain` indices: hint at about half of that.
+        let hint_shift = (plain / 2).max(1).ilog2();
+        let mut block_hint = Vec::with_capacity((next >> hint_shift) as usize + 1);
+        let mut cid = 0;
+        for j in 0..=(next >> hint_shift) {
+            let index = j << hint_shift;
+            while cid + 1 < blocks.len() && blocks[cid + 1].offset <= index {
+                cid += 1;
+            }
+            block_hint.push(cid as u32);
+        }
         Ok(Table {
             m,
             o,
@@ -436,6 +456,9 @@ impl Table {
             blocks,
             specials,
             size: next,
+            packed_sets,
+            block_hint,
+            hint_shift,
         })
     }
 
@@ -552,12 +575,16 @@ impl Table {
         } else {
             self.specials[block.special as usize].inv[slot as usize]
         };
-        unrank_in(!block.canon & FULL, self.o as u32, rank)
+        deposit(!block.canon & FULL, self.packed_sets[rank as usize])
     }
 
     /// Block containing `index`.
     pub fn block_of(&self, index: u64) -> usize {
-        self.blocks.partition_point(|b| b.offset <= index) - 1
+        let mut cid = self.block_hint[(index >> self.hint_shift) as usize] as usize;
+        while cid + 1 < self.blocks.len() && self.blocks[cid + 1].offset <= index {
+            cid += 1;
+        }
+        cid
     }
 
     /// The representative `(mover, opponent)` of class `index`; panics unless
