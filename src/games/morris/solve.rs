@@ -108,6 +108,11 @@ impl Cell {
         let before = self.0.fetch_sub(u16::from(count) << 8, Relaxed);
         (before as u8, (before >> 8) as u8)
     }
+
+    #[inline(always)]
+    fn as_ptr(&self) -> *const u8 {
+        self.0.as_ptr() as *const u8
+    }
 }
 
 /// Pushes produced by one parallel step: (ply, bucket entry).
@@ -183,10 +188,18 @@ pub fn solve_pair_counting<'a>(
             continue;
         }
         done.fetch_add(list.len() as u64 / 2, Relaxed);
-        let mut pushes = Vec::new();
-        for round in list.chunks(ROUND_ENTRIES) {
-            pushes.extend(settle_round(&sides, d as u32, round)?);
-        }
+        let pushes = list
+            .par_chunks(1024)
+            .try_fold(Vec::new, |mut acc: Pushes, chunk| {
+                for group in chunk.chunks(ENTRY_BATCH) {
+                    process(&sides, d as u32, group, &mut acc)?;
+                }
+                Ok::<_, anyhow::Error>(acc)
+            })
+            .try_reduce(Vec::new, |mut a, b| {
+                a.extend(b);
+                Ok(a)
+            })?;
         for (ply, e) in pushes {
             debug_assert!(ply as usize > d);
             buckets[ply as usize].push(e);
@@ -399,129 +412,111 @@ fn moves_into(x_table: &Table, x: u64, y_table: &Table, y: u64) -> u8 {
     n
 }
 
-/// Bucket entries settled per round: each round first finds every predecessor to
-/// update, then applies the updates; this bounds the memory of the update lists.
-const ROUND_ENTRIES: usize = 1 << 20;
+/// Bucket entries whose predecessors are all found (and their bytes prefetched) before
+/// any is updated: the updates are random accesses into big arrays, and a batch's
+/// cache misses overlap.
+const ENTRY_BATCH: usize = 8;
 
-/// log2 of the cells per region: updates are applied region by region, so that a
-/// region's cells (1 MiB) stay in cache while its updates are applied. One at a time
-/// in bucket order, each was a cache miss into arrays of up to 2 GiB.
-const REGION_SHIFT: u32 = 19;
-
-/// The predecessor updates found by one part of a round, by region.
-struct Found {
-    /// `regions[r]`: bucket entries (side and index) of the predecessors in region `r`.
-    regions: Vec<Vec<u32>>,
-    /// Positions settled while finding (the rare symmetric cases).
-    pushes: Pushes,
+/// A settled position of a batch, between finding its predecessors and updating them.
+#[derive(Clone, Copy, Default)]
+struct Settled {
+    /// The table of the predecessors.
+    u: usize,
+    /// Index of the settled position.
+    y: u32,
+    /// Whether the settled position is a symmetric win (see [`process`]).
+    y_symmetric_win: bool,
+    /// End of its predecessors in the batch's list.
+    preds_end: usize,
 }
 
-/// Settles the bucket entries of ply `d` in `round` and updates their predecessors.
+/// Settles the bucket entries of ply `d` in `group` (at most [`ENTRY_BATCH`]) and
+/// updates their predecessors.
 ///
 /// Move counters count moves, not child classes, so that the first pass needs no
 /// index of in-pair children. Un-moves from the representative y reach class X
 /// `B` times, while X's representative has `A = B |Stab(x)| / |Stab(y)|` moves into
 /// Y's class: the same when neither position is symmetric (decrement once per
-/// un-move, applied by region); otherwise A is counted directly (rare).
-///
-/// Updates within a ply commute (the order only decides which thread pushes), so
-/// they can be regrouped freely.
-fn settle_round(sides: &[Side], d: u32, round: &[u32]) -> Result<Pushes> {
-    let first_size = sides[0].cells.len() as u64;
-    let cells: u64 = sides.iter().map(|s| s.cells.len() as u64).sum();
-    let regions = (cells >> REGION_SHIFT) as usize + 1;
-    let parts = rayon::current_num_threads() * 4;
-    let found: Vec<Found> = round
-        .par_chunks(round.len().div_ceil(parts).max(1))
-        .map(|part| {
-            let mut found = Found {
-                regions: vec![Vec::new(); regions],
-                pushes: Vec::new(),
-            };
-            for &e in part {
-                find_updates(sides, d, e, first_size, &mut found)?;
-            }
-            Ok(found)
-        })
-        .collect::<Result<_>>()?;
+/// un-move); otherwise A is counted directly (rare).
+#[inline]
+fn process(sides: &[Side], d: u32, group: &[u32], acc: &mut Pushes) -> Result<()> {
+    debug_assert!(group.len() <= ENTRY_BATCH);
     let lost = d.is_multiple_of(2);
-    let applied = (0..regions)
-        .into_par_iter()
-        .try_fold(Vec::new, |mut acc: Pushes, r| {
-            for e in found.iter().flat_map(|f| &f.regions[r]) {
-                let u = (e >> 31) as usize;
-                let x = (e & INDEX) as u64;
-                let pred = &sides[u];
-                if lost {
-                    // y is lost: every predecessor wins in d + 1.
-                    let cell = &pred.cells[x as usize];
-                    if cell.value() == 0 && cell.try_set_value(d as u8 + 2) {
-                        if d + 1 > MAX_PLIES {
-                            bail!("value longer than {MAX_PLIES} plies");
-                        }
-                        acc.push((d as u8 + 1, *e));
+    let mut settled = [Settled::default(); ENTRY_BATCH];
+    let mut n_settled = 0;
+    let mut preds = [(0u32, false); ENTRY_BATCH * MAX_MOVES];
+    let mut n_preds = 0;
+    for &e in group {
+        let t = (e >> 31) as usize;
+        let i = (e & INDEX) as u64;
+        let side = &sides[t];
+        if e & PENDING != 0 && !side.cells[i as usize].try_set_value(d as u8 + 1) {
+            continue; // Already a shorter in-pair win.
+        }
+        let u = other(sides, t);
+        let pred = &sides[u];
+        let (ym, yo) = side.table.position(i);
+        let empty = FULL & !(ym | yo);
+        // The side that moved into y is y's opponent; its stone went p -> q, un-move it.
+        let flying = yo.count_ones() == 3;
+        for q in bits(yo) {
+            // A move onto q that closed a mill would have captured and left the pair.
+            if in_mill(yo, q) {
+                continue;
+            }
+            let targets = if flying { empty } else { ADJACENT[q] & empty };
+            for p in bits(targets) {
+                let (x, x_symmetric) = pred.table.index_and_symmetric(yo ^ (1 << q) ^ (1 << p), ym);
+                prefetch_ptr(pred.cells[x as usize].as_ptr());
+                preds[n_preds] = (x as u32, x_symmetric);
+                n_preds += 1;
+            }
+        }
+        settled[n_settled] = Settled {
+            u,
+            y: i as u32,
+            y_symmetric_win: !lost && side.table.stabilizer_size(ym, yo) > 1,
+            preds_end: n_preds,
+        };
+        n_settled += 1;
+    }
+    let mut start = 0;
+    for s in &settled[..n_settled] {
+        let pred = &sides[s.u];
+        let xs = &preds[start..s.preds_end];
+        start = s.preds_end;
+        if lost {
+            // y is lost: every predecessor wins in d + 1.
+            for &(x, _) in xs {
+                let cell = &pred.cells[x as usize];
+                if cell.value() == 0 && cell.try_set_value(d as u8 + 2) {
+                    if d + 1 > MAX_PLIES {
+                        bail!("value longer than {MAX_PLIES} plies");
                     }
-                } else {
-                    lose_move(pred, u, x, 1, d, &mut acc)?;
+                    acc.push((d as u8 + 1, entry(s.u, x as u64)));
                 }
             }
-            Ok::<_, anyhow::Error>(acc)
-        })
-        .try_reduce(Vec::new, |mut a, b| {
-            a.extend(b);
-            Ok(a)
-        })?;
-    let mut pushes = applied;
-    for f in found {
-        pushes.extend(f.pushes);
-    }
-    Ok(pushes)
-}
-
-/// Settles bucket entry `e` of ply `d` and files the updates of its predecessors
-/// into `found` by region (the symmetric cases are applied at once).
-#[inline]
-fn find_updates(sides: &[Side], d: u32, e: u32, first_size: u64, found: &mut Found) -> Result<()> {
-    let t = (e >> 31) as usize;
-    let i = (e & INDEX) as u64;
-    let side = &sides[t];
-    if e & PENDING != 0 && !side.cells[i as usize].try_set_value(d as u8 + 1) {
-        return Ok(()); // Already a shorter in-pair win.
-    }
-    let u = other(sides, t);
-    let pred = &sides[u];
-    let base = if u == 1 { first_size } else { 0 };
-    let (ym, yo) = side.table.position(i);
-    let empty = FULL & !(ym | yo);
-    let lost = d.is_multiple_of(2);
-    let y_symmetric_win = !lost && side.table.stabilizer_size(ym, yo) > 1;
-    let mut slow = [0u32; MAX_MOVES];
-    let mut ns = 0;
-    // The side that moved into y is y's opponent; its stone went p -> q, un-move it.
-    let flying = yo.count_ones() == 3;
-    for q in bits(yo) {
-        // A move onto q that closed a mill would have captured and left the pair.
-        if in_mill(yo, q) {
             continue;
         }
-        let targets = if flying { empty } else { ADJACENT[q] & empty };
-        for p in bits(targets) {
-            let (x, x_symmetric) = pred.table.index_and_symmetric(yo ^ (1 << q) ^ (1 << p), ym);
-            if !lost && (y_symmetric_win || x_symmetric) {
-                slow[ns] = x as u32;
+        let mut slow = [0u32; MAX_MOVES];
+        let mut ns = 0;
+        for &(x, x_symmetric) in xs {
+            if s.y_symmetric_win || x_symmetric {
+                slow[ns] = x;
                 ns += 1;
             } else {
-                found.regions[((base + x) >> REGION_SHIFT) as usize].push(entry(u, x));
+                lose_move(pred, s.u, x as u64, 1, d, acc)?;
             }
         }
-    }
-    if ns > 0 {
-        let slow = &mut slow[..ns];
-        slow.sort_unstable();
-        let n = dedup(slow);
-        for &x in &slow[..n] {
-            let a = moves_into(pred.table, x as u64, side.table, i);
-            lose_move(pred, u, x as u64, a, d, &mut found.pushes)?;
+        if ns > 0 {
+            let slow = &mut slow[..ns];
+            slow.sort_unstable();
+            let n = dedup(slow);
+            let y_table = sides[other(sides, s.u)].table;
+            for &x in &slow[..n] {
+                let a = moves_into(pred.table, x as u64, y_table, s.y as u64);
+                lose_move(pred, s.u, x as u64, a, d, acc)?;
+            }
         }
     }
     Ok(())
