@@ -8,7 +8,9 @@
 //! unless an exit (capture) gives it something better. The first pass generates every
 //! position's moves (exit values from the lower tables, a count of in-pair moves);
 //! later passes only generate un-moves of the positions settled at each ply. Both run
-//! on rayon; per-position state is atomic bytes.
+//! on rayon; per-position state is atomic (a 16-bit value-and-counter cell and an
+//! exit byte). The big pairs are bound by memory latency: both passes generate a
+//! batch of indices, prefetching them, before touching any, on huge pages.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU64, Ordering::Relaxed};
