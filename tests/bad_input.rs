@@ -280,3 +280,43 @@ fn a_file_that_is_not_a_tablebase_is_a_clear_error() {
         assert_rejected(&output, &format!("tb {what} on a junk file"), "junk.tb");
     }
 }
+
+/// (meta key, tampered value, text the message must contain)
+const TAMPERED_META: &[(&str, &str, &str)] = &[
+    ("chunk_positions", "0", "chunk_positions"),
+    ("chunk_positions", "99999999999", "chunk_positions"),
+    ("chunk_positions", "many", "chunk_positions"),
+    ("penalty", "1000", "penalty"),
+    ("penalty", "-99999999999", "penalty"),
+    ("book_lines", "99", "book_lines"),
+    ("groups", "[[0,1]]", "groups"),
+    ("groups", "[[0,1,2,3],[3]]", "groups"),
+    ("groups", "[[0,1],[],[2,3]]", "groups"),
+    ("groups", "not json", "groups"),
+    ("corners", "maybe", "corners"),
+];
+
+#[test]
+fn tampered_metadata_is_a_clear_error() {
+    let (_, build) = small_db();
+    let dir = tempfile::tempdir().expect("tempdir");
+    for &(key, value, needle) in TAMPERED_META {
+        let db = dir.path().join("tampered.tb");
+        std::fs::copy(&build.db, &db).expect("copy the file");
+        let conn = rusqlite::Connection::open(&db).expect("open");
+        let changed = conn
+            .execute("UPDATE meta SET value = ?1 WHERE key = ?2", (value, key))
+            .expect("tamper");
+        assert_eq!(changed, 1, "no meta row `{key}`");
+        drop(conn);
+        let mut commands = missing_db_commands(&db);
+        let mut verify = tb();
+        verify.arg("verify").arg("--db").arg(&db);
+        commands.push(("verify".into(), verify));
+        for (what, mut cmd) in commands {
+            let output = run(&mut cmd);
+            assert_rejected(&output, &format!("tb {what} with {key} = {value}"), needle);
+        }
+        std::fs::remove_file(&db).expect("remove");
+    }
+}

@@ -23,6 +23,9 @@ const MIGRATIONS: &[&str] = &[include_str!("../../schema/001_initial.sql")];
 /// Schema version this build writes and reads.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
+/// Most positions per chunk a file may declare (a chunk is decompressed whole).
+pub const MAX_CHUNK_POSITIONS: u64 = 1 << 24;
+
 /// Status of a layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LayerStatus {

@@ -11,6 +11,7 @@ use super::spec::{self, Spec};
 use crate::retro::build::{Builder, RunOptions, RunSummary};
 use crate::retro::progress::Progress;
 use crate::retro::{BlockId, BlockKey, Game};
+use crate::store::MAX_CHUNK_POSITIONS;
 use crate::store::checksum::digest_element;
 use crate::units::human_bytes;
 use anyhow::{Result, bail};
@@ -47,8 +48,8 @@ impl BuildRequest {
         let board = self.board;
         let start = spec::parse_start(&board, &self.start)?;
         let penalty = spec::check_penalty(self.penalty.or(start.penalty).unwrap_or(0))?;
-        if self.chunk == 0 || self.chunk > 1 << 24 {
-            bail!("--chunk must be between 1 and {}", 1 << 24);
+        if !(1..=MAX_CHUNK_POSITIONS).contains(&self.chunk) {
+            bail!("--chunk must be between 1 and {MAX_CHUNK_POSITIONS}");
         }
         let groups = match &self.groups {
             Some(text) => {

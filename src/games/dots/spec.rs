@@ -2,8 +2,9 @@
 //! chunking, and how it is written to (and read from) the `meta` table.
 
 use super::board::{Board, Lines};
-use super::layout::{Layout, MAX_GROUP_LINES, split_sizes};
+use super::layout::{Layout, MAX_GROUP_LINES, MAX_GROUPS, split_sizes};
 use super::notation;
+use crate::store::MAX_CHUNK_POSITIONS;
 use anyhow::{Context, Result, anyhow, bail};
 use std::collections::BTreeMap;
 
@@ -114,11 +115,18 @@ pub fn parse_groups(board: &Board, start: Lines, text: &str) -> Result<Vec<Vec<u
         }
         split_sizes(&free, &sizes)
     };
+    check_groups(&free, &groups, &format!("--groups `{text}`"))?;
+    Ok(groups)
+}
+
+/// Checks that `groups` list every line of `free` exactly once, in at most
+/// [`MAX_GROUPS`] groups of 1..=[`MAX_GROUP_LINES`] lines (`what` names them in errors).
+fn check_groups(free: &[usize], groups: &[Vec<usize>], what: &str) -> Result<()> {
     let mut seen: Vec<usize> = groups.iter().flatten().copied().collect();
     seen.sort_unstable();
     if seen != free {
         bail!(
-            "--groups `{text}` must list every free line exactly once ({} free lines)",
+            "{what} must list every free line exactly once ({} free lines)",
             free.len()
         );
     }
@@ -127,11 +135,14 @@ pub fn parse_groups(board: &Board, start: Lines, text: &str) -> Result<Vec<Vec<u
         .find(|g| g.len() > MAX_GROUP_LINES || g.is_empty())
     {
         bail!(
-            "--groups `{text}`: every group needs 1..={MAX_GROUP_LINES} lines, one has {}",
+            "{what}: every group needs 1..={MAX_GROUP_LINES} lines, one has {}",
             big.len()
         );
     }
-    Ok(groups)
+    if groups.len() > MAX_GROUPS {
+        bail!("{what}: at most {MAX_GROUPS} groups, not {}", groups.len());
+    }
+    Ok(())
 }
 
 /// Checks that explicit groups keep both lines of every free corner pair together
@@ -209,24 +220,72 @@ impl Spec {
         }
         let board: Board = get("board")?.parse()?;
         let start = notation::parse_position(&board, get("start_position")?)?.lines;
+        // Typed and checked against the board: a tampered file must give an error
+        // here, not a panic or a wrong answer later.
+        let number = |k: &str| -> Result<i64> {
+            get(k)?.parse().map_err(|_| {
+                anyhow!(
+                    "the file's `{k}` metadata `{}` is not a number",
+                    get(k).unwrap()
+                )
+            })
+        };
+        let penalty = i32::try_from(number("penalty")?)
+            .ok()
+            .and_then(|p| check_penalty(p).ok())
+            .ok_or_else(|| {
+                anyhow!(
+                    "the file's `penalty` {} is out of range",
+                    get("penalty").unwrap()
+                )
+            })?;
+        let groups: Vec<Vec<usize>> = serde_json::from_str(get("groups")?)
+            .map_err(|e| anyhow!("the file's `groups` metadata is malformed: {e}"))?;
+        let free: Vec<usize> = (0..board.num_lines())
+            .filter(|&l| start >> l & 1 == 0)
+            .collect();
+        check_groups(&free, &groups, "the file's `groups`")?;
+        let book_lines = usize::try_from(number("book_lines")?)
+            .ok()
+            .filter(|&b| b <= board.num_lines())
+            .ok_or_else(|| {
+                anyhow!(
+                    "the file's `book_lines` {} is not within 0..={}",
+                    get("book_lines").unwrap(),
+                    board.num_lines()
+                )
+            })?;
+        let chunk_positions = u64::try_from(number("chunk_positions")?)
+            .ok()
+            .filter(|c| (1..=MAX_CHUNK_POSITIONS).contains(c))
+            .ok_or_else(|| {
+                anyhow!(
+                    "the file's `chunk_positions` {} is not within 1..={MAX_CHUNK_POSITIONS}",
+                    get("chunk_positions").unwrap()
+                )
+            })?;
+        let corners = match meta.get("corners").map(String::as_str) {
+            None | Some("false") => false,
+            Some("true") => true,
+            Some(other) => bail!("the file has a bad `corners` value `{other}`"),
+        };
+        if corners {
+            check_corner_groups(&board, start, &groups)?;
+        }
         Ok(Spec {
             board,
             start_name: get("start")?.clone(),
             start,
-            penalty: get("penalty")?.parse()?,
-            groups: serde_json::from_str(get("groups")?)?,
-            book_lines: get("book_lines")?.parse()?,
-            chunk_positions: get("chunk_positions")?.parse()?,
+            penalty,
+            groups,
+            book_lines,
+            chunk_positions,
             symmetry: match meta.get("symmetry").map(String::as_str) {
                 None | Some("none") => false,
                 Some("wilson") => true,
                 Some(other) => bail!("the file uses symmetry `{other}`, unknown to this tb"),
             },
-            corners: match meta.get("corners").map(String::as_str) {
-                None | Some("false") => false,
-                Some("true") => true,
-                Some(other) => bail!("the file has a bad `corners` value `{other}`"),
-            },
+            corners,
         })
     }
 

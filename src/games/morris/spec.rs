@@ -2,6 +2,7 @@
 //! its meta, and how table pairs are numbered as layers.
 
 use super::index::{MAX_STONES, MIN_STONES, Table};
+use crate::store::MAX_CHUNK_POSITIONS;
 use anyhow::{Context, Result, bail, ensure};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -50,9 +51,8 @@ impl MorrisSpec {
             "--stones must be between {MIN_STONES} and {MAX_STONES}, not {stones}"
         );
         ensure!(
-            (1..=1 << 24).contains(&chunk_positions),
-            "--chunk must be between 1 and {}",
-            1 << 24
+            (1..=MAX_CHUNK_POSITIONS).contains(&chunk_positions),
+            "--chunk must be between 1 and {MAX_CHUNK_POSITIONS}"
         );
         Ok(MorrisSpec {
             stones,
