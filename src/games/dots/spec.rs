@@ -120,7 +120,8 @@ pub fn parse_groups(board: &Board, start: Lines, text: &str) -> Result<Vec<Vec<u
 }
 
 /// Checks that `groups` list every line of `free` exactly once, in at most
-/// [`MAX_GROUPS`] groups of 1..=[`MAX_GROUP_LINES`] lines (`what` names them in errors).
+/// [`MAX_GROUPS`] groups of 1..=[`MAX_GROUP_LINES`] lines (`what` names them in errors;
+/// with no free line, one empty group).
 fn check_groups(free: &[usize], groups: &[Vec<usize>], what: &str) -> Result<()> {
     let mut seen: Vec<usize> = groups.iter().flatten().copied().collect();
     seen.sort_unstable();
@@ -130,9 +131,10 @@ fn check_groups(free: &[usize], groups: &[Vec<usize>], what: &str) -> Result<()>
             free.len()
         );
     }
+    // A start with no free line has one empty group (the automatic layouts make it).
     if let Some(big) = groups
         .iter()
-        .find(|g| g.len() > MAX_GROUP_LINES || g.is_empty())
+        .find(|g| g.len() > MAX_GROUP_LINES || (g.is_empty() && !free.is_empty()))
     {
         bail!(
             "{what}: every group needs 1..={MAX_GROUP_LINES} lines, one has {}",
