@@ -87,6 +87,13 @@ impl Board {
         self.cols
     }
 
+    /// The lines not drawn in `start`, in line order.
+    pub fn free_lines(&self, start: Lines) -> Vec<usize> {
+        (0..self.num_lines())
+            .filter(|&l| start >> l & 1 == 0)
+            .collect()
+    }
+
     /// Number of lines E = (R+1)C + R(C+1).
     pub fn num_lines(&self) -> usize {
         (self.rows + 1) * self.cols + self.rows * (self.cols + 1)

@@ -31,9 +31,7 @@ pub fn default_book_lines(layout: &Layout) -> usize {
 /// (consecutive free lines in line order, sizes as even as possible) such that the
 /// largest block plus its children stays within a quarter of `memory`.
 pub fn auto_groups(board: &Board, start: Lines, memory: u64) -> Vec<Vec<usize>> {
-    let free: Vec<usize> = (0..board.num_lines())
-        .filter(|&l| start >> l & 1 == 0)
-        .collect();
+    let free = board.free_lines(start);
     let min_groups = free.len().div_ceil(MAX_GROUP_LINES).max(1);
     let mut best = None;
     for g in min_groups..=free.len().clamp(1, MAX_GROUPS) {

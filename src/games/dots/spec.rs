@@ -85,9 +85,7 @@ pub fn check_penalty(penalty: i32) -> Result<i8> {
 /// Parses `--groups`: sizes such as `16,15` (consecutive free lines in line order)
 /// or explicit line names per group such as `h0.0 h0.1/v0.0 v0.1`.
 pub fn parse_groups(board: &Board, start: Lines, text: &str) -> Result<Vec<Vec<usize>>> {
-    let free: Vec<usize> = (0..board.num_lines())
-        .filter(|&l| start >> l & 1 == 0)
-        .collect();
+    let free = board.free_lines(start);
     let groups: Vec<Vec<usize>> = if text.contains('/') || text.contains(['h', 'v']) {
         text.split('/')
             .map(|g| {
@@ -224,48 +222,25 @@ impl Spec {
         let start = notation::parse_position(&board, get("start_position")?)?.lines;
         // Typed and checked against the board: a tampered file must give an error
         // here, not a panic or a wrong answer later.
-        let number = |k: &str| -> Result<i64> {
-            get(k)?.parse().map_err(|_| {
-                anyhow!(
-                    "the file's `{k}` metadata `{}` is not a number",
-                    get(k).unwrap()
-                )
-            })
+        let number_in = |k: &str, range: std::ops::RangeInclusive<i64>| -> Result<i64> {
+            let text = get(k)?;
+            match text.parse::<i64>() {
+                Ok(n) if range.contains(&n) => Ok(n),
+                _ => bail!(
+                    "the file's `{k}` metadata `{text}` is not a number within {}..={}",
+                    range.start(),
+                    range.end()
+                ),
+            }
         };
-        let penalty = i32::try_from(number("penalty")?)
-            .ok()
-            .and_then(|p| check_penalty(p).ok())
-            .ok_or_else(|| {
-                anyhow!(
-                    "the file's `penalty` {} is out of range",
-                    get("penalty").unwrap()
-                )
-            })?;
+        let max_penalty = i64::from(MAX_PENALTY);
+        let penalty = number_in("penalty", -max_penalty..=max_penalty)? as i8;
+        let book_lines = number_in("book_lines", 0..=board.num_lines() as i64)? as usize;
+        let chunk_positions = number_in("chunk_positions", 1..=MAX_CHUNK_POSITIONS as i64)? as u64;
         let groups: Vec<Vec<usize>> = serde_json::from_str(get("groups")?)
             .map_err(|e| anyhow!("the file's `groups` metadata is malformed: {e}"))?;
-        let free: Vec<usize> = (0..board.num_lines())
-            .filter(|&l| start >> l & 1 == 0)
-            .collect();
+        let free = board.free_lines(start);
         check_groups(&free, &groups, "the file's `groups`")?;
-        let book_lines = usize::try_from(number("book_lines")?)
-            .ok()
-            .filter(|&b| b <= board.num_lines())
-            .ok_or_else(|| {
-                anyhow!(
-                    "the file's `book_lines` {} is not within 0..={}",
-                    get("book_lines").unwrap(),
-                    board.num_lines()
-                )
-            })?;
-        let chunk_positions = u64::try_from(number("chunk_positions")?)
-            .ok()
-            .filter(|c| (1..=MAX_CHUNK_POSITIONS).contains(c))
-            .ok_or_else(|| {
-                anyhow!(
-                    "the file's `chunk_positions` {} is not within 1..={MAX_CHUNK_POSITIONS}",
-                    get("chunk_positions").unwrap()
-                )
-            })?;
         let corners = match meta.get("corners").map(String::as_str) {
             None | Some("false") => false,
             Some("true") => true,
