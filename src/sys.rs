@@ -67,7 +67,7 @@ pub fn huge_atomic_u16(n: usize, fill: u16) -> Vec<AtomicU16> {
 /// # Safety
 /// `A` must have the size, alignment and bit validity of `T`, so that (pointer,
 /// length, capacity) describe a valid `Vec<A>` that is freed with the same layout.
-unsafe fn reinterpret<T, A>(v: Vec<T>) -> Vec<A> {
+pub unsafe fn reinterpret<T, A>(v: Vec<T>) -> Vec<A> {
     debug_assert_eq!(std::mem::size_of::<T>(), std::mem::size_of::<A>());
     debug_assert_eq!(std::mem::align_of::<T>(), std::mem::align_of::<A>());
     let mut v = std::mem::ManuallyDrop::new(v);

@@ -63,15 +63,8 @@ impl Cell {
     /// `n` cells with value 0 and counter 0, on huge pages where the kernel has them.
     fn new_vec(n: u64) -> Vec<Cell> {
         let words = crate::sys::huge_atomic_u16(n as usize, 0);
-        let mut words = std::mem::ManuallyDrop::new(words);
         // SAFETY: Cell is a transparent wrapper of AtomicU16.
-        unsafe {
-            Vec::from_raw_parts(
-                words.as_mut_ptr() as *mut Cell,
-                words.len(),
-                words.capacity(),
-            )
-        }
+        unsafe { crate::sys::reinterpret(words) }
     }
 
     #[inline(always)]
