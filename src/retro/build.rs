@@ -462,7 +462,9 @@ pub fn load_block(store: &Store, game: &dyn Game, id: &BlockId) -> Result<Vec<i8
     // Big blocks are read at random by the blocks computed from them.
     let mut values = crate::sys::huge_vec(size as usize);
     for chunk in 0..chunks {
-        values.extend(store.read_chunk(id.layer, &id.key, chunk)?);
+        let first = chunk * chunk_positions;
+        let neighbours = |len| game.chunk_neighbours(id.layer, &id.key, first, len);
+        values.extend(store.read_chunk_with(id.layer, &id.key, chunk, &neighbours)?);
     }
     if values.len() as u64 != size {
         bail!(
@@ -490,8 +492,11 @@ fn encode_block(
             for &v in raw {
                 histogram[v as u8 as usize] += 1;
             }
-            let digest = game.digest(block.layer, &block.key, i as u64 * chunk_positions, raw);
-            Ok((EncodedChunk::encode(raw, ZSTD_LEVEL)?, histogram, digest))
+            let first = i as u64 * chunk_positions;
+            let digest = game.digest(block.layer, &block.key, first, raw);
+            let neighbours = || game.chunk_neighbours(block.layer, &block.key, first, raw.len());
+            let chunk = EncodedChunk::encode(raw, game.chunk_coding(), neighbours)?;
+            Ok((chunk, histogram, digest))
         })
         .collect::<Result<_>>()?;
     let mut stats = BlockStats {

@@ -17,6 +17,7 @@ pub mod build;
 pub mod cache;
 pub mod progress;
 
+use crate::store::codec::{ChunkCoding, Neighbours};
 use anyhow::Result;
 use std::sync::atomic::AtomicU64;
 
@@ -77,4 +78,16 @@ pub trait Game: Sync {
 
     /// Positions per stored chunk.
     fn chunk_positions(&self) -> u64;
+
+    /// How chunks are coded (default: zstd, fast, [`build::ZSTD_LEVEL`]).
+    fn chunk_coding(&self) -> ChunkCoding {
+        ChunkCoding::Zstd(build::ZSTD_LEVEL)
+    }
+
+    /// The neighbours of the `len` positions of a block from index `first` on, for
+    /// [`ChunkCoding::Mix`] (see `store::codec`); part of the game's file format.
+    fn chunk_neighbours(&self, layer: usize, key: &[u8], first: u64, len: usize) -> Vec<Neighbours> {
+        let _ = (layer, key, first, len);
+        Vec::new()
+    }
 }

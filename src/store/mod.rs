@@ -9,6 +9,8 @@
 //! (Dots-and-Boxes: lines drawn and group counts; Morris: table pairs).
 
 pub mod checksum;
+pub mod cm;
+pub mod codec;
 pub mod reader;
 
 use anyhow::{Context, Result, bail};
@@ -92,18 +94,22 @@ pub struct EncodedChunk {
     pub raw_len: usize,
     /// Checksum of the raw values.
     pub checksum: u64,
-    /// The zstd frame.
+    /// The coded values ([`codec`]: zstd frame, context mixing or constant).
     pub data: Vec<u8>,
 }
 
 impl EncodedChunk {
-    /// Compresses raw values.
-    pub fn encode(raw: &[i8], level: i32) -> Result<EncodedChunk> {
+    /// Codes raw values (`neighbours`: see [`codec::encode`]).
+    pub fn encode(
+        raw: &[i8],
+        coding: codec::ChunkCoding,
+        neighbours: impl FnOnce() -> Vec<codec::Neighbours>,
+    ) -> Result<EncodedChunk> {
         let bytes = as_bytes(raw);
         Ok(EncodedChunk {
             raw_len: raw.len(),
             checksum: checksum(bytes),
-            data: zstd::bulk::compress(bytes, level).context("zstd compression failed")?,
+            data: codec::encode(bytes, coding, neighbours)?,
         })
     }
 }
@@ -381,9 +387,22 @@ impl Store {
         Ok(())
     }
 
-    /// Reads and checks one chunk: its raw values. A checksum mismatch or a bad
-    /// frame is an error, never wrong values.
+    /// Reads and checks one chunk of a game whose chunks need no neighbours
+    /// (zstd-coded): its raw values.
     pub fn read_chunk(&self, n: usize, counts: &[u8], chunk: u64) -> Result<Vec<i8>> {
+        self.read_chunk_with(n, counts, chunk, &|_| Vec::new())
+    }
+
+    /// Reads and checks one chunk: its raw values. `neighbours(len)` gives the
+    /// context-mixing neighbours of a chunk of `len` values (see [`codec`]). A
+    /// checksum mismatch or a bad frame is an error, never wrong values.
+    pub fn read_chunk_with(
+        &self,
+        n: usize,
+        counts: &[u8],
+        chunk: u64,
+        neighbours: &dyn Fn(usize) -> Vec<codec::Neighbours>,
+    ) -> Result<Vec<i8>> {
         let key = counts_key(counts);
         let mut stmt = self
             .conn
@@ -400,7 +419,8 @@ impl Store {
         let Some((raw_len, sum, data)) = row else {
             bail!("chunk {chunk} of block {key} in layer {n} is missing from the file");
         };
-        decode_chunk(raw_len as usize, sum as u64, &data)
+        let raw_len = raw_len as usize;
+        decode_chunk(raw_len, sum as u64, &data, || neighbours(raw_len))
             .with_context(|| format!("chunk {chunk} of block {key} in layer {n} is corrupt"))
     }
 
@@ -453,12 +473,14 @@ impl Store {
     }
 }
 
-/// Decompresses a chunk and checks it against its stored length and checksum.
-pub fn decode_chunk(raw_len: usize, sum: u64, data: &[u8]) -> Result<Vec<i8>> {
-    let raw = zstd::bulk::decompress(data, raw_len).context("zstd frame does not decode")?;
-    if raw.len() != raw_len {
-        bail!("decoded {} values, expected {raw_len}", raw.len());
-    }
+/// Decodes a chunk and checks it against its stored length and checksum.
+pub fn decode_chunk(
+    raw_len: usize,
+    sum: u64,
+    data: &[u8],
+    neighbours: impl FnOnce() -> Vec<codec::Neighbours>,
+) -> Result<Vec<i8>> {
+    let raw = codec::decode(data, raw_len, neighbours)?;
     if checksum(&raw) != sum {
         bail!("checksum mismatch");
     }

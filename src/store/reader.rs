@@ -4,6 +4,7 @@
 //! the block inside its layer), and unpacked only when a chunk must be read.
 
 use super::Store;
+use super::codec::Neighbours;
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
@@ -48,19 +49,31 @@ struct ChunkCache {
     order: VecDeque<ChunkKey>,
 }
 
+/// The context-mixing neighbours of a chunk: `(layer, block key, first index,
+/// length)` to one entry per value (see [`super::codec`]).
+pub type NeighbourFn = Box<dyn Fn(usize, &[u8], u64, usize) -> Vec<Neighbours>>;
+
 /// An open store with a chunk cache (FIFO eviction, [`CACHE_BYTES`] of values).
 pub struct ChunkReader {
     store: Store,
     chunk_positions: u64,
+    neighbours: NeighbourFn,
     cache: RefCell<ChunkCache>,
 }
 
 impl ChunkReader {
-    /// Reads `store`, whose chunks hold `chunk_positions` values each.
+    /// Reads `store`, whose chunks hold `chunk_positions` values each and need no
+    /// neighbours.
     pub fn new(store: Store, chunk_positions: u64) -> ChunkReader {
+        Self::with_neighbours(store, chunk_positions, Box::new(|_, _, _, _| Vec::new()))
+    }
+
+    /// Reads `store`, whose context-mixing chunks have the game's `neighbours`.
+    pub fn with_neighbours(store: Store, chunk_positions: u64, neighbours: NeighbourFn) -> ChunkReader {
         ChunkReader {
             store,
             chunk_positions,
+            neighbours,
             cache: RefCell::new(ChunkCache::default()),
         }
     }
@@ -92,7 +105,9 @@ impl ChunkReader {
     /// Reads a chunk that is not cached and caches it.
     fn load(&self, chunk_key: ChunkKey, key: &[u8]) -> anyhow::Result<Rc<Vec<i8>>> {
         let (layer, _, chunk) = chunk_key;
-        let values = Rc::new(self.store.read_chunk(layer as usize, key, chunk)?);
+        let first = chunk * self.chunk_positions;
+        let neighbours = |len| (self.neighbours)(layer as usize, key, first, len);
+        let values = Rc::new(self.store.read_chunk_with(layer as usize, key, chunk, &neighbours)?);
         let mut cache = self.cache.borrow_mut();
         let capacity = (CACHE_BYTES / self.chunk_positions).max(16) as usize;
         if cache.order.len() >= capacity

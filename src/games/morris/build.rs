@@ -10,6 +10,7 @@ use crate::retro::build::{Builder, RunOptions, RunSummary};
 use crate::retro::progress::Progress;
 use crate::retro::{BlockId, BlockKey, Game};
 use crate::store::checksum::digest_element;
+use crate::store::codec::{ChunkCoding, Neighbours};
 use crate::units::human_bytes;
 use anyhow::{Context, Result, bail, ensure};
 use std::path::PathBuf;
@@ -151,6 +152,15 @@ impl Game for MorrisGame {
 
     fn chunk_positions(&self) -> u64 {
         self.spec.chunk_positions
+    }
+
+    /// Context mixing: 21-25% smaller than zstd on Morris values.
+    fn chunk_coding(&self) -> ChunkCoding {
+        ChunkCoding::Mix
+    }
+
+    fn chunk_neighbours(&self, layer: usize, _key: &[u8], first: u64, len: usize) -> Vec<Neighbours> {
+        MorrisSpec::pair_neighbours(layer, first, len)
     }
 }
 

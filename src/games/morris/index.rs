@@ -644,6 +644,56 @@ impl Table {
         }
     }
 
+    /// Appends, for every class in `range`, the back-offsets of its two coding
+    /// neighbours (`store::codec`): the class with the opponent's highest stone,
+    /// then the one with its second highest stone, one free point lower, when that
+    /// point is free of opponent stones too (0 otherwise). Offsets are plain colex
+    /// rank differences in a row of a trivial-stabilizer mover set; the rare rows
+    /// with a nontrivial stabilizer get none. Part of the file format (version 2).
+    pub fn neighbour_offsets(&self, range: Range<u64>, out: &mut Vec<[u32; 2]>) {
+        if range.start >= range.end {
+            return;
+        }
+        let k = self.o as usize;
+        // The rank change when stone j (0-based, ascending) at point s moves to
+        // s - 1: C(s - 1, j) (colex rank = sum of C(s_j, j + 1)).
+        let offset = |c: u32, j: usize| -> u32 {
+            let mut rest = c;
+            let mut stones = [0u32; 3];
+            // The highest three stones, highest first.
+            for s in stones.iter_mut().take(k.min(3)) {
+                *s = 31 - rest.leading_zeros();
+                rest &= !(1 << *s);
+            }
+            let i = k - 1 - j; // position from the top
+            let s = stones[i];
+            let below_free = if j == 0 { s > 0 } else { stones[i + 1] + 1 < s };
+            if below_free {
+                BINOM[s as usize - 1][j] as u32
+            } else {
+                0
+            }
+        };
+        let mut index = range.start;
+        let mut cid = self.block_of(index);
+        while index < range.end {
+            let block = self.blocks[cid];
+            let end = self.block_end(cid).min(range.end);
+            if block.special == u32::MAX {
+                let mut c = unrank24(self.o as u32, (index - block.offset) as u32);
+                for _ in index..end {
+                    let second = if k >= 2 { offset(c, k - 2) } else { 0 };
+                    out.push([offset(c, k - 1), second]);
+                    c = next_combination(c);
+                }
+            } else {
+                out.extend((index..end).map(|_| [0, 0]));
+            }
+            index = end;
+            cid += 1;
+        }
+    }
+
     /// Calls `f(index, mover, opponent)` for every class, in index order.
     pub fn for_each(&self, f: impl FnMut(u64, u32, u32)) {
         self.for_each_in_blocks(0..self.blocks(), f);

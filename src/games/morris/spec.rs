@@ -3,12 +3,15 @@
 
 use super::index::{MAX_STONES, MIN_STONES, Table};
 use crate::store::MAX_CHUNK_POSITIONS;
+use crate::store::codec::Neighbours;
 use anyhow::{Context, Result, bail, ensure};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-/// Format version of Morris value bytes (0 = draw, else plies + 1).
-pub const FORMAT_VERSION: u32 = 1;
+/// Format version of Morris files: value bytes are 0 = draw, else plies + 1; since
+/// version 2 chunks may be context-mixing coded (`store::codec`), which a tb that
+/// knows only version 1 cannot read.
+pub const FORMAT_VERSION: u32 = 2;
 
 /// The rules recorded in a Morris file's meta (DESIGN.md section 6).
 pub const RULES: &str = "gasser: 24 points, 16 mills, flying at 3 stones, one capture per move closing mills, stones in mills protected unless all are, fewer than 3 stones or no legal move loses, undecided is a draw";
@@ -123,6 +126,26 @@ impl MorrisSpec {
         } else {
             vec![(a, b), (b, a)]
         }
+    }
+
+    /// The coding neighbours (`store::codec`) of the `len` classes of pair `layer`
+    /// from index `first` of its block on (table (a, b), then (b, a)).
+    pub fn pair_neighbours(layer: usize, first: u64, len: usize) -> Vec<Neighbours> {
+        let (a, b) = layer_pair(layer);
+        let mut out = Vec::with_capacity(len);
+        let end = first + len as u64;
+        let mut start = 0;
+        for (m, o) in Self::tables_of_pair(a, b) {
+            let Ok(table) = Table::get(m, o) else { break };
+            let range = first.max(start)..end.min(start + table.size());
+            if range.start < range.end {
+                table.neighbour_offsets(range.start - start..range.end - start, &mut out);
+            }
+            start += table.size();
+        }
+        // Indices past the pair (a corrupt row count) get no neighbours.
+        out.resize(len, [0, 0]);
+        out
     }
 
     /// Where table (m, o) starts in its pair's block.

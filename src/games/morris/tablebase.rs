@@ -26,7 +26,11 @@ impl MorrisTablebase {
         let spec = MorrisSpec::from_meta(&store.meta()?)?;
         let layers = store.layers()?;
         Ok(MorrisTablebase {
-            reader: ChunkReader::new(store, spec.chunk_positions),
+            reader: ChunkReader::with_neighbours(
+                store,
+                spec.chunk_positions,
+                Box::new(|layer, _, first, len| MorrisSpec::pair_neighbours(layer, first, len)),
+            ),
             spec,
             layers,
         })
