@@ -58,3 +58,32 @@ fn a_file_without_reduction_keys_resumes_as_unreduced() {
     run(&["build", "2x2", "--symmetry", "none", "--quiet"], &db);
     assert!(run(&["verify"], &db).contains("OK"));
 }
+
+/// A Morris file of value format 1 (zstd chunks, written by tb at bcf0be4, kept in
+/// `data/morris-3-format1.tb`) reads like a fresh build (context-mixing chunks);
+/// resuming it is refused as another format.
+#[test]
+fn a_morris_file_of_format_1_reads_like_a_fresh_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("old.tb");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("data/morris-3-format1.tb"),
+        &old,
+    )
+    .unwrap();
+    let fresh = dir.path().join("fresh.tb");
+    run(&["build", "morris", "--stones", "3", "--quiet"], &fresh);
+    assert!(run(&["verify"], &old).contains("OK"));
+    let export = |db: &Path| run(&["export"], db);
+    assert_eq!(export(&old), export(&fresh));
+    assert_eq!(export(&old).lines().count(), 169_626);
+    let probe = |db: &Path| run(&["probe", "WWW......BBB............ w"], db);
+    assert_eq!(probe(&old), probe(&fresh));
+    let out = tb()
+        .args(["build", "morris", "--stones", "3", "--quiet", "--db"])
+        .arg(&old)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("format version 1 vs 2"));
+}

@@ -36,8 +36,9 @@ const MIXER_RATE: i32 = 82;
 const INPUTS: usize = 6;
 /// Counters per context slot: node 0 for the first decision ("the same value as the
 /// previous one"), nodes 1..512 for the rank's code (see [`code_values`]).
-const SLOT: usize = 512;
+const SLOT: usize = 513;
 const SAME_NODE: usize = 0;
+const NEIGHBOUR_NODE: usize = 512;
 /// Hashed slots per pair-context model.
 const HASH_SLOTS: usize = 2048;
 
@@ -402,6 +403,11 @@ fn code_values<C: BitCoder>(
         let value = source.get(i).copied().unwrap_or(0);
         if models.step(coder, &bases, SAME_NODE, (value == prev) as u32) == 1 {
             out.push(prev);
+            continue;
+        }
+        let first = contexts.1;
+        if first != prev && models.step(coder, &bases, NEIGHBOUR_NODE, (value == first) as u32) == 1 {
+            out.push(first);
             continue;
         }
         let x = rank_of[value as usize] as usize + 1;
