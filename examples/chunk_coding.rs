@@ -29,30 +29,72 @@ fn main() -> Result<()> {
     let spec = MorrisSpec::from_meta(&store.meta()?)?;
     let game = MorrisGame::new(spec.clone());
     let (layer, key) = (pair_layer(a, b), vec![a, b]);
-    let values = load_block(&store, &game, &BlockId { layer, key: key.clone() })?;
+    let values = load_block(
+        &store,
+        &game,
+        &BlockId {
+            layer,
+            key: key.clone(),
+        },
+    )?;
     let bytes = as_bytes(&values);
     let cp = spec.chunk_positions as usize;
     let chunks = bytes.len().div_ceil(cp);
-    let wanted: usize = args.get(3).map(|s| s.parse()).transpose()?.unwrap_or(chunks);
+    let wanted: usize = args
+        .get(3)
+        .map(|s| s.parse())
+        .transpose()?
+        .unwrap_or(chunks);
     let step = (chunks / wanted.max(1)).max(1);
     let picks: Vec<usize> = (0..chunks).step_by(step).collect();
     let positions: usize = picks.iter().map(|&c| cp.min(bytes.len() - c * cp)).sum();
-    println!("pair {a}-{b}: {positions} of {} positions, {} chunks, {} threads", bytes.len(), picks.len(), rayon::current_num_threads());
+    println!(
+        "pair {a}-{b}: {positions} of {} positions, {} chunks, {} threads",
+        bytes.len(),
+        picks.len(),
+        rayon::current_num_threads()
+    );
     if let Ok(dump) = std::env::var("DUMP") {
         // The sampled chunks' raw values, for offline analysis.
         let raw: Vec<u8> = picks
             .iter()
-            .flat_map(|&c| bytes[c * cp..((c + 1) * cp).min(bytes.len())].iter().copied())
+            .flat_map(|&c| {
+                bytes[c * cp..((c + 1) * cp).min(bytes.len())]
+                    .iter()
+                    .copied()
+            })
             .collect();
         std::fs::write(dump, raw)?;
     }
+    // Build the table indices before timing (probes and builds have them already).
+    let started = Instant::now();
+    let all: usize = picks
+        .par_iter()
+        .map(|&c| {
+            game.chunk_neighbours(layer, &key, (c * cp) as u64, cp.min(bytes.len() - c * cp))
+                .len()
+        })
+        .sum();
+    println!(
+        "  neighbours of {all} positions: {:.3} s (table indices built on first use)",
+        started.elapsed().as_secs_f64()
+    );
+    let started = Instant::now();
+    picks.par_iter().for_each(|&c| {
+        game.chunk_neighbours(layer, &key, (c * cp) as u64, cp.min(bytes.len() - c * cp));
+    });
+    println!(
+        "  neighbours again: {:.1} M positions/s",
+        positions as f64 / started.elapsed().as_secs_f64() / 1e6
+    );
     for name in ["zstd3", "mix"] {
         let coding = match name {
             "zstd3" => ChunkCoding::Zstd(3),
             _ => game.chunk_coding(),
         };
         let range = |c: usize| c * cp..((c + 1) * cp).min(bytes.len());
-        let neighbours = |c: usize| game.chunk_neighbours(layer, &key, (c * cp) as u64, range(c).len());
+        let neighbours =
+            |c: usize| game.chunk_neighbours(layer, &key, (c * cp) as u64, range(c).len());
         let started = Instant::now();
         let coded: Vec<Vec<u8>> = picks
             .par_iter()

@@ -86,7 +86,13 @@ pub trait Game: Sync {
 
     /// The neighbours of the `len` positions of a block from index `first` on, for
     /// [`ChunkCoding::Mix`] (see `store::codec`); part of the game's file format.
-    fn chunk_neighbours(&self, layer: usize, key: &[u8], first: u64, len: usize) -> Vec<Neighbours> {
+    fn chunk_neighbours(
+        &self,
+        layer: usize,
+        key: &[u8],
+        first: u64,
+        len: usize,
+    ) -> Vec<Neighbours> {
         let _ = (layer, key, first, len);
         Vec::new()
     }

@@ -131,7 +131,9 @@ impl Models {
     fn new() -> Models {
         Models {
             tables: &TABLES,
-            counters: vec![COUNTER_INIT; SLOTS * SLOT],
+            // Zeroed pages cost nothing until used: every slot is stale (generation 0
+            // < current) and refilled on first use.
+            counters: vec![0; SLOTS * SLOT],
             generation: vec![0; SLOTS],
             current: 0,
             weights: vec![(1 << 16) * 3 / 10; SLOT * INPUTS],
@@ -140,6 +142,10 @@ impl Models {
 
     /// Starts a new chunk: every counter and weight back to its initial state.
     fn reset(&mut self) {
+        if self.current == u32::MAX {
+            self.generation.fill(0);
+            self.current = 0;
+        }
         self.current += 1;
         self.weights.fill((1 << 16) * 3 / 10);
     }
@@ -368,7 +374,13 @@ impl BitCoder for Decoder<'_> {
 impl Models {
     /// Predicts, codes and learns one decision.
     #[inline(always)]
-    fn step<C: BitCoder>(&mut self, coder: &mut C, bases: &[usize; 5], node: usize, bit: u32) -> u32 {
+    fn step<C: BitCoder>(
+        &mut self,
+        coder: &mut C,
+        bases: &[usize; 5],
+        node: usize,
+        bit: u32,
+    ) -> u32 {
         let pred = self.predict(bases, node);
         let bit = coder.code(pred.p, bit);
         self.update(bases, node, &pred, bit);
@@ -406,7 +418,8 @@ fn code_values<C: BitCoder>(
             continue;
         }
         let first = contexts.1;
-        if first != prev && models.step(coder, &bases, NEIGHBOUR_NODE, (value == first) as u32) == 1 {
+        if first != prev && models.step(coder, &bases, NEIGHBOUR_NODE, (value == first) as u32) == 1
+        {
             out.push(first);
             continue;
         }
@@ -446,7 +459,15 @@ pub fn encode(values: &[u8], neighbours: &[Neighbours]) -> Vec<u8> {
         models.reset();
         let mut enc = Encoder::new();
         let mut copy = Vec::with_capacity(values.len());
-        code_values(models, &mut enc, &mut copy, values.len(), neighbours, &alphabet, values);
+        code_values(
+            models,
+            &mut enc,
+            &mut copy,
+            values.len(),
+            neighbours,
+            &alphabet,
+            values,
+        );
         out.extend(enc.finish());
     });
     out
@@ -464,7 +485,15 @@ pub fn decode(data: &[u8], len: usize, neighbours: &[Neighbours]) -> Vec<u8> {
     MODELS.with_borrow_mut(|models| {
         models.reset();
         let mut dec = Decoder::new(coded);
-        code_values(models, &mut dec, &mut values, len, neighbours, alphabet, &[]);
+        code_values(
+            models,
+            &mut dec,
+            &mut values,
+            len,
+            neighbours,
+            alphabet,
+            &[],
+        );
     });
     values
 }
@@ -472,6 +501,24 @@ pub fn decode(data: &[u8], len: usize, neighbours: &[Neighbours]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Any values with any neighbours (in or past the chunk) round-trip, and
+        /// the coded size stays near the raw size even for noise.
+        #[test]
+        fn any_values_round_trip(
+            values in proptest::collection::vec(0u8..=255, 0..3000),
+            alphabet in 1usize..=256,
+            offsets in proptest::collection::vec((0u32..4000, 0u32..4000), 0..3000),
+        ) {
+            let values: Vec<u8> = values.iter().map(|&v| (v as usize % alphabet) as u8).collect();
+            let neighbours: Vec<Neighbours> = offsets.iter().map(|&(a, b)| [a, b]).collect();
+            let coded = encode(&values, &neighbours);
+            prop_assert_eq!(decode(&coded, values.len(), &neighbours), values.clone());
+            prop_assert!(coded.len() <= values.len() * 11 / 10 + 270);
+        }
+    }
 
     /// Neighbours one row of `stride` back and two rows back.
     fn rows(len: usize, stride: u32) -> Vec<Neighbours> {
@@ -479,7 +526,11 @@ mod tests {
     }
 
     fn round_trip(values: &[u8], stride: u32) -> usize {
-        let neighbours = if stride == 0 { Vec::new() } else { rows(values.len(), stride) };
+        let neighbours = if stride == 0 {
+            Vec::new()
+        } else {
+            rows(values.len(), stride)
+        };
         let coded = encode(values, &neighbours);
         assert_eq!(decode(&coded, values.len(), &neighbours), values);
         coded.len()
@@ -489,12 +540,18 @@ mod tests {
     fn squash_and_stretch_are_monotone_inverses() {
         let t = &*TABLES;
         for x in -2047..2047 {
-            assert_eq!(t.squash[(x + 2048) as usize] as i32, squash(x).clamp(1, 4095));
+            assert_eq!(
+                t.squash[(x + 2048) as usize] as i32,
+                squash(x).clamp(1, 4095)
+            );
             assert!(squash(x) <= squash(x + 1));
         }
         for p in 1..4095usize {
             assert!(t.stretch[p] <= t.stretch[p + 1]);
-            assert!((squash(t.stretch[p] as i32) - p as i32).abs() <= 40, "p {p}");
+            assert!(
+                (squash(t.stretch[p] as i32) - p as i32).abs() <= 40,
+                "p {p}"
+            );
         }
     }
 
@@ -525,7 +582,9 @@ mod tests {
         // changed by a little, so exact repeats (what zstd finds) are rare.
         let mut x = 7u64;
         let mut noise = || {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (x >> 33) as u32
         };
         let width = 300;
@@ -551,7 +610,10 @@ mod tests {
         let neighbours = rows(values.len(), 50);
         let coded = encode(&values, &neighbours);
         for cut in [0, 1, 3, coded.len() / 2] {
-            assert_eq!(decode(&coded[..cut], values.len(), &neighbours).len(), values.len());
+            assert_eq!(
+                decode(&coded[..cut], values.len(), &neighbours).len(),
+                values.len()
+            );
         }
         let mut flipped = coded.clone();
         flipped[coded.len() / 3] ^= 0x10;

@@ -88,7 +88,11 @@ mod tests {
         let rows = || vec![[300, 600]; 70_000];
         for coding in [ChunkCoding::Zstd(3), ChunkCoding::Mix] {
             let data = encode(&values, coding, rows).unwrap();
-            assert_eq!(decode(&data, values.len(), rows).unwrap(), values, "{coding:?}");
+            assert_eq!(
+                decode(&data, values.len(), rows).unwrap(),
+                values,
+                "{coding:?}"
+            );
         }
         let constant = encode(&[9; 100], ChunkCoding::Mix, none).unwrap();
         assert_eq!(constant, [TAG_CONSTANT, 9]);

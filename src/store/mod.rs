@@ -6,7 +6,9 @@
 //! complete in the transaction that stores its last block, and the blocks and layers
 //! no remaining block reads are deleted in those transactions unless they are kept.
 //! Values are bytes here; layers and block keys are numbers the game chooses
-//! (Dots-and-Boxes: lines drawn and group counts; Morris: table pairs).
+//! (Dots-and-Boxes: lines drawn and group counts; Morris: table pairs). A chunk's
+//! bytes are coded as the game asks ([`codec`]: zstd, or context mixing over the
+//! game's neighbours), each chunk saying its coding in its first byte.
 
 pub mod checksum;
 pub mod cm;
@@ -419,6 +421,9 @@ impl Store {
         let Some((raw_len, sum, data)) = row else {
             bail!("chunk {chunk} of block {key} in layer {n} is missing from the file");
         };
+        if !(0..=MAX_CHUNK_POSITIONS as i64).contains(&raw_len) {
+            bail!("chunk {chunk} of block {key} in layer {n} claims {raw_len} values");
+        }
         let raw_len = raw_len as usize;
         decode_chunk(raw_len, sum as u64, &data, || neighbours(raw_len))
             .with_context(|| format!("chunk {chunk} of block {key} in layer {n} is corrupt"))

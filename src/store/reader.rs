@@ -69,7 +69,11 @@ impl ChunkReader {
     }
 
     /// Reads `store`, whose context-mixing chunks have the game's `neighbours`.
-    pub fn with_neighbours(store: Store, chunk_positions: u64, neighbours: NeighbourFn) -> ChunkReader {
+    pub fn with_neighbours(
+        store: Store,
+        chunk_positions: u64,
+        neighbours: NeighbourFn,
+    ) -> ChunkReader {
         ChunkReader {
             store,
             chunk_positions,
@@ -107,7 +111,11 @@ impl ChunkReader {
         let (layer, _, chunk) = chunk_key;
         let first = chunk * self.chunk_positions;
         let neighbours = |len| (self.neighbours)(layer as usize, key, first, len);
-        let values = Rc::new(self.store.read_chunk_with(layer as usize, key, chunk, &neighbours)?);
+        let values =
+            Rc::new(
+                self.store
+                    .read_chunk_with(layer as usize, key, chunk, &neighbours)?,
+            );
         let mut cache = self.cache.borrow_mut();
         let capacity = (CACHE_BYTES / self.chunk_positions).max(16) as usize;
         if cache.order.len() >= capacity

@@ -159,7 +159,13 @@ impl Game for MorrisGame {
         ChunkCoding::Mix
     }
 
-    fn chunk_neighbours(&self, layer: usize, _key: &[u8], first: u64, len: usize) -> Vec<Neighbours> {
+    fn chunk_neighbours(
+        &self,
+        layer: usize,
+        _key: &[u8],
+        first: u64,
+        len: usize,
+    ) -> Vec<Neighbours> {
         MorrisSpec::pair_neighbours(layer, first, len)
     }
 }
