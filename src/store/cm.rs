@@ -1,24 +1,21 @@
 //! A context-mixing coder for value bytes. Each value is coded as binary decisions by
-//! a binary arithmetic coder: first whether it equals the previous value, if not its
-//! rank in the chunk's alphabet (see [`code_values`]). The probability of each
-//! decision is mixed from five adaptive models, whose contexts are the previous value
-//! and two *neighbours*: earlier values of the chunk that the game names per position
+//! a binary arithmetic coder: whether it equals the previous value; if not, whether
+//! it equals its first neighbour; if not, its rank in the chunk's alphabet (see
+//! [`code_values`]). The probability of each decision is mixed from six adaptive
+//! models whose contexts are the previous value and four *neighbours*: earlier values
+//! of the chunk that the game names per position, because a position's value is like
+//! its neighbours' in the game, not only like the value before it in the index
 //! (Morris: the same position with the opponent's highest, or second highest, stone
-//! one point lower), because a position's value is like its neighbours' in the game,
-//! not only like the value before it in the index:
+//! one point lower; the same slot one mover set back; the third highest stone one
+//! point lower):
 //!
-//! * order 0,
 //! * the previous value,
 //! * the first neighbour,
-//! * the previous value and the first neighbour,
-//! * the previous value and the second neighbour.
+//! * the previous value together with each of the four neighbours (hashed).
 //!
 //! The mixer is a single-layer logistic network with one weight set per decision
 //! node, trained online. Everything is integer arithmetic with fixed tables, so the
 //! decoder reproduces the encoder's probabilities bit for bit on any machine.
-//!
-//! Measured on Morris tables (64 Ki positions per chunk, models reset per chunk):
-//! 21-25% fewer bits than zstd level 3.
 //!
 //! Every chunk is coded independently (models start fresh), so a probe decodes one
 //! chunk. Decoding never reads past its input nor writes past the requested length:
@@ -30,10 +27,15 @@ const PROB_BITS: u32 = 12;
 /// Counters adapt at rate 1/(n + 1.5) for their first `COUNTER_LIMIT` updates, then
 /// stay at that rate (fast enough to follow local statistics).
 const COUNTER_LIMIT: u32 = 30;
-/// Mixer learning rate (fixed point, see [`Mixer::update`]).
+/// Mixer learning rate (fixed point, see [`Models::update`]).
 const MIXER_RATE: i32 = 82;
-/// Inputs of the mixer: five models and a bias.
-const INPUTS: usize = 6;
+/// Neighbours per position.
+pub const NEIGHBOURS: usize = 4;
+/// Models: the previous value, the first neighbour, and the previous value paired
+/// with each neighbour.
+const MODELS: usize = 2 + NEIGHBOURS;
+/// Inputs of the mixer: the models and a bias.
+const INPUTS: usize = MODELS + 1;
 /// Counters per context slot: node 0 for the first decision ("the same value as the
 /// previous one"), nodes 1..512 for the rank's code (see [`code_values`]).
 const SLOT: usize = 513;
@@ -41,6 +43,8 @@ const SAME_NODE: usize = 0;
 const NEIGHBOUR_NODE: usize = 512;
 /// Hashed slots per pair-context model.
 const HASH_SLOTS: usize = 2048;
+/// Neighbour offsets used when the game gives none: the values 2 to 5 before.
+const DEFAULT_NEIGHBOURS: Neighbours = [2, 3, 4, 5];
 
 /// `squash(x)` = 4096 / (1 + e^(-x/256)) at x = 128 (i - 16), i = 0..=32: the knots
 /// of a piecewise-linear logistic function.
@@ -105,8 +109,9 @@ static TABLES: std::sync::LazyLock<Tables> = std::sync::LazyLock::new(|| {
 type Counter = u32;
 const COUNTER_INIT: Counter = 1 << 31;
 
-/// The five models' counters, in slots of 256 (one counter per bit-tree node), reset
-/// lazily: a slot whose generation is not the current one is refilled on first use.
+/// The models' counters, in slots of [`SLOT`] (one counter per decision node),
+/// reset lazily: a slot whose generation is not the current one is refilled on first
+/// use.
 struct Models {
     tables: &'static Tables,
     counters: Vec<Counter>,
@@ -115,12 +120,10 @@ struct Models {
     weights: Vec<i32>,
 }
 
-const SLOT_ORDER0: usize = 0;
-const SLOT_PREV: usize = 1;
+const SLOT_PREV: usize = 0;
 const SLOT_FIRST: usize = SLOT_PREV + 256;
-const SLOT_PAIR_FIRST: usize = SLOT_FIRST + 256;
-const SLOT_PAIR_SECOND: usize = SLOT_PAIR_FIRST + HASH_SLOTS;
-const SLOTS: usize = SLOT_PAIR_SECOND + HASH_SLOTS;
+const SLOT_PAIRS: usize = SLOT_FIRST + 256;
+const SLOTS: usize = SLOT_PAIRS + NEIGHBOURS * HASH_SLOTS;
 
 fn pair_slot(a: u8, b: u8) -> usize {
     let h = ((a as u32) << 8 | b as u32).wrapping_mul(0x9E37_79B1);
@@ -150,15 +153,14 @@ impl Models {
         self.weights.fill((1 << 16) * 3 / 10);
     }
 
-    /// The counter offsets of the five models for the next value.
-    fn contexts(&mut self, (prev, first, second): (u8, u8, u8)) -> [usize; 5] {
-        let slots = [
-            SLOT_ORDER0,
-            SLOT_PREV + prev as usize,
-            SLOT_FIRST + first as usize,
-            SLOT_PAIR_FIRST + pair_slot(prev, first),
-            SLOT_PAIR_SECOND + pair_slot(prev, second),
-        ];
+    /// The counter offsets of the models for the next value.
+    fn contexts(&mut self, context: &Context) -> [usize; MODELS] {
+        let mut slots = [0; MODELS];
+        slots[0] = SLOT_PREV + context.prev as usize;
+        slots[1] = SLOT_FIRST + context.near[0] as usize;
+        for (j, &near) in context.near.iter().enumerate() {
+            slots[2 + j] = SLOT_PAIRS + j * HASH_SLOTS + pair_slot(context.prev, near);
+        }
         for &s in &slots {
             if self.generation[s] != self.current {
                 self.generation[s] = self.current;
@@ -178,7 +180,7 @@ struct Prediction {
 impl Models {
     /// Mixed probability (12 bits) that the bit at `node` is 1.
     #[inline(always)]
-    fn predict(&self, bases: &[usize; 5], node: usize) -> Prediction {
+    fn predict(&self, bases: &[usize; MODELS], node: usize) -> Prediction {
         let t = self.tables;
         let mut inputs = [256i32; INPUTS];
         for (input, &base) in inputs.iter_mut().zip(bases) {
@@ -195,7 +197,7 @@ impl Models {
     }
 
     #[inline(always)]
-    fn update(&mut self, bases: &[usize; 5], node: usize, pred: &Prediction, bit: u32) {
+    fn update(&mut self, bases: &[usize; MODELS], node: usize, pred: &Prediction, bit: u32) {
         let t = self.tables;
         let target = (bit as i32) << 16;
         for &base in bases {
@@ -213,27 +215,29 @@ impl Models {
     }
 }
 
-/// Back-offsets (0: none) of a position's two neighbours, per position of a chunk.
-pub type Neighbours = [u32; 2];
+/// Back-offsets (0: none) of a position's neighbours, per position of a chunk.
+pub type Neighbours = [u32; NEIGHBOURS];
 
-/// The contexts of value `i`: the previous value and the two neighbours (the
-/// previous value where a neighbour is missing or before the chunk; without a
-/// neighbour table, the two values before).
+/// What the models of one value see.
+struct Context {
+    prev: u8,
+    near: [u8; NEIGHBOURS],
+}
+
+/// The context of value `i`: the previous value and the neighbours' values (the
+/// previous value where a neighbour is missing or before the chunk).
 #[inline(always)]
-fn contexts_of(values: &[u8], i: usize, neighbours: &[Neighbours]) -> (u8, u8, u8) {
+fn context_of(values: &[u8], i: usize, neighbours: &[Neighbours]) -> Context {
     let prev = if i > 0 { values[i - 1] } else { 0 };
-    let Some(&[first, second]) = neighbours.get(i) else {
-        let prev2 = if i > 1 { values[i - 2] } else { 0 };
-        return (prev, prev, prev2);
-    };
-    let at = |d: u32| {
+    let offsets = neighbours.get(i).unwrap_or(&DEFAULT_NEIGHBOURS);
+    let near = offsets.map(|d| {
         if d > 0 && d as usize <= i {
             values[i - d as usize]
         } else {
             prev
         }
-    };
-    (prev, at(first), at(second))
+    });
+    Context { prev, near }
 }
 
 /// Binary arithmetic (range) encoder with carry propagation through a cached byte.
@@ -346,7 +350,7 @@ impl<'a> Decoder<'a> {
 }
 
 thread_local! {
-    static MODELS: std::cell::RefCell<Models> = std::cell::RefCell::new(Models::new());
+    static THREAD_MODELS: std::cell::RefCell<Models> = std::cell::RefCell::new(Models::new());
 }
 
 /// One binary decision through the range coder: the encoder codes `bit` and returns
@@ -377,7 +381,7 @@ impl Models {
     fn step<C: BitCoder>(
         &mut self,
         coder: &mut C,
-        bases: &[usize; 5],
+        bases: &[usize; MODELS],
         node: usize,
         bit: u32,
     ) -> u32 {
@@ -409,15 +413,15 @@ fn code_values<C: BitCoder>(
     // Rank + 1 <= alphabet size: the last bucket needs no stop decision.
     let last_bucket = usize::BITS - 1 - alphabet.len().max(1).leading_zeros();
     for i in 0..len {
-        let contexts = contexts_of(out, i, neighbours);
-        let prev = contexts.0;
-        let bases = models.contexts(contexts);
+        let context = context_of(out, i, neighbours);
+        let prev = context.prev;
+        let bases = models.contexts(&context);
         let value = source.get(i).copied().unwrap_or(0);
         if models.step(coder, &bases, SAME_NODE, (value == prev) as u32) == 1 {
             out.push(prev);
             continue;
         }
-        let first = contexts.1;
+        let first = context.near[0];
         if first != prev && models.step(coder, &bases, NEIGHBOUR_NODE, (value == first) as u32) == 1
         {
             out.push(first);
@@ -455,7 +459,7 @@ pub fn encode(values: &[u8], neighbours: &[Neighbours]) -> Vec<u8> {
     alphabet.sort_by_key(|&v| std::cmp::Reverse(counts[v as usize]));
     let mut out = vec![(alphabet.len() - 1) as u8];
     out.extend_from_slice(&alphabet);
-    MODELS.with_borrow_mut(|models| {
+    THREAD_MODELS.with_borrow_mut(|models| {
         models.reset();
         let mut enc = Encoder::new();
         let mut copy = Vec::with_capacity(values.len());
@@ -482,7 +486,7 @@ pub fn decode(data: &[u8], len: usize, neighbours: &[Neighbours]) -> Vec<u8> {
     let size = data.first().map_or(1, |&k| k as usize + 1);
     let alphabet = data.get(1..1 + size).unwrap_or(&[]);
     let coded = data.get(1 + size..).unwrap_or(&[]);
-    MODELS.with_borrow_mut(|models| {
+    THREAD_MODELS.with_borrow_mut(|models| {
         models.reset();
         let mut dec = Decoder::new(coded);
         code_values(
@@ -513,7 +517,7 @@ mod tests {
             offsets in proptest::collection::vec((0u32..4000, 0u32..4000), 0..3000),
         ) {
             let values: Vec<u8> = values.iter().map(|&v| (v as usize % alphabet) as u8).collect();
-            let neighbours: Vec<Neighbours> = offsets.iter().map(|&(a, b)| [a, b]).collect();
+            let neighbours: Vec<Neighbours> = offsets.iter().map(|&(a, b)| [a, b, a ^ b, a / 2]).collect();
             let coded = encode(&values, &neighbours);
             prop_assert_eq!(decode(&coded, values.len(), &neighbours), values.clone());
             prop_assert!(coded.len() <= values.len() * 11 / 10 + 270);
@@ -522,7 +526,7 @@ mod tests {
 
     /// Neighbours one row of `stride` back and two rows back.
     fn rows(len: usize, stride: u32) -> Vec<Neighbours> {
-        (0..len).map(|_| [stride, 2 * stride]).collect()
+        (0..len).map(|_| [stride, 2 * stride, 3, 4]).collect()
     }
 
     fn round_trip(values: &[u8], stride: u32) -> usize {
@@ -619,7 +623,7 @@ mod tests {
         flipped[coded.len() / 3] ^= 0x10;
         assert_ne!(decode(&flipped, values.len(), &neighbours), values);
         // Neighbours past the start of the chunk, or absent, are not errors.
-        let far = vec![[u32::MAX, 7]; values.len()];
+        let far = vec![[u32::MAX, 7, 0, 1]; values.len()];
         assert_eq!(decode(&encode(&values, &far), values.len(), &far), values);
         let short = &neighbours[..10];
         assert_eq!(decode(&encode(&values, short), values.len(), short), values);

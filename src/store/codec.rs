@@ -85,7 +85,7 @@ mod tests {
     #[test]
     fn every_coding_round_trips() {
         let values: Vec<u8> = (0..70_000u32).map(|i| (i % 300 / 20) as u8).collect();
-        let rows = || vec![[300, 600]; 70_000];
+        let rows = || vec![[300, 600, 1, 2]; 70_000];
         for coding in [ChunkCoding::Zstd(3), ChunkCoding::Mix] {
             let data = encode(&values, coding, rows).unwrap();
             assert_eq!(

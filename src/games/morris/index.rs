@@ -16,6 +16,7 @@ use std::sync::OnceLock;
 use anyhow::{Result, bail};
 
 use super::geometry::{FULL, POINTS, SYMMETRIES, transform};
+use crate::store::codec::Neighbours;
 
 /// Smallest and largest stones per side in the moving-phase tables.
 pub const MIN_STONES: u8 = 3;
@@ -644,50 +645,61 @@ impl Table {
         }
     }
 
-    /// Appends, for every class in `range`, the back-offsets of its two coding
-    /// neighbours (`store::codec`): the class with the opponent's highest stone,
-    /// then the one with its second highest stone, one free point lower, when that
-    /// point is free of opponent stones too (0 otherwise). Offsets are plain colex
-    /// rank differences in a row of a trivial-stabilizer mover set; the rare rows
-    /// with a nontrivial stabilizer get none. Part of the file format (version 2).
-    pub fn neighbour_offsets(&self, range: Range<u64>, out: &mut Vec<[u32; 2]>) {
+    /// Appends, for every class in `range`, the back-offsets of its four coding
+    /// neighbours (`store::codec`; 0: none): the class with the opponent's highest
+    /// stone one free point lower (when that point is free of opponent stones too),
+    /// the same with the second highest stone, the same slot one mover set (row)
+    /// back, the same with the third highest stone. Offsets are colex rank
+    /// differences in a row of a trivial-stabilizer mover set; the rare rows with a
+    /// nontrivial stabilizer get none. Part of the file format (version 2).
+    pub fn neighbour_offsets(&self, range: Range<u64>, out: &mut Vec<Neighbours>) {
         if range.start >= range.end {
             return;
         }
         let k = self.o as usize;
-        // The rank change when stone j (0-based, ascending) at point s moves to
-        // s - 1: C(s - 1, j) (colex rank = sum of C(s_j, j + 1)).
-        let offset = |c: u32, j: usize| -> u32 {
+        // Moving the stone at point s (j-th from the top) one point down changes the
+        // colex rank (sum over stones, ascending i = 0.., of C(s_i, i + 1)) by
+        // C(s - 1, i) with i = k - 1 - j; allowed when point s - 1 is free.
+        let lower = |c: u32| -> [u32; 3] {
             let mut rest = c;
-            let mut stones = [0u32; 3];
-            // The highest three stones, highest first.
-            for s in stones.iter_mut().take(k.min(3)) {
-                *s = 31 - rest.leading_zeros();
-                rest &= !(1 << *s);
+            let mut offsets = [0u32; 3];
+            for (j, offset) in offsets.iter_mut().enumerate().take(k.min(3)) {
+                let s = 31 - rest.leading_zeros();
+                rest &= !(1 << s);
+                let next = if j + 1 < k {
+                    31 - rest.leading_zeros()
+                } else {
+                    u32::MAX
+                };
+                // Point s - 1 exists and holds no stone (the next lower stone).
+                if s > 0 && (next == u32::MAX || next + 1 < s) {
+                    *offset = BINOM[s as usize - 1][k - 1 - j] as u32;
+                }
             }
-            let i = k - 1 - j; // position from the top
-            let s = stones[i];
-            let below_free = if j == 0 { s > 0 } else { stones[i + 1] + 1 < s };
-            if below_free {
-                BINOM[s as usize - 1][j] as u32
-            } else {
-                0
-            }
+            offsets
         };
+        let row = BINOM[POINTS - self.m as usize][k] as u32;
         let mut index = range.start;
         let mut cid = self.block_of(index);
         while index < range.end {
             let block = self.blocks[cid];
             let end = self.block_end(cid).min(range.end);
             if block.special == u32::MAX {
+                // The same slot one row back is the same compressed opponent set
+                // when that row is plain too.
+                let back = if cid > 0 && self.blocks[cid - 1].special == u32::MAX {
+                    row
+                } else {
+                    0
+                };
                 let mut c = unrank24(self.o as u32, (index - block.offset) as u32);
                 for _ in index..end {
-                    let second = if k >= 2 { offset(c, k - 2) } else { 0 };
-                    out.push([offset(c, k - 1), second]);
+                    let [top, second, third] = lower(c);
+                    out.push([top, second, back, third]);
                     c = next_combination(c);
                 }
             } else {
-                out.extend((index..end).map(|_| [0, 0]));
+                out.extend((index..end).map(|_| [0, 0, 0, 0]));
             }
             index = end;
             cid += 1;
@@ -740,6 +752,45 @@ mod tests {
             assert_eq!(s & !free, 0);
             assert_eq!(s.count_ones(), 4);
             assert_eq!(rank_in(free, s), r);
+        }
+    }
+
+    /// Every neighbour offset leads, in the same row, to the position whose
+    /// opponent stone (highest, second, third) sits one free point lower, or one
+    /// row back at the same slot; checked through `position` (unranking).
+    #[test]
+    fn neighbour_offsets_point_at_the_named_positions() {
+        for (m, o) in [(3, 3), (4, 3), (3, 5)] {
+            let t = Table::new(m, o).unwrap();
+            let mut out = Vec::new();
+            t.neighbour_offsets(0..t.size(), &mut out);
+            assert_eq!(out.len() as u64, t.size());
+            let row = BINOM[POINTS - m as usize][o as usize];
+            let mut checked = 0;
+            for (i, offsets) in out.iter().enumerate() {
+                let (mover, opp) = t.position(i as u64);
+                let free = !mover & FULL;
+                let stones: Vec<u32> = (0..24).rev().filter(|p| opp >> p & 1 == 1).collect();
+                for (j, &d) in [offsets[0], offsets[1], offsets[3]].iter().enumerate() {
+                    if d == 0 {
+                        continue;
+                    }
+                    let (m2, o2) = t.position(i as u64 - d as u64);
+                    assert_eq!(m2, mover);
+                    // The stone moves to the next lower free point.
+                    let s = stones[j];
+                    let below = (0..s).rev().find(|p| free >> p & 1 == 1).unwrap();
+                    assert_eq!(o2, opp & !(1 << s) | 1 << below, "{m}-{o} index {i}");
+                    checked += 1;
+                }
+                if offsets[2] != 0 {
+                    assert_eq!(offsets[2] as u64, row);
+                    let (m2, o2) = t.position(i as u64 - row);
+                    assert!(m2 < mover);
+                    assert_eq!(compress(!m2 & FULL, o2), compress(free, opp));
+                }
+            }
+            assert!(checked as u64 > t.size(), "{m}-{o}: {checked}");
         }
     }
 

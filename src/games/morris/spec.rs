@@ -144,7 +144,7 @@ impl MorrisSpec {
             start += table.size();
         }
         // Indices past the pair (a corrupt row count) get no neighbours.
-        out.resize(len, [0, 0]);
+        out.resize(len, [0, 0, 0, 0]);
         out
     }
 
