@@ -58,6 +58,8 @@ pub struct Info {
     pub stones: u8,
     /// Positions per chunk.
     pub chunk_positions: u64,
+    /// Value format of the file (1: zstd chunks; 2: context-mixing chunks).
+    pub format_version: u32,
     /// File size in bytes.
     pub file_bytes: u64,
     /// Every pair in build order.
@@ -144,6 +146,10 @@ pub fn info(tb: &MorrisTablebase) -> Result<Info> {
         rules: meta.get("rules").cloned().unwrap_or_default(),
         stones: tb.spec().stones,
         chunk_positions: tb.spec().chunk_positions,
+        format_version: meta
+            .get("format_version")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1),
         file_bytes: tb.store().file_bytes()?,
         pairs,
         total,
@@ -153,9 +159,12 @@ pub fn info(tb: &MorrisTablebase) -> Result<Info> {
 /// `info` as text.
 pub fn info_text(i: &Info) -> String {
     let mut out = format!(
-        "morris (moving phase), tables with 3 to {} stones a side; file {}\nrules: {}\n",
+        "morris (moving phase), tables with 3 to {} stones a side; file {}, value format {} ({} chunks of {} positions)\nrules: {}\n",
         i.stones,
         human_bytes(i.file_bytes),
+        i.format_version,
+        if i.format_version >= 2 { "context-mixing" } else { "zstd" },
+        i.chunk_positions,
         i.rules
     );
     out.push_str(&format!(
