@@ -163,7 +163,11 @@ pub fn info_text(i: &Info) -> String {
         i.stones,
         human_bytes(i.file_bytes),
         i.format_version,
-        if i.format_version >= 2 { "context-mixing" } else { "zstd" },
+        if i.format_version >= 2 {
+            "context-mixing"
+        } else {
+            "zstd"
+        },
         i.chunk_positions,
         i.rules
     );
