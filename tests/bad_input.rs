@@ -320,3 +320,54 @@ fn tampered_metadata_is_a_clear_error() {
         std::fs::remove_file(&db).expect("remove");
     }
 }
+
+/// (SQL run on a good file, text the message must contain): schema objects a
+/// tablebase does not have (a view standing in for a table returned endless rows
+/// and filled the disk with temporary files before schemas were checked).
+const TAMPERED_SCHEMA: &[(&str, &str)] = &[
+    ("CREATE VIEW extra AS SELECT 1", "view `extra`"),
+    (
+        "CREATE TRIGGER t AFTER INSERT ON meta BEGIN SELECT 1; END",
+        "trigger `t`",
+    ),
+    (
+        "CREATE INDEX chunk_data ON chunks(data)",
+        "index `chunk_data`",
+    ),
+    ("CREATE TABLE extra(x)", "table `extra`"),
+    (
+        "ALTER TABLE layers RENAME TO old_layers; \
+         CREATE VIEW layers AS WITH RECURSIVE r(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM r) \
+         SELECT n, 'book' AS status, 1 AS positions, 0 AS bytes, 0.0 AS seconds, NULL AS histogram, NULL AS digest FROM r",
+        "view `layers`",
+    ),
+    ("ALTER TABLE meta ADD COLUMN note TEXT", "table `meta`"),
+];
+
+#[test]
+fn a_file_with_another_schema_is_refused() {
+    let (_, build) = small_db();
+    let dir = tempfile::tempdir().expect("tempdir");
+    for &(sql, needle) in TAMPERED_SCHEMA {
+        let db = dir.path().join("tampered.tb");
+        std::fs::copy(&build.db, &db).expect("copy the file");
+        let conn = rusqlite::Connection::open(&db).expect("open");
+        conn.execute_batch(sql).expect("tamper");
+        drop(conn);
+        let mut commands = missing_db_commands(&db);
+        let mut verify = tb();
+        verify.arg("verify").arg("--db").arg(&db);
+        commands.push(("verify".into(), verify));
+        // Resuming a build on it is refused as well (before any identity check).
+        let mut resume = tb();
+        resume.args(["build", "1x1", "--quiet", "--db"]).arg(&db);
+        commands.push(("build".into(), resume));
+        for (what, mut cmd) in commands {
+            let output = run(&mut cmd);
+            assert_rejected(&output, &format!("tb {what} after `{sql}`"), needle);
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert!(stderr.contains("not a tablebase file"), "{what}: {stderr}");
+        }
+        std::fs::remove_file(&db).expect("remove");
+    }
+}

@@ -18,15 +18,23 @@ fn run(args: &[&str], db: &Path) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// A copy of `data/NAME` in `dir` (tests write to it: locks, resumed builds).
+fn copy_fixture(name: &str, dir: &Path) -> std::path::PathBuf {
+    let copy = dir.join(name);
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("data")
+            .join(name),
+        &copy,
+    )
+    .unwrap();
+    copy
+}
+
 #[test]
 fn a_file_from_before_the_generic_core_reads_like_a_fresh_build() {
     let dir = tempfile::tempdir().unwrap();
-    let old = dir.path().join("old.tb");
-    std::fs::copy(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("data/legacy-2x2.tb"),
-        &old,
-    )
-    .unwrap();
+    let old = copy_fixture("legacy-2x2.tb", dir.path());
     let fresh = dir.path().join("fresh.tb");
     run(&["build", "2x2", "--quiet"], &fresh);
     assert!(run(&["verify"], &old).contains("OK"));
@@ -65,12 +73,7 @@ fn a_file_without_reduction_keys_resumes_as_unreduced() {
 #[test]
 fn a_morris_file_of_format_1_reads_like_a_fresh_build() {
     let dir = tempfile::tempdir().unwrap();
-    let old = dir.path().join("old.tb");
-    std::fs::copy(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("data/morris-3-format1.tb"),
-        &old,
-    )
-    .unwrap();
+    let old = copy_fixture("morris-3-format1.tb", dir.path());
     let fresh = dir.path().join("fresh.tb");
     run(&["build", "morris", "--stones", "3", "--quiet"], &fresh);
     assert!(run(&["verify"], &old).contains("OK"));

@@ -17,6 +17,7 @@ pub mod reader;
 
 use anyhow::{Context, Result, bail};
 use checksum::checksum;
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -179,6 +180,8 @@ impl Store {
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         let mut store = Store { conn };
         store.migrate()?;
+        check_schema(&store.conn)
+            .with_context(|| format!("{} is not a tablebase file of this tb", path.display()))?;
         Ok(store)
     }
 
@@ -193,6 +196,13 @@ impl Store {
         )
         .with_context(|| format!("cannot open {}", path.display()))?;
         conn.busy_timeout(std::time::Duration::from_secs(30))?;
+        // A downloaded file is untrusted: no writes, no functions or virtual tables
+        // called from its schema, no direct edits of schema or shadow tables, cell
+        // sizes checked as pages are read.
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_TRUSTED_SCHEMA, false)?;
+        conn.pragma_update(None, "query_only", true)?;
+        conn.pragma_update(None, "cell_size_check", true)?;
         let version: i64 = conn
             .pragma_query_value(None, "user_version", |r| r.get(0))
             .with_context(|| format!("{} is not a tablebase file (not SQLite?)", path.display()))?;
@@ -203,6 +213,8 @@ impl Store {
                 path.display()
             );
         }
+        check_schema(&conn)
+            .with_context(|| format!("{} is not a tablebase file of this tb", path.display()))?;
         Ok(Store { conn })
     }
 
@@ -529,6 +541,53 @@ fn finish_layer(tx: &rusqlite::Transaction, n: usize, f: &LayerFinish) -> Result
             "UPDATE layers SET status = 'pruned' WHERE n = ?1",
             params![layer as i64],
         )?;
+    }
+    Ok(())
+}
+
+/// The schema objects of a file: (type, name, table, SQL), by name.
+fn schema_objects(conn: &Connection) -> Result<Vec<(String, String, String, Option<String>)>> {
+    let mut stmt =
+        conn.prepare("SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY type, name")?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The schema objects a file of the current version has: the migrations applied to
+/// an empty database (built once).
+fn expected_schema() -> &'static [(String, String, String, Option<String>)] {
+    static EXPECTED: std::sync::OnceLock<Vec<(String, String, String, Option<String>)>> =
+        std::sync::OnceLock::new();
+    EXPECTED.get_or_init(|| {
+        let conn = Connection::open_in_memory().expect("an in-memory database");
+        for sql in MIGRATIONS {
+            conn.execute_batch(sql).expect("the migrations apply");
+        }
+        schema_objects(&conn).expect("the schema reads back")
+    })
+}
+
+/// A file's schema must be exactly ours: no views, triggers, extra indices or
+/// look-alike tables that could change what a query returns.
+fn check_schema(conn: &Connection) -> Result<()> {
+    let actual = schema_objects(conn)?;
+    let expected = expected_schema();
+    if actual.as_slice() != expected {
+        let differ: Vec<String> = actual
+            .iter()
+            .filter(|o| !expected.contains(o))
+            .map(|(kind, name, ..)| format!("{kind} `{name}`"))
+            .chain(
+                expected
+                    .iter()
+                    .filter(|o| !actual.contains(o))
+                    .map(|(kind, name, ..)| format!("no {kind} `{name}` as this tb writes it")),
+            )
+            .collect();
+        bail!(
+            "its schema differs from a tablebase's: {}",
+            differ.join(", ")
+        );
     }
     Ok(())
 }

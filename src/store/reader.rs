@@ -53,6 +53,19 @@ struct ChunkCache {
 /// length)` to one entry per value (see [`super::codec`]).
 pub type NeighbourFn = Box<dyn Fn(usize, &[u8], u64, usize) -> Vec<Neighbours>>;
 
+/// The value at `offset` of a chunk; a chunk shorter than its layout says (a
+/// tampered file) is an error, never a panic.
+#[inline]
+fn at(values: &[i8], offset: usize, (layer, _, chunk): ChunkKey) -> anyhow::Result<i8> {
+    match values.get(offset) {
+        Some(&v) => Ok(v),
+        None => anyhow::bail!(
+            "chunk {chunk} of layer {layer} holds {} values, too few for its block",
+            values.len()
+        ),
+    }
+}
+
 /// An open store with a chunk cache (FIFO eviction, [`CACHE_BYTES`] of values).
 pub struct ChunkReader {
     store: Store,
@@ -101,9 +114,9 @@ impl ChunkReader {
         let chunk_key: ChunkKey = (layer as u32, packed, index / self.chunk_positions);
         let offset = (index % self.chunk_positions) as usize;
         if let Some(values) = self.cache.borrow().chunks.get(&chunk_key) {
-            return Ok(values[offset]);
+            return at(values, offset, chunk_key);
         }
-        Ok(self.load(chunk_key, &key())?[offset])
+        at(&self.load(chunk_key, &key())?, offset, chunk_key)
     }
 
     /// Reads a chunk that is not cached and caches it.
