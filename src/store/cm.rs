@@ -36,15 +36,19 @@ pub const NEIGHBOURS: usize = 4;
 const MODELS: usize = 2 + NEIGHBOURS;
 /// Inputs of the mixer: the models and a bias.
 const INPUTS: usize = MODELS + 1;
-/// Counters per context slot: node 0 for the first decision ("the same value as the
-/// previous one"), nodes 1..512 for the rank's code (see [`code_values`]).
+/// Decision nodes (each with its own counter per context and its own mixer
+/// weights): [`SAME_NODE`], [`NEIGHBOUR_NODE`], and 1..512 for the rank's code (see
+/// [`code_values`]).
 const NODES: usize = 513;
 /// Counters per slot: the nodes placed so that one value's decisions share few
 /// cache lines ([`PLACE`]), rounded up to whole lines of 16.
 const SLOT: usize = 528;
 /// Counters per cache line; lines are reset lazily.
 const LINE: usize = 16;
+/// "The same value as the previous one?"
 const SAME_NODE: usize = 0;
+/// "The same value as the first neighbour?" (asked when that differs from the
+/// previous value).
 const NEIGHBOUR_NODE: usize = 512;
 /// Hashed slots per pair-context model.
 const HASH_SLOTS: usize = 2048;
