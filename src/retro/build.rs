@@ -454,26 +454,42 @@ fn compute_with_progress(
     Ok(values)
 }
 
-/// Reads a whole block back from the store.
+/// Reads a whole block back from the store, decoding its chunks on all cores; each
+/// chunk must hold exactly the values the layout gives it.
 pub fn load_block(store: &Store, game: &dyn Game, id: &BlockId) -> Result<Vec<i8>> {
-    let size = game.block_size(id.layer, &id.key);
-    let chunk_positions = game.chunk_positions();
+    let size = game.block_size(id.layer, &id.key) as usize;
+    let chunk_positions = game.chunk_positions() as usize;
+    let stored = store.block_chunks(id.layer, &id.key)?;
     let chunks = size.div_ceil(chunk_positions);
-    // Big blocks are read at random by the blocks computed from them.
-    let mut values = crate::sys::huge_vec(size as usize);
-    for chunk in 0..chunks {
-        let first = chunk * chunk_positions;
-        let neighbours = |len| game.chunk_neighbours(id.layer, &id.key, first, len);
-        values.extend(store.read_chunk_with(id.layer, &id.key, chunk, &neighbours)?);
-    }
-    if values.len() as u64 != size {
+    if let Some(missing) = (0..chunks).find(|&c| stored.get(c).is_none_or(|s| s.chunk != c as u64))
+    {
         bail!(
-            "block {} of layer {} has {} values, expected {size}",
+            "chunk {missing} of block {} in layer {} is missing from the file",
             counts_key(&id.key),
-            id.layer,
-            values.len()
+            id.layer
         );
     }
+    if stored.len() != chunks {
+        bail!(
+            "block {} of layer {} has {} chunks, expected {chunks}",
+            counts_key(&id.key),
+            id.layer,
+            stored.len()
+        );
+    }
+    // Big blocks are read at random by the blocks computed from them.
+    let mut values = crate::sys::huge_vec(size);
+    values.resize(size, 0i8);
+    values
+        .par_chunks_mut(chunk_positions)
+        .zip(stored.par_iter())
+        .enumerate()
+        .try_for_each(|(c, (out, chunk))| -> Result<()> {
+            let first = (c * chunk_positions) as u64;
+            let neighbours = |len| game.chunk_neighbours(id.layer, &id.key, first, len);
+            out.copy_from_slice(&chunk.decode(Some(out.len()), neighbours)?);
+            Ok(())
+        })?;
     Ok(values)
 }
 

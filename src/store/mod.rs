@@ -418,27 +418,31 @@ impl Store {
         neighbours: &dyn Fn(usize) -> Vec<codec::Neighbours>,
     ) -> Result<Vec<i8>> {
         let key = counts_key(counts);
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT raw_len, checksum, data FROM chunks WHERE n = ?1 AND counts = ?2 AND chunk = ?3")?;
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT chunk, raw_len, checksum, data FROM chunks WHERE n = ?1 AND counts = ?2 AND chunk = ?3",
+        )?;
         let row = stmt
             .query_row(params![n as i64, key, chunk as i64], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, Vec<u8>>(2)?,
-                ))
+                StoredChunk::from_row(n, &key, r)
             })
             .optional()?;
-        let Some((raw_len, sum, data)) = row else {
+        let Some(stored) = row else {
             bail!("chunk {chunk} of block {key} in layer {n} is missing from the file");
         };
-        if !(0..=MAX_CHUNK_POSITIONS as i64).contains(&raw_len) {
-            bail!("chunk {chunk} of block {key} in layer {n} claims {raw_len} values");
-        }
-        let raw_len = raw_len as usize;
-        decode_chunk(raw_len, sum as u64, &data, || neighbours(raw_len))
-            .with_context(|| format!("chunk {chunk} of block {key} in layer {n} is corrupt"))
+        stored.decode(None, |len| neighbours(len))
+    }
+
+    /// Every stored chunk of a block, still coded, in chunk order (decode them with
+    /// [`StoredChunk::decode`], in parallel if you like).
+    pub fn block_chunks(&self, n: usize, counts: &[u8]) -> Result<Vec<StoredChunk>> {
+        let key = counts_key(counts);
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT chunk, raw_len, checksum, data FROM chunks WHERE n = ?1 AND counts = ?2 ORDER BY chunk",
+        )?;
+        let rows = stmt.query_map(params![n as i64, key], |r| {
+            StoredChunk::from_row(n, &key, r)
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     /// Returns free pages to the file system and truncates the WAL (end of a build).
@@ -487,6 +491,59 @@ impl Store {
             .conn
             .pragma_query_value(None, "page_size", |r| r.get(0))?;
         Ok((pages * size) as u64)
+    }
+}
+
+/// A chunk row as stored: still coded.
+#[derive(Debug, Clone)]
+pub struct StoredChunk {
+    /// Layer.
+    pub n: usize,
+    /// Block key (`counts_key`).
+    pub key: String,
+    /// Chunk number in its block.
+    pub chunk: u64,
+    /// Values the row says it holds.
+    pub raw_len: i64,
+    /// Checksum of the raw values.
+    pub checksum: u64,
+    /// The coded values.
+    pub data: Vec<u8>,
+}
+
+impl StoredChunk {
+    fn from_row(n: usize, key: &str, r: &rusqlite::Row) -> rusqlite::Result<StoredChunk> {
+        Ok(StoredChunk {
+            n,
+            key: key.to_string(),
+            chunk: r.get::<_, i64>(0)? as u64,
+            raw_len: r.get(1)?,
+            checksum: r.get::<_, i64>(2)? as u64,
+            data: r.get(3)?,
+        })
+    }
+
+    /// Decodes and checks the values: their number (`expected`, where the layout
+    /// says it; at most [`MAX_CHUNK_POSITIONS`] in any case), then the checksum.
+    /// `neighbours(len)` as for [`Store::read_chunk_with`].
+    pub fn decode(
+        &self,
+        expected: Option<usize>,
+        neighbours: impl FnOnce(usize) -> Vec<codec::Neighbours>,
+    ) -> Result<Vec<i8>> {
+        let (n, key, chunk) = (self.n, &self.key, self.chunk);
+        let raw_len = self.raw_len;
+        if !(0..=MAX_CHUNK_POSITIONS as i64).contains(&raw_len)
+            || expected.is_some_and(|e| e as i64 != raw_len)
+        {
+            bail!(
+                "chunk {chunk} of block {key} in layer {n} claims {raw_len} values{}",
+                expected.map_or(String::new(), |e| format!(", its block needs {e}"))
+            );
+        }
+        let raw_len = raw_len as usize;
+        decode_chunk(raw_len, self.checksum, &self.data, || neighbours(raw_len))
+            .with_context(|| format!("chunk {chunk} of block {key} in layer {n} is corrupt"))
     }
 }
 

@@ -15,6 +15,7 @@ use crate::units::human_bytes;
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 use std::io::Write;
+use std::sync::Arc;
 
 /// One table pair in `info`.
 #[derive(Debug, Clone, Serialize)]
@@ -315,19 +316,30 @@ pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport>
     let mut report = VerifyReport::default();
     let game = MorrisGame::new(tb.spec().clone());
     let chunk_positions = tb.spec().chunk_positions;
-    let load = |layer: usize| -> Result<Vec<i8>> {
+    // Each pair is read (decoded) once: kept while pairs with one more stone, whose
+    // captures lead to it, are checked.
+    let mut kept: Vec<(usize, Arc<Vec<i8>>)> = Vec::new();
+    let load = |kept: &mut Vec<(usize, Arc<Vec<i8>>)>, layer: usize| -> Result<Arc<Vec<i8>>> {
+        if let Some((_, values)) = kept.iter().find(|(l, _)| *l == layer) {
+            return Ok(values.clone());
+        }
         let (a, b) = layer_pair(layer);
-        load_block(
-            tb.store(),
-            &game,
-            &BlockId {
-                layer,
-                key: vec![a, b],
-            },
-        )
+        let id = BlockId {
+            layer,
+            key: vec![a, b],
+        };
+        let values = Arc::new(load_block(tb.store(), &game, &id)?);
+        kept.push((layer, values.clone()));
+        Ok(values)
     };
     for (layer, row) in tb.pairs() {
         let (a, b) = layer_pair(layer);
+        // Pairs build by total stones: those two or more below this pair's total
+        // are read by no later pair.
+        kept.retain(|&(l, _)| {
+            let (x, y) = layer_pair(l);
+            x + y + 1 >= a + b
+        });
         let Some(row) = row.filter(|r| r.status.readable()) else {
             report.error(format!(
                 "tables {} are missing or not finished",
@@ -336,7 +348,7 @@ pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport>
             continue;
         };
         report.chunks += row.positions.div_ceil(chunk_positions);
-        let own = match load(layer) {
+        let own = match load(&mut kept, layer) {
             Ok(values) => values,
             Err(e) => {
                 report.error(format!("{e:#}"));
@@ -354,7 +366,7 @@ pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport>
         // The pair and the pairs its captures lead to, as value bytes by table.
         let mut blocks = vec![((a, b), own)];
         for read in game.reads(layer, &[a, b]) {
-            match load(read.layer) {
+            match load(&mut kept, read.layer) {
                 Ok(values) => blocks.push(((read.key[0], read.key[1]), values)),
                 Err(e) => report.error(format!("{e:#}")),
             }
