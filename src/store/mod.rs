@@ -429,7 +429,7 @@ impl Store {
         let Some(stored) = row else {
             bail!("chunk {chunk} of block {key} in layer {n} is missing from the file");
         };
-        stored.decode(None, |len| neighbours(len))
+        stored.decode(None, neighbours)
     }
 
     /// Every stored chunk of a block, still coded, in chunk order (decode them with
@@ -602,8 +602,11 @@ fn finish_layer(tx: &rusqlite::Transaction, n: usize, f: &LayerFinish) -> Result
     Ok(())
 }
 
-/// The schema objects of a file: (type, name, table, SQL), by name.
-fn schema_objects(conn: &Connection) -> Result<Vec<(String, String, String, Option<String>)>> {
+/// A schema object of a file: (type, name, table, SQL).
+type SchemaObject = (String, String, String, Option<String>);
+
+/// The schema objects of a file, by type and name.
+fn schema_objects(conn: &Connection) -> Result<Vec<SchemaObject>> {
     let mut stmt =
         conn.prepare("SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY type, name")?;
     let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
@@ -612,9 +615,8 @@ fn schema_objects(conn: &Connection) -> Result<Vec<(String, String, String, Opti
 
 /// The schema objects a file of the current version has: the migrations applied to
 /// an empty database (built once).
-fn expected_schema() -> &'static [(String, String, String, Option<String>)] {
-    static EXPECTED: std::sync::OnceLock<Vec<(String, String, String, Option<String>)>> =
-        std::sync::OnceLock::new();
+fn expected_schema() -> &'static [SchemaObject] {
+    static EXPECTED: std::sync::OnceLock<Vec<SchemaObject>> = std::sync::OnceLock::new();
     EXPECTED.get_or_init(|| {
         let conn = Connection::open_in_memory().expect("an in-memory database");
         for sql in MIGRATIONS {
