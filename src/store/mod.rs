@@ -11,7 +11,7 @@
 //! game's neighbours), each chunk saying its coding in its first byte.
 
 pub mod checksum;
-pub mod cm;
+mod cm;
 pub mod codec;
 pub mod reader;
 
@@ -542,23 +542,14 @@ impl StoredChunk {
             );
         }
         let raw_len = raw_len as usize;
-        decode_chunk(raw_len, self.checksum, &self.data, || neighbours(raw_len))
-            .with_context(|| format!("chunk {chunk} of block {key} in layer {n} is corrupt"))
+        let corrupt = || format!("chunk {chunk} of block {key} in layer {n} is corrupt");
+        let raw =
+            codec::decode(&self.data, raw_len, || neighbours(raw_len)).with_context(corrupt)?;
+        if checksum(&raw) != self.checksum {
+            return Err(anyhow::anyhow!("checksum mismatch").context(corrupt()));
+        }
+        Ok(raw.into_iter().map(|b| b as i8).collect())
     }
-}
-
-/// Decodes a chunk and checks it against its stored length and checksum.
-pub fn decode_chunk(
-    raw_len: usize,
-    sum: u64,
-    data: &[u8],
-    neighbours: impl FnOnce() -> Vec<codec::Neighbours>,
-) -> Result<Vec<i8>> {
-    let raw = codec::decode(data, raw_len, neighbours)?;
-    if checksum(&raw) != sum {
-        bail!("checksum mismatch");
-    }
-    Ok(raw.into_iter().map(|b| b as i8).collect())
 }
 
 /// What publishing a layer writes.

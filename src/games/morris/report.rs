@@ -5,17 +5,17 @@
 use super::build::MorrisGame;
 use super::index::Table;
 use super::solve::verify_table;
-use super::spec::{MorrisSpec, layer_pair, pair_label};
+use super::spec::{MorrisSpec, layer_pair, pair_label, pair_layer};
 use super::tablebase::MorrisTablebase;
 use super::value::Value;
 use crate::retro::build::load_block;
+use crate::retro::cache::BlockCache;
 use crate::retro::{BlockId, Game};
 use crate::store::checksum;
 use crate::units::human_bytes;
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 use std::io::Write;
-use std::sync::Arc;
 
 /// One table pair in `info`.
 #[derive(Debug, Clone, Serialize)]
@@ -147,10 +147,7 @@ pub fn info(tb: &MorrisTablebase) -> Result<Info> {
         rules: meta.get("rules").cloned().unwrap_or_default(),
         stones: tb.spec().stones,
         chunk_positions: tb.spec().chunk_positions,
-        format_version: meta
-            .get("format_version")
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(1),
+        format_version: super::spec::format_version(&meta)?,
         file_bytes: tb.store().file_bytes()?,
         pairs,
         total,
@@ -318,28 +315,27 @@ pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport>
     let chunk_positions = tb.spec().chunk_positions;
     // Each pair is read (decoded) once: kept while pairs with one more stone, whose
     // captures lead to it, are checked.
-    let mut kept: Vec<(usize, Arc<Vec<i8>>)> = Vec::new();
-    let load = |kept: &mut Vec<(usize, Arc<Vec<i8>>)>, layer: usize| -> Result<Arc<Vec<i8>>> {
-        if let Some((_, values)) = kept.iter().find(|(l, _)| *l == layer) {
-            return Ok(values.clone());
-        }
+    let mut cache = BlockCache::new(u64::MAX);
+    let pair_id = |layer: usize| {
         let (a, b) = layer_pair(layer);
-        let id = BlockId {
+        BlockId {
             layer,
             key: vec![a, b],
-        };
-        let values = Arc::new(load_block(tb.store(), &game, &id)?);
-        kept.push((layer, values.clone()));
-        Ok(values)
+        }
+    };
+    let load = |cache: &mut BlockCache, layer: usize| {
+        let id = pair_id(layer);
+        cache.get_or_load(&id, || load_block(tb.store(), &game, &id))
     };
     for (layer, row) in tb.pairs() {
         let (a, b) = layer_pair(layer);
-        // Pairs build by total stones: those two or more below this pair's total
-        // are read by no later pair.
-        kept.retain(|&(l, _)| {
-            let (x, y) = layer_pair(l);
-            x + y + 1 >= a + b
-        });
+        // Pairs are checked by total stones: those two below this pair's total are
+        // read by no later pair.
+        for (x, y) in tb.spec().pairs() {
+            if x + y + 2 == a + b {
+                cache.evict(&pair_id(pair_layer(x, y)));
+            }
+        }
         let Some(row) = row.filter(|r| r.status.readable()) else {
             report.error(format!(
                 "tables {} are missing or not finished",
@@ -348,7 +344,7 @@ pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport>
             continue;
         };
         report.chunks += row.positions.div_ceil(chunk_positions);
-        let own = match load(&mut kept, layer) {
+        let own = match load(&mut cache, layer) {
             Ok(values) => values,
             Err(e) => {
                 report.error(format!("{e:#}"));
@@ -366,7 +362,7 @@ pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport>
         // The pair and the pairs its captures lead to, as value bytes by table.
         let mut blocks = vec![((a, b), own)];
         for read in game.reads(layer, &[a, b]) {
-            match load(&mut kept, read.layer) {
+            match load(&mut cache, read.layer) {
                 Ok(values) => blocks.push(((read.key[0], read.key[1]), values)),
                 Err(e) => report.error(format!("{e:#}")),
             }

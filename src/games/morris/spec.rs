@@ -25,6 +25,21 @@ pub struct MorrisSpec {
     pub chunk_positions: u64,
 }
 
+/// The value format of a Morris file's meta, checked to be one this tb reads.
+pub fn format_version(meta: &BTreeMap<String, String>) -> Result<u32> {
+    let version: u32 = meta
+        .get("format_version")
+        .context("the file has no `format_version` metadata")?
+        .parse()
+        .context("bad `format_version` metadata")?;
+    if version > FORMAT_VERSION {
+        bail!(
+            "the file's value format {version} is newer than this tb understands ({FORMAT_VERSION})"
+        );
+    }
+    Ok(version)
+}
+
 /// The layer number of the pair {a, b}: `10 a + b` with a <= b (`34` = 3-4/4-3).
 pub fn pair_layer(m: u8, o: u8) -> usize {
     let (a, b) = (m.min(o), m.max(o));
@@ -93,12 +108,7 @@ impl MorrisSpec {
         if get("game")? != "morris" {
             bail!("the file holds the game `{}`, not morris", get("game")?);
         }
-        let version: u32 = get("format_version")?.parse()?;
-        if version > FORMAT_VERSION {
-            bail!(
-                "the file's value format {version} is newer than this tb understands ({FORMAT_VERSION})"
-            );
-        }
+        format_version(meta)?;
         if get("rules")? != RULES {
             bail!("the file was built with other rules: {}", get("rules")?);
         }
