@@ -284,7 +284,7 @@ fn corrupted_chunks_are_reported_never_answered() {
             describe(&verify)
         );
         assert!(
-            String::from_utf8_lossy(&verify.stdout).contains("bad chunk"),
+            String::from_utf8_lossy(&verify.stdout).contains("problem: chunk"),
             "{what}: {}",
             describe(&verify)
         );

@@ -3,6 +3,7 @@
 //! when it is the last) in one transaction, so a killed build resumes where it
 //! stopped and produces the same values.
 
+use super::audit::chunk_stats;
 use super::cache::BlockCache;
 use super::progress::Progress;
 use super::{BlockId, Game};
@@ -487,7 +488,7 @@ pub fn load_block(store: &Store, game: &dyn Game, id: &BlockId) -> Result<Vec<i8
         .try_for_each(|(c, (out, chunk))| -> Result<()> {
             let first = (c * chunk_positions) as u64;
             let neighbours = |len| game.chunk_neighbours(id.layer, &id.key, first, len);
-            out.copy_from_slice(&chunk.decode(Some(out.len()), neighbours)?);
+            out.copy_from_slice(&chunk.decode(out.len(), neighbours)?);
             Ok(())
         })?;
     Ok(values)
@@ -500,34 +501,22 @@ fn encode_block(
     values: &[i8],
 ) -> Result<(Vec<EncodedChunk>, BlockStats)> {
     let chunk_positions = game.chunk_positions();
-    let parts: Vec<(EncodedChunk, [u64; 256], u64)> = values
+    let parts: Vec<(EncodedChunk, BlockStats)> = values
         .par_chunks(chunk_positions as usize)
         .enumerate()
         .map(|(i, raw)| {
-            let mut histogram = [0u64; 256];
-            for &v in raw {
-                histogram[v as u8 as usize] += 1;
-            }
             let first = i as u64 * chunk_positions;
-            let digest = game.digest(block.layer, &block.key, first, raw);
+            let stats = chunk_stats(game, block, first, raw);
             let neighbours = || game.chunk_neighbours(block.layer, &block.key, first, raw.len());
             let chunk = EncodedChunk::encode(raw, game.chunk_coding(), neighbours)?;
-            Ok((chunk, histogram, digest))
+            Ok((chunk, stats))
         })
         .collect::<Result<_>>()?;
-    let mut stats = BlockStats {
-        positions: values.len() as u64,
-        ..BlockStats::default()
-    };
+    let mut stats = BlockStats::default();
     let mut chunks = Vec::with_capacity(parts.len());
-    for (chunk, histogram, digest) in parts {
+    for (chunk, part) in parts {
         stats.bytes += chunk.data.len() as u64;
-        stats.digest = stats.digest.wrapping_add(digest);
-        for (byte, &c) in histogram.iter().enumerate() {
-            if c > 0 {
-                *stats.histogram.entry(byte as u8 as i8).or_default() += c;
-            }
-        }
+        stats.merge(&part);
         chunks.push(chunk);
     }
     Ok((chunks, stats))

@@ -13,6 +13,7 @@
 //! block reads unless their layer is kept ([`Game::keeps`]), and publishes each
 //! layer in the transaction that stores its last block.
 
+pub mod audit;
 pub mod build;
 pub mod cache;
 pub mod progress;
@@ -78,6 +79,12 @@ pub trait Game: Sync {
 
     /// Positions per stored chunk.
     fn chunk_positions(&self) -> u64;
+
+    /// The values a stored byte may hold (default: any): a chunk holding another
+    /// is corrupt.
+    fn value_range(&self) -> std::ops::RangeInclusive<i8> {
+        i8::MIN..=i8::MAX
+    }
 
     /// How chunks are coded (default: zstd, fast, [`build::ZSTD_LEVEL`]).
     fn chunk_coding(&self) -> ChunkCoding {

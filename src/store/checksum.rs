@@ -22,6 +22,27 @@ pub fn checksum(data: &[u8]) -> u64 {
     mix(h ^ u64::from_le_bytes(tail))
 }
 
+/// Where a chunk belongs: (layer, block key text, chunk number).
+pub type ChunkPlace<'a> = (usize, &'a str, u64);
+
+/// The checksum stored with a chunk: of its raw values and, in files whose
+/// `chunk_checksum` metadata is `keyed` (every file since schema 1 + this rule),
+/// of where the chunk belongs, so that a chunk copied or moved to another place
+/// fails its check. `place` is `None` for older files.
+pub fn chunk_checksum(raw: &[u8], place: Option<ChunkPlace>) -> u64 {
+    placed(checksum(raw), place)
+}
+
+/// A raw-values checksum keyed with the chunk's place (see [`chunk_checksum`]).
+pub fn placed(sum: u64, place: Option<ChunkPlace>) -> u64 {
+    match place {
+        None => sum,
+        Some((layer, key, chunk)) => {
+            sum ^ mix(checksum(format!("{layer}/{key}/{chunk}").as_bytes()))
+        }
+    }
+}
+
 /// One position's contribution to a layer digest. A layer's digest is the wrapping
 /// sum of this over its positions, so it does not depend on the group layout, the
 /// block order or the chunking (a fixed definition: tests re-derive it).

@@ -16,10 +16,11 @@ pub mod codec;
 pub mod reader;
 
 use anyhow::{Context, Result, bail};
-use checksum::checksum;
+use checksum::{checksum, chunk_checksum, placed};
 use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use std::collections::BTreeMap;
+use std::ops::RangeInclusive;
 use std::path::Path;
 
 /// The migrations, in order; migration i brings the file to `user_version` i + 1.
@@ -90,6 +91,24 @@ pub struct LayerRow {
     pub digest: Option<String>,
 }
 
+/// Where a chunk row says it belongs: (layer, key text, chunk), as stored.
+pub type ChunkPlaceRow = (i64, String, i64);
+
+/// One row of the `blocks` table, as stored (numbers not yet checked).
+#[derive(Debug, Clone)]
+pub struct BlockRow {
+    /// Positions it claims.
+    pub positions: i64,
+    /// Chunks it claims.
+    pub chunks: i64,
+    /// Coded bytes it claims.
+    pub bytes: i64,
+    /// Value histogram (`None`: unreadable).
+    pub histogram: Option<BTreeMap<i8, u64>>,
+    /// Wrapping sum of digest elements.
+    pub digest: u64,
+}
+
 /// A compressed chunk ready to be stored.
 #[derive(Debug, Clone)]
 pub struct EncodedChunk {
@@ -145,6 +164,13 @@ impl BlockStats {
     }
 }
 
+/// Values in chunk `chunk` of a block of `size` positions cut into chunks of
+/// `chunk_positions` (0 past the block's end).
+pub fn chunk_len(size: u64, chunk_positions: u64, chunk: u64) -> usize {
+    size.saturating_sub(chunk.saturating_mul(chunk_positions))
+        .min(chunk_positions) as usize
+}
+
 /// Views `i8` values as bytes.
 pub fn as_bytes(values: &[i8]) -> &[u8] {
     // SAFETY: i8 and u8 have the same size and alignment, and every bit pattern is valid.
@@ -160,9 +186,37 @@ pub fn counts_key(counts: &[u8]) -> String {
         .join(".")
 }
 
+/// Metadata key saying how chunk checksums are computed: `keyed` (of the values
+/// and the chunk's place, see [`checksum::chunk_checksum`]); absent in older files
+/// (of the values only).
+pub const CHUNK_CHECKSUM_KEY: &str = "chunk_checksum";
+
 /// An open tablebase file.
 pub struct Store {
     conn: Connection,
+    /// What every chunk read from this file must satisfy.
+    rules: ChunkRules,
+}
+
+/// What a chunk read from a file must satisfy besides its length and checksum.
+#[derive(Debug, Clone)]
+pub struct ChunkRules {
+    /// Checksums include the chunk's place ([`CHUNK_CHECKSUM_KEY`]).
+    keyed: bool,
+    /// The values the game allows: a chunk holding another is corrupt.
+    pub values: RangeInclusive<i8>,
+    /// Context-mixing chunks may occur (not in files of a format before it).
+    pub mixing: bool,
+}
+
+impl ChunkRules {
+    fn new(keyed: bool) -> ChunkRules {
+        ChunkRules {
+            keyed,
+            values: i8::MIN..=i8::MAX,
+            mixing: true,
+        }
+    }
 }
 
 impl Store {
@@ -178,10 +232,28 @@ impl Store {
         // Keep the WAL from staying as large as the largest block ever written.
         conn.pragma_update(None, "journal_size_limit", 64i64 << 20)?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
-        let mut store = Store { conn };
+        let mut store = Store {
+            conn,
+            rules: ChunkRules::new(true),
+        };
         store.migrate()?;
         check_schema(&store.conn)
             .with_context(|| format!("{} is not a tablebase file of this tb", path.display()))?;
+        store.rules.keyed = match keyed_checksums(&store.conn, path)? {
+            Some(keyed) => keyed,
+            // A new file (no chunk yet) gets keyed checksums; an older one in the
+            // middle of its build keeps its rule.
+            None => {
+                let empty: bool =
+                    store
+                        .conn
+                        .query_row("SELECT NOT EXISTS (SELECT 1 FROM chunks)", [], |r| r.get(0))?;
+                if empty {
+                    store.set_meta(&[(CHUNK_CHECKSUM_KEY, "keyed".to_string())])?;
+                }
+                empty
+            }
+        };
         Ok(store)
     }
 
@@ -215,7 +287,11 @@ impl Store {
         }
         check_schema(&conn)
             .with_context(|| format!("{} is not a tablebase file of this tb", path.display()))?;
-        Ok(Store { conn })
+        let keyed = keyed_checksums(&conn, path)?.unwrap_or(false);
+        Ok(Store {
+            conn,
+            rules: ChunkRules::new(keyed),
+        })
     }
 
     fn migrate(&mut self) -> Result<()> {
@@ -231,6 +307,13 @@ impl Store {
             tx.commit()?;
         }
         Ok(())
+    }
+
+    /// The rules chunks read from this file must satisfy, for the game to narrow
+    /// (by default every value and coding is allowed): a chunk that breaks them is
+    /// an error.
+    pub fn chunk_rules(&mut self) -> &mut ChunkRules {
+        &mut self.rules
     }
 
     /// All metadata.
@@ -269,6 +352,11 @@ impl Store {
         let mut out = BTreeMap::new();
         for row in rows {
             let (n, status, positions, bytes, seconds, histogram, digest) = row?;
+            if !(0..=u16::MAX as i64).contains(&n) || positions < 0 || bytes < 0 {
+                bail!(
+                    "the layers table has a row with impossible numbers (layer {n}, {positions} positions, {bytes} bytes)"
+                );
+            }
             let histogram = match histogram {
                 Some(h) => parse_histogram(&h).context("corrupt histogram in layers table")?,
                 None => BTreeMap::new(),
@@ -287,6 +375,43 @@ impl Store {
             );
         }
         Ok(out)
+    }
+
+    /// Every row of the `blocks` table, by (layer, key text); a histogram that does
+    /// not parse is `None`.
+    pub fn block_rows(&self) -> Result<BTreeMap<(i64, String), BlockRow>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT n, counts, positions, chunks, bytes, histogram, digest FROM blocks")?;
+        let rows = stmt.query_map([], |r| {
+            let histogram: String = r.get(5)?;
+            Ok((
+                (r.get::<_, i64>(0)?, r.get::<_, String>(1)?),
+                BlockRow {
+                    positions: r.get(2)?,
+                    chunks: r.get(3)?,
+                    bytes: r.get(4)?,
+                    histogram: parse_histogram(&histogram).ok(),
+                    digest: r.get::<_, i64>(6)? as u64,
+                },
+            ))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Every chunk row without its data: (layer, key text, chunk) -> (values it
+    /// claims, coded bytes).
+    pub fn chunk_rows(&self) -> Result<BTreeMap<ChunkPlaceRow, (i64, u64)>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT n, counts, chunk, raw_len, length(data) FROM chunks")?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                (r.get(0)?, r.get(1)?, r.get(2)?),
+                (r.get(3)?, r.get::<_, i64>(4)? as u64),
+            ))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     /// Marks layer `n` as building (if it has no row yet).
@@ -346,18 +471,20 @@ impl Store {
         finish: Option<&LayerFinish>,
     ) -> Result<()> {
         let key = counts_key(counts);
+        let keyed = self.rules.keyed;
         let tx = self.conn.transaction()?;
         {
             let mut insert = tx.prepare_cached(
                 "INSERT OR REPLACE INTO chunks(n, counts, chunk, raw_len, checksum, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )?;
             for (i, c) in chunks.iter().enumerate() {
+                let place = keyed.then_some((n, key.as_str(), i as u64));
                 insert.execute(params![
                     n as i64,
                     key,
                     i as i64,
                     c.raw_len as i64,
-                    c.checksum as i64,
+                    placed(c.checksum, place) as i64,
                     c.data
                 ])?;
             }
@@ -402,19 +529,21 @@ impl Store {
     }
 
     /// Reads and checks one chunk of a game whose chunks need no neighbours
-    /// (zstd-coded): its raw values.
-    pub fn read_chunk(&self, n: usize, counts: &[u8], chunk: u64) -> Result<Vec<i8>> {
-        self.read_chunk_with(n, counts, chunk, &|_| Vec::new())
+    /// (zstd-coded): its `len` raw values (the length the layout gives it).
+    pub fn read_chunk(&self, n: usize, counts: &[u8], chunk: u64, len: usize) -> Result<Vec<i8>> {
+        self.read_chunk_with(n, counts, chunk, len, &|_| Vec::new())
     }
 
-    /// Reads and checks one chunk: its raw values. `neighbours(len)` gives the
-    /// context-mixing neighbours of a chunk of `len` values (see [`codec`]). A
-    /// checksum mismatch or a bad frame is an error, never wrong values.
+    /// Reads and checks one chunk: its `len` raw values (the length the layout
+    /// gives it). `neighbours(len)` gives the context-mixing neighbours of the chunk
+    /// (see [`codec`]). A wrong length, a checksum mismatch, a value the game does
+    /// not allow or a bad frame is an error, never wrong values.
     pub fn read_chunk_with(
         &self,
         n: usize,
         counts: &[u8],
         chunk: u64,
+        len: usize,
         neighbours: &dyn Fn(usize) -> Vec<codec::Neighbours>,
     ) -> Result<Vec<i8>> {
         let key = counts_key(counts);
@@ -423,13 +552,13 @@ impl Store {
         )?;
         let row = stmt
             .query_row(params![n as i64, key, chunk as i64], |r| {
-                StoredChunk::from_row(n, &key, r)
+                StoredChunk::from_row(n, &key, &self.rules, r)
             })
             .optional()?;
         let Some(stored) = row else {
             bail!("chunk {chunk} of block {key} in layer {n} is missing from the file");
         };
-        stored.decode(None, neighbours)
+        stored.decode(len, neighbours)
     }
 
     /// Every stored chunk of a block, still coded, in chunk order (decode them with
@@ -440,7 +569,7 @@ impl Store {
             "SELECT chunk, raw_len, checksum, data FROM chunks WHERE n = ?1 AND counts = ?2 ORDER BY chunk",
         )?;
         let rows = stmt.query_map(params![n as i64, key], |r| {
-            StoredChunk::from_row(n, &key, r)
+            StoredChunk::from_row(n, &key, &self.rules, r)
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
@@ -509,12 +638,20 @@ pub struct StoredChunk {
     pub checksum: u64,
     /// The coded values.
     pub data: Vec<u8>,
+    /// What it must satisfy.
+    rules: ChunkRules,
 }
 
 impl StoredChunk {
-    fn from_row(n: usize, key: &str, r: &rusqlite::Row) -> rusqlite::Result<StoredChunk> {
+    fn from_row(
+        n: usize,
+        key: &str,
+        rules: &ChunkRules,
+        r: &rusqlite::Row,
+    ) -> rusqlite::Result<StoredChunk> {
         Ok(StoredChunk {
             n,
+            rules: rules.clone(),
             key: key.to_string(),
             chunk: r.get::<_, i64>(0)? as u64,
             raw_len: r.get(1)?,
@@ -523,32 +660,46 @@ impl StoredChunk {
         })
     }
 
-    /// Decodes and checks the values: their number (`expected`, where the layout
-    /// says it; at most [`MAX_CHUNK_POSITIONS`] in any case), then the checksum.
+    /// Decodes and checks the values: their number (`expected`, which the layout
+    /// gives), the checksum, then that every value is one the game allows.
     /// `neighbours(len)` as for [`Store::read_chunk_with`].
     pub fn decode(
         &self,
-        expected: Option<usize>,
+        expected: usize,
         neighbours: impl FnOnce(usize) -> Vec<codec::Neighbours>,
     ) -> Result<Vec<i8>> {
         let (n, key, chunk) = (self.n, &self.key, self.chunk);
         let raw_len = self.raw_len;
-        if !(0..=MAX_CHUNK_POSITIONS as i64).contains(&raw_len)
-            || expected.is_some_and(|e| e as i64 != raw_len)
-        {
+        if expected as u64 > MAX_CHUNK_POSITIONS || expected as i64 != raw_len {
             bail!(
-                "chunk {chunk} of block {key} in layer {n} claims {raw_len} values{}",
-                expected.map_or(String::new(), |e| format!(", its block needs {e}"))
+                "chunk {chunk} of block {key} in layer {n} claims {raw_len} values, its block needs {expected}"
             );
         }
         let raw_len = raw_len as usize;
         let corrupt = || format!("chunk {chunk} of block {key} in layer {n} is corrupt");
+        if !self.rules.mixing && self.data.first() == Some(&codec::TAG_MIX) {
+            return Err(anyhow::anyhow!(
+                "a context-mixing chunk in a file of a format without them"
+            )
+            .context(corrupt()));
+        }
         let raw =
             codec::decode(&self.data, raw_len, || neighbours(raw_len)).with_context(corrupt)?;
-        if checksum(&raw) != self.checksum {
+        let place = self.rules.keyed.then_some((n, key.as_str(), chunk));
+        if chunk_checksum(&raw, place) != self.checksum {
             return Err(anyhow::anyhow!("checksum mismatch").context(corrupt()));
         }
-        Ok(raw.into_iter().map(|b| b as i8).collect())
+        let values: Vec<i8> = raw.into_iter().map(|b| b as i8).collect();
+        let allowed = &self.rules.values;
+        if let Some(bad) = values.iter().find(|v| !allowed.contains(v)) {
+            return Err(anyhow::anyhow!(
+                "it holds the value {bad}, outside what the game allows ({}..={})",
+                allowed.start(),
+                allowed.end()
+            )
+            .context(corrupt()));
+        }
+        Ok(values)
     }
 }
 
@@ -640,6 +791,26 @@ fn check_schema(conn: &Connection) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The file's chunk checksum rule: `Some(true)` keyed, `None` when it does not say
+/// (older files: values only).
+fn keyed_checksums(conn: &Connection, path: &Path) -> Result<Option<bool>> {
+    let rule: Option<String> = conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = ?1",
+            [CHUNK_CHECKSUM_KEY],
+            |r| r.get(0),
+        )
+        .optional()?;
+    match rule.as_deref() {
+        None => Ok(None),
+        Some("keyed") => Ok(Some(true)),
+        Some(other) => bail!(
+            "{}: unknown `{CHUNK_CHECKSUM_KEY}` rule `{other}` (this tb knows `keyed`)",
+            path.display()
+        ),
+    }
 }
 
 fn check_version(version: i64, path: &Path) -> Result<()> {

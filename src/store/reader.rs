@@ -100,34 +100,42 @@ impl ChunkReader {
         &self.store
     }
 
-    /// The value at `index` of the block `packed` of `layer`; `key` unpacks the block
-    /// key (called only when the chunk is not cached). A missing or corrupt chunk is
-    /// an error, never a value.
+    /// The value at `index` of the block `packed` of `layer`; `block` gives the
+    /// block's key and its number of positions (from the layout, not the file; called
+    /// only when the chunk is not cached). A missing or corrupt chunk is an error,
+    /// never a value.
     #[inline]
     pub fn value(
         &self,
         layer: usize,
         packed: u128,
         index: u64,
-        key: impl FnOnce() -> Vec<u8>,
+        block: impl FnOnce() -> (Vec<u8>, u64),
     ) -> anyhow::Result<i8> {
         let chunk_key: ChunkKey = (layer as u32, packed, index / self.chunk_positions);
         let offset = (index % self.chunk_positions) as usize;
         if let Some(values) = self.cache.borrow().chunks.get(&chunk_key) {
             return at(values, offset, chunk_key);
         }
-        at(&self.load(chunk_key, &key())?, offset, chunk_key)
+        let (key, size) = block();
+        at(&self.load(chunk_key, &key, size)?, offset, chunk_key)
     }
 
-    /// Reads a chunk that is not cached and caches it.
-    fn load(&self, chunk_key: ChunkKey, key: &[u8]) -> anyhow::Result<Rc<Vec<i8>>> {
+    /// Reads a chunk of a block of `size` positions that is not cached and caches it.
+    fn load(&self, chunk_key: ChunkKey, key: &[u8], size: u64) -> anyhow::Result<Rc<Vec<i8>>> {
         let (layer, _, chunk) = chunk_key;
         let first = chunk * self.chunk_positions;
+        if first >= size {
+            anyhow::bail!(
+                "chunk {chunk} lies beyond its block of layer {layer} ({size} positions)"
+            );
+        }
+        let len = (size - first).min(self.chunk_positions) as usize;
         let neighbours = |len| (self.neighbours)(layer as usize, key, first, len);
         let values =
             Rc::new(
                 self.store
-                    .read_chunk_with(layer as usize, key, chunk, &neighbours)?,
+                    .read_chunk_with(layer as usize, key, chunk, len, &neighbours)?,
             );
         let mut cache = self.cache.borrow_mut();
         let capacity = (CACHE_BYTES / self.chunk_positions).max(16) as usize;

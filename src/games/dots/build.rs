@@ -3,7 +3,7 @@
 //! ([`DotsGame`]: layers = lines drawn, blocks = per-group counts, Wilson's kernel)
 //! and the summary of a build.
 
-use super::board::Board;
+use super::board::{Board, Lines};
 use super::groups::{auto_groups, default_book_lines, peak_block_bytes, symmetric_groups};
 use super::kernel::Kernel;
 use super::layout::Layout;
@@ -11,11 +11,13 @@ use super::spec::{self, Spec};
 use crate::retro::build::{Builder, RunOptions, RunSummary};
 use crate::retro::progress::Progress;
 use crate::retro::{BlockId, BlockKey, Game};
-use crate::store::MAX_CHUNK_POSITIONS;
 use crate::store::checksum::digest_element;
+use crate::store::{MAX_CHUNK_POSITIONS, chunk_len};
 use crate::units::human_bytes;
 use anyhow::{Result, bail};
+use std::ops::RangeInclusive;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 use std::sync::atomic::AtomicU64;
 
 /// What the user asked for, before the policy fills in the defaults.
@@ -183,11 +185,7 @@ pub fn build(mut opts: BuildOptions, progress: &mut dyn Progress) -> Result<Buil
     let spec = &opts.spec;
     let layout = spec.layout();
     let completion = spec.board.completion_masks();
-    let game = DotsGame {
-        spec,
-        layout: &layout,
-        kernel: Kernel::new(&layout, &completion, spec.penalty),
-    };
+    let game = DotsGame::new(spec, &layout, &completion);
     let run = builder.run(
         &game,
         RunOptions {
@@ -202,9 +200,10 @@ pub fn build(mut opts: BuildOptions, progress: &mut dyn Progress) -> Result<Buil
     let start_value = {
         let (counts, index) = layout.locate(spec.start);
         let chunk = index / spec.chunk_positions;
+        let len = chunk_len(layout.block_size(&counts), spec.chunk_positions, chunk);
         let values = builder
             .store()
-            .read_chunk(layout.start_lines(), &counts, chunk)?;
+            .read_chunk(layout.start_lines(), &counts, chunk, len)?;
         values[(index % spec.chunk_positions) as usize]
     };
     let summary = BuildSummary {
@@ -228,7 +227,22 @@ pub fn build(mut opts: BuildOptions, progress: &mut dyn Progress) -> Result<Buil
 pub struct DotsGame<'a> {
     spec: &'a Spec,
     layout: &'a Layout,
-    kernel: Kernel<'a>,
+    completion: &'a [[Lines; 2]],
+    /// Built on the first block computed (readers that only check a file's layout
+    /// never need it).
+    kernel: OnceLock<Kernel<'a>>,
+}
+
+impl<'a> DotsGame<'a> {
+    /// The game of a tablebase (`completion`: the board's completion masks).
+    pub fn new(spec: &'a Spec, layout: &'a Layout, completion: &'a [[Lines; 2]]) -> DotsGame<'a> {
+        DotsGame {
+            spec,
+            layout,
+            completion,
+            kernel: OnceLock::new(),
+        }
+    }
 }
 
 impl Game for DotsGame<'_> {
@@ -283,7 +297,10 @@ impl Game for DotsGame<'_> {
                     .then(|| *inputs.next().expect("one input per open group"))
             })
             .collect();
-        Ok(self.kernel.compute_block(key, &children))
+        let kernel = self
+            .kernel
+            .get_or_init(|| Kernel::new(self.layout, self.completion, self.spec.penalty));
+        Ok(kernel.compute_block(key, &children))
     }
 
     fn keeps(&self, layer: usize) -> bool {
@@ -302,5 +319,12 @@ impl Game for DotsGame<'_> {
 
     fn chunk_positions(&self) -> u64 {
         self.spec.chunk_positions
+    }
+
+    fn value_range(&self) -> RangeInclusive<i8> {
+        // Net boxes still to take, plus the last-move penalty.
+        let bound = self.spec.board.num_boxes() as i32 + (self.spec.penalty as i32).abs();
+        let bound = bound.min(i8::MAX as i32) as i8;
+        -bound..=bound
     }
 }

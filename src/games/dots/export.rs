@@ -4,7 +4,9 @@
 use super::layout::Odometer;
 use super::notation::format_position;
 use super::tablebase::Tablebase;
-use anyhow::Result;
+use crate::retro::audit::check_finished;
+use crate::store::chunk_len;
+use anyhow::{Context, Result};
 use std::io::Write;
 
 /// Row formats.
@@ -25,6 +27,8 @@ pub fn export(
     expand: bool,
     out: &mut dyn Write,
 ) -> Result<u64> {
+    check_finished(tb.layers(), &tb.game())
+        .context("resume the build (or get a whole file) before exporting")?;
     let board = tb.board();
     let layout = tb.layout();
     let chunk_positions = tb.spec().chunk_positions;
@@ -49,7 +53,8 @@ pub fn export(
                 .collect();
             let mut odo = Odometer::new(tables, 0);
             for chunk in 0..size.div_ceil(chunk_positions) {
-                for v in tb.store().read_chunk(n, &counts, chunk)? {
+                let len = chunk_len(size, chunk_positions, chunk);
+                for v in tb.store().read_chunk(n, &counts, chunk, len)? {
                     let stored = layout.start | odo.mask();
                     let members = match (&layout.reduction, expand) {
                         (Some(_), true) => layout.class_members(stored),

@@ -249,9 +249,19 @@ impl Spec {
         if corners {
             check_corner_groups(&board, start, &groups)?;
         }
-        Ok(Spec {
+        let start_name = get("start")?;
+        match start_name.as_str() {
+            "position" => {}
+            "empty" | "swedish" | "icelandic" => {
+                if parse_start(&board, start_name)?.lines != start {
+                    bail!("the file's start `{start_name}` is not its `start_position`");
+                }
+            }
+            other => bail!("the file has an unknown start name `{other}`"),
+        }
+        let spec = Spec {
             board,
-            start_name: get("start")?.clone(),
+            start_name: start_name.clone(),
             start,
             penalty,
             groups,
@@ -263,7 +273,22 @@ impl Spec {
                 Some(other) => bail!("the file uses symmetry `{other}`, unknown to this tb"),
             },
             corners,
-        })
+        };
+        // What was read must be exactly what this tb writes for it: no value
+        // that merely parses (padding, another spelling) is taken on trust.
+        // Files from before the reduction keys lack them (and stored every
+        // position, which the layer checks hold them to).
+        for (key, value) in spec.to_meta() {
+            match meta.get(key) {
+                Some(text) if *text == value => {}
+                None if matches!(key, "corners" | "symmetry") => {}
+                Some(text) => bail!(
+                    "the file's `{key}` metadata `{text}` is not as this tb writes it (`{value}`)"
+                ),
+                None => bail!("the file has no `{key}` metadata"),
+            }
+        }
+        Ok(spec)
     }
 
     /// Default file name: `<board>[-<start>][-p<penalty>].tb`.

@@ -2,9 +2,12 @@
 //! and answer probes (the value of a position and of each of its moves).
 
 use super::board::{Board, Lines};
+use super::build::DotsGame;
 use super::layout::Layout;
 use super::search::{SearchOptions, SolveResult, Solver};
 use super::spec::Spec;
+use crate::retro::Game;
+use crate::retro::audit::check_layers;
 use crate::store::reader::ChunkReader;
 use crate::store::{LayerRow, Store};
 use anyhow::{Result, bail};
@@ -100,14 +103,18 @@ const PROBE_TT_BYTES: usize = 64 << 20;
 impl Tablebase {
     /// Opens a tablebase file read-only.
     pub fn open(path: &Path) -> Result<Tablebase> {
-        let store = Store::open_read(path)?;
+        let mut store = Store::open_read(path)?;
+        let in_file = |e: anyhow::Error| e.context(format!("{} is damaged", path.display()));
         let spec = Spec::from_meta(&store.meta()?)?;
         let layout = spec.layout();
-        let layers = store.layers()?;
+        let layers = store.layers().map_err(in_file)?;
+        let completion = spec.board.completion_masks();
+        let game = DotsGame::new(&spec, &layout, &completion);
+        check_layers(&layers, &game).map_err(in_file)?;
+        store.chunk_rules().values = game.value_range();
         let readable = (0..=64)
             .map(|n| layers.get(&n).is_some_and(|r| r.status.readable()))
             .collect();
-        let completion = spec.board.completion_masks();
         let reader = ChunkReader::new(store, spec.chunk_positions);
         Ok(Tablebase {
             reader,
@@ -119,6 +126,11 @@ impl Tablebase {
             search_limit: DEFAULT_SEARCH_LIMIT,
             solver: RefCell::new(None),
         })
+    }
+
+    /// The game as the scheduler sees it (its layout, for checks).
+    pub fn game(&self) -> DotsGame<'_> {
+        DotsGame::new(&self.spec, &self.layout, &self.completion)
     }
 
     /// The tablebase's identity.
@@ -175,9 +187,11 @@ impl Tablebase {
             return Ok(None);
         }
         let (packed, index) = self.layout.locate_packed(position);
-        let value = self
-            .reader
-            .value(n, packed, index, || self.layout.unpack_counts(packed))?;
+        let value = self.reader.value(n, packed, index, || {
+            let counts = self.layout.unpack_counts(packed);
+            let size = self.layout.block_size(&counts);
+            (counts, size)
+        })?;
         Ok(Some(value))
     }
 

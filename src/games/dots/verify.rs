@@ -1,10 +1,13 @@
-//! `tb verify`: re-hash every stored chunk and recompute stored values one ply deep
-//! from the layer above (independently of the kernel: plain per-position lookups).
+//! `tb verify`: the file's audit (every block and chunk its layout implies, each
+//! chunk read once against its checksum, histograms, digests and counts against the
+//! values; [`crate::retro::audit`]), then stored values recomputed one ply deep from
+//! the layer above (independently of the kernel: plain per-position lookups).
 
 use super::board::Lines;
 use super::layout::Counts;
 use super::notation::format_position;
 use super::tablebase::Tablebase;
+use crate::retro::audit::audit;
 use anyhow::Result;
 use serde_json::{Value, json};
 
@@ -16,8 +19,11 @@ const MAX_LISTED: usize = 20;
 pub struct VerifyReport {
     /// Chunks read and checked.
     pub chunks: u64,
-    /// Chunks that failed (missing, undecodable, checksum mismatch).
+    /// Problems of the file: bad or missing chunks, blocks or layers, metadata that
+    /// differs from the values (at most 100 listed).
     pub bad_chunks: Vec<String>,
+    /// How many problems there were.
+    pub problem_count: u64,
     /// Positions whose value was recomputed.
     pub recomputed: u64,
     /// Positions whose stored value differs from the recomputation.
@@ -31,7 +37,7 @@ pub struct VerifyReport {
 impl VerifyReport {
     /// No problem found.
     pub fn ok(&self) -> bool {
-        self.bad_chunks.is_empty() && self.mismatch_count == 0
+        self.problem_count == 0 && self.mismatch_count == 0
     }
 
     /// JSON rendering.
@@ -40,6 +46,7 @@ impl VerifyReport {
             "ok": self.ok(),
             "chunks": self.chunks,
             "bad_chunks": self.bad_chunks,
+            "problem_count": self.problem_count,
             "recomputed": self.recomputed,
             "mismatch_count": self.mismatch_count,
             "mismatches": self.mismatches,
@@ -50,15 +57,11 @@ impl VerifyReport {
     /// Text rendering.
     pub fn text(&self) -> String {
         let mut s = format!(
-            "{} chunks checked, {} bad; {} positions recomputed, {} compared with search, {} mismatches\n",
-            self.chunks,
-            self.bad_chunks.len(),
-            self.recomputed,
-            self.searched,
-            self.mismatch_count
+            "{} chunks checked, {} problems; {} positions recomputed, {} compared with search, {} mismatches\n",
+            self.chunks, self.problem_count, self.recomputed, self.searched, self.mismatch_count
         );
         for b in &self.bad_chunks {
-            s += &format!("bad chunk: {b}\n");
+            s += &format!("problem: {b}\n");
         }
         for m in &self.mismatches {
             s += &format!("mismatch: {m}\n");
@@ -80,18 +83,14 @@ pub fn verify(tb: &Tablebase, sample: Option<u64>, search: u64) -> Result<Verify
         .filter(|r| r.status.readable())
         .map(|r| r.n)
         .collect();
-    for &n in &readable {
-        for counts in layout.blocks_of_layer(n) {
-            let chunks = layout
-                .block_size(&counts)
-                .div_ceil(tb.spec().chunk_positions);
-            for chunk in 0..chunks {
-                report.chunks += 1;
-                if let Err(e) = tb.store().read_chunk(n, &counts, chunk) {
-                    report.bad_chunks.push(format!("{e:#}"));
-                }
-            }
-        }
+    let audit = audit(tb.store(), &tb.game())?;
+    report.chunks = audit.chunks;
+    report.bad_chunks = audit.problems;
+    report.problem_count = audit.problem_count;
+    if !report.ok() {
+        // A damaged file: its values are not worth recomputing (and every
+        // recomputation reading a bad chunk would read it again).
+        return Ok(report);
     }
     let full = layout.full_layer();
     let mut rng = 0x2545_f491_4f6c_dd1du64;

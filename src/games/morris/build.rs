@@ -59,10 +59,7 @@ impl Game for MorrisGame {
 
     fn block_size(&self, layer: usize, _key: &[u8]) -> u64 {
         let (a, b) = layer_pair(layer);
-        MorrisSpec::tables_of_pair(a, b)
-            .into_iter()
-            .map(|(m, o)| class_count(m, o))
-            .sum()
+        MorrisSpec::pair_size(a, b)
     }
 
     fn reads(&self, layer: usize, _key: &[u8]) -> Vec<BlockId> {

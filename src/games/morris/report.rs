@@ -8,12 +8,12 @@ use super::solve::verify_table;
 use super::spec::{MorrisSpec, layer_pair, pair_label, pair_layer};
 use super::tablebase::MorrisTablebase;
 use super::value::Value;
+use crate::retro::audit::{Audit, check_finished};
 use crate::retro::build::load_block;
 use crate::retro::cache::BlockCache;
 use crate::retro::{BlockId, Game};
-use crate::store::checksum;
 use crate::units::human_bytes;
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use serde::Serialize;
 use std::io::Write;
 
@@ -221,17 +221,9 @@ pub fn export(tb: &MorrisTablebase, format: Format, out: &mut dyn Write) -> Resu
     }
     let mut rows = 0;
     let game = MorrisGame::new(tb.spec().clone());
-    let pairs = tb.pairs();
-    if let Some((layer, _)) = pairs
-        .iter()
-        .find(|(_, r)| !r.is_some_and(|r| r.status.readable()))
-    {
-        bail!(
-            "tables {} are not finished in this file: resume the build before exporting",
-            pair_label(*layer)
-        );
-    }
-    for (layer, _) in pairs {
+    check_finished(tb.layers(), &game)
+        .context("resume the build (or get a whole file) before exporting")?;
+    for (layer, _) in tb.pairs() {
         let (a, b) = layer_pair(layer);
         let id = BlockId {
             layer,
@@ -312,7 +304,8 @@ impl VerifyReport {
 pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport> {
     let mut report = VerifyReport::default();
     let game = MorrisGame::new(tb.spec().clone());
-    let chunk_positions = tb.spec().chunk_positions;
+    // The catalogue first; then each pair's values, read once below, against it.
+    let mut audit = Audit::new(tb.store(), &game)?;
     // Each pair is read (decoded) once: kept while pairs with one more stone, whose
     // captures lead to it, are checked.
     let mut cache = BlockCache::new(u64::MAX);
@@ -336,35 +329,26 @@ pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport>
                 cache.evict(&pair_id(pair_layer(x, y)));
             }
         }
-        let Some(row) = row.filter(|r| r.status.readable()) else {
-            report.error(format!(
-                "tables {} are missing or not finished",
-                pair_label(layer)
-            ));
+        // (The audit reports a pair that is missing or not finished.)
+        if !row.is_some_and(|r| r.status.readable()) {
             continue;
-        };
-        report.chunks += row.positions.div_ceil(chunk_positions);
+        }
         let own = match load(&mut cache, layer) {
-            Ok(values) => values,
+            Ok(values) => {
+                audit.check_block(&pair_id(layer), Ok(&values));
+                values
+            }
             Err(e) => {
-                report.error(format!("{e:#}"));
+                audit.check_block(&pair_id(layer), Err(&e));
                 continue;
             }
         };
-        let digest = checksum::digest_hex(game.digest(layer, &[a, b], 0, &own));
-        if row.digest.as_deref() != Some(digest.as_str()) {
-            report.error(format!(
-                "tables {}: the values hash to {digest}, the file says {}",
-                pair_label(layer),
-                row.digest.as_deref().unwrap_or("nothing")
-            ));
-        }
         // The pair and the pairs its captures lead to, as value bytes by table.
         let mut blocks = vec![((a, b), own)];
         for read in game.reads(layer, &[a, b]) {
-            match load(&mut cache, read.layer) {
-                Ok(values) => blocks.push(((read.key[0], read.key[1]), values)),
-                Err(e) => report.error(format!("{e:#}")),
+            // (A pair that does not load was reported when it was checked.)
+            if let Ok(values) = load(&mut cache, read.layer) {
+                blocks.push(((read.key[0], read.key[1]), values));
             }
         }
         let lookup = |m: u8, o: u8, index: u64| -> Result<u8> {
@@ -387,6 +371,17 @@ pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport>
                 Err(e) => report.error(format!("{e:#}")),
             }
         }
+    }
+    let found = audit.finish();
+    report.chunks = found.chunks;
+    for problem in found.problems {
+        report.error(problem);
+    }
+    if found.problem_count > LISTED_ERRORS as u64 {
+        report.error(format!(
+            "{} problems of the file in all",
+            found.problem_count
+        ));
     }
     Ok(report)
 }

@@ -1,7 +1,7 @@
 //! What a Morris tablebase holds: the stone limit, the rules and format recorded in
 //! its meta, and how table pairs are numbered as layers.
 
-use super::index::{MAX_STONES, MIN_STONES, Table};
+use super::index::{MAX_STONES, MIN_STONES, Table, class_count};
 use crate::store::MAX_CHUNK_POSITIONS;
 use crate::store::codec::Neighbours;
 use anyhow::{Context, Result, bail, ensure};
@@ -36,6 +36,9 @@ pub fn format_version(meta: &BTreeMap<String, String>) -> Result<u32> {
         bail!(
             "the file's value format {version} is newer than this tb understands ({FORMAT_VERSION})"
         );
+    }
+    if version == 0 {
+        bail!("the file's value format 0 does not exist (formats 1..={FORMAT_VERSION})");
     }
     Ok(version)
 }
@@ -112,11 +115,27 @@ impl MorrisSpec {
         if get("rules")? != RULES {
             bail!("the file was built with other rules: {}", get("rules")?);
         }
+        if get("phase")? != "moving" {
+            bail!(
+                "the file holds the `{}` phase, this tb reads moving-phase tables",
+                get("phase")?
+            );
+        }
         let stones: u8 = get("stones")?.parse().context("bad `stones` metadata")?;
         let chunk: u64 = get("chunk_positions")?
             .parse()
             .context("bad `chunk_positions` metadata")?;
-        MorrisSpec::new(stones, chunk)
+        let spec = MorrisSpec::new(stones, chunk).context("bad metadata")?;
+        // Exactly what this tb writes (the format version was checked above).
+        for (key, value) in spec.to_meta() {
+            if key != "format_version" && get(key)? != &value {
+                bail!(
+                    "the file's `{key}` metadata `{}` is not as this tb writes it (`{value}`)",
+                    get(key)?
+                );
+            }
+        }
+        Ok(spec)
     }
 
     /// The pairs {a, b} (a <= b) in build order: by total stones, then a.
@@ -156,6 +175,14 @@ impl MorrisSpec {
         // Indices past the pair (a corrupt row count) get no neighbours.
         out.resize(len, [0, 0, 0, 0]);
         out
+    }
+
+    /// Classes in the block of pair {a, b}: its tables' classes.
+    pub fn pair_size(a: u8, b: u8) -> u64 {
+        Self::tables_of_pair(a, b)
+            .into_iter()
+            .map(|(m, o)| class_count(m, o))
+            .sum()
     }
 
     /// Where table (m, o) starts in its pair's block.

@@ -1,11 +1,14 @@
 //! Reading a built Morris file: value bytes through the generic chunk reader, and
 //! probe answers (the value of a position and of each legal move).
 
+use super::build::MorrisGame;
 use super::index::{MIN_STONES, Table};
 use super::rules::{Move, Position};
 use super::solve::{Probe, probe};
-use super::spec::{MorrisSpec, pair_layer};
+use super::spec::{MorrisSpec, format_version, pair_layer};
 use super::value::Value;
+use crate::retro::Game;
+use crate::retro::audit::check_layers;
 use crate::store::reader::ChunkReader;
 use crate::store::{LayerRow, Store};
 use anyhow::{Result, bail};
@@ -22,9 +25,16 @@ pub struct MorrisTablebase {
 impl MorrisTablebase {
     /// Opens a Morris file read-only.
     pub fn open(path: &Path) -> Result<MorrisTablebase> {
-        let store = Store::open_read(path)?;
-        let spec = MorrisSpec::from_meta(&store.meta()?)?;
-        let layers = store.layers()?;
+        let mut store = Store::open_read(path)?;
+        let in_file = |e: anyhow::Error| e.context(format!("{} is damaged", path.display()));
+        let meta = store.meta()?;
+        let spec = MorrisSpec::from_meta(&meta)?;
+        // Context-mixing chunks came with format 2.
+        store.chunk_rules().mixing = format_version(&meta)? >= 2;
+        let layers = store.layers().map_err(in_file)?;
+        let game = MorrisGame::new(spec.clone());
+        check_layers(&layers, &game).map_err(in_file)?;
+        store.chunk_rules().values = game.value_range();
         Ok(MorrisTablebase {
             reader: ChunkReader::with_neighbours(
                 store,
@@ -89,9 +99,9 @@ impl MorrisTablebase {
         }
         let (a, b) = (m.min(o), m.max(o));
         let offset = MorrisSpec::offset_in_pair(m, o)?;
-        let byte = self
-            .reader
-            .value(pair_layer(m, o), 0, offset + index, || vec![a, b])?;
+        let byte = self.reader.value(pair_layer(m, o), 0, offset + index, || {
+            (vec![a, b], MorrisSpec::pair_size(a, b))
+        })?;
         Ok(byte as u8)
     }
 
