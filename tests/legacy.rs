@@ -90,3 +90,33 @@ fn a_morris_file_of_format_1_reads_like_a_fresh_build() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("format version 1 vs 2"));
 }
+
+/// Reading leaves nothing beside a file: neither a finished file of this tb (which
+/// leaves WAL mode) nor a WAL-mode file of an older tb gets -wal/-shm files, so
+/// shared and read-only copies stay as they are.
+#[test]
+fn readers_leave_no_files_beside_a_tablebase() {
+    let dir = tempfile::tempdir().unwrap();
+    let fresh_dir = dir.path().join("fresh");
+    std::fs::create_dir(&fresh_dir).unwrap();
+    let fresh = fresh_dir.join("3x3.tb");
+    run(&["build", "3x3", "--quiet"], &fresh);
+    std::fs::remove_file(fresh_dir.join("3x3.tb.lock")).unwrap();
+    let old_dir = dir.path().join("old");
+    std::fs::create_dir(&old_dir).unwrap();
+    let old = copy_fixture("morris-3-format1.tb", &old_dir);
+    for (db, position) in [
+        (&fresh, "000000000000000000000000"),
+        (&old, "WWW......BBB............ w"),
+    ] {
+        run(&["probe", position], db);
+        run(&["info"], db);
+        run(&["export"], db);
+        run(&["verify"], db);
+        let files: Vec<String> = std::fs::read_dir(db.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(files.len(), 1, "{}: {files:?}", db.display());
+    }
+}

@@ -6,7 +6,7 @@ pub mod dots;
 pub mod morris;
 
 use crate::store::Store;
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use std::path::Path;
 
 /// The games a tablebase file can hold.
@@ -20,7 +20,9 @@ pub enum GameKind {
 
 /// Which game a tablebase file holds (its `game` metadata).
 pub fn game_of_file(path: &Path) -> Result<GameKind> {
-    let meta = Store::open_read(path)?.meta()?;
+    let meta = Store::open_read(path)?
+        .meta()
+        .with_context(|| path.display().to_string())?;
     match meta.get("game").map(String::as_str) {
         Some("dots-and-boxes") => Ok(GameKind::Dots),
         Some("morris") => Ok(GameKind::Morris),

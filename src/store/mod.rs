@@ -32,6 +32,10 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 /// Most positions per chunk a file may declare (a chunk is decompressed whole).
 pub const MAX_CHUNK_POSITIONS: u64 = 1 << 24;
 
+/// Largest value (a chunk's coded bytes, a metadata text) a reader accepts: a
+/// chunk of [`MAX_CHUNK_POSITIONS`] values with room for coding overhead.
+const MAX_VALUE_BYTES: i32 = 2 * MAX_CHUNK_POSITIONS as i32 + (1 << 20);
+
 /// Status of a layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LayerStatus {
@@ -262,10 +266,15 @@ impl Store {
         if !path.exists() {
             bail!("no tablebase file at {}", path.display());
         }
-        let conn = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = if quiet_wal_file(path) {
+            // A WAL-mode file (finished by an older tb) that nobody is writing:
+            // read it as immutable, so that no -wal/-shm files appear beside it and
+            // read-only media work.
+            Connection::open_with_flags(immutable_uri(path), flags | OpenFlags::SQLITE_OPEN_URI)
+        } else {
+            Connection::open_with_flags(path, flags)
+        }
         .with_context(|| format!("cannot open {}", path.display()))?;
         conn.busy_timeout(std::time::Duration::from_secs(30))?;
         // A downloaded file is untrusted: no writes, no functions or virtual tables
@@ -275,6 +284,15 @@ impl Store {
         conn.set_db_config(DbConfig::SQLITE_DBCONFIG_TRUSTED_SCHEMA, false)?;
         conn.pragma_update(None, "query_only", true)?;
         conn.pragma_update(None, "cell_size_check", true)?;
+        // No single value (a chunk, a metadata text) may make a reader allocate
+        // more than a chunk can legitimately take.
+        conn.set_limit(
+            rusqlite::limits::Limit::SQLITE_LIMIT_LENGTH,
+            MAX_VALUE_BYTES,
+        )?;
+        // Temporary tables and indices (none of our queries needs them) stay small
+        // and in memory, never gigabytes of temporary files.
+        conn.pragma_update(None, "temp_store", "MEMORY")?;
         let version: i64 = conn
             .pragma_query_value(None, "user_version", |r| r.get(0))
             .with_context(|| format!("{} is not a tablebase file (not SQLite?)", path.display()))?;
@@ -574,7 +592,8 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// Returns free pages to the file system and truncates the WAL (end of a build).
+    /// Returns free pages to the file system, truncates the WAL and leaves WAL mode
+    /// (end of a build).
     ///
     /// At the end of a big build most pages are free (pruned layers) and the few
     /// live ones (the book) are scattered: `PRAGMA incremental_vacuum` then moves
@@ -596,6 +615,12 @@ impl Store {
         }
         self.conn
             .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+        // A finished file leaves WAL mode, so that readers (read-only) create no
+        // -wal/-shm files beside it and read-only media work. A reader still
+        // attached keeps the file in WAL mode; that is harmless.
+        let _ = self
+            .conn
+            .query_row("PRAGMA journal_mode = DELETE", [], |_| Ok(()));
         Ok(())
     }
 
@@ -791,6 +816,37 @@ fn check_schema(conn: &Connection) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// Whether `path` is an SQLite file in WAL mode (header bytes 18-19 are 2) with no
+/// `-wal` or `-shm` file beside it: finished, and no connection is writing it.
+fn quiet_wal_file(path: &Path) -> bool {
+    let mut header = [0u8; 20];
+    let read =
+        std::fs::File::open(path).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut header));
+    let sidecar = |suffix: &str| {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        Path::new(&name).exists()
+    };
+    read.is_ok()
+        && header.starts_with(b"SQLite format 3\0")
+        && header[18] == 2
+        && header[19] == 2
+        && !sidecar("-wal")
+        && !sidecar("-shm")
+}
+
+/// A `file:` URI opening `path` immutable (characters special in URIs escaped).
+fn immutable_uri(path: &Path) -> String {
+    let mut uri = String::from("file:");
+    for byte in path.as_os_str().as_encoded_bytes() {
+        match byte {
+            b'%' | b'?' | b'#' | 0x80.. => uri.push_str(&format!("%{byte:02X}")),
+            _ => uri.push(*byte as char),
+        }
+    }
+    uri + "?immutable=1"
 }
 
 /// The file's chunk checksum rule: `Some(true)` keyed, `None` when it does not say

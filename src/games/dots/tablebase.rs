@@ -104,8 +104,12 @@ impl Tablebase {
     /// Opens a tablebase file read-only.
     pub fn open(path: &Path) -> Result<Tablebase> {
         let mut store = Store::open_read(path)?;
-        let in_file = |e: anyhow::Error| e.context(format!("{} is damaged", path.display()));
-        let spec = Spec::from_meta(&store.meta()?)?;
+        // Every problem of the file names it.
+        let in_file = |e: anyhow::Error| e.context(path.display().to_string());
+        let spec = store
+            .meta()
+            .and_then(|meta| Spec::from_meta(&meta))
+            .map_err(in_file)?;
         let layout = spec.layout();
         let layers = store.layers().map_err(in_file)?;
         let completion = spec.board.completion_masks();

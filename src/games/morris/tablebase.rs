@@ -26,11 +26,12 @@ impl MorrisTablebase {
     /// Opens a Morris file read-only.
     pub fn open(path: &Path) -> Result<MorrisTablebase> {
         let mut store = Store::open_read(path)?;
-        let in_file = |e: anyhow::Error| e.context(format!("{} is damaged", path.display()));
-        let meta = store.meta()?;
-        let spec = MorrisSpec::from_meta(&meta)?;
+        // Every problem of the file names it.
+        let in_file = |e: anyhow::Error| e.context(path.display().to_string());
+        let meta = store.meta().map_err(in_file)?;
+        let spec = MorrisSpec::from_meta(&meta).map_err(in_file)?;
         // Context-mixing chunks came with format 2.
-        store.chunk_rules().mixing = format_version(&meta)? >= 2;
+        store.chunk_rules().mixing = format_version(&meta).map_err(in_file)? >= 2;
         let layers = store.layers().map_err(in_file)?;
         let game = MorrisGame::new(spec.clone());
         check_layers(&layers, &game).map_err(in_file)?;
