@@ -13,7 +13,6 @@ use tb::games::dots::tablebase::Tablebase;
 use tb::games::dots::{export, info, notation, output, plan, search, verify};
 use tb::games::{GameKind, game_of_file};
 use tb::retro::progress;
-use tb::units::parse_size;
 
 /// Writes a line to stdout, failing (instead of panicking) when stdout is closed.
 macro_rules! outln {
@@ -30,6 +29,12 @@ macro_rules! out {
 }
 
 mod cli;
+
+/// Writes a line to stderr; a closed or full stderr is ignored (never a panic:
+/// the exit code still tells what happened).
+fn note(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
 
 /// Exit code for runtime failures (usage errors exit with 2 through clap).
 const EXIT_FAILURE: u8 = 1;
@@ -239,7 +244,7 @@ fn main() -> ExitCode {
         // A closed stdout (`tb export | head`) ends the output quietly.
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("tb: error: {e:#}");
+            note(&format!("tb: error: {e:#}"));
             ExitCode::from(EXIT_FAILURE)
         }
     }
@@ -282,7 +287,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     stones,
                     db,
                     threads,
-                    memory: parse_size(memory.as_deref().unwrap_or("16GiB"))?,
+                    memory: cli::memory("--memory", memory.as_deref(), 16 << 30)?,
                     chunk,
                     quiet,
                     json,
@@ -297,7 +302,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 start: start.unwrap_or_else(|| "empty".to_string()),
                 penalty,
                 book_lines,
-                memory: parse_size(memory.as_deref().unwrap_or("8GiB"))?,
+                memory: cli::memory("--memory", memory.as_deref(), 8 << 30)?,
                 groups,
                 chunk,
                 symmetry: symmetry != Some(SymmetryArg::None),
@@ -376,9 +381,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 );
             }
             let board: Board = board.parse()?;
-            if threads == Some(0) {
-                bail!("--threads must be at least 1");
-            }
+            cli::threads(threads)?;
             let start = spec::parse_start(&board, &start)?;
             let (lines, file_penalty) = match &position {
                 Some(text) => {
@@ -389,12 +392,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             };
             let penalty = spec::check_penalty(penalty.or(file_penalty).unwrap_or(0))?;
             let open = board.num_lines() as u32 - lines.count_ones();
-            let tt_bytes = match &tt {
-                Some(text) => parse_size(text)?,
-                None if open <= 24 => 64 << 20,
-                None if open <= 28 => 256 << 20,
-                None => 1 << 30,
+            let default_tt = match open {
+                ..=24 => 64 << 20,
+                25..=28 => 256 << 20,
+                _ => 1 << 30,
             };
+            let tt_bytes = cli::memory("--tt", tt.as_deref(), default_tt)?;
             let started = std::time::Instant::now();
             let mut solver = search::Solver::new(
                 board,
@@ -437,7 +440,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 Format::Jsonl => export::Format::Jsonl,
                 Format::Csv => export::Format::Csv,
             };
-            cli::export_to(output.as_deref(), |sink| {
+            cli::export_to(output.as_deref(), &db, |sink| {
                 export::export(&tb, format, max_lines, expand, sink)
             })
         }
@@ -492,7 +495,19 @@ fn probe(db: &Path, json: bool, positions: Vec<String>, search_limit: u32) -> Re
         } else {
             notation::parse_position(&board, input)
         };
-        let p = tb.probe(parsed?.lines)?;
+        let parsed = parsed?;
+        // A Wilson file's penalty is part of what it asks; the table answers for
+        // its own. (Its player to move and scores change nothing: values are net
+        // future boxes for whoever is to move.)
+        if let Some(penalty) = parsed.penalty
+            && penalty != tb.spec().penalty as i32
+        {
+            bail!(
+                "the file asks for penalty {penalty}, this table was built with penalty {}",
+                tb.spec().penalty
+            );
+        }
+        let p = tb.probe(parsed.lines)?;
         Ok(if json {
             format!("{}\n", json_writer.probe(&p))
         } else {

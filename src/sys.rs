@@ -11,6 +11,15 @@ pub fn peak_rss_bytes() -> Option<u64> {
     Some(kib * 1024)
 }
 
+/// Physical memory of the machine (Linux: `MemTotal` in /proc/meminfo; `None`
+/// elsewhere).
+pub fn total_memory_bytes() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 /// Asks the kernel to back the pages of `[ptr, ptr + len)` with transparent huge pages
 /// (2 MiB). The solvers read and write arrays of up to gigabytes at random; with 4 KiB
 /// pages nearly every access also misses the TLB, which under virtualisation costs a

@@ -36,5 +36,25 @@ pub fn parse_size(text: &str) -> Result<u64> {
         "t" | "tb" | "tib" => 1 << 40,
         _ => bail!("bad size unit in `{text}` (use KiB, MiB, GiB)"),
     };
-    Ok((num * mult as f64) as u64)
+    let bytes = num * mult as f64;
+    if !bytes.is_finite() || bytes >= u64::MAX as f64 {
+        bail!("size `{text}` is too large");
+    }
+    Ok(bytes as u64)
+}
+
+/// Parses a memory budget given by `flag` (`--memory`, `--tt`): a size that this
+/// machine's physical memory can hold, so that a typo fails at once instead of
+/// swapping or aborting hours later.
+pub fn parse_memory(flag: &str, text: &str) -> Result<u64> {
+    let bytes = parse_size(text).with_context(|| format!("bad {flag}"))?;
+    if let Some(total) = crate::sys::total_memory_bytes()
+        && bytes > total
+    {
+        bail!(
+            "{flag} {text} is more than this machine's memory ({})",
+            human_bytes(total)
+        );
+    }
+    Ok(bytes)
 }

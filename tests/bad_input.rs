@@ -371,3 +371,181 @@ fn a_file_with_another_schema_is_refused() {
         std::fs::remove_file(&db).expect("remove");
     }
 }
+
+/// Numeric flags are range-checked when parsed; memory sizes against the machine.
+#[test]
+fn out_of_range_flags_are_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("flags.tb");
+    for (args, needle) in [
+        (vec!["build", "2x2", "--penalty=-2147483648"], "-2147483648"),
+        (vec!["build", "2x2", "--threads", "100000"], "--threads"),
+        (vec!["build", "2x2", "--threads", "0"], "--threads"),
+        (vec!["build", "2x2", "--memory", "1000TiB"], "--memory"),
+        (vec!["build", "2x2", "--memory", "1e400"], "--memory"),
+        (vec!["build", "2x2", "--chunk", "0"], "--chunk"),
+        (
+            vec!["build", "morris", "--stones", "3", "--memory", "1000TiB"],
+            "--memory",
+        ),
+        (vec!["solve", "2x2", "--tt", "1000TiB"], "--tt"),
+        (vec!["solve", "2x2", "--threads", "0"], "--threads"),
+    ] {
+        let mut cmd = tb();
+        cmd.args(&args);
+        if args[0] == "build" {
+            cmd.arg("--quiet").arg("--db").arg(&db);
+        }
+        let output = run(&mut cmd);
+        assert_rejected(&output, &format!("tb {}", args.join(" ")), needle);
+        assert!(!db.exists(), "tb {} left a database", args.join(" "));
+    }
+}
+
+/// `--db` must name a regular file: a device or a directory is refused before
+/// anything is created beside it.
+#[test]
+fn a_database_path_that_is_not_a_regular_file_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let not_dir = dir.path().join("file");
+    std::fs::write(&not_dir, "x").unwrap();
+    let inside_a_file = not_dir.join("x.tb");
+    for db in [Path::new("/dev/null"), dir.path(), inside_a_file.as_path()] {
+        let output = run(tb().args(["build", "1x1", "--quiet", "--db"]).arg(db));
+        assert_rejected(&output, &format!("tb build --db {}", db.display()), "");
+        let output = run(tb().args(["probe", "0000", "--db"]).arg(db));
+        assert_rejected(&output, &format!("tb probe --db {}", db.display()), "");
+    }
+    let listed: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(listed.len(), 1, "files were created beside the paths");
+}
+
+/// `-o` never overwrites the database being exported; a good export appears only
+/// when complete (no partial file left beside it).
+#[test]
+fn export_never_overwrites_its_own_database() {
+    let (_o, b) = small_db();
+    let before = std::fs::read(&b.db).unwrap();
+    let output = run(tb()
+        .arg("export")
+        .arg("--db")
+        .arg(&b.db)
+        .arg("-o")
+        .arg(&b.db));
+    assert_rejected(&output, "tb export -o <its db>", "-o");
+    assert_eq!(
+        std::fs::read(&b.db).unwrap(),
+        before,
+        "the database changed"
+    );
+    // Another name for the same file is the same file.
+    let link = b.dir.path().join("link.tb");
+    std::fs::hard_link(&b.db, &link).unwrap();
+    let output = run(tb()
+        .arg("export")
+        .arg("--db")
+        .arg(&b.db)
+        .arg("-o")
+        .arg(&link));
+    assert_rejected(&output, "tb export -o <a hard link to its db>", "-o");
+    assert_eq!(
+        std::fs::read(&b.db).unwrap(),
+        before,
+        "the database changed"
+    );
+    let out = b.dir.path().join("rows.csv");
+    let output = run(tb()
+        .arg("export")
+        .arg("--db")
+        .arg(&b.db)
+        .args(["--format", "csv", "-o"])
+        .arg(&out));
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    let to_stdout = run(tb()
+        .arg("export")
+        .arg("--db")
+        .arg(&b.db)
+        .args(["--format", "csv"]));
+    assert_eq!(std::fs::read(&out).unwrap(), to_stdout.stdout);
+    let partial: Vec<String> = std::fs::read_dir(b.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("partial"))
+        .collect();
+    assert!(partial.is_empty(), "{partial:?}");
+}
+
+/// A stdin batch goes on past lines that are not UTF-8 or longer than 1 MiB.
+#[test]
+fn probe_batch_survives_binary_and_huge_lines() {
+    let (_o, b) = small_db();
+    let mut input = b"0000\n\xff\xfe\n".to_vec();
+    input.extend(std::iter::repeat_n(b'0', 3 << 20));
+    input.extend(b"\n1110\n");
+    let output = run(tb()
+        .arg("probe")
+        .arg("--db")
+        .arg(&b.db)
+        .arg("--json")
+        .write_stdin(input));
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    harness::assert_no_panic(&output, "probe batch");
+    let lines: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON"))
+        .collect();
+    assert_eq!(lines.len(), 4, "{}", describe(&output));
+    assert_eq!(lines[0]["position"], "0000");
+    assert!(lines[1]["error"].as_str().unwrap().contains("UTF-8"));
+    assert!(lines[2]["error"].as_str().unwrap().contains("longer"));
+    assert_eq!(lines[3]["position"], "1110");
+}
+
+/// A Wilson file asking for another penalty than the table's is refused, not
+/// answered with the table's values.
+#[test]
+fn probe_refuses_a_wilson_file_with_another_penalty() {
+    let (_o, b) = small_db();
+    let file = b.dir.path().join("pos.txt");
+    std::fs::write(&file, "1\n+ +\n\n+ +\n").unwrap();
+    let output = run(tb().arg("probe").arg("--db").arg(&b.db).arg(&file));
+    assert_rejected(&output, "tb probe <Wilson file, penalty 1>", "penalty 1");
+    std::fs::write(&file, "0\n+ +\n\n+ +\n").unwrap();
+    let output = run(tb().arg("probe").arg("--db").arg(&b.db).arg(&file));
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+}
+
+/// Closed stdout or stderr end the run quietly with its exit code, never a panic.
+#[test]
+fn closed_output_streams_are_not_a_panic() {
+    let (_o, b) = small_db();
+    let tb_path = assert_cmd::cargo::cargo_bin!("tb");
+    let db = b.db.display().to_string();
+    let tb_path = tb_path.display().to_string();
+    for (script, code) in [
+        // stderr closed: the error cannot be written, the exit code still says it.
+        (format!("exec 2>&-; '{tb_path}' probe --db '{db}' 01x1"), 1),
+        // stdout closed by the reader: a quiet end.
+        (
+            format!(
+                "'{tb_path}' export --db '{db}' | head -c 10 >/dev/null; exit ${{PIPESTATUS[0]}}"
+            ),
+            0,
+        ),
+        // A full stdout is an error (said on stderr).
+        (format!("'{tb_path}' info --db '{db}' >/dev/full"), 1),
+    ] {
+        let output = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(&script)
+            .output()
+            .unwrap();
+        harness::assert_no_panic(&output, &script);
+        assert_eq!(
+            output.status.code(),
+            Some(code),
+            "{script}: {}",
+            describe(&output)
+        );
+    }
+}

@@ -25,9 +25,13 @@ pub fn error_json(input: &str, error: &anyhow::Error) -> String {
     serde_json::to_string(&object).expect("errors serialise")
 }
 
+/// Longest line a probe batch reads from stdin.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
 /// Answers positions from the arguments, or one per line on stdin: `answer(input,
-/// from_args)` gives the text to print. A bad position prints an error (an error
-/// object with `--json`) and the batch goes on; the exit code is 1 if any failed.
+/// from_args)` gives the text to print. A bad position (or a stdin line that is
+/// not UTF-8 or longer than [`MAX_LINE_BYTES`]) prints an error (an error object
+/// with `--json`) and the batch goes on; the exit code is 1 if any failed.
 pub fn probe_batch(
     positions: Vec<String>,
     json: bool,
@@ -36,15 +40,15 @@ pub fn probe_batch(
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let mut failed = 0usize;
-    let mut one = |input: &str, from_args: bool, out: &mut dyn Write| -> Result<()> {
-        match answer(input, from_args) {
+    let mut report = |input: &str, answered: Result<String>, out: &mut dyn Write| -> Result<()> {
+        match answered {
             Ok(text) => out.write_all(text.as_bytes())?,
             Err(e) => {
                 failed += 1;
                 if json {
                     writeln!(out, "{}", error_json(input, &e))?;
                 } else {
-                    eprintln!("tb: error: `{input}`: {e:#}");
+                    crate::note(&format!("tb: error: `{input}`: {e:#}"));
                 }
             }
         }
@@ -54,15 +58,20 @@ pub fn probe_batch(
         if std::io::stdin().is_terminal() {
             bail!("no positions: give them as arguments or one per line on stdin");
         }
-        for line in std::io::stdin().lock().lines() {
-            let line = line.context("cannot read stdin")?;
-            if !line.trim().is_empty() {
-                one(line.trim(), false, &mut out)?;
+        let mut stdin = std::io::stdin().lock();
+        while let Some(line) = read_line(&mut stdin)? {
+            match line {
+                Ok(text) if text.trim().is_empty() => {}
+                Ok(text) => {
+                    let input = text.trim();
+                    report(input, answer(input, false), &mut out)?;
+                }
+                Err((shown, e)) => report(&shown, Err(e), &mut out)?,
             }
         }
     } else {
         for p in &positions {
-            one(p, true, &mut out)?;
+            report(p, answer(p, true), &mut out)?;
         }
     }
     out.flush()?;
@@ -73,36 +82,141 @@ pub fn probe_batch(
     })
 }
 
-/// Writes an export to `output` (stdout when `None`) through a large buffer;
-/// `write` returns the number of rows, reported on stderr for a file.
-pub fn export_to(
-    output: Option<&Path>,
-    write: impl FnOnce(&mut dyn Write) -> Result<u64>,
-) -> Result<ExitCode> {
-    let sink: Box<dyn Write> = match output {
-        Some(path) => Box::new(
-            std::fs::File::create(path)
-                .with_context(|| format!("cannot create {}", path.display()))?,
-        ),
-        None => Box::new(std::io::stdout().lock()),
-    };
-    let mut sink = BufWriter::with_capacity(1 << 20, sink);
-    let rows = write(&mut sink)?;
-    sink.flush()?;
-    if output.is_some() {
-        eprintln!("tb: exported {rows} positions");
+/// A line of stdin read as text, or why it cannot be (with the start of the
+/// line, lossily decoded, to name it); `None` at the end of input.
+type StdinLine = Option<std::result::Result<String, (String, anyhow::Error)>>;
+
+/// Reads one line of at most [`MAX_LINE_BYTES`] (a longer one is skipped to its
+/// end and reported).
+fn read_line(input: &mut impl BufRead) -> Result<StdinLine> {
+    let mut bytes = Vec::new();
+    let limit = MAX_LINE_BYTES as u64 + 1;
+    let n = std::io::Read::take(&mut *input, limit)
+        .read_until(b'\n', &mut bytes)
+        .context("cannot read stdin")?;
+    if n == 0 {
+        return Ok(None);
     }
-    Ok(ExitCode::SUCCESS)
+    let shown = |bytes: &[u8]| {
+        let text = String::from_utf8_lossy(&bytes[..bytes.len().min(40)]);
+        text.trim_end().to_string()
+    };
+    if bytes.len() > MAX_LINE_BYTES && !bytes.ends_with(b"\n") {
+        // Skip the rest of the line without keeping it.
+        let mut rest = Vec::new();
+        loop {
+            rest.clear();
+            let n = std::io::Read::take(&mut *input, limit)
+                .read_until(b'\n', &mut rest)
+                .context("cannot read stdin")?;
+            if n == 0 || rest.ends_with(b"\n") {
+                break;
+            }
+        }
+        let e = anyhow::anyhow!("the line is longer than {MAX_LINE_BYTES} bytes");
+        return Ok(Some(Err((shown(&bytes) + "...", e))));
+    }
+    Ok(Some(match String::from_utf8(bytes) {
+        Ok(text) => Ok(text),
+        Err(e) => Err((
+            shown(e.as_bytes()),
+            anyhow::anyhow!("the line is not UTF-8 text"),
+        )),
+    }))
 }
 
-/// `--threads`, defaulting to every core; 0 is refused.
+/// Writes an export of `db` to `output` (stdout when `None`) through a large
+/// buffer; `write` returns the number of rows, reported on stderr for a file.
+///
+/// A regular output file is written under a temporary name beside it and renamed
+/// at the end, so a failed or interrupted export never leaves a partial file under
+/// its name; the database itself (or any other name for it) is refused.
+pub fn export_to(
+    output: Option<&Path>,
+    db: &Path,
+    write: impl FnOnce(&mut dyn Write) -> Result<u64>,
+) -> Result<ExitCode> {
+    let Some(path) = output else {
+        let mut sink = BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
+        write(&mut sink)?;
+        sink.flush()?;
+        return Ok(ExitCode::SUCCESS);
+    };
+    if same_file(path, db) {
+        bail!(
+            "-o {} is the tablebase being exported; choose another file",
+            path.display()
+        );
+    }
+    // Devices and pipes (/dev/stdout, a FIFO) are written directly.
+    let regular = std::fs::metadata(path).map_or(true, |m| m.is_file());
+    let target = if regular {
+        let name = path.file_name().context("-o needs a file name")?;
+        let mut tmp = std::ffi::OsString::from(".");
+        tmp.push(name);
+        tmp.push(format!(".partial-{}", std::process::id()));
+        path.with_file_name(tmp)
+    } else {
+        path.to_path_buf()
+    };
+    let written = (|| -> Result<u64> {
+        let file = std::fs::File::create(&target)
+            .with_context(|| format!("cannot create {}", target.display()))?;
+        let mut sink = BufWriter::with_capacity(1 << 20, file);
+        let rows = write(&mut sink)?;
+        sink.into_inner()
+            .map_err(|e| e.into_error())
+            .and_then(|f| if regular { f.sync_all() } else { Ok(()) })
+            .with_context(|| format!("cannot write {}", target.display()))?;
+        if regular {
+            std::fs::rename(&target, path)
+                .with_context(|| format!("cannot rename the export to {}", path.display()))?;
+        }
+        Ok(rows)
+    })();
+    match written {
+        Ok(rows) => {
+            crate::note(&format!("tb: exported {rows} positions"));
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            if regular {
+                let _ = std::fs::remove_file(&target);
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Whether `a` and `b` name the same existing file (same device and inode).
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
+    }
+}
+
+/// Most worker threads `--threads` accepts.
+const MAX_THREADS: usize = 1024;
+
+/// `--threads`, defaulting to every core; 0 and more than [`MAX_THREADS`] are
+/// refused.
 pub fn threads(given: Option<usize>) -> Result<usize> {
     let threads =
         given.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    if threads == 0 {
-        bail!("--threads must be at least 1");
+    if !(1..=MAX_THREADS).contains(&threads) {
+        bail!("--threads must be between 1 and {MAX_THREADS}, not {threads}");
     }
     Ok(threads)
+}
+
+/// A memory flag: the given size (checked against the machine) or the default.
+pub fn memory(flag: &str, given: Option<&str>, default: u64) -> Result<u64> {
+    match given {
+        Some(text) => tb::units::parse_memory(flag, text),
+        None => Ok(default),
+    }
 }
 
 /// A build summary as JSON, with the rates derived from its run.

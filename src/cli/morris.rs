@@ -146,7 +146,9 @@ pub fn export(
     }
     let tb = MorrisTablebase::open(db)?;
     let format = if csv { Format::Csv } else { Format::Jsonl };
-    super::export_to(output.as_deref(), |sink| report::export(&tb, format, sink))
+    super::export_to(output.as_deref(), db, |sink| {
+        report::export(&tb, format, sink)
+    })
 }
 
 /// Per-pair statistics.

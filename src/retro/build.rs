@@ -129,6 +129,7 @@ pub struct RunOptions {
 impl Builder {
     /// Takes the build lock and opens (or creates) the file.
     pub fn open(db: &Path) -> Result<Builder> {
+        crate::store::check_file_path(db)?;
         let lock = BuildLock::acquire(db)?;
         let store = Store::open_for_build(db)?;
         Ok(Builder {

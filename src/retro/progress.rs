@@ -97,7 +97,7 @@ impl Progress for Bars {
         self.layer.finish_and_clear();
         self.overall.finish_and_clear();
         let _ = self.multi.clear();
-        eprintln!("{summary}");
+        let _ = writeln!(std::io::stderr(), "{summary}");
     }
 }
 
@@ -182,6 +182,6 @@ impl Progress for Log {
         }
     }
     fn finish(&mut self, summary: &str) {
-        eprintln!("{summary}");
+        let _ = writeln!(std::io::stderr(), "{summary}");
     }
 }

@@ -266,6 +266,7 @@ impl Store {
         if !path.exists() {
             bail!("no tablebase file at {}", path.display());
         }
+        check_file_path(path)?;
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = if quiet_wal_file(path) {
             // A WAL-mode file (finished by an older tb) that nobody is writing:
@@ -816,6 +817,29 @@ fn check_schema(conn: &Connection) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// A tablebase path must name a regular file (or nothing yet, in a directory that
+/// exists): never a device, a directory or a pipe, where SQLite would write its
+/// journal and lock files beside it.
+pub fn check_file_path(path: &Path) -> Result<()> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => Ok(()),
+        Ok(_) => bail!("{} is not a regular file", path.display()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+            match parent.map(std::fs::metadata) {
+                None => Ok(()),
+                Some(Ok(meta)) if meta.is_dir() => Ok(()),
+                Some(_) => bail!(
+                    "{} cannot be created: {} is not a directory",
+                    path.display(),
+                    parent.map_or(String::new(), |p| p.display().to_string())
+                ),
+            }
+        }
+        Err(e) => Err(e).with_context(|| format!("cannot use {}", path.display())),
+    }
 }
 
 /// Whether `path` is an SQLite file in WAL mode (header bytes 18-19 are 2) with no

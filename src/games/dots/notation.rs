@@ -212,15 +212,27 @@ pub fn parse_position_arg(board: &Board, arg: &str) -> Result<ParsedPosition, No
     if !path.exists() {
         return parse_position(board, arg);
     }
-    let text = std::fs::read_to_string(path).map_err(|error| NotationError::ReadFile {
+    let read_error = |error| NotationError::ReadFile {
         path: arg.to_string(),
         error,
-    })?;
+    };
+    // Only a regular file of sensible size: never a device or a pipe that reads
+    // forever.
+    let meta = std::fs::metadata(path).map_err(read_error)?;
+    if !meta.is_file() || meta.len() > MAX_POSITION_FILE_BYTES {
+        return Err(read_error(std::io::Error::other(format!(
+            "not a regular file of at most {MAX_POSITION_FILE_BYTES} bytes"
+        ))));
+    }
+    let text = std::fs::read_to_string(path).map_err(read_error)?;
     parse_position(board, &text).map_err(|error| NotationError::InFile {
         path: arg.to_string(),
         error: Box::new(error),
     })
 }
+
+/// Largest position file read (a Wilson file of the biggest board is a few KiB).
+pub const MAX_POSITION_FILE_BYTES: u64 = 1 << 20;
 
 /// Formats `lines` as form 1: E characters `0`/`1` in line order.
 pub fn format_position(board: &Board, lines: Lines) -> String {
@@ -966,12 +978,20 @@ mod tests {
             matches!(e, NotationError::InFile { .. }) && e.to_string().contains(path),
             "{e}"
         );
-        let dir_path = dir.path().to_str().unwrap();
-        let e = parse_position_arg(&b, dir_path).unwrap_err();
-        assert!(
-            matches!(e, NotationError::ReadFile { .. }) && e.to_string().contains(dir_path),
-            "{e}"
-        );
+        // A directory, a device and a file too big are refused before reading.
+        let big = dir.path().join("big.txt");
+        std::fs::write(&big, vec![b' '; MAX_POSITION_FILE_BYTES as usize + 1]).unwrap();
+        for bad in [
+            dir.path().to_str().unwrap(),
+            "/dev/zero",
+            big.to_str().unwrap(),
+        ] {
+            let e = parse_position_arg(&b, bad).unwrap_err();
+            assert!(
+                matches!(e, NotationError::ReadFile { .. }) && e.to_string().contains(bad),
+                "{e}"
+            );
+        }
     }
 
     /// A board up to 5x5 and a random set of its lines.

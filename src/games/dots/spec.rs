@@ -76,7 +76,7 @@ pub fn parse_start(board: &Board, text: &str) -> Result<Start> {
 
 /// Checks a penalty's range.
 pub fn check_penalty(penalty: i32) -> Result<i8> {
-    if penalty.abs() > MAX_PENALTY {
+    if penalty.unsigned_abs() > MAX_PENALTY as u32 {
         bail!("penalty {penalty} is out of range (-{MAX_PENALTY}..={MAX_PENALTY})");
     }
     Ok(penalty as i8)
