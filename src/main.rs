@@ -147,6 +147,8 @@ enum Command {
         /// at most this many open lines (0: never search) [default: 26].
         #[arg(long)]
         search_limit: Option<u32>,
+        #[command(flatten)]
+        bounds: SearchBounds,
     },
     /// Value of a position and of every move by search (no database needed).
     #[command(
@@ -177,6 +179,8 @@ enum Command {
         /// One JSON object (the probe shape plus nodes, seconds, pv).
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        bounds: SearchBounds,
     },
     /// Write the stored positions as rows. Dots-and-Boxes: the opening book, ordered
     /// by lines, then block, then index; with a reduction, one row per stored
@@ -226,6 +230,32 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// Bounds of a search (`tb solve`, the probe fallback).
+#[derive(clap::Args, Clone, Copy)]
+struct SearchBounds {
+    /// Stop a search after N nodes (exit 1, printing the bounds on the value found
+    /// so far).
+    #[arg(long, value_name = "N")]
+    max_nodes: Option<u64>,
+    /// Stop a search after this long (e.g. 30s, 5m, 2h; exit 1, printing the bounds
+    /// on the value found so far).
+    #[arg(long, value_name = "TIME", value_parser = tb::units::parse_duration)]
+    time_limit: Option<std::time::Duration>,
+}
+
+impl SearchBounds {
+    fn limits(self) -> search::Limits {
+        search::Limits {
+            max_nodes: self.max_nodes,
+            time_limit: self.time_limit,
+        }
+    }
+
+    fn given(self) -> bool {
+        self.max_nodes.is_some() || self.time_limit.is_some()
+    }
 }
 
 /// Export formats.
@@ -353,9 +383,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             json,
             positions,
             search_limit,
+            bounds,
         } => match game_of_file(&db)? {
-            GameKind::Morris if search_limit.is_some() => {
-                bail!("--search-limit is a Dots-and-Boxes option (Morris has no search solver)")
+            GameKind::Morris if search_limit.is_some() || bounds.given() => {
+                bail!(
+                    "--search-limit, --max-nodes and --time-limit are Dots-and-Boxes options (Morris has no search solver)"
+                )
             }
             GameKind::Morris => cli::morris::probe(&db, json, positions),
             GameKind::Dots => probe(
@@ -363,6 +396,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 json,
                 positions,
                 search_limit.unwrap_or(tb::games::dots::tablebase::DEFAULT_SEARCH_LIMIT),
+                bounds.limits(),
             ),
         },
         Command::Solve {
@@ -374,6 +408,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             threads,
             pv,
             json,
+            bounds,
         } => {
             if board == "morris" {
                 bail!(
@@ -406,8 +441,18 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     tt_bytes: tt_bytes as usize,
                 },
             );
-            let result = solver.solve(lines);
+            solver.set_progress(cli::search_progress());
+            let outcome = solver.solve_within(lines, bounds.limits());
+            cli::end_search_progress();
             let seconds = started.elapsed().as_secs_f64();
+            let result = match outcome {
+                Ok(result) => result,
+                Err(stopped) if json => {
+                    outln!("{}", output::stopped_json(&board, lines, &stopped, seconds));
+                    return Ok(ExitCode::from(EXIT_FAILURE));
+                }
+                Err(stopped) => return Err(stopped.into()),
+            };
             let answer = tb::games::dots::tablebase::Probe::from_search(lines, &result);
             if json {
                 outln!(
@@ -483,9 +528,16 @@ fn run(cli: Cli) -> Result<ExitCode> {
 }
 
 /// Probes Dots-and-Boxes positions from the arguments or stdin.
-fn probe(db: &Path, json: bool, positions: Vec<String>, search_limit: u32) -> Result<ExitCode> {
+fn probe(
+    db: &Path,
+    json: bool,
+    positions: Vec<String>,
+    search_limit: u32,
+    limits: search::Limits,
+) -> Result<ExitCode> {
     let mut tb = Tablebase::open(db)?;
     tb.set_search_limit(search_limit);
+    tb.set_search_bounds(limits);
     let board = tb.board();
     let mut json_writer = output::JsonWriter::new(&board);
     // Arguments may name Wilson files; stdin lines are positions themselves.

@@ -58,3 +58,23 @@ pub fn parse_memory(flag: &str, text: &str) -> Result<u64> {
     }
     Ok(bytes)
 }
+
+/// Parses a duration such as `30s`, `5m`, `2h`, `1.5h` or plain seconds.
+pub fn parse_duration(text: &str) -> Result<std::time::Duration> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let num: f64 = num
+        .parse()
+        .with_context(|| format!("bad duration `{text}` (e.g. 30s, 5m, 2h)"))?;
+    let seconds = match unit.trim() {
+        "" | "s" => num,
+        "m" | "min" => num * 60.0,
+        "h" => num * 3600.0,
+        _ => bail!("bad duration unit in `{text}` (use s, m or h)"),
+    };
+    std::time::Duration::try_from_secs_f64(seconds)
+        .with_context(|| format!("duration `{text}` is out of range"))
+}

@@ -8,6 +8,67 @@ use harness::{build, probe_differences, run_ok, sample_positions, tb};
 use oracle::Oracle;
 use serde_json::Value;
 
+/// `--max-nodes` stops a search with exit 1 and bounds that hold the oracle's
+/// value (or lets it finish with the right answer); the probe fallback too.
+#[test]
+fn bounded_searches_stop_with_true_bounds() {
+    let mut o = Oracle::new(2, 3, 0);
+    let board = o.board_name();
+    let mut stopped = 0;
+    for p in sample_positions(&o, 0, 20, 5) {
+        let value = o.value(p) as i64;
+        let out = tb()
+            .args(["solve", &board, &o.bits(p), "--json", "--max-nodes", "30"])
+            .output()
+            .unwrap();
+        harness::assert_no_panic(&out, "tb solve --max-nodes");
+        let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+        match out.status.code() {
+            Some(0) => assert!(probe_differences(&mut o, &board, p, &v).is_empty(), "{v}"),
+            Some(1) => {
+                stopped += 1;
+                assert_eq!(v["stopped"], "node limit", "{v}");
+                let (lower, upper) = (v["lower"].as_i64().unwrap(), v["upper"].as_i64().unwrap());
+                assert!(lower <= value && value <= upper, "{v}: value {value}");
+            }
+            code => panic!("exit {code:?}: {v}"),
+        }
+    }
+    assert!(stopped > 0, "no search was stopped");
+    // The probe fallback past a book of 2 lines: a stopped search is an error
+    // object for its position, never a value.
+    let b = build(&o, "empty", 0, Some(2));
+    let deep: Vec<u64> = sample_positions(&o, 0, 40, 9)
+        .into_iter()
+        .filter(|p| (3..=8).contains(&p.count_ones()))
+        .take(5)
+        .collect();
+    let mut cmd = tb();
+    cmd.args(["probe", "--json", "--max-nodes", "5", "--db"])
+        .arg(&b.db);
+    for &p in &deep {
+        cmd.arg(o.bits(p));
+    }
+    let out = cmd.output().unwrap();
+    harness::assert_no_panic(&out, "tb probe --max-nodes");
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), deep.len());
+    let mut errors = 0;
+    for (v, &p) in lines.iter().zip(&deep) {
+        if let Some(e) = v["error"].as_str() {
+            errors += 1;
+            assert!(e.contains("node limit"), "{v}");
+        } else {
+            assert!(probe_differences(&mut o, &board, p, v).is_empty(), "{v}");
+        }
+    }
+    assert!(errors > 0, "no probe search was stopped");
+    assert_eq!(out.status.code(), Some(1));
+}
+
 #[test]
 fn solve_agrees_with_the_oracle_on_random_positions() {
     for (rows, cols, penalty, count) in [(2, 3, 0, 60), (3, 3, -1, 25), (2, 4, 0, 25)] {

@@ -229,3 +229,28 @@ pub fn summary_json(
     value["bits_per_position"] = run.bits_per_position().into();
     Ok(value)
 }
+
+/// A progress line for long searches on a terminal (`None` when stderr is not
+/// one): nodes, time and the bounds on the value proven so far.
+pub fn search_progress() -> Option<tb::games::dots::search::ProgressFn> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    Some(Box::new(|s: &tb::games::dots::search::SearchStatus| {
+        let _ = write!(
+            std::io::stderr(),
+            "\r\x1b[Ksearching: {:.1} M nodes, {:.0} s, value in {}..={}",
+            s.nodes as f64 / 1e6,
+            s.seconds,
+            s.lower,
+            s.upper
+        );
+    }))
+}
+
+/// Clears the progress line of [`search_progress`].
+pub fn end_search_progress() {
+    if std::io::stderr().is_terminal() {
+        let _ = write!(std::io::stderr(), "\r\x1b[K");
+    }
+}

@@ -1,8 +1,8 @@
 //! Text and JSON renderings of probe answers (JSON shape fixed by DESIGN.md §5).
 
-use super::board::Board;
+use super::board::{Board, Lines};
 use super::notation::format_position;
-use super::search::SolveResult;
+use super::search::{SolveResult, Stopped};
 use super::tablebase::Probe;
 use serde::Serialize;
 
@@ -111,6 +111,21 @@ pub fn solve_json(
     let probe = JsonWriter::new(board).probe(answer);
     let extra = serde_json::to_string(&extra).expect("solve statistics serialise");
     format!("{},{}", &probe[..probe.len() - 1], &extra[1..])
+}
+
+/// The JSON object of a search stopped by its limits: the position, which limit,
+/// and the bounds on the value proven so far.
+pub fn stopped_json(board: &Board, position: Lines, stopped: &Stopped, seconds: f64) -> String {
+    serde_json::json!({
+        "board": board.to_string(),
+        "position": format_position(board, position),
+        "stopped": stopped.reason,
+        "lower": stopped.lower,
+        "upper": stopped.upper,
+        "nodes": stopped.nodes,
+        "seconds": seconds,
+    })
+    .to_string()
 }
 
 /// A human-readable table for a probe answer.

@@ -4,7 +4,7 @@
 use super::board::{Board, Lines};
 use super::build::DotsGame;
 use super::layout::Layout;
-use super::search::{SearchOptions, SolveResult, Solver};
+use super::search::{Limits, SearchOptions, SolveResult, Solver};
 use super::spec::Spec;
 use crate::retro::Game;
 use crate::retro::audit::check_layers;
@@ -90,6 +90,8 @@ pub struct Tablebase {
     completion: Vec<[Lines; 2]>,
     /// Positions with more open lines than this are not searched.
     search_limit: u32,
+    /// Node and time limits of each search.
+    search_bounds: Limits,
     solver: RefCell<Option<Solver>>,
 }
 
@@ -128,6 +130,7 @@ impl Tablebase {
             readable,
             completion,
             search_limit: DEFAULT_SEARCH_LIMIT,
+            search_bounds: Limits::default(),
             solver: RefCell::new(None),
         })
     }
@@ -199,6 +202,12 @@ impl Tablebase {
         Ok(Some(value))
     }
 
+    /// Sets the node and time limits of each search of the probe fallback (a
+    /// search that reaches one is an error with the bounds found).
+    pub fn set_search_bounds(&mut self, limits: Limits) {
+        self.search_bounds = limits;
+    }
+
     /// Sets the most open lines the probe fallback searches (0: never search).
     pub fn set_search_limit(&mut self, open_lines: u32) {
         self.search_limit = open_lines;
@@ -246,7 +255,8 @@ impl Tablebase {
                 self.search_limit
             );
         }
-        let result = self.with_solver(|s| s.solve(position));
+        let limits = self.search_bounds;
+        let result = self.with_solver(|s| s.solve_within(position, limits))?;
         Ok(Probe::from_search(position, &result))
     }
 

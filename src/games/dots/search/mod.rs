@@ -91,6 +91,7 @@ pub mod symmetry;
 mod tt;
 
 use super::board::{Board, Lines, boxes_completed_with};
+use std::time::{Duration, Instant};
 use symmetry::Symmetries;
 use tt::{NO_MOVE, Table};
 
@@ -157,6 +158,98 @@ pub struct SolveResult {
     pub pv: Vec<usize>,
 }
 
+/// Limits of one bounded search ([`Solver::solve_within`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Limits {
+    /// Stop after this many search nodes.
+    pub max_nodes: Option<u64>,
+    /// Stop after this much time.
+    pub time_limit: Option<Duration>,
+}
+
+/// How far a search stopped by its [`Limits`] got: the root value lies within
+/// `lower..=upper`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stopped {
+    /// The value is at least this.
+    pub lower: i32,
+    /// The value is at most this.
+    pub upper: i32,
+    /// Search nodes spent.
+    pub nodes: u64,
+    /// Which limit stopped it.
+    pub reason: &'static str,
+}
+
+impl std::fmt::Display for Stopped {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        if self.lower == self.upper {
+            write!(
+                f,
+                "the search reached its {} after {} nodes; the value is {} but not every move's is known",
+                self.reason, self.nodes, self.lower
+            )
+        } else {
+            write!(
+                f,
+                "the search reached its {} after {} nodes; the value lies in {}..={}",
+                self.reason, self.nodes, self.lower, self.upper
+            )
+        }
+    }
+}
+
+impl std::error::Error for Stopped {}
+
+/// A long search's state, given to the progress callback about once a second.
+#[derive(Clone, Copy, Debug)]
+pub struct SearchStatus {
+    /// Nodes so far.
+    pub nodes: u64,
+    /// Seconds so far.
+    pub seconds: f64,
+    /// The root value is known to be at least this.
+    pub lower: i32,
+    /// And at most this.
+    pub upper: i32,
+}
+
+/// Called with the state of a long search about once a second.
+pub type ProgressFn = Box<dyn FnMut(&SearchStatus)>;
+
+/// Nodes between two looks at the clock (and the progress callback).
+const CLOCK_NODES: u64 = 1 << 16;
+
+/// What stops a search and who hears of its progress.
+#[derive(Default)]
+struct Guard {
+    /// The next node count at which [`Solver::limit_reached`] looks (`u64::MAX`:
+    /// never, the unbounded default).
+    check_at: u64,
+    /// Stop at this node count.
+    max_nodes: Option<u64>,
+    deadline: Option<Instant>,
+    started: Option<Instant>,
+    last_report: Option<Instant>,
+    /// Set once a limit is reached: every search returns at once, nothing is stored.
+    stopped: Option<&'static str>,
+    /// The node count when it stopped (unwinding visits a few more).
+    stopped_at: u64,
+    /// Bounds of the root value known so far.
+    bounds: (i32, i32),
+    progress: Option<ProgressFn>,
+}
+
+impl std::fmt::Debug for Guard {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.debug_struct("Guard")
+            .field("max_nodes", &self.max_nodes)
+            .field("deadline", &self.deadline)
+            .field("stopped", &self.stopped)
+            .finish()
+    }
+}
+
 /// Unfinished boxes and the lines that matter for move generation.
 #[derive(Clone, Copy, Debug)]
 struct Scan {
@@ -189,6 +282,8 @@ pub struct Solver {
     centre_first: Vec<u8>,
     /// Nodes with at least this many open lines try enhanced transposition cutoffs.
     etc_min: u32,
+    /// Limits and progress of the current call.
+    guard: Guard,
 }
 
 impl Solver {
@@ -231,7 +326,16 @@ impl Solver {
             etc_min: (board.num_lines() as u32)
                 .saturating_sub(ETC_DEPTH)
                 .max(ETC_MIN_OPEN),
+            guard: Guard {
+                check_at: u64::MAX,
+                ..Guard::default()
+            },
         }
+    }
+
+    /// Calls `progress` about once a second during long searches (`None`: never).
+    pub fn set_progress(&mut self, progress: Option<ProgressFn>) {
+        self.guard.progress = progress;
     }
 
     /// The board this solver works on.
@@ -268,38 +372,160 @@ impl Solver {
     /// The exact value of `position`, of each of its legal moves, and a principal
     /// variation. Bits above the board's last line are ignored.
     pub fn solve(&mut self, position: Lines) -> SolveResult {
-        let start = self.nodes;
-        let position = position & self.all;
-        let value = self.value(position);
-        let mut moves: Vec<MoveValue> = lines_of(self.all & !position)
-            .map(|line| {
-                let k = self.completes(position, line);
-                let child = position | 1 << line;
-                let value = if k > 0 {
-                    k + self.mtdf(child)
-                } else {
-                    -self.mtdf(child)
-                };
-                MoveValue {
-                    line,
-                    value,
-                    boxes: k as u32,
-                }
-            })
-            .collect();
-        moves.sort_by(|a, b| b.value.cmp(&a.value).then(a.line.cmp(&b.line)));
-        debug_assert!(moves.first().is_none_or(|m| m.value == value));
-        let pv = self.principal_variation(position, value);
-        SolveResult {
-            value,
-            moves,
-            nodes: self.nodes - start,
-            pv,
+        match self.solve_within(position, Limits::default()) {
+            Ok(result) => result,
+            Err(stopped) => unreachable!("a search without limits stopped: {stopped}"),
         }
     }
 
+    /// [`Solver::solve`] within `limits`: when one is reached, the bounds on the
+    /// value found so far. The transposition table keeps only what was proven.
+    pub fn solve_within(
+        &mut self,
+        position: Lines,
+        limits: Limits,
+    ) -> Result<SolveResult, Stopped> {
+        let start = self.nodes;
+        let position = position & self.all;
+        let scan = self.scan(position);
+        let most = scan.unfinished + self.penalty.abs();
+        self.arm(limits, (-most, most));
+        let outcome = self.solve_armed(position);
+        let reason = self.guard.stopped.take();
+        let (lower, upper) = self.guard.bounds;
+        let stopped_at = self.guard.stopped_at;
+        self.guard = Guard {
+            check_at: u64::MAX,
+            progress: self.guard.progress.take(),
+            ..Guard::default()
+        };
+        match (outcome, reason) {
+            (Some(mut result), None) => {
+                result.nodes = self.nodes - start;
+                Ok(result)
+            }
+            (_, reason) => Err(Stopped {
+                lower,
+                upper,
+                nodes: stopped_at - start,
+                reason: reason.unwrap_or("limit"),
+            }),
+        }
+    }
+
+    /// Sets up the guard for one call.
+    fn arm(&mut self, limits: Limits, bounds: (i32, i32)) {
+        let now = Instant::now();
+        let watched = limits.time_limit.is_some() || self.guard.progress.is_some();
+        let max_nodes = limits.max_nodes.map(|n| self.nodes.saturating_add(n));
+        self.guard.max_nodes = max_nodes;
+        self.guard.deadline = limits.time_limit.map(|t| now + t);
+        self.guard.started = Some(now);
+        self.guard.last_report = Some(now);
+        self.guard.stopped = None;
+        self.guard.bounds = bounds;
+        let clock = if watched {
+            self.nodes.saturating_add(CLOCK_NODES)
+        } else {
+            u64::MAX
+        };
+        self.guard.check_at = clock.min(max_nodes.unwrap_or(u64::MAX));
+    }
+
+    /// Whether a limit has been reached (and the progress callback's turn); called
+    /// when the node count reaches `guard.check_at`, so rarely.
+    #[cold]
+    fn limit_reached(&mut self) -> bool {
+        let g = &mut self.guard;
+        if g.stopped.is_some() {
+            return true;
+        }
+        if g.max_nodes.is_some_and(|max| self.nodes >= max) {
+            g.stopped = Some("node limit");
+            g.stopped_at = self.nodes;
+            return true;
+        }
+        let now = Instant::now();
+        if g.deadline.is_some_and(|d| now >= d) {
+            g.stopped = Some("time limit");
+            g.stopped_at = self.nodes;
+            return true;
+        }
+        if let (Some(progress), Some(started), Some(last)) =
+            (g.progress.as_mut(), g.started, g.last_report)
+            && now.duration_since(last) >= Duration::from_secs(1)
+        {
+            g.last_report = Some(now);
+            progress(&SearchStatus {
+                nodes: self.nodes,
+                seconds: now.duration_since(started).as_secs_f64(),
+                lower: g.bounds.0,
+                upper: g.bounds.1,
+            });
+        }
+        g.check_at = self
+            .nodes
+            .saturating_add(CLOCK_NODES)
+            .min(g.max_nodes.unwrap_or(u64::MAX));
+        false
+    }
+
+    /// The body of [`Solver::solve_within`]: `None` once a limit stops it.
+    fn solve_armed(&mut self, position: Lines) -> Option<SolveResult> {
+        let value = self.mtdf_root(position)?;
+        let mut moves = Vec::new();
+        for line in lines_of(self.all & !position) {
+            let k = self.completes(position, line);
+            let child = self.mtdf(position | 1 << line);
+            if self.guard.stopped.is_some() {
+                return None;
+            }
+            moves.push(MoveValue {
+                line,
+                value: if k > 0 { k + child } else { -child },
+                boxes: k as u32,
+            });
+        }
+        moves.sort_by(|a, b| b.value.cmp(&a.value).then(a.line.cmp(&b.line)));
+        debug_assert!(moves.first().is_none_or(|m| m.value == value));
+        let pv = self.principal_variation(position, value)?;
+        Some(SolveResult {
+            value,
+            moves,
+            nodes: 0,
+            pv,
+        })
+    }
+
+    /// MTD(f) at the root, keeping the bounds it proves in the guard (for
+    /// progress and a stopped search); `None` once a limit stops it.
+    fn mtdf_root(&mut self, position: Lines) -> Option<i32> {
+        let (mut lower, mut upper) = self.guard.bounds;
+        let mut guess = 0;
+        if let Some(e) = self.table.probe(self.syms.canonical(position)) {
+            lower = lower.max(e.lower.into());
+            upper = upper.min(e.upper.into());
+        }
+        guess = guess.clamp(lower, upper);
+        while lower < upper {
+            self.guard.bounds = (lower, upper);
+            let beta = if guess == lower { guess + 1 } else { guess };
+            guess = self.search(position, beta - 1, beta);
+            if self.guard.stopped.is_some() {
+                return None;
+            }
+            if guess < beta {
+                upper = guess;
+            } else {
+                lower = guess;
+            }
+        }
+        self.guard.bounds = (lower, lower);
+        Some(lower)
+    }
+
     /// Follows the lowest best move from `position` (worth `value`) to the full board.
-    fn principal_variation(&mut self, mut position: Lines, mut value: i32) -> Vec<usize> {
+    fn principal_variation(&mut self, mut position: Lines, mut value: i32) -> Option<Vec<usize>> {
         let mut pv = Vec::new();
         while position != self.all {
             let (line, child_value) = lines_of(self.all & !position)
@@ -313,12 +539,22 @@ impl Solver {
                         (self.search(child, -value, -value + 1) <= -value).then_some((line, -value))
                     }
                 })
-                .expect("some move achieves the value of the position");
+                .or_else(|| {
+                    // Only a stopped search finds no move achieving the value.
+                    assert!(
+                        self.guard.stopped.is_some(),
+                        "some move achieves the value of the position"
+                    );
+                    None
+                })?;
+            if self.guard.stopped.is_some() {
+                return None;
+            }
             pv.push(line);
             position |= 1 << line;
             value = child_value;
         }
-        pv
+        Some(pv)
     }
 
     /// MTD(f): null-window searches until the bounds meet.
@@ -334,6 +570,9 @@ impl Solver {
         while lower < upper {
             let beta = if guess == lower { guess + 1 } else { guess };
             guess = self.search(position, beta - 1, beta);
+            if self.guard.stopped.is_some() {
+                return guess;
+            }
             if guess < beta {
                 upper = guess;
             } else {
@@ -373,6 +612,10 @@ impl Solver {
     /// `v >= beta` meaning `V >= v`, and `V = v` in between.
     fn search(&mut self, position: Lines, mut alpha: i32, mut beta: i32) -> i32 {
         self.nodes += 1;
+        if self.nodes >= self.guard.check_at && self.limit_reached() {
+            // Unwinding a stopped search: the value is discarded by the caller.
+            return alpha;
+        }
         let open = self.all & !position;
         if open == 0 {
             return self.penalty;
@@ -497,6 +740,10 @@ impl Solver {
         } else {
             (best, best)
         };
+        if self.guard.stopped.is_some() {
+            // What a stopped subtree returned proves nothing.
+            return best;
+        }
         debug_assert!(lo <= hi, "inconsistent bounds {lo} > {hi}");
         let canonical_move = self.syms.map_line(sym, best_move.into()) as u8;
         self.table.store(
@@ -597,6 +844,38 @@ mod tests {
 
     fn solver(spec: &str, penalty: i32, tt_bytes: usize) -> Solver {
         Solver::new(spec.parse().unwrap(), SearchOptions { penalty, tt_bytes })
+    }
+
+    /// A search stopped by its limits gives bounds that hold the value and leaves
+    /// nothing false in the transposition table: every later answer is exact.
+    #[test]
+    fn a_stopped_search_gives_true_bounds_and_leaves_the_table_sound() {
+        let fresh = solver("3x3", 0, 1 << 20).solve(0);
+        let mut s = solver("3x3", 0, 1 << 20);
+        let mut stopped = 0;
+        for max in [1, 10, 100, 1_000, 10_000, 30_000, 100_000] {
+            let limits = Limits {
+                max_nodes: Some(max),
+                time_limit: None,
+            };
+            match s.solve_within(0, limits) {
+                Ok(r) => assert_eq!(
+                    (r.value, &r.moves, &r.pv),
+                    (fresh.value, &fresh.moves, &fresh.pv)
+                ),
+                Err(e) => {
+                    stopped += 1;
+                    assert!(e.lower <= fresh.value && fresh.value <= e.upper, "{e}");
+                    assert_eq!(e.nodes, max, "{e}");
+                }
+            }
+        }
+        assert!(stopped >= 3, "the limits never stopped the search");
+        let again = s.solve(0);
+        assert_eq!(
+            (again.value, again.moves, again.pv),
+            (fresh.value, fresh.moves, fresh.pv)
+        );
     }
 
     #[test]
