@@ -717,7 +717,12 @@ impl StoredChunk {
         }
         let values: Vec<i8> = raw.into_iter().map(|b| b as i8).collect();
         let allowed = &self.rules.values;
-        if let Some(bad) = values.iter().find(|v| !allowed.contains(v)) {
+        // min and max in one pass (vectorised), then the rare search for the culprit.
+        let (low, high) = values
+            .iter()
+            .fold((i8::MAX, i8::MIN), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+        let in_range = values.is_empty() || (allowed.contains(&low) && allowed.contains(&high));
+        if !in_range && let Some(bad) = values.iter().find(|v| !allowed.contains(v)) {
             return Err(anyhow::anyhow!(
                 "it holds the value {bad}, outside what the game allows ({}..={})",
                 allowed.start(),
