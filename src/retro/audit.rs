@@ -88,6 +88,15 @@ pub fn chunk_stats(game: &dyn Game, id: &BlockId, first: u64, values: &[i8]) -> 
     }
 }
 
+/// "the stored digest does not match the values", for the fields in `wrong`.
+fn mismatch(wrong: &[&str]) -> String {
+    let verb = if wrong.len() == 1 { "does" } else { "do" };
+    format!(
+        "the stored {} {verb} not match the values",
+        wrong.join(", ")
+    )
+}
+
 /// A running audit: the catalogue checked at [`Audit::new`], then each readable
 /// block's values given to [`Audit::check_block`] (once), then [`Audit::finish`].
 pub struct Audit<'g> {
@@ -236,10 +245,7 @@ impl<'g> Audit<'g> {
             wrong.push("byte count");
         }
         if !wrong.is_empty() {
-            self.problem(format!(
-                "block {key} of {label}: its {} differ from its values'",
-                wrong.join(", ")
-            ));
+            self.problem(format!("block {key} of {label}: {}", mismatch(&wrong)));
         }
     }
 
@@ -265,10 +271,7 @@ impl<'g> Audit<'g> {
             }
             if !wrong.is_empty() {
                 let label = self.game.layer_label(layer);
-                self.problem(format!(
-                    "{label}: its {} differ from its values'",
-                    wrong.join(", ")
-                ));
+                self.problem(format!("{label}: {}", mismatch(&wrong)));
             }
         }
         AuditReport {

@@ -47,6 +47,9 @@ type KeyHash = std::hash::BuildHasherDefault<KeyHasher>;
 struct ChunkCache {
     chunks: HashMap<ChunkKey, Rc<Vec<i8>>, KeyHash>,
     order: VecDeque<ChunkKey>,
+    /// Chunks that failed to read, with why: read (and reported as found) once,
+    /// then refused at once.
+    bad: HashMap<ChunkKey, String, KeyHash>,
 }
 
 /// The context-mixing neighbours of a chunk: `(layer, block key, first index,
@@ -117,8 +120,18 @@ impl ChunkReader {
         if let Some(values) = self.cache.borrow().chunks.get(&chunk_key) {
             return at(values, offset, chunk_key);
         }
+        if let Some(why) = self.cache.borrow().bad.get(&chunk_key) {
+            anyhow::bail!("{why}");
+        }
         let (key, size) = block();
-        at(&self.load(chunk_key, &key, size)?, offset, chunk_key)
+        match self.load(chunk_key, &key, size) {
+            Ok(values) => at(&values, offset, chunk_key),
+            Err(e) => {
+                let why = format!("{e:#}");
+                self.cache.borrow_mut().bad.insert(chunk_key, why);
+                Err(e)
+            }
+        }
     }
 
     /// Reads a chunk of a block of `size` positions that is not cached and caches it.
