@@ -87,6 +87,7 @@ struct Run {
     signal: Option<i32>,
     stdout: Vec<u8>,
     stderr: String,
+    seconds: f64,
     peak_rss: u64,
     timed_out: bool,
 }
@@ -108,7 +109,7 @@ fn commands(subject_positions: &[String]) -> Vec<(&'static str, Vec<String>)> {
 /// [`TIME_LIMIT`].
 #[expect(
     clippy::zombie_processes,
-    reason = "reaped by wait4, which also gives the peak RSS"
+    reason = "reaped by waitpid while its peak RSS is polled"
 )]
 fn run(command: &str, db: &Path, args: &[String]) -> Run {
     let subcommand = command.split(' ').next().expect("a subcommand");
@@ -138,15 +139,18 @@ fn run(command: &str, db: &Path, args: &[String]) -> Run {
     });
     let start = Instant::now();
     let mut timed_out = false;
-    let (status, rusage) = loop {
+    // The child's own peak RSS (VmHWM of its address space, polled while it runs:
+    // wait4's ru_maxrss would include this test process's peak, inherited at spawn).
+    let mut peak_rss = 0u64;
+    let status = loop {
+        peak_rss = peak_rss.max(vm_hwm(pid).unwrap_or(0));
         let mut status = 0;
-        // SAFETY: plain wait4 on our own child, with out-parameters we own.
-        let mut rusage: libc::rusage = unsafe { std::mem::zeroed() };
-        let done = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut rusage) };
+        // SAFETY: plain waitpid on our own child, with an out-parameter we own.
+        let done = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
         if done == pid {
-            break (std::process::ExitStatus::from_raw(status), rusage);
+            break std::process::ExitStatus::from_raw(status);
         }
-        assert!(done == 0, "wait4 failed");
+        assert!(done == 0, "waitpid failed");
         if !timed_out && start.elapsed() > TIME_LIMIT {
             timed_out = true;
             // SAFETY: signalling our own child.
@@ -159,9 +163,25 @@ fn run(command: &str, db: &Path, args: &[String]) -> Run {
         signal: status.signal(),
         stdout: out.join().expect("stdout reader"),
         stderr: String::from_utf8_lossy(&err.join().expect("stderr reader")).into_owned(),
-        peak_rss: rusage.ru_maxrss as u64 * 1024,
+        seconds: start.elapsed().as_secs_f64(),
+        peak_rss,
         timed_out,
     }
+}
+
+/// `VmHWM` of a running `tb` process, in bytes (`None` before it has exec'd: the
+/// spawned child first shares this process's address space).
+fn vm_hwm(pid: libc::pid_t) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    if !status
+        .lines()
+        .any(|l| l.split_whitespace().eq(["Name:", "tb"]))
+    {
+        return None;
+    }
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 impl Run {
@@ -581,9 +601,19 @@ fn mutations(subject: &Subject) -> Vec<Mutation> {
     list
 }
 
+/// The longest run and the largest peak RSS seen.
+#[derive(Default)]
+struct Worst {
+    seconds: f64,
+    peak_rss: u64,
+    runs: usize,
+    /// The run with the largest peak RSS.
+    largest: String,
+}
+
 /// Runs every command on every mutation of `subject` (two at a time) and returns
 /// what went wrong, one line per problem.
-fn check_subject(subject: &Subject) -> (usize, Vec<String>) {
+fn check_subject(subject: &Subject, worst: &std::sync::Mutex<Worst>) -> (usize, Vec<String>) {
     let list = mutations(subject);
     let dir = tempfile::tempdir().expect("tempdir");
     let next = std::sync::atomic::AtomicUsize::new(0);
@@ -604,6 +634,15 @@ fn check_subject(subject: &Subject) -> (usize, Vec<String>) {
                     (mutation.apply)(&db);
                     for ((command, args), good) in commands.iter().zip(&subject.baseline) {
                         let result = run(command, &db, args);
+                        {
+                            let mut w = worst.lock().unwrap();
+                            w.seconds = w.seconds.max(result.seconds);
+                            if result.peak_rss > w.peak_rss {
+                                w.peak_rss = result.peak_rss;
+                                w.largest = format!("tb {command} on {}", mutation.name);
+                            }
+                            w.runs += 1;
+                        }
                         for p in problems(command, mutation.kind, &result, good) {
                             let mut line = String::new();
                             write!(
@@ -692,6 +731,7 @@ fn tampered_files_are_refused_or_answered_right() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut report = Vec::new();
     let mut total = 0;
+    let worst = std::sync::Mutex::new(Worst::default());
     // Dots-and-Boxes 3x3 values lie within +-9; every Morris byte is a value.
     for (label, args, out_of_range) in [
         ("3x3", vec!["3x3"], Some(120)),
@@ -709,10 +749,18 @@ fn tampered_files_are_refused_or_answered_right() {
         );
         let positions = sample_positions(&sample_db, 150_001);
         let s = subject(label, &args, positions, out_of_range, dir.path());
-        let (count, found) = check_subject(&s);
+        let (count, found) = check_subject(&s, &worst);
         total += count;
         report.extend(found);
     }
+    let worst = worst.into_inner().unwrap();
+    eprintln!(
+        "{total} tampered files, {} runs: longest {:.2} s, largest peak RSS {} MiB ({})",
+        worst.runs,
+        worst.seconds,
+        worst.peak_rss >> 20,
+        worst.largest
+    );
     assert!(
         report.is_empty(),
         "{} problems over {total} tampered files:\n{}",
