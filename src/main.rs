@@ -213,6 +213,29 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Serve tables read-only over HTTP: probe JSON for scripts (GET /api/probe,
+    /// POST batches), /api/tables, /health.
+    #[command(
+        after_help = "Examples:\n  tb serve --db 3x4.tb --db morris.tb\n  tb serve --db book=3x4.tb --listen 0.0.0.0:8080\n  curl 'http://127.0.0.1:8080/api/probe?table=3x4&position=h0.0,v1.1'\n  curl -d '[\"0000\",\"1110\"]' 'http://127.0.0.1:8080/api/probe?table=1x1'"
+    )]
+    Serve {
+        /// A table to serve: FILE (named by its stem, `3x4.tb` is `3x4`) or NAME=FILE.
+        /// Repeat for several.
+        #[arg(long, required = true)]
+        db: Vec<String>,
+        /// Address to listen on (port 0: any free port; the address is printed).
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        listen: std::net::SocketAddr,
+        /// Most requests answered at once (more get 503).
+        #[arg(long, default_value_t = 256)]
+        max_concurrent: usize,
+        /// Most positions in one POST batch (more get 413).
+        #[arg(long, default_value_t = 100_000)]
+        max_batch: usize,
+        /// Longest a request may take (a search stops then), e.g. 10s.
+        #[arg(long, value_parser = tb::units::parse_duration, default_value = "10s")]
+        request_time: std::time::Duration,
+    },
     /// Re-hash every chunk and recompute stored values one ply deep from their children.
     Verify {
         /// The tablebase file.
@@ -500,6 +523,37 @@ fn run(cli: Cli) -> Result<ExitCode> {
             } else {
                 out!("{}", info::info_text(&report));
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Serve {
+            db,
+            listen,
+            max_concurrent,
+            max_batch,
+            request_time,
+        } => {
+            let tables = db
+                .iter()
+                .map(|arg| -> Result<(String, PathBuf)> {
+                    Ok(match arg.split_once('=') {
+                        Some((name, file)) => (name.to_string(), PathBuf::from(file)),
+                        None => (tb::serve::tables::default_name(Path::new(arg))?, arg.into()),
+                    })
+                })
+                .collect::<Result<_>>()?;
+            if max_concurrent == 0 || max_batch == 0 {
+                bail!("--max-concurrent and --max-batch must be at least 1");
+            }
+            let mut options = tb::serve::ServeOptions::new(tables, listen);
+            options.max_concurrent = max_concurrent;
+            options.max_batch = max_batch;
+            options.request_time = request_time;
+            tb::serve::serve(options, |address| {
+                // The first line says where (scripts and tests read it).
+                let mut stdout = std::io::stdout();
+                let _ = writeln!(stdout, "listening on http://{address}");
+                let _ = stdout.flush();
+            })?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Verify {

@@ -12,18 +12,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 /// The JSON object for an input line that could not be answered.
-pub fn error_json(input: &str, error: &anyhow::Error) -> String {
-    #[derive(Serialize)]
-    struct ErrorJson<'a> {
-        input: &'a str,
-        error: String,
-    }
-    let object = ErrorJson {
-        input,
-        error: format!("{error:#}"),
-    };
-    serde_json::to_string(&object).expect("errors serialise")
-}
+pub use tb::games::probe_error_json as error_json;
 
 /// Longest line a probe batch reads from stdin.
 pub const MAX_LINE_BYTES: usize = 1 << 20;

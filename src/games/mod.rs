@@ -36,3 +36,18 @@ pub fn game_of_file(path: &Path) -> Result<GameKind> {
         ),
     }
 }
+
+/// The JSON object for a position that has no answer (`tb probe --json`, `tb
+/// serve`): `{"input":...,"error":...}`, the error on one line.
+pub fn probe_error_json(input: &str, error: &anyhow::Error) -> String {
+    #[derive(serde::Serialize)]
+    struct ErrorJson<'a> {
+        input: &'a str,
+        error: String,
+    }
+    let object = ErrorJson {
+        input,
+        error: format!("{error:#}"),
+    };
+    serde_json::to_string(&object).expect("errors serialise")
+}

@@ -7,7 +7,7 @@ use super::Store;
 use super::codec::Neighbours;
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// Decompressed values kept per open tablebase: a warm batch should not decompress a
 /// chunk twice while the stored layers it touches fit.
@@ -45,7 +45,7 @@ type KeyHash = std::hash::BuildHasherDefault<KeyHasher>;
 
 #[derive(Default)]
 struct ChunkCache {
-    chunks: HashMap<ChunkKey, Rc<Vec<i8>>, KeyHash>,
+    chunks: HashMap<ChunkKey, Arc<Vec<i8>>, KeyHash>,
     order: VecDeque<ChunkKey>,
     /// Chunks that failed to read, with why: read (and reported as found) once,
     /// then refused at once.
@@ -54,7 +54,7 @@ struct ChunkCache {
 
 /// The context-mixing neighbours of a chunk: `(layer, block key, first index,
 /// length)` to one entry per value (see [`super::codec`]).
-pub type NeighbourFn = Box<dyn Fn(usize, &[u8], u64, usize) -> Vec<Neighbours>>;
+pub type NeighbourFn = Box<dyn Fn(usize, &[u8], u64, usize) -> Vec<Neighbours> + Send>;
 
 /// The value at `offset` of a chunk; a chunk shorter than its layout says (a
 /// tampered file) is an error, never a panic.
@@ -135,7 +135,7 @@ impl ChunkReader {
     }
 
     /// Reads a chunk of a block of `size` positions that is not cached and caches it.
-    fn load(&self, chunk_key: ChunkKey, key: &[u8], size: u64) -> anyhow::Result<Rc<Vec<i8>>> {
+    fn load(&self, chunk_key: ChunkKey, key: &[u8], size: u64) -> anyhow::Result<Arc<Vec<i8>>> {
         let (layer, _, chunk) = chunk_key;
         let first = chunk * self.chunk_positions;
         if first >= size {
@@ -146,7 +146,7 @@ impl ChunkReader {
         let len = (size - first).min(self.chunk_positions) as usize;
         let neighbours = |len| (self.neighbours)(layer as usize, key, first, len);
         let values =
-            Rc::new(
+            Arc::new(
                 self.store
                     .read_chunk_with(layer as usize, key, chunk, len, &neighbours)?,
             );

@@ -215,7 +215,7 @@ pub struct SearchStatus {
 }
 
 /// Called with the state of a long search about once a second.
-pub type ProgressFn = Box<dyn FnMut(&SearchStatus)>;
+pub type ProgressFn = Box<dyn FnMut(&SearchStatus) + Send>;
 
 /// Nodes between two looks at the clock (and the progress callback).
 const CLOCK_NODES: u64 = 1 << 16;

@@ -1,0 +1,250 @@
+//! `tb serve` as a real process, asked over real TCP connections (a minimal
+//! HTTP/1.1 client here, no shared code): every answer equals `tb probe --json`'s,
+//! errors are JSON with their status, bounds hold, SIGTERM ends it cleanly.
+
+mod harness;
+mod oracle;
+
+use harness::{describe, tb};
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+/// A running server, killed when dropped.
+struct Server {
+    child: Child,
+    address: String,
+}
+
+impl Server {
+    fn start(args: &[&str]) -> Server {
+        let mut child = Command::new(assert_cmd::cargo::cargo_bin!("tb"))
+            .arg("serve")
+            .args(args)
+            .args(["--listen", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn tb serve");
+        let mut line = String::new();
+        BufReader::new(child.stdout.as_mut().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let address = line
+            .trim()
+            .strip_prefix("listening on http://")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .to_string();
+        Server { child, address }
+    }
+
+    /// One request on a fresh connection: (status, body).
+    fn request(&self, method: &str, target: &str, body: &[u8]) -> (u16, String) {
+        let mut stream = TcpStream::connect(&self.address).unwrap();
+        write!(
+            stream,
+            "{method} {target} HTTP/1.1\r\nHost: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            self.address,
+            body.len()
+        )
+        .unwrap();
+        stream.write_all(body).unwrap();
+        let mut response = Vec::new();
+        stream.read_to_end(&mut response).unwrap();
+        let text = String::from_utf8(response).unwrap();
+        let (head, body) = text.split_once("\r\n\r\n").expect("a header");
+        let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+        let body = if head
+            .to_ascii_lowercase()
+            .contains("transfer-encoding: chunked")
+        {
+            unchunk(body)
+        } else {
+            body.to_string()
+        };
+        (status, body)
+    }
+
+    fn get(&self, target: &str) -> (u16, String) {
+        self.request("GET", target, b"")
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The body of a chunked response.
+fn unchunk(mut body: &str) -> String {
+    let mut out = String::new();
+    loop {
+        let (size, rest) = body.split_once("\r\n").unwrap();
+        let size = usize::from_str_radix(size.trim(), 16).unwrap();
+        if size == 0 {
+            return out;
+        }
+        out.push_str(&rest[..size]);
+        body = &rest[size + 2..];
+    }
+}
+
+/// `%`-encodes a query value.
+fn encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'.' | b'-' | b'_' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+fn probe_json(db: &Path, positions: &[&str]) -> Vec<String> {
+    let out = tb()
+        .args(["probe", "--json", "--db"])
+        .arg(db)
+        .args(positions)
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+fn build(dir: &Path, name: &str, args: &[&str]) -> std::path::PathBuf {
+    let db = dir.join(name);
+    harness::run_ok(
+        tb().arg("build")
+            .args(args)
+            .arg("--quiet")
+            .arg("--db")
+            .arg(&db),
+        name,
+    );
+    db
+}
+
+#[test]
+fn the_server_answers_like_tb_probe() {
+    let dir = tempfile::tempdir().unwrap();
+    let dots = build(dir.path(), "2x2.tb", &["2x2"]);
+    let morris = build(dir.path(), "m3.tb", &["morris", "--stones", "3"]);
+    let server = Server::start(&[
+        "--db",
+        dots.to_str().unwrap(),
+        "--db",
+        &format!("mill={}", morris.display()),
+        "--max-batch",
+        "5",
+    ]);
+
+    let (status, body) = server.get("/health");
+    assert_eq!(
+        (status, body.as_str()),
+        (200, r#"{"status":"ok","tables":2}"#)
+    );
+    let (status, body) = server.get("/api/tables");
+    assert_eq!(status, 200, "{body}");
+    let tables: Vec<Value> = serde_json::from_str(&body).unwrap();
+    let names: Vec<&str> = tables.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["2x2", "mill"]);
+    assert_eq!(tables[0]["game"], "dots-and-boxes");
+    assert_eq!(tables[0]["board"], "2x2");
+    assert_eq!(tables[1]["game"], "morris");
+    assert!(
+        !body.contains(dir.path().to_str().unwrap()),
+        "paths leak: {body}"
+    );
+
+    // GET: the same object as tb probe --json, for good and bad positions.
+    let dots_positions = ["000000000000", "h0.0,v1.1", "111111111110", "01x1"];
+    let expected = probe_json(&dots, &dots_positions);
+    for (position, want) in dots_positions.iter().zip(&expected) {
+        let (status, body) = server.get(&format!(
+            "/api/probe?table=2x2&position={}",
+            encode(position)
+        ));
+        let bad = *position == "01x1";
+        assert_eq!(status, if bad { 400 } else { 200 }, "{position}: {body}");
+        assert_eq!(&body, want, "{position}");
+    }
+    let morris_positions = ["WWW......BBB............ w", "WWW.........B..B.....B.. b"];
+    let expected_morris = probe_json(&morris, &morris_positions);
+    for (position, want) in morris_positions.iter().zip(&expected_morris) {
+        let (status, body) = server.get(&format!(
+            "/api/probe?table=mill&position={}",
+            encode(position)
+        ));
+        assert_eq!((status, &body), (200, want), "{position}");
+    }
+
+    // POST: a JSON array in order, and JSON lines; a bad entry is an error object.
+    let (status, body) = server.request(
+        "POST",
+        "/api/probe?table=2x2",
+        br#"["000000000000","h0.0,v1.1","111111111110","01x1",7]"#,
+    );
+    assert_eq!(status, 200, "{body}");
+    let answers: Vec<Value> = serde_json::from_str(&body).unwrap();
+    assert_eq!(answers.len(), 5);
+    for (answer, want) in answers.iter().zip(&expected) {
+        assert_eq!(answer, &serde_json::from_str::<Value>(want).unwrap());
+    }
+    assert!(answers[4]["error"].is_string(), "{}", answers[4]);
+    let lines: String = morris_positions
+        .iter()
+        .map(|p| format!("{}\n", Value::from(*p)))
+        .collect();
+    let (status, body) = server.request("POST", "/api/probe?table=mill", lines.as_bytes());
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body.lines().collect::<Vec<_>>(), expected_morris);
+
+    // Errors: JSON with their status.
+    for (method, target, body, want) in [
+        ("GET", "/api/probe?table=nope&position=0", &b""[..], 404),
+        ("GET", "/api/probe?position=0", b"", 400),
+        ("GET", "/api/probe?table=2x2", b"", 400),
+        ("GET", "/etc/passwd", b"", 404),
+        ("POST", "/api/probe?table=2x2", b"[1,2,3,4,5,6]", 413),
+        ("POST", "/api/probe?table=2x2", b"[\"0000", 400),
+        ("POST", "/api/probe?table=2x2", b"\xff\xfe", 400),
+    ] {
+        let (status, text) = server.request(method, target, body);
+        assert_eq!(status, want, "{method} {target}: {text}");
+        let v: Value = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("{method} {target}: not JSON ({e}): {text}"));
+        assert!(v["error"].is_string(), "{text}");
+    }
+    let big = vec![b' '; 5 << 20];
+    let (status, text) = server.request("POST", "/api/probe?table=2x2", &big);
+    assert_eq!(status, 413, "{text}");
+    assert!(serde_json::from_str::<Value>(&text).is_ok(), "{text}");
+}
+
+#[test]
+fn sigterm_ends_the_server_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let dots = build(dir.path(), "1x1.tb", &["1x1"]);
+    let mut server = Server::start(&["--db", dots.to_str().unwrap()]);
+    assert_eq!(server.get("/health").0, 200);
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(server.child.id() as libc::pid_t, libc::SIGTERM) };
+    let status = server.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    // A file that is not a tablebase is refused at start, naming it.
+    let junk = dir.path().join("junk.tb");
+    std::fs::write(&junk, "not a database").unwrap();
+    let out = tb()
+        .args(["serve", "--listen", "127.0.0.1:0", "--db"])
+        .arg(&junk)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("junk.tb"));
+}
