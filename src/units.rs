@@ -18,8 +18,9 @@ pub fn human_bytes(b: u64) -> String {
     }
 }
 
-/// Parses a size such as `512MiB`, `8GiB`, `2G` or a plain byte count.
-pub fn parse_size(text: &str) -> Result<u64> {
+/// A number followed by a unit (`1.5GiB`, `30s`): the number and the unit's text;
+/// `examples` shows what is expected in the error.
+fn number_and_unit<'a>(text: &'a str, what: &str, examples: &str) -> Result<(f64, &'a str)> {
     let t = text.trim();
     let split = t
         .find(|c: char| !c.is_ascii_digit() && c != '.')
@@ -27,8 +28,14 @@ pub fn parse_size(text: &str) -> Result<u64> {
     let (num, unit) = t.split_at(split);
     let num: f64 = num
         .parse()
-        .with_context(|| format!("bad size `{text}` (e.g. 512MiB, 8GiB)"))?;
-    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        .with_context(|| format!("bad {what} `{text}` (e.g. {examples})"))?;
+    Ok((num, unit.trim()))
+}
+
+/// Parses a size such as `512MiB`, `8GiB`, `2G` or a plain byte count.
+pub fn parse_size(text: &str) -> Result<u64> {
+    let (num, unit) = number_and_unit(text, "size", "512MiB, 8GiB")?;
+    let mult: u64 = match unit.to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "k" | "kb" | "kib" => 1 << 10,
         "m" | "mb" | "mib" => 1 << 20,
@@ -61,15 +68,8 @@ pub fn parse_memory(flag: &str, text: &str) -> Result<u64> {
 
 /// Parses a duration such as `30s`, `5m`, `2h`, `1.5h` or plain seconds.
 pub fn parse_duration(text: &str) -> Result<std::time::Duration> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let num: f64 = num
-        .parse()
-        .with_context(|| format!("bad duration `{text}` (e.g. 30s, 5m, 2h)"))?;
-    let seconds = match unit.trim() {
+    let (num, unit) = number_and_unit(text, "duration", "30s, 5m, 2h")?;
+    let seconds = match unit {
         "" | "s" => num,
         "m" | "min" => num * 60.0,
         "h" => num * 3600.0,

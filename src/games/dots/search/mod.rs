@@ -497,33 +497,6 @@ impl Solver {
         })
     }
 
-    /// MTD(f) at the root, keeping the bounds it proves in the guard (for
-    /// progress and a stopped search); `None` once a limit stops it.
-    fn mtdf_root(&mut self, position: Lines) -> Option<i32> {
-        let (mut lower, mut upper) = self.guard.bounds;
-        let mut guess = 0;
-        if let Some(e) = self.table.probe(self.syms.canonical(position)) {
-            lower = lower.max(e.lower.into());
-            upper = upper.min(e.upper.into());
-        }
-        guess = guess.clamp(lower, upper);
-        while lower < upper {
-            self.guard.bounds = (lower, upper);
-            let beta = if guess == lower { guess + 1 } else { guess };
-            guess = self.search(position, beta - 1, beta);
-            if self.guard.stopped.is_some() {
-                return None;
-            }
-            if guess < beta {
-                upper = guess;
-            } else {
-                lower = guess;
-            }
-        }
-        self.guard.bounds = (lower, lower);
-        Some(lower)
-    }
-
     /// Follows the lowest best move from `position` (worth `value`) to the full board.
     fn principal_variation(&mut self, mut position: Lines, mut value: i32) -> Option<Vec<usize>> {
         let mut pv = Vec::new();
@@ -559,19 +532,33 @@ impl Solver {
 
     /// MTD(f): null-window searches until the bounds meet.
     fn mtdf(&mut self, position: Lines) -> i32 {
-        let (mut lower, mut upper) = (-INF, INF);
-        let mut guess = 0;
+        // (Only a stopped search has no value; its caller discards it.)
+        self.mtdf_from(position, (-INF, INF), false).unwrap_or(0)
+    }
+
+    /// MTD(f) at the root: the bounds it proves are kept in the guard (for progress
+    /// and a stopped search).
+    fn mtdf_root(&mut self, position: Lines) -> Option<i32> {
+        self.mtdf_from(position, self.guard.bounds, true)
+    }
+
+    /// MTD(f) from known bounds, narrowed by the table; with `root` the bounds are
+    /// kept in the guard as they move. `None` once a limit stops it.
+    fn mtdf_from(&mut self, position: Lines, bounds: (i32, i32), root: bool) -> Option<i32> {
+        let (mut lower, mut upper) = bounds;
         if let Some(e) = self.table.probe(self.syms.canonical(position)) {
-            if e.lower == e.upper {
-                return e.lower.into();
-            }
-            guess = i32::from(e.lower).max(guess.min(e.upper.into()));
+            lower = lower.max(e.lower.into());
+            upper = upper.min(e.upper.into());
         }
+        let mut guess = 0.clamp(lower, upper);
         while lower < upper {
+            if root {
+                self.guard.bounds = (lower, upper);
+            }
             let beta = if guess == lower { guess + 1 } else { guess };
             guess = self.search(position, beta - 1, beta);
             if self.guard.stopped.is_some() {
-                return guess;
+                return None;
             }
             if guess < beta {
                 upper = guess;
@@ -579,7 +566,10 @@ impl Solver {
                 lower = guess;
             }
         }
-        guess
+        if root {
+            self.guard.bounds = (lower, lower);
+        }
+        Some(lower)
     }
 
     /// Number of boxes that drawing `line` completes in `position`.
