@@ -248,3 +248,106 @@ fn sigterm_ends_the_server_cleanly() {
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("junk.tb"));
 }
+
+/// `VmHWM` (peak RSS) of a process, in bytes.
+fn peak_rss(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse::<u64>()
+        .unwrap()
+        * 1024
+}
+
+/// Concurrent clients, malformed and cut requests, more requests than permits: the
+/// server answers every good request right, refuses the rest with JSON, keeps its
+/// memory bounded and never dies.
+#[test]
+fn the_server_survives_load_and_faults() {
+    let dir = tempfile::tempdir().unwrap();
+    let dots = build(dir.path(), "2x3.tb", &["2x3"]);
+    let positions = ["00000000000000000", "h0.0,v1.1", "h0.0,h0.1,h0.2"];
+    let expected = probe_json(&dots, &positions);
+    let server = Server::start(&["--db", dots.to_str().unwrap(), "--max-concurrent", "2"]);
+
+    // 16 clients, 100 requests each, all answered right (or 503 when more than two
+    // are in flight: then with a JSON error).
+    let answered = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for c in 0..16 {
+            let (server, expected, answered) = (&server, &expected, &answered);
+            scope.spawn(move || {
+                for i in 0..100 {
+                    let k = (c + i) % positions.len();
+                    let (status, body) = server.get(&format!(
+                        "/api/probe?table=2x3&position={}",
+                        encode(positions[k])
+                    ));
+                    match status {
+                        200 => {
+                            assert_eq!(body, expected[k]);
+                            answered.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        }
+                        503 => assert!(body.contains("error"), "{body}"),
+                        _ => panic!("status {status}: {body}"),
+                    }
+                }
+            });
+        }
+    });
+    assert!(answered.into_inner() > 0);
+
+    // Many big batches at once against two permits: some are refused with 503.
+    let batch: String = format!("[{}]", vec!["\"h0.0,v1.1\""; 20_000].join(","));
+    let barrier = std::sync::Barrier::new(8);
+    let statuses: Vec<u16> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..8)
+            .map(|_| {
+                let (server, batch, barrier) = (&server, &batch, &barrier);
+                scope.spawn(move || {
+                    barrier.wait();
+                    let (status, body) =
+                        server.request("POST", "/api/probe?table=2x3", batch.as_bytes());
+                    assert!(body.starts_with('[') || body.contains("error"), "{status}");
+                    status
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert!(
+        statuses.iter().all(|s| [200, 503].contains(s)),
+        "{statuses:?}"
+    );
+    assert!(
+        statuses.contains(&503),
+        "two permits, eight batches at once: {statuses:?}"
+    );
+
+    // Garbage, a request cut short and a client gone mid-body.
+    for raw in [
+        &b"GARBAGE\r\n\r\n"[..],
+        b"GET /api/probe?table=2x3&position=0",
+        b"POST /api/probe?table=2x3 HTTP/1.1\r\nContent-Length: 1000000\r\n\r\n[\"0000",
+        b"\x00\x01\x02\xff\r\n\r\n",
+    ] {
+        let mut stream = TcpStream::connect(&server.address).unwrap();
+        stream.write_all(raw).unwrap();
+        drop(stream);
+    }
+    let (status, body) = server.get("/health");
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = server.get(&format!(
+        "/api/probe?table=2x3&position={}",
+        encode(positions[1])
+    ));
+    assert_eq!((status, &body), (200, &expected[1]));
+    let rss = peak_rss(server.child.id());
+    assert!(
+        rss < 512 << 20,
+        "the server's peak RSS is {} MiB",
+        rss >> 20
+    );
+}
