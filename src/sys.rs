@@ -5,17 +5,19 @@ use std::sync::atomic::{AtomicU8, AtomicU16};
 /// Peak resident set size of this process (Linux: `VmHWM` in /proc/self/status;
 /// `None` elsewhere).
 pub fn peak_rss_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+    proc_kib("/proc/self/status", "VmHWM:")
 }
 
 /// Physical memory of the machine (Linux: `MemTotal` in /proc/meminfo; `None`
 /// elsewhere).
 pub fn total_memory_bytes() -> Option<u64> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    proc_kib("/proc/meminfo", "MemTotal:")
+}
+
+/// A `KEY: N kB` line of a /proc file, in bytes.
+fn proc_kib(file: &str, key: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(file).ok()?;
+    let line = text.lines().find(|l| l.starts_with(key))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
 }

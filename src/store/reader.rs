@@ -143,7 +143,7 @@ impl ChunkReader {
                 "chunk {chunk} lies beyond its block of layer {layer} ({size} positions)"
             );
         }
-        let len = (size - first).min(self.chunk_positions) as usize;
+        let len = super::chunk_len(size, self.chunk_positions, chunk);
         let neighbours = |len| (self.neighbours)(layer as usize, key, first, len);
         let values =
             Arc::new(
