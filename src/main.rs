@@ -601,19 +601,7 @@ fn probe(
         } else {
             notation::parse_position(&board, input)
         };
-        let parsed = parsed?;
-        // A Wilson file's penalty is part of what it asks; the table answers for
-        // its own. (Its player to move and scores change nothing: values are net
-        // future boxes for whoever is to move.)
-        if let Some(penalty) = parsed.penalty
-            && penalty != tb.spec().penalty as i32
-        {
-            bail!(
-                "the file asks for penalty {penalty}, this table was built with penalty {}",
-                tb.spec().penalty
-            );
-        }
-        let p = tb.probe(parsed.lines)?;
+        let p = tb.probe_parsed(&parsed?)?;
         Ok(if json {
             format!("{}\n", json_writer.probe(&p))
         } else {

@@ -5,10 +5,10 @@
 //! the right lengths and nothing else is, and the histograms, digests, position and
 //! byte counts of blocks and layers are those of the values).
 
-use super::build::load_block;
+use super::build::{chunk_stats, load_block};
 use super::{BlockId, Game};
 use crate::store::checksum::digest_hex;
-use crate::store::{BlockStats, LayerRow, LayerStatus, Store, counts_key};
+use crate::store::{BlockStats, LayerRow, LayerStatus, Store, counts_key, readable_layers};
 use anyhow::{Result, bail};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -50,6 +50,16 @@ pub fn check_layers(rows: &BTreeMap<usize, LayerRow>, game: &dyn Game) -> Result
     Ok(())
 }
 
+/// Readies a store for reading a game's values: its layer rows, checked against
+/// the layout ([`check_layers`]), and the game's value range imposed on every
+/// chunk read from it.
+pub fn prepare_read(store: &mut Store, game: &dyn Game) -> Result<BTreeMap<usize, LayerRow>> {
+    let layers = store.layers()?;
+    check_layers(&layers, game)?;
+    store.chunk_rules().values = game.value_range();
+    Ok(layers)
+}
+
 /// Checks that the build finished: every layer has its row, the kept ones in the
 /// book, the others complete or pruned.
 pub fn check_finished(rows: &BTreeMap<usize, LayerRow>, game: &dyn Game) -> Result<()> {
@@ -70,24 +80,6 @@ pub fn check_finished(rows: &BTreeMap<usize, LayerRow>, game: &dyn Game) -> Resu
     Ok(())
 }
 
-/// The histogram and digest of `values`, the values of block `id` from index
-/// `first` on (what the builder stores and the audit recomputes).
-pub fn chunk_stats(game: &dyn Game, id: &BlockId, first: u64, values: &[i8]) -> BlockStats {
-    let mut counts = [0u64; 256];
-    for &v in values {
-        counts[v as u8 as usize] += 1;
-    }
-    BlockStats {
-        positions: values.len() as u64,
-        histogram: (0..256)
-            .filter(|&b| counts[b] > 0)
-            .map(|b| (b as u8 as i8, counts[b]))
-            .collect(),
-        digest: game.digest(id.layer, &id.key, first, values),
-        ..BlockStats::default()
-    }
-}
-
 /// "the stored digest does not match the values", for the fields in `wrong`.
 fn mismatch(wrong: &[&str]) -> String {
     let verb = if wrong.len() == 1 { "does" } else { "do" };
@@ -95,6 +87,22 @@ fn mismatch(wrong: &[&str]) -> String {
         "the stored {} {verb} not match the values",
         wrong.join(", ")
     )
+}
+
+/// Problems found: the first [`LISTED`] and how many in all.
+#[derive(Default)]
+struct Problems {
+    listed: Vec<String>,
+    count: u64,
+}
+
+impl Problems {
+    fn add(&mut self, text: String) {
+        self.count += 1;
+        if self.listed.len() < LISTED {
+            self.listed.push(text);
+        }
+    }
 }
 
 /// A running audit: the catalogue checked at [`Audit::new`], then each readable
@@ -109,8 +117,7 @@ pub struct Audit<'g> {
     totals: BTreeMap<usize, BlockStats>,
     /// Chunks whose values were checked.
     pub chunks: u64,
-    problems: Vec<String>,
-    problem_count: u64,
+    problems: Problems,
 }
 
 impl<'g> Audit<'g> {
@@ -118,19 +125,11 @@ impl<'g> Audit<'g> {
     /// checks it against the layout.
     pub fn new(store: &Store, game: &'g dyn Game) -> Result<Audit<'g>> {
         let layers = store.layers()?;
-        let mut audit = Audit {
-            game,
-            blocks: store.block_rows()?,
-            bytes: BTreeMap::new(),
-            totals: BTreeMap::new(),
-            chunks: 0,
-            problems: Vec::new(),
-            problem_count: 0,
-            layers,
-        };
+        let blocks = store.block_rows()?;
+        let mut problems = Problems::default();
         for check in [check_layers, check_finished] {
-            if let Err(e) = check(&audit.layers, game) {
-                audit.problem(format!("{e:#}"));
+            if let Err(e) = check(&layers, game) {
+                problems.add(format!("{e:#}"));
             }
         }
         let chunk_positions = game.chunk_positions();
@@ -145,36 +144,27 @@ impl<'g> Audit<'g> {
                 })
             })
             .collect();
-        let rows: Vec<_> = audit
-            .blocks
-            .iter()
-            .map(|(k, r)| (k.clone(), r.clone()))
-            .collect();
-        for ((n, key), row) in rows {
-            let Some(&size) = layout.get(&(n, key.clone())) else {
-                audit.problem(format!(
+        for ((n, key), row) in &blocks {
+            let Some(&size) = layout.get(&(*n, key.clone())) else {
+                problems.add(format!(
                     "a block row names block {key:?} of layer {n}, which the layout has not"
                 ));
                 continue;
             };
             let chunks = size.div_ceil(chunk_positions);
             if row.positions != size as i64 || row.chunks != chunks as i64 {
-                audit.problem(format!(
+                problems.add(format!(
                     "block {key} of {}: the row says {} positions in {} chunks, the layout {size} in {chunks}",
-                    game.layer_label(n as usize),
+                    game.layer_label(*n as usize),
                     row.positions,
                     row.chunks
                 ));
             }
         }
         // Every chunk row belongs to a readable layer's block, with its length.
-        let readable: BTreeSet<i64> = audit
-            .layers
-            .values()
-            .filter(|r| r.status.readable())
-            .map(|r| r.n as i64)
-            .collect();
-        for ((n, key, chunk), (raw_len, bytes)) in store.chunk_rows()? {
+        let readable: BTreeSet<i64> = readable_layers(&layers).map(|n| n as i64).collect();
+        let mut bytes: BTreeMap<(i64, String), u64> = BTreeMap::new();
+        for ((n, key, chunk), (raw_len, coded)) in store.chunk_rows()? {
             let expected = layout.get(&(n, key.clone())).and_then(|&size| {
                 let c = u64::try_from(chunk).ok()?;
                 (c < size.div_ceil(chunk_positions))
@@ -183,33 +173,41 @@ impl<'g> Audit<'g> {
             match expected {
                 Some(len) if readable.contains(&n) => {
                     if raw_len != len as i64 {
-                        audit.problem(format!(
+                        problems.add(format!(
                             "chunk {chunk} of block {key} in layer {n} claims {raw_len} values, its block needs {len}"
                         ));
                     }
-                    *audit.bytes.entry((n, key)).or_default() += bytes;
+                    *bytes.entry((n, key)).or_default() += coded;
                 }
-                Some(_) => audit.problem(format!(
+                Some(_) => problems.add(format!(
                     "chunk {chunk} of block {key} in layer {n} is stored, but its layer is not readable (left over)"
                 )),
-                None => audit.problem(format!(
+                None => problems.add(format!(
                     "chunk {chunk} of block {key:?} in layer {n} is not a chunk of this tablebase"
                 )),
             }
         }
-        Ok(audit)
+        Ok(Audit {
+            game,
+            layers,
+            blocks,
+            bytes,
+            totals: BTreeMap::new(),
+            chunks: 0,
+            problems,
+        })
     }
 
     /// The blocks whose values must be checked: every block of a readable layer.
     pub fn readable_blocks(&self) -> Vec<BlockId> {
-        self.layers
-            .values()
-            .filter(|r| r.status.readable() && self.game.layers().contains(&r.n))
-            .flat_map(|r| {
+        let layers: BTreeSet<usize> = self.game.layers().into_iter().collect();
+        readable_layers(&self.layers)
+            .filter(|n| layers.contains(n))
+            .flat_map(|layer| {
                 self.game
-                    .blocks(r.n)
+                    .blocks(layer)
                     .into_iter()
-                    .map(move |key| BlockId { layer: r.n, key })
+                    .map(move |key| BlockId { layer, key })
             })
             .collect()
     }
@@ -218,21 +216,20 @@ impl<'g> Audit<'g> {
     pub fn check_block(&mut self, id: &BlockId, values: Result<&[i8], &anyhow::Error>) {
         let size = self.game.block_size(id.layer, &id.key);
         self.chunks += size.div_ceil(self.game.chunk_positions());
-        let key = counts_key(&id.key);
         let label = self.game.layer_label(id.layer);
         let values = match values {
             Ok(values) => values,
-            Err(e) => return self.problem(format!("{e:#}")),
+            Err(e) => return self.problems.add(format!("{e:#}")),
         };
+        let place = (id.layer as i64, counts_key(&id.key));
         let mut stats = chunk_stats(self.game, id, 0, values);
-        stats.bytes = self
-            .bytes
-            .get(&(id.layer as i64, key.clone()))
-            .copied()
-            .unwrap_or(0);
+        stats.bytes = self.bytes.get(&place).copied().unwrap_or(0);
         self.totals.entry(id.layer).or_default().merge(&stats);
-        let Some(row) = self.blocks.get(&(id.layer as i64, key.clone())) else {
-            return self.problem(format!("block {key} of {label} has no row"));
+        let key = &place.1;
+        let Some(row) = self.blocks.get(&place) else {
+            return self
+                .problems
+                .add(format!("block {key} of {label} has no row"));
         };
         let mut wrong = Vec::new();
         if row.histogram.as_ref() != Some(&stats.histogram) {
@@ -245,15 +242,15 @@ impl<'g> Audit<'g> {
             wrong.push("byte count");
         }
         if !wrong.is_empty() {
-            self.problem(format!("block {key} of {label}: {}", mismatch(&wrong)));
+            self.problems
+                .add(format!("block {key} of {label}: {}", mismatch(&wrong)));
         }
     }
 
     /// Compares each checked layer's totals with its row: what the audit found.
     pub fn finish(mut self) -> AuditReport {
-        let totals = std::mem::take(&mut self.totals);
-        for (layer, stats) in totals {
-            let Some(row) = self.layers.get(&layer).cloned() else {
+        for (layer, stats) in &self.totals {
+            let Some(row) = self.layers.get(layer) else {
                 continue;
             };
             let mut wrong = Vec::new();
@@ -270,21 +267,14 @@ impl<'g> Audit<'g> {
                 wrong.push("byte count");
             }
             if !wrong.is_empty() {
-                let label = self.game.layer_label(layer);
-                self.problem(format!("{label}: {}", mismatch(&wrong)));
+                let label = self.game.layer_label(*layer);
+                self.problems.add(format!("{label}: {}", mismatch(&wrong)));
             }
         }
         AuditReport {
             chunks: self.chunks,
-            problems: self.problems,
-            problem_count: self.problem_count,
-        }
-    }
-
-    fn problem(&mut self, text: String) {
-        self.problem_count += 1;
-        if self.problems.len() < LISTED {
-            self.problems.push(text);
+            problems: self.problems.listed,
+            problem_count: self.problems.count,
         }
     }
 }

@@ -3,7 +3,6 @@
 //! when it is the last) in one transaction, so a killed build resumes where it
 //! stopped and produces the same values.
 
-use super::audit::chunk_stats;
 use super::cache::BlockCache;
 use super::progress::Progress;
 use super::{BlockId, Game};
@@ -493,6 +492,24 @@ pub fn load_block(store: &Store, game: &dyn Game, id: &BlockId) -> Result<Vec<i8
             Ok(())
         })?;
     Ok(values)
+}
+
+/// The histogram and digest of `values`, the values of block `id` from index
+/// `first` on (what the builder stores with a block and the audit recomputes).
+pub fn chunk_stats(game: &dyn Game, id: &BlockId, first: u64, values: &[i8]) -> BlockStats {
+    let mut counts = [0u64; 256];
+    for &v in values {
+        counts[v as u8 as usize] += 1;
+    }
+    BlockStats {
+        positions: values.len() as u64,
+        histogram: (0..256)
+            .filter(|&b| counts[b] > 0)
+            .map(|b| (b as u8 as i8, counts[b]))
+            .collect(),
+        digest: game.digest(id.layer, &id.key, first, values),
+        ..BlockStats::default()
+    }
 }
 
 /// Compresses a block's chunks in parallel and gathers its histogram and digest.

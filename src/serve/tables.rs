@@ -7,8 +7,10 @@ use crate::games::dots::output::JsonWriter;
 use crate::games::dots::search::Limits;
 use crate::games::dots::tablebase::Tablebase;
 use crate::games::morris::rules::Position;
+use crate::games::morris::spec::pair_label;
 use crate::games::morris::tablebase::{MorrisTablebase, probe_json};
 use crate::games::{GameKind, game_of_file};
+use crate::store::readable_layers;
 use anyhow::{Context, Result};
 use serde_json::{Map, Value, json};
 use std::path::Path;
@@ -34,45 +36,45 @@ impl Table {
     /// Opens `path` read-only (checked like any reader) under `name`; a search of
     /// the Dots-and-Boxes probe fallback stops after `search_time`.
     pub fn open(name: &str, path: &Path, search_time: Duration) -> Result<Table> {
-        let mut description = Map::new();
-        description.insert("name".into(), name.into());
-        let open = match game_of_file(path)? {
+        let (open, game, identity, stored) = match game_of_file(path)? {
             GameKind::Dots => {
                 let mut tb = Tablebase::open(path)?;
                 tb.set_search_bounds(Limits {
                     max_nodes: None,
                     time_limit: Some(search_time),
                 });
-                description.insert("game".into(), "dots-and-boxes".into());
-                for (key, value) in tb.spec().to_meta() {
-                    description.insert(key.into(), value.into());
-                }
-                let stored: Vec<usize> = tb
-                    .layers()
-                    .values()
-                    .filter(|r| r.status.readable())
-                    .map(|r| r.n)
-                    .collect();
-                description.insert("layers".into(), json!(stored));
+                let stored = (
+                    "layers",
+                    json!(readable_layers(tb.layers()).collect::<Vec<_>>()),
+                );
+                let identity = tb.spec().to_meta();
                 let writer = JsonWriter::new(&tb.board());
-                Open::Dots(Box::new(tb), writer)
+                (
+                    Open::Dots(Box::new(tb), writer),
+                    "dots-and-boxes",
+                    identity,
+                    stored,
+                )
             }
             GameKind::Morris => {
                 let tb = MorrisTablebase::open(path)?;
-                description.insert("game".into(), "morris".into());
-                for (key, value) in tb.spec().to_meta() {
-                    description.insert(key.into(), value.into());
-                }
-                let stored: Vec<String> = tb
-                    .layers()
-                    .values()
-                    .filter(|r| r.status.readable())
-                    .map(|r| crate::games::morris::spec::pair_label(r.n))
-                    .collect();
-                description.insert("tables".into(), json!(stored));
-                Open::Morris(Box::new(tb))
+                let pairs: Vec<String> = readable_layers(tb.layers()).map(pair_label).collect();
+                let identity = tb.spec().to_meta();
+                (
+                    Open::Morris(Box::new(tb)),
+                    "morris",
+                    identity,
+                    ("tables", json!(pairs)),
+                )
             }
         };
+        let mut description = Map::new();
+        description.insert("name".into(), name.into());
+        description.insert("game".into(), game.into());
+        for (key, value) in identity {
+            description.insert(key.into(), value.into());
+        }
+        description.insert(stored.0.into(), stored.1);
         Ok(Table {
             name: name.to_string(),
             description: Value::Object(description),

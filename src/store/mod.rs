@@ -95,6 +95,13 @@ pub struct LayerRow {
     pub digest: Option<String>,
 }
 
+/// The layers of `rows` whose values can be read, ascending.
+pub fn readable_layers(
+    rows: &BTreeMap<usize, LayerRow>,
+) -> impl DoubleEndedIterator<Item = usize> + '_ {
+    rows.values().filter(|r| r.status.readable()).map(|r| r.n)
+}
+
 /// Where a chunk row says it belongs: (layer, key text, chunk), as stored.
 pub type ChunkPlaceRow = (i64, String, i64);
 

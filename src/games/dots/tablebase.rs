@@ -4,12 +4,12 @@
 use super::board::{Board, Lines};
 use super::build::DotsGame;
 use super::layout::Layout;
+use super::notation::ParsedPosition;
 use super::search::{Limits, SearchOptions, SolveResult, Solver};
 use super::spec::Spec;
-use crate::retro::Game;
-use crate::retro::audit::check_layers;
+use crate::retro::audit::prepare_read;
 use crate::store::reader::ChunkReader;
-use crate::store::{LayerRow, Store};
+use crate::store::{LayerRow, Store, readable_layers};
 use anyhow::{Result, bail};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -113,11 +113,9 @@ impl Tablebase {
             .and_then(|meta| Spec::from_meta(&meta))
             .map_err(in_file)?;
         let layout = spec.layout();
-        let layers = store.layers().map_err(in_file)?;
         let completion = spec.board.completion_masks();
         let game = DotsGame::new(&spec, &layout, &completion);
-        check_layers(&layers, &game).map_err(in_file)?;
-        store.chunk_rules().values = game.value_range();
+        let layers = prepare_read(&mut store, &game).map_err(in_file)?;
         let readable = (0..=64)
             .map(|n| layers.get(&n).is_some_and(|r| r.status.readable()))
             .collect();
@@ -241,12 +239,7 @@ impl Tablebase {
             }
         }
         if !self.searchable(position) {
-            let stored: Vec<usize> = self
-                .layers
-                .values()
-                .filter(|r| r.status.readable())
-                .map(|r| r.n)
-                .collect();
+            let stored: Vec<usize> = readable_layers(&self.layers).collect();
             bail!(
                 "the position has {} lines and {} open; this tablebase stores positions with {} lines, and the search fallback takes at most {} open lines",
                 position.count_ones(),
@@ -258,6 +251,21 @@ impl Tablebase {
         let limits = self.search_bounds;
         let result = self.with_solver(|s| s.solve_within(position, limits))?;
         Ok(Probe::from_search(position, &result))
+    }
+
+    /// [`Tablebase::probe`] of a parsed position; a Wilson file's penalty is part of
+    /// what it asks, so one other than the table's is refused. (Its player to move
+    /// and scores change nothing: values are net future boxes for whoever moves.)
+    pub fn probe_parsed(&self, parsed: &ParsedPosition) -> Result<Probe> {
+        if let Some(penalty) = parsed.penalty
+            && penalty != self.spec.penalty as i32
+        {
+            bail!(
+                "the file asks for penalty {penalty}, this table was built with penalty {}",
+                self.spec.penalty
+            );
+        }
+        self.probe(parsed.lines)
     }
 
     /// Value of a position by search, whatever the book holds.

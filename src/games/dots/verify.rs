@@ -8,6 +8,7 @@ use super::layout::Counts;
 use super::notation::format_position;
 use super::tablebase::Tablebase;
 use crate::retro::audit::audit;
+use crate::store::readable_layers;
 use anyhow::Result;
 use serde_json::{Value, json};
 
@@ -77,19 +78,13 @@ impl VerifyReport {
 pub fn verify(tb: &Tablebase, sample: Option<u64>, search: u64) -> Result<VerifyReport> {
     let mut report = VerifyReport::default();
     let layout = tb.layout();
-    let readable: Vec<usize> = tb
-        .layers()
-        .values()
-        .filter(|r| r.status.readable())
-        .map(|r| r.n)
-        .collect();
+    let readable: Vec<usize> = readable_layers(tb.layers()).collect();
     let audit = audit(tb.store(), &tb.game())?;
     report.chunks = audit.chunks;
     report.bad_chunks = audit.problems;
     report.problem_count = audit.problem_count;
     if !report.ok() {
-        // A damaged file: its values are not worth recomputing (and every
-        // recomputation reading a bad chunk would read it again).
+        // A damaged file: its values are not worth recomputing.
         return Ok(report);
     }
     let full = layout.full_layer();
@@ -129,13 +124,7 @@ pub fn verify(tb: &Tablebase, sample: Option<u64>, search: u64) -> Result<Verify
 /// with the fewest open lines first) with the search solver.
 fn cross_check_search(tb: &Tablebase, count: u64, rng: &mut u64, report: &mut VerifyReport) {
     let layout = tb.layout();
-    let mut readable: Vec<usize> = tb
-        .layers()
-        .values()
-        .filter(|r| r.status.readable())
-        .map(|r| r.n)
-        .collect();
-    readable.reverse();
+    let readable: Vec<usize> = readable_layers(tb.layers()).rev().collect();
     if readable.is_empty() || count == 0 {
         return;
     }

@@ -7,8 +7,7 @@ use super::rules::{Move, Position};
 use super::solve::{Probe, probe};
 use super::spec::{MorrisSpec, format_version, pair_layer};
 use super::value::Value;
-use crate::retro::Game;
-use crate::retro::audit::check_layers;
+use crate::retro::audit::prepare_read;
 use crate::store::reader::ChunkReader;
 use crate::store::{LayerRow, Store};
 use anyhow::{Result, bail};
@@ -32,10 +31,7 @@ impl MorrisTablebase {
         let spec = MorrisSpec::from_meta(&meta).map_err(in_file)?;
         // Context-mixing chunks came with format 2.
         store.chunk_rules().mixing = format_version(&meta).map_err(in_file)? >= 2;
-        let layers = store.layers().map_err(in_file)?;
-        let game = MorrisGame::new(spec.clone());
-        check_layers(&layers, &game).map_err(in_file)?;
-        store.chunk_rules().values = game.value_range();
+        let layers = prepare_read(&mut store, &MorrisGame::new(spec.clone())).map_err(in_file)?;
         Ok(MorrisTablebase {
             reader: ChunkReader::with_neighbours(
                 store,

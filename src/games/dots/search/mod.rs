@@ -240,6 +240,28 @@ struct Guard {
     progress: Option<ProgressFn>,
 }
 
+impl Guard {
+    /// A guard with no limits and the given progress callback.
+    fn idle(progress: Option<ProgressFn>) -> Guard {
+        Guard {
+            check_at: u64::MAX,
+            progress,
+            ..Guard::default()
+        }
+    }
+
+    /// Sets the next node count to look at the limits: the node limit, or a clock
+    /// check [`CLOCK_NODES`] on when a deadline or progress needs the clock.
+    fn rearm(&mut self, nodes: u64) {
+        let clock = if self.deadline.is_some() || self.progress.is_some() {
+            nodes.saturating_add(CLOCK_NODES)
+        } else {
+            u64::MAX
+        };
+        self.check_at = clock.min(self.max_nodes.unwrap_or(u64::MAX));
+    }
+}
+
 impl std::fmt::Debug for Guard {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.debug_struct("Guard")
@@ -326,10 +348,7 @@ impl Solver {
             etc_min: (board.num_lines() as u32)
                 .saturating_sub(ETC_DEPTH)
                 .max(ETC_MIN_OPEN),
-            guard: Guard {
-                check_at: u64::MAX,
-                ..Guard::default()
-            },
+            guard: Guard::idle(None),
         }
     }
 
@@ -394,11 +413,7 @@ impl Solver {
         let reason = self.guard.stopped.take();
         let (lower, upper) = self.guard.bounds;
         let stopped_at = self.guard.stopped_at;
-        self.guard = Guard {
-            check_at: u64::MAX,
-            progress: self.guard.progress.take(),
-            ..Guard::default()
-        };
+        self.guard = Guard::idle(self.guard.progress.take());
         match (outcome, reason) {
             (Some(mut result), None) => {
                 result.nodes = self.nodes - start;
@@ -416,20 +431,14 @@ impl Solver {
     /// Sets up the guard for one call.
     fn arm(&mut self, limits: Limits, bounds: (i32, i32)) {
         let now = Instant::now();
-        let watched = limits.time_limit.is_some() || self.guard.progress.is_some();
-        let max_nodes = limits.max_nodes.map(|n| self.nodes.saturating_add(n));
-        self.guard.max_nodes = max_nodes;
-        self.guard.deadline = limits.time_limit.map(|t| now + t);
-        self.guard.started = Some(now);
-        self.guard.last_report = Some(now);
-        self.guard.stopped = None;
-        self.guard.bounds = bounds;
-        let clock = if watched {
-            self.nodes.saturating_add(CLOCK_NODES)
-        } else {
-            u64::MAX
-        };
-        self.guard.check_at = clock.min(max_nodes.unwrap_or(u64::MAX));
+        let g = &mut self.guard;
+        g.max_nodes = limits.max_nodes.map(|n| self.nodes.saturating_add(n));
+        g.deadline = limits.time_limit.map(|t| now + t);
+        g.started = Some(now);
+        g.last_report = Some(now);
+        g.stopped = None;
+        g.bounds = bounds;
+        g.rearm(self.nodes);
     }
 
     /// Whether a limit has been reached (and the progress callback's turn); called
@@ -463,10 +472,7 @@ impl Solver {
                 upper: g.bounds.1,
             });
         }
-        g.check_at = self
-            .nodes
-            .saturating_add(CLOCK_NODES)
-            .min(g.max_nodes.unwrap_or(u64::MAX));
+        g.rearm(self.nodes);
         false
     }
 
