@@ -3,105 +3,15 @@
 //! errors are JSON with their status, bounds hold, SIGTERM ends it cleanly.
 
 mod harness;
+mod http;
 mod oracle;
 
 use harness::{describe, tb};
+use http::{Server, encode};
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-
-/// A running server, killed when dropped.
-struct Server {
-    child: Child,
-    address: String,
-}
-
-impl Server {
-    fn start(args: &[&str]) -> Server {
-        let mut child = Command::new(assert_cmd::cargo::cargo_bin!("tb"))
-            .arg("serve")
-            .args(args)
-            .args(["--listen", "127.0.0.1:0"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn tb serve");
-        let mut line = String::new();
-        BufReader::new(child.stdout.as_mut().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let address = line
-            .trim()
-            .strip_prefix("listening on http://")
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-            .to_string();
-        Server { child, address }
-    }
-
-    /// One request on a fresh connection: (status, body).
-    fn request(&self, method: &str, target: &str, body: &[u8]) -> (u16, String) {
-        let mut stream = TcpStream::connect(&self.address).unwrap();
-        write!(
-            stream,
-            "{method} {target} HTTP/1.1\r\nHost: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-            self.address,
-            body.len()
-        )
-        .unwrap();
-        stream.write_all(body).unwrap();
-        let mut response = Vec::new();
-        stream.read_to_end(&mut response).unwrap();
-        let text = String::from_utf8(response).unwrap();
-        let (head, body) = text.split_once("\r\n\r\n").expect("a header");
-        let status = head.split(' ').nth(1).unwrap().parse().unwrap();
-        let body = if head
-            .to_ascii_lowercase()
-            .contains("transfer-encoding: chunked")
-        {
-            unchunk(body)
-        } else {
-            body.to_string()
-        };
-        (status, body)
-    }
-
-    fn get(&self, target: &str) -> (u16, String) {
-        self.request("GET", target, b"")
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// The body of a chunked response.
-fn unchunk(mut body: &str) -> String {
-    let mut out = String::new();
-    loop {
-        let (size, rest) = body.split_once("\r\n").unwrap();
-        let size = usize::from_str_radix(size.trim(), 16).unwrap();
-        if size == 0 {
-            return out;
-        }
-        out.push_str(&rest[..size]);
-        body = &rest[size + 2..];
-    }
-}
-
-/// `%`-encodes a query value.
-fn encode(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'.' | b'-' | b'_' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
 
 fn probe_json(db: &Path, positions: &[&str]) -> Vec<String> {
     let out = tb()

@@ -1,6 +1,7 @@
 //! `tb serve`: the loaded tables, read-only, over HTTP (axum on tokio). Paths and
 //! shapes are fixed by DESIGN.md section 6:
 //!
+//! * `GET /`: the web board (`web`), with `/app.js` and `/style.css`;
 //! * `GET /health`: `{"status":"ok","tables":N}`;
 //! * `GET /api/tables`: a JSON array, per table its name, game and identity;
 //! * `GET /api/probe?table=NAME&position=POS`: the probe object of `tb probe --json`;
@@ -15,6 +16,7 @@
 //! gracefully (requests under way are answered).
 
 pub mod tables;
+mod web;
 
 use crate::games::probe_error_json as error_object;
 use anyhow::{Context, Result, bail};
@@ -93,6 +95,9 @@ pub fn serve(options: ServeOptions, ready: impl FnOnce(SocketAddr)) -> Result<()
         options: options.clone(),
     });
     let app = Router::new()
+        .route("/", get(web::index))
+        .route("/app.js", get(web::script))
+        .route("/style.css", get(web::style))
         .route("/health", get(health))
         .route("/api/tables", get(list_tables))
         .route("/api/probe", get(probe_one).post(probe_batch))
@@ -148,7 +153,7 @@ async fn list_tables(State(state): State<AppState>) -> Response {
 async fn not_found() -> Response {
     error(
         StatusCode::NOT_FOUND,
-        "no such path (see /api/tables, /api/probe, /health)",
+        "no such path (see /, /api/tables, /api/probe, /health)",
     )
 }
 

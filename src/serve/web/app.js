@@ -1,0 +1,488 @@
+// The web board of `tb serve`: draws the position of a loaded table, labels every
+// move with its value from /api/probe, plays clicked moves, and keeps the game in
+// the URL (?table=NAME&position=START&moves=M1,M2,...) so it can be shared.
+// No framework and nothing from outside: everything here is served by tb.
+'use strict';
+
+const SVG = 'http://www.w3.org/2000/svg';
+const $ = (id) => document.getElementById(id);
+
+const state = {
+  tables: [],      // GET /api/tables
+  table: null,     // the selected table's description
+  game: null,      // DOTS or MORRIS below
+  start: '',       // the position the moves start from (the server's form)
+  moves: [],       // moves played from `start`
+  redo: [],        // moves undone, newest last
+  answer: null,    // the probe answer of the current position
+  selection: [],   // Morris: points clicked towards a move
+  ticket: 0,       // the newest request; older answers are dropped
+  notice: '',      // an error to show with the next drawing (a bad shared URL)
+};
+
+// ---------------------------------------------------------------------------
+// Talking to the server
+
+async function probe(position) {
+  const url = '/api/probe?table=' + encodeURIComponent(state.table.name) +
+    '&position=' + encodeURIComponent(position);
+  const response = await fetch(url);
+  const body = await response.json();
+  if (!response.ok) throw new Error(body.error || response.statusText);
+  return body;
+}
+
+// ---------------------------------------------------------------------------
+// Small SVG helpers
+
+function el(name, attributes, parent) {
+  const node = document.createElementNS(SVG, name);
+  for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, value);
+  if (parent) parent.appendChild(node);
+  return node;
+}
+
+function text(content, attributes, parent) {
+  const node = el('text', attributes, parent);
+  node.textContent = content;
+  return node;
+}
+
+// ---------------------------------------------------------------------------
+// Dots-and-Boxes: lines in DESIGN.md order (horizontal row-major, then vertical)
+
+const DOTS = {
+  setUp(table) {
+    const [rows, cols] = table.board.split('x').map(Number);
+    this.rows = rows;
+    this.cols = cols;
+    this.lineCount = (rows + 1) * cols + rows * (cols + 1);
+  },
+  defaultStart(table) { return table.start_position; },
+  describe(table) {
+    return `Dots-and-Boxes ${table.board}, start ${table.start}, penalty ${table.penalty}`;
+  },
+  players: ['A (moves first here)', 'B'],
+  line(index) {
+    const { rows, cols } = this;
+    const horizontal = (rows + 1) * cols;
+    if (index < horizontal) {
+      const r = Math.floor(index / cols), c = index % cols;
+      return { name: `h${r}.${c}`, from: [r, c], to: [r, c + 1] };
+    }
+    const k = index - horizontal;
+    const r = Math.floor(k / (cols + 1)), c = k % (cols + 1);
+    return { name: `v${r}.${c}`, from: [r, c], to: [r + 1, c] };
+  },
+  lineIndex(name) {
+    for (let i = 0; i < this.lineCount; i++) if (this.line(i).name === name) return i;
+    return -1;
+  },
+  // The lines of box (r, c): top, bottom, left, right.
+  boxLines(r, c) {
+    const { rows, cols } = this;
+    const v = (rows + 1) * cols + r * (cols + 1) + c;
+    return [r * cols + c, (r + 1) * cols + c, v, v + 1];
+  },
+  complete(position, r, c) {
+    return this.boxLines(r, c).every((i) => position[i] === '1');
+  },
+  apply(position, move) {
+    const i = this.lineIndex(move);
+    if (i < 0 || position[i] !== '0') throw new Error(`${move} is not an open line`);
+    return position.slice(0, i) + '1' + position.slice(i + 1);
+  },
+  // Replays the moves: the position, who is to move (0 = whoever moves at the
+  // start), the owner of each box (0, 1, or 'unknown' if completed before the
+  // start) and the score.
+  replay(start, moves) {
+    let position = start, mover = 0;
+    const owners = new Map(), score = [0, 0];
+    for (let r = 0; r < this.rows; r++)
+      for (let c = 0; c < this.cols; c++)
+        if (this.complete(start, r, c)) owners.set(`${r},${c}`, 'unknown');
+    for (const move of moves) {
+      position = this.apply(position, move);
+      let made = 0;
+      for (let r = 0; r < this.rows; r++)
+        for (let c = 0; c < this.cols; c++)
+          if (!owners.has(`${r},${c}`) && this.complete(position, r, c)) {
+            owners.set(`${r},${c}`, mover);
+            made++;
+          }
+      score[mover] += made;
+      if (made === 0) mover = 1 - mover;
+    }
+    return { position, mover: String(mover), owners, score };
+  },
+  moveName(move) { return move.name; },
+  valueText(value) { return value > 0 ? `+${value}` : String(value); },
+  moveClass(move, best) { return move.value === best.value ? 'best' : 'worse'; },
+  status(game, answer) {
+    const who = game.mover === '0' ? 'A' : 'B';
+    if (answer.moves.length === 0) return `Game over (value ${this.valueText(answer.value)})`;
+    return `${who} to move: value ${this.valueText(answer.value)} (${answer.source})`;
+  },
+  score(game) {
+    const before = [...game.owners.values()].filter((o) => o === 'unknown').length;
+    return `Score since the start: A ${game.score[0]}, B ${game.score[1]}` +
+      (before ? ` (${before} boxes completed before it)` : '');
+  },
+  draw(svg, game, answer) {
+    const cell = 100, margin = 45;
+    const width = this.cols * cell + 2 * margin, height = this.rows * cell + 2 * margin;
+    svg.setAttribute('viewBox', `0 0 ${width} ${height}`);
+    const at = ([r, c]) => [margin + c * cell, margin + r * cell];
+    for (const [key, owner] of game.owners) {
+      const [r, c] = key.split(',').map(Number);
+      const [x, y] = at([r, c]);
+      el('rect', { x, y, width: cell, height: cell, class: `box box-${owner}`, 'data-box': key }, svg);
+      if (owner !== 'unknown') {
+        text(owner === 0 ? 'A' : 'B', { x: x + cell / 2, y: y + cell / 2, class: 'box-label' }, svg);
+      }
+    }
+    const values = new Map(answer.moves.map((m) => [m.name, m]));
+    const best = answer.moves[0];
+    for (let i = 0; i < this.lineCount; i++) {
+      const line = this.line(i);
+      const [x1, y1] = at(line.from), [x2, y2] = at(line.to);
+      if (game.position[i] === '1') {
+        el('line', { x1, y1, x2, y2, class: 'drawn', 'data-drawn': line.name }, svg);
+        continue;
+      }
+      const move = values.get(line.name);
+      const group = el('g', { class: 'open ' + (move ? this.moveClass(move, best) : ''), 'data-line': line.name }, svg);
+      el('line', { x1, y1, x2, y2, class: 'show' }, group);
+      const horizontal = y1 === y2;
+      const hit = horizontal
+        ? { x: x1 + 12, y: y1 - 18, width: cell - 24, height: 36 }
+        : { x: x1 - 18, y: y1 + 12, width: 36, height: cell - 24 };
+      el('rect', { ...hit, class: 'hit' }, group);
+      if (move) {
+        const label = horizontal ? { x: (x1 + x2) / 2, y: y1 - 14 } : { x: x1 + 22, y: (y1 + y2) / 2 };
+        text(this.valueText(move.value), { ...label, class: 'value' }, group);
+      }
+      group.addEventListener('click', () => play(line.name));
+    }
+    for (let r = 0; r <= this.rows; r++)
+      for (let c = 0; c <= this.cols; c++) {
+        const [x, y] = at([r, c]);
+        el('circle', { cx: x, cy: y, r: 6, class: 'dot' }, svg);
+      }
+  },
+};
+
+// ---------------------------------------------------------------------------
+// Nine Men's Morris: points in DESIGN.md order, moves `d6`, `a1-a4`, `...xd7`
+
+const POINTS = ('a1 d1 g1 b2 d2 f2 c3 d3 e3 a4 b4 c4 e4 f4 g4 ' +
+  'c5 d5 e5 b6 d6 f6 a7 d7 g7').split(' ');
+const TRACKS = [
+  ['a1', 'g1', 'g7', 'a7', 'a1'], ['b2', 'f2', 'f6', 'b6', 'b2'], ['c3', 'e3', 'e5', 'c5', 'c3'],
+  ['d1', 'd3'], ['d5', 'd7'], ['a4', 'c4'], ['e4', 'g4'],
+];
+
+const MORRIS = {
+  setUp(table) { this.stones = Number(table.stones); },
+  // White and Black spread over the board, as many as the table allows (<= 9).
+  defaultStart() {
+    const white = ['a1', 'g1', 'd2', 'c3', 'e3', 'b4', 'f4', 'a4', 'g4'];
+    const black = ['a7', 'g7', 'd6', 'c5', 'e5', 'b6', 'f6', 'd7', 'd5'];
+    const n = Math.min(this.stones, 9);
+    const cells = POINTS.map((p) =>
+      white.slice(0, n).includes(p) ? 'W' : black.slice(0, n).includes(p) ? 'B' : '.');
+    return cells.join('') + ' w';
+  },
+  describe(table) { return `Nine Men's Morris rules, ${table.stones} stones, ${table.phase} phase`; },
+  players: ['White', 'Black'],
+  parse(position) {
+    const [cells, side, white, black] = position.trim().split(/\s+/);
+    return { cells: cells.split(''), side, hands: [Number(white || 0), Number(black || 0)] };
+  },
+  format({ cells, side, hands }) {
+    return cells.join('') + ' ' + side + (hands[0] || hands[1] ? ` ${hands[0]} ${hands[1]}` : '');
+  },
+  // The points a move names, in the order they are clicked.
+  points(move) {
+    const [main, capture] = move.split('x');
+    return main.split('-').concat(capture ? [capture] : []);
+  },
+  apply(position, move) {
+    const p = this.parse(position);
+    const [main, capture] = move.split('x');
+    const parts = main.split('-');
+    const stone = p.side === 'w' ? 'W' : 'B';
+    const index = (name) => {
+      const i = POINTS.indexOf(name);
+      if (i < 0) throw new Error(`${name} is not a point`);
+      return i;
+    };
+    if (parts.length === 2) {
+      p.cells[index(parts[1])] = p.cells[index(parts[0])];
+      p.cells[index(parts[0])] = '.';
+    } else {
+      p.cells[index(parts[0])] = stone;
+      p.hands[p.side === 'w' ? 0 : 1] -= 1;
+    }
+    if (capture) p.cells[index(capture)] = '.';
+    p.side = p.side === 'w' ? 'b' : 'w';
+    return this.format(p);
+  },
+  replay(start, moves) {
+    let position = start;
+    for (const move of moves) position = this.apply(position, move);
+    return { position, mover: this.parse(position).side };
+  },
+  moveName(move) { return move.move; },
+  valueText(value) { return value; },
+  moveClass(move, best) {
+    if (move.value === best.value) return 'best';
+    return move.value === 'D' ? 'even' : 'worse';
+  },
+  status(game, answer) {
+    const who = game.mover === 'w' ? 'White' : 'Black';
+    if (answer.moves.length === 0) return `${who} has lost (${answer.value})`;
+    const words = { win: 'wins', loss: 'loses', draw: 'draws' }[answer.result] || answer.result;
+    const plies = answer.plies === null ? '' : ` in ${answer.plies} plies`;
+    return `${who} to move ${words}${plies}: ${answer.value} (${answer.source})`;
+  },
+  score(game) {
+    const p = this.parse(game.position);
+    const count = (s) => p.cells.filter((c) => c === s).length;
+    return `Stones: White ${count('W')} on the board, Black ${count('B')}` +
+      (p.hands[0] || p.hands[1] ? `; in hand ${p.hands[0]} and ${p.hands[1]}` : '');
+  },
+  at(name) {
+    const file = name.charCodeAt(0) - 97, rank = Number(name[1]);
+    return [60 + file * 70, 60 + (7 - rank) * 70];
+  },
+  draw(svg, game, answer) {
+    svg.setAttribute('viewBox', '0 0 540 540');
+    for (const track of TRACKS) {
+      el('polyline', { points: track.map((p) => this.at(p).join(',')).join(' '), class: 'track' }, svg);
+    }
+    const cells = this.parse(game.position).cells;
+    // Moves still possible after the points clicked so far, and where they go next.
+    const sel = state.selection;
+    const possible = answer.moves.filter((m) => {
+      const points = this.points(m.move);
+      return points.length > sel.length && sel.every((p, i) => points[i] === p);
+    });
+    const next = new Map();
+    for (const m of possible) {
+      const point = this.points(m.move)[sel.length];
+      if (!next.has(point)) next.set(point, m); // moves come best first
+    }
+    POINTS.forEach((name, i) => {
+      const [x, y] = this.at(name);
+      el('circle', { cx: x, cy: y, r: 7, class: 'point' }, svg);
+      text(name, { x: x + 24, y: y + 30, class: 'point-label' }, svg);
+      if (cells[i] !== '.') el('circle', { cx: x, cy: y, r: 22, class: `stone-${cells[i]}`, 'data-stone': cells[i] }, svg);
+      if (sel.includes(name)) el('circle', { cx: x, cy: y, r: 29, class: 'selected' }, svg);
+      const move = next.get(name);
+      if (move) el('circle', { cx: x, cy: y, r: 29, class: 'choice ' + this.moveClass(move, answer.moves[0]) }, svg);
+      const target = el('circle', { cx: x, cy: y, r: 30, class: 'target', 'data-point': name }, svg);
+      target.addEventListener('click', () => this.click(name, answer));
+    });
+  },
+  // A click on a point: extends the selection towards a move, plays the move once
+  // it is complete, starts again otherwise.
+  click(name, answer) {
+    const extend = (sel) => answer.moves.filter((m) => {
+      const points = this.points(m.move);
+      return points.length >= sel.length && sel.every((p, i) => points[i] === p);
+    });
+    let sel = state.selection.concat([name]);
+    if (extend(sel).length === 0) sel = extend([name]).length ? [name] : [];
+    const done = extend(sel).find((m) => this.points(m.move).length === sel.length);
+    if (done) {
+      play(done.move);
+      return;
+    }
+    state.selection = sel;
+    render();
+  },
+};
+
+// ---------------------------------------------------------------------------
+// The page
+
+function current() {
+  return state.game.replay(state.start, state.moves);
+}
+
+function updateUrl() {
+  const params = new URLSearchParams();
+  params.set('table', state.table.name);
+  if (state.start !== state.game.defaultStart(state.table)) params.set('position', state.start);
+  if (state.moves.length) params.set('moves', state.moves.join(','));
+  const url = '?' + params.toString().replace(/%2C/g, ',');
+  history.replaceState(null, '', url);
+  $('share').href = url;
+  $('share').textContent = location.href;
+}
+
+function render() {
+  const game = current();
+  const answer = state.answer;
+  const svg = $('board');
+  svg.replaceChildren();
+  state.game.draw(svg, game, answer);
+  $('status').textContent = state.game.status(game, answer);
+  $('score').textContent = state.game.score(game);
+  $('position').value = answer.position;
+  const list = $('moves');
+  list.replaceChildren();
+  for (const move of answer.moves) {
+    const item = document.createElement('li');
+    const name = state.game.moveName(move);
+    item.textContent = `${name} ${state.game.valueText(move.value)}`;
+    item.className = state.game.moveClass(move, answer.moves[0]);
+    item.dataset.move = name;
+    item.addEventListener('click', () => play(name));
+    list.appendChild(item);
+  }
+  $('history').textContent = state.moves.length ? state.moves.join(', ') : '(none yet)';
+  $('undo').disabled = state.moves.length === 0;
+  $('redo').disabled = state.redo.length === 0;
+  $('best').disabled = answer.moves.length === 0;
+  document.body.dataset.position = answer.position;
+  document.body.dataset.moves = state.moves.join(',');
+}
+
+// Probes the current position and draws it; then lets the computer move if it is
+// its turn. Only the newest request draws.
+async function refresh() {
+  const ticket = ++state.ticket;
+  document.body.dataset.state = 'busy';
+  const game = current();
+  let answer;
+  try {
+    answer = await probe(game.position);
+  } catch (error) {
+    if (ticket !== state.ticket) return;
+    $('error').textContent = error.message;
+    document.body.dataset.state = 'ready';
+    return;
+  }
+  if (ticket !== state.ticket) return;
+  state.answer = answer;
+  state.selection = [];
+  $('error').textContent = state.notice;
+  state.notice = '';
+  updateUrl();
+  render();
+  document.body.dataset.state = 'ready';
+  if ($('computer').value === game.mover && answer.moves.length > 0) {
+    document.body.dataset.state = 'busy';
+    setTimeout(() => {
+      if (ticket === state.ticket) play(state.game.moveName(answer.moves[0]));
+    }, 300);
+  }
+}
+
+function play(move) {
+  try {
+    state.game.apply(current().position, move);
+  } catch (error) {
+    $('error').textContent = error.message;
+    return;
+  }
+  state.moves.push(move);
+  state.redo = [];
+  refresh();
+}
+
+function undo() {
+  if (state.moves.length === 0) return;
+  state.redo.push(state.moves.pop());
+  // With the computer playing one side, go back to a position where the person moves.
+  const computer = $('computer').value;
+  while (state.moves.length && computer !== '' && current().mover === computer) {
+    state.redo.push(state.moves.pop());
+  }
+  refresh();
+}
+
+function redo() {
+  if (state.redo.length === 0) return;
+  state.moves.push(state.redo.pop());
+  refresh();
+}
+
+// Selects a table and starts from `start` (its default when empty), replaying
+// `moves` as far as they are legal there.
+async function load(name, start, moves) {
+  const table = state.tables.find((t) => t.name === name) || state.tables[0];
+  state.table = table;
+  state.game = table.game === 'morris' ? MORRIS : DOTS;
+  state.game.setUp(table);
+  $('table').value = table.name;
+  $('identity').textContent = state.game.describe(table);
+  const options = $('computer').options;
+  options[1].textContent = state.game.players[0];
+  options[2].textContent = state.game.players[1];
+  options[1].value = table.game === 'morris' ? 'w' : '0';
+  options[2].value = table.game === 'morris' ? 'b' : '1';
+  state.redo = [];
+  state.moves = [];
+  state.start = state.game.defaultStart(table);
+  if (start) {
+    try {
+      state.start = (await probe(start)).position;
+    } catch (error) {
+      state.notice = `position ${start}: ${error.message}`;
+    }
+  }
+  for (const move of moves) {
+    try {
+      state.game.apply(current().position, move);
+      state.moves.push(move);
+    } catch (error) {
+      state.notice = `move ${move}: ${error.message}`;
+      break;
+    }
+  }
+  await refresh();
+}
+
+async function main() {
+  const response = await fetch('/api/tables');
+  state.tables = await response.json();
+  if (state.tables.length === 0) {
+    $('error').textContent = 'the server has no tables';
+    return;
+  }
+  for (const table of state.tables) {
+    const option = document.createElement('option');
+    option.value = table.name;
+    option.textContent = `${table.name} (${table.game})`;
+    $('table').appendChild(option);
+  }
+  $('table').addEventListener('change', () => load($('table').value, '', []));
+  $('undo').addEventListener('click', undo);
+  $('redo').addEventListener('click', redo);
+  $('best').addEventListener('click', () => {
+    if (state.answer && state.answer.moves.length) play(state.game.moveName(state.answer.moves[0]));
+  });
+  $('computer').addEventListener('change', refresh);
+  $('position-form').addEventListener('submit', async (event) => {
+    event.preventDefault();
+    // A position the table refuses leaves the game as it is.
+    const text = $('position').value;
+    document.body.dataset.state = 'busy';
+    try {
+      await probe(text);
+    } catch (error) {
+      $('error').textContent = `position ${text}: ${error.message}`;
+      document.body.dataset.state = 'ready';
+      return;
+    }
+    load(state.table.name, text, []);
+  });
+  const params = new URLSearchParams(location.search);
+  const moves = (params.get('moves') || '').split(',').filter((m) => m);
+  await load(params.get('table') || '', params.get('position') || '', moves);
+}
+
+main();

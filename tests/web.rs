@@ -1,0 +1,532 @@
+//! The web board in a real browser: Debian's chromium, driven over the WebDriver
+//! protocol by chromedriver (both real processes), against a real `tb serve`.
+//! The test loads the page, clicks lines and points, reads the DOM, and compares
+//! what the board shows with `tb probe --json`; it saves screenshots under
+//! `target/web/`.
+//!
+//! Needs `/usr/bin/chromedriver` and chromium (Debian packages `chromium-driver`
+//! and `chromium`; `tools/test` installs them). Without them the test says so and
+//! passes, unless `TB_REQUIRE_BROWSER=1` (set by `tools/test`, so CI cannot skip it).
+
+mod harness;
+mod http;
+mod oracle;
+
+use harness::tb;
+use http::{Server, encode, request};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const DRIVER: &str = "/usr/bin/chromedriver";
+const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+/// A chromium session under chromedriver; both end when dropped.
+struct Browser {
+    driver: Child,
+    address: String,
+    session: String,
+    _profile: tempfile::TempDir,
+}
+
+impl Browser {
+    /// Starts chromedriver and a headless chromium, or None when they are not
+    /// installed and not required.
+    fn start() -> Option<Browser> {
+        if !Path::new(DRIVER).exists() {
+            let required = std::env::var("TB_REQUIRE_BROWSER").is_ok_and(|v| v == "1");
+            assert!(
+                !required,
+                "{DRIVER} is missing: install the Debian packages chromium and chromium-driver"
+            );
+            eprintln!("skipped: {DRIVER} is missing (install chromium and chromium-driver)");
+            return None;
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let driver = Command::new(DRIVER)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start chromedriver");
+        let address = format!("127.0.0.1:{port}");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while std::net::TcpStream::connect(&address).is_err() {
+            assert!(Instant::now() < deadline, "chromedriver did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let profile = tempfile::tempdir().unwrap();
+        let args = [
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--window-size=1200,820",
+            &format!("--user-data-dir={}", profile.path().display()),
+        ];
+        let capabilities = json!({"capabilities": {"alwaysMatch": {
+            "browserName": "chrome",
+            "goog:chromeOptions": {"binary": "/usr/bin/chromium", "args": args}
+        }}});
+        let mut browser = Browser {
+            driver,
+            address,
+            session: String::new(),
+            _profile: profile,
+        };
+        let session = browser.command("POST", "/session", &capabilities);
+        browser.session = session["sessionId"].as_str().unwrap().to_string();
+        Some(browser)
+    }
+
+    /// One WebDriver command; its `value`.
+    fn command(&self, method: &str, path: &str, body: &Value) -> Value {
+        let body = if method == "GET" || method == "DELETE" {
+            String::new()
+        } else {
+            body.to_string()
+        };
+        let (status, text) = request(&self.address, method, path, body.as_bytes());
+        let answer: Value = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("chromedriver said {text:?}: {e}"));
+        assert_eq!(status, 200, "{method} {path}: {answer}");
+        answer["value"].clone()
+    }
+
+    fn session_command(&self, method: &str, path: &str, body: Value) -> Value {
+        self.command(method, &format!("/session/{}{path}", self.session), &body)
+    }
+
+    fn goto(&self, url: &str) {
+        self.session_command("POST", "/url", json!({ "url": url }));
+    }
+
+    /// Runs `script` (a function body) in the page; its return value.
+    fn script(&self, script: &str) -> Value {
+        self.session_command(
+            "POST",
+            "/execute/sync",
+            json!({"script": script, "args": []}),
+        )
+    }
+
+    fn find(&self, css: &str) -> String {
+        let found = self.session_command(
+            "POST",
+            "/element",
+            json!({"using": "css selector", "value": css}),
+        );
+        found[ELEMENT].as_str().unwrap().to_string()
+    }
+
+    /// A real click (the browser's own input events) on the element `css` finds.
+    fn click(&self, css: &str) {
+        let id = self.find(css);
+        self.session_command("POST", &format!("/element/{id}/click"), json!({}));
+    }
+
+    /// Clears a text field and types `text` into it.
+    fn type_into(&self, css: &str, text: &str) {
+        let id = self.find(css);
+        self.session_command("POST", &format!("/element/{id}/clear"), json!({}));
+        self.session_command(
+            "POST",
+            &format!("/element/{id}/value"),
+            json!({ "text": text }),
+        );
+    }
+
+    /// Waits until the page has drawn the answer for `moves` (played so far,
+    /// comma separated) and is not waiting for the server or the computer.
+    fn wait_for(&self, moves: &str) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let page = self.page();
+            if page["state"] == "ready" && page["moves"] == moves {
+                return page;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the page did not reach moves {moves:?}: {page}"
+            );
+            std::thread::sleep(Duration::from_millis(30));
+        }
+    }
+
+    /// What the page shows, read from the DOM.
+    fn page(&self) -> Value {
+        self.script(
+            "const b = document.body.dataset;
+             const texts = (css) => [...document.querySelectorAll(css)].map((e) => e.textContent);
+             return {
+               state: b.state || '', moves: b.moves || '', position: b.position || '',
+               status: document.getElementById('status').textContent,
+               score: document.getElementById('score').textContent,
+               error: document.getElementById('error').textContent,
+               field: document.getElementById('position').value,
+               url: location.search,
+               list: texts('#moves li'),
+               best: [...document.querySelectorAll('#moves li.best')].map((e) => e.dataset.move),
+               lines: [...document.querySelectorAll('g[data-line]')].map((g) => ({
+                 name: g.dataset.line, label: g.querySelector('text')?.textContent ?? null,
+                 best: g.classList.contains('best') })),
+               drawn: [...document.querySelectorAll('[data-drawn]')].map((e) => e.dataset.drawn),
+               boxes: [...document.querySelectorAll('rect[data-box]')].map((e) => e.dataset.box + ':' + e.getAttribute('class')),
+               stones: [...document.querySelectorAll('[data-stone]')].length,
+             };",
+        )
+    }
+
+    /// Saves a screenshot as a PNG under target/web/; its size in pixels.
+    fn screenshot(&self, name: &str) -> (u32, u32) {
+        let encoded = self.session_command("GET", "/screenshot", json!({}));
+        let png = base64_decode(encoded.as_str().unwrap());
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "a PNG screenshot");
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("../web");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(name), &png).unwrap();
+        let width = u32::from_be_bytes(png[16..20].try_into().unwrap());
+        let height = u32::from_be_bytes(png[20..24].try_into().unwrap());
+        (width, height)
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        if !self.session.is_empty() {
+            let path = format!("/session/{}", self.session);
+            let _ = request(&self.address, "DELETE", &path, b"");
+        }
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}
+
+fn base64_decode(text: &str) -> Vec<u8> {
+    let digit = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        b'/' => 63,
+        _ => panic!("not base64: {c}"),
+    } as u32;
+    let bytes: Vec<u8> = text.bytes().filter(|&c| c != b'=').collect();
+    let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
+    for group in bytes.chunks(4) {
+        let mut word = 0;
+        for (k, &c) in group.iter().enumerate() {
+            word |= digit(c) << (18 - 6 * k);
+        }
+        let word = word.to_be_bytes();
+        out.extend_from_slice(&word[1..group.len()]);
+    }
+    out
+}
+
+fn build(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
+    let db = dir.join(name);
+    harness::run_ok(
+        tb().arg("build")
+            .args(args)
+            .arg("--quiet")
+            .arg("--db")
+            .arg(&db),
+        name,
+    );
+    db
+}
+
+fn probe(db: &Path, position: &str) -> Value {
+    let out = harness::run_ok(
+        tb().args(["probe", "--json", "--db"]).arg(db).arg(position),
+        "probe",
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The label the board writes for a Dots-and-Boxes value.
+fn signed(value: i64) -> String {
+    if value > 0 {
+        format!("+{value}")
+    } else {
+        value.to_string()
+    }
+}
+
+/// Checks that every open line of the board is labelled with the value `tb probe`
+/// gives its move, that exactly the best moves are marked, and that the drawn
+/// lines are the position's.
+fn check_dots_board(page: &Value, answer: &Value) {
+    assert_eq!(page["position"], answer["position"], "{page}");
+    let moves = answer["moves"].as_array().unwrap();
+    let best = moves[0]["value"].as_i64().unwrap();
+    let lines = page["lines"].as_array().unwrap();
+    assert_eq!(lines.len(), moves.len(), "one open line per move: {page}");
+    for m in moves {
+        let name = m["name"].as_str().unwrap();
+        let line = lines
+            .iter()
+            .find(|l| l["name"] == name)
+            .unwrap_or_else(|| panic!("no open line {name} on the board"));
+        let value = m["value"].as_i64().unwrap();
+        assert_eq!(line["label"], signed(value), "label of {name}");
+        assert_eq!(line["best"], value == best, "best mark of {name}");
+    }
+    let drawn = answer["position"].as_str().unwrap().matches('1').count();
+    assert_eq!(page["drawn"].as_array().unwrap().len(), drawn);
+    assert!(
+        page["status"].as_str().unwrap().contains(&format!(
+            "value {} ",
+            signed(answer["value"].as_i64().unwrap())
+        )),
+        "{page}"
+    );
+    assert_eq!(page["list"].as_array().unwrap().len(), moves.len());
+    assert_eq!(page["error"], "", "{page}");
+}
+
+#[test]
+fn the_web_board_plays_dots_and_boxes_in_a_browser() {
+    let Some(browser) = Browser::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = build(dir.path(), "3x3.tb", &["3x3"]);
+    let server = Server::start(&["--db", db.to_str().unwrap()]);
+    let base = format!("http://{}/", server.address);
+
+    // The start: every line labelled with its value.
+    browser.goto(&base);
+    let page = browser.wait_for("");
+    check_dots_board(&page, &probe(&db, &"0".repeat(24)));
+    assert!(page["status"].as_str().unwrap().starts_with("A to move"));
+
+    // Clicks on lines play them; the URL follows.
+    let mut played: Vec<&str> = Vec::new();
+    for line in ["h0.0", "v0.0", "h1.0"] {
+        browser.click(&format!("g[data-line=\"{line}\"] rect.hit"));
+        played.push(line);
+        let page = browser.wait_for(&played.join(","));
+        check_dots_board(&page, &probe(&db, &played.join(",")));
+        assert_eq!(
+            page["url"],
+            format!("?table=3x3&moves={}", played.join(","))
+        );
+    }
+    // B completes box (0, 0), owns it and moves again.
+    browser.click("g[data-line=\"v0.1\"] rect.hit");
+    played.push("v0.1");
+    let page = browser.wait_for(&played.join(","));
+    check_dots_board(&page, &probe(&db, &played.join(",")));
+    assert_eq!(page["boxes"], json!(["0,0:box box-1"]));
+    assert!(page["score"].as_str().unwrap().contains("A 0, B 1"));
+    assert!(page["status"].as_str().unwrap().starts_with("B to move"));
+    browser.screenshot("dots.png");
+
+    // Undo and redo.
+    browser.click("#undo");
+    let page = browser.wait_for("h0.0,v0.0,h1.0");
+    check_dots_board(&page, &probe(&db, "h0.0,v0.0,h1.0"));
+    assert_eq!(page["boxes"], json!([]));
+    browser.click("#redo");
+    browser.wait_for("h0.0,v0.0,h1.0,v0.1");
+
+    // The shared URL gives the same board.
+    let shared = browser.page()["url"].as_str().unwrap().to_string();
+    browser.goto(&format!("{base}{shared}"));
+    let page = browser.wait_for("h0.0,v0.0,h1.0,v0.1");
+    check_dots_board(&page, &probe(&db, "h0.0,v0.0,h1.0,v0.1"));
+    assert_eq!(page["boxes"], json!(["0,0:box box-1"]));
+
+    // The computer answers with a best move.
+    browser.goto(&base);
+    browser.wait_for("");
+    browser.click("#computer option[value=\"1\"]");
+    browser.click("g[data-line=\"h2.1\"] rect.hit");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let page = loop {
+        let page = browser.page();
+        if page["state"] == "ready" && page["moves"].as_str().unwrap().contains(',') {
+            break page;
+        }
+        assert!(Instant::now() < deadline, "no reply: {page}");
+        std::thread::sleep(Duration::from_millis(30));
+    };
+    let moves: Vec<&str> = page["moves"].as_str().unwrap().split(',').collect();
+    assert_eq!(moves[0], "h2.1");
+    let before_reply = probe(&db, "h2.1");
+    let reply = before_reply["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == moves[1])
+        .unwrap();
+    assert_eq!(
+        reply["value"], before_reply["value"],
+        "the reply is a best move"
+    );
+    check_dots_board(&page, &probe(&db, &moves.join(",")));
+
+    // A position typed into the field (any position form) starts a new game.
+    browser.click("#computer option[value=\"\"]");
+    browser.type_into("#position", "h0.0,h0.1,v2.3\u{E007}");
+    let typed = probe(&db, "h0.0,h0.1,v2.3");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while browser.page()["position"] != typed["position"] {
+        assert!(Instant::now() < deadline, "{}", browser.page());
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    let page = browser.wait_for("");
+    check_dots_board(&page, &typed);
+    assert_eq!(page["field"], typed["position"], "the field shows the position");
+    assert_eq!(
+        page["url"],
+        format!(
+            "?table=3x3&position={}",
+            typed["position"].as_str().unwrap()
+        )
+    );
+
+    // A bad position is refused with the server's message; the board stays.
+    browser.type_into("#position", "h9.9\u{E007}");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let page = loop {
+        let page = browser.page();
+        if page["error"] != "" && page["state"] == "ready" {
+            break page;
+        }
+        assert!(Instant::now() < deadline, "no error shown: {page}");
+        std::thread::sleep(Duration::from_millis(30));
+    };
+    assert!(page["error"].as_str().unwrap().contains("h9.9"), "{page}");
+    let mut board = page.clone();
+    board["error"] = json!("");
+    check_dots_board(&board, &typed);
+    assert_eq!(page["field"], "h9.9", "the typed text stays to be corrected");
+
+    let (width, height) = browser.screenshot("dots-typed.png");
+    assert_eq!(width, 1200, "the window's width");
+    assert!(height >= 600, "the window's height: {height}");
+}
+
+/// The position after a Morris move in DESIGN.md notation (`a1-a4xd7`, `d6`),
+/// worked out here independently of the page and the tb library.
+fn morris_after(position: &str, mv: &str) -> String {
+    const POINTS: [&str; 24] = [
+        "a1", "d1", "g1", "b2", "d2", "f2", "c3", "d3", "e3", "a4", "b4", "c4", "e4", "f4", "g4",
+        "c5", "d5", "e5", "b6", "d6", "f6", "a7", "d7", "g7",
+    ];
+    let at = |p: &str| POINTS.iter().position(|q| *q == p).unwrap();
+    let (cells, side) = position.split_once(' ').unwrap();
+    let mut cells: Vec<char> = cells.chars().collect();
+    let (main, capture) = match mv.split_once('x') {
+        Some((m, c)) => (m, Some(c)),
+        None => (mv, None),
+    };
+    let (from, to) = main.split_once('-').unwrap();
+    cells[at(to)] = cells[at(from)];
+    cells[at(from)] = '.';
+    if let Some(c) = capture {
+        cells[at(c)] = '.';
+    }
+    let side = if side.starts_with('w') { 'b' } else { 'w' };
+    format!("{} {side}", cells.into_iter().collect::<String>())
+}
+
+#[test]
+fn the_web_board_plays_morris_in_a_browser() {
+    let Some(browser) = Browser::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = build(dir.path(), "mill.tb", &["morris", "--stones", "4"]);
+    let server = Server::start(&["--db", db.to_str().unwrap()]);
+    // Black can close the mill c3-d3-e3 with d2-d3 and then takes g4 (the other
+    // White stones stand in a mill).
+    let start = "WWW.B.B.B.B...W......... b";
+    browser.goto(&format!(
+        "http://{}/?table=mill&position={}",
+        server.address,
+        encode(start)
+    ));
+    let page = browser.wait_for("");
+    let answer = probe(&db, start);
+    let listed: Vec<String> = answer["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            format!(
+                "{} {}",
+                m["move"].as_str().unwrap(),
+                m["value"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(page["list"], json!(listed), "{page}");
+    assert_eq!(page["position"], answer["position"]);
+    assert_eq!(page["stones"], 8);
+    assert!(
+        page["status"]
+            .as_str()
+            .unwrap()
+            .starts_with("Black to move")
+    );
+    let best_value = &answer["moves"][0]["value"];
+    let best: Vec<&str> = answer["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| &m["value"] == best_value)
+        .map(|m| m["move"].as_str().unwrap())
+        .collect();
+    assert_eq!(page["best"], json!(best));
+
+    // Three clicks: the stone, where it goes, the stone it takes.
+    let mv = "d2-d3xg4";
+    for point in ["d2", "d3", "g4"] {
+        assert_eq!(
+            browser.page()["moves"],
+            "",
+            "played before the move was complete"
+        );
+        browser.click(&format!("circle[data-point=\"{point}\"]"));
+    }
+    let page = browser.wait_for(mv);
+    let after = morris_after(start, mv);
+    let answer = probe(&db, &after);
+    assert_eq!(page["position"], after);
+    assert_eq!(answer["position"], after);
+    assert_eq!(page["stones"], 7);
+    let listed: Vec<String> = answer["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            format!(
+                "{} {}",
+                m["move"].as_str().unwrap(),
+                m["value"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(page["list"], json!(listed));
+    browser.screenshot("morris.png");
+
+    // A click on a point no move starts from selects nothing and plays nothing.
+    browser.click("circle[data-point=\"d7\"]");
+    browser.click("#best");
+    let best_reply = answer["moves"][0]["move"].as_str().unwrap();
+    let page = browser.wait_for(&format!("{mv},{best_reply}"));
+    assert_eq!(page["position"], morris_after(&after, best_reply));
+}
