@@ -388,7 +388,10 @@ fn the_web_board_plays_dots_and_boxes_in_a_browser() {
     }
     let page = browser.wait_for("");
     check_dots_board(&page, &typed);
-    assert_eq!(page["field"], typed["position"], "the field shows the position");
+    assert_eq!(
+        page["field"], typed["position"],
+        "the field shows the position"
+    );
     assert_eq!(
         page["url"],
         format!(
@@ -412,7 +415,10 @@ fn the_web_board_plays_dots_and_boxes_in_a_browser() {
     let mut board = page.clone();
     board["error"] = json!("");
     check_dots_board(&board, &typed);
-    assert_eq!(page["field"], "h9.9", "the typed text stays to be corrected");
+    assert_eq!(
+        page["field"], "h9.9",
+        "the typed text stays to be corrected"
+    );
 
     let (width, height) = browser.screenshot("dots-typed.png");
     assert_eq!(width, 1200, "the window's width");

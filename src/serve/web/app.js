@@ -235,9 +235,11 @@ const MORRIS = {
   },
   moveName(move) { return move.move; },
   valueText(value) { return value; },
+  // Green: as good as the best move; grey: the same result, slower (or a draw
+  // when the best is a draw); red: a worse result than the best move's.
   moveClass(move, best) {
     if (move.value === best.value) return 'best';
-    return move.value === 'D' ? 'even' : 'worse';
+    return move.value[0] === best.value[0] ? 'even' : 'worse';
   },
   status(game, answer) {
     const who = game.mover === 'w' ? 'White' : 'Black';
