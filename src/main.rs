@@ -440,30 +440,17 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             let board: Board = board.parse()?;
             cli::threads(threads)?;
-            let start = spec::parse_start(&board, &start)?;
-            let (lines, file_penalty) = match &position {
-                Some(text) => {
-                    let p = notation::parse_position_arg(&board, text)?;
-                    (p.lines, p.penalty)
-                }
-                None => (start.lines, start.penalty),
-            };
-            let penalty = spec::check_penalty(penalty.or(file_penalty).unwrap_or(0))?;
-            let open = board.num_lines() as u32 - lines.count_ones();
-            let default_tt = match open {
-                ..=24 => 64 << 20,
-                25..=28 => 256 << 20,
-                _ => 1 << 30,
-            };
-            let tt_bytes = cli::memory("--tt", tt.as_deref(), default_tt)?;
+            let mut request = tb::games::dots::solve::SolveRequest::new(
+                &board,
+                position.as_deref(),
+                notation::parse_position_arg,
+                &start,
+                penalty,
+            )?;
+            request.tt_bytes = cli::memory("--tt", tt.as_deref(), request.tt_bytes)?;
+            let lines = request.lines;
             let started = std::time::Instant::now();
-            let mut solver = search::Solver::new(
-                board,
-                search::SearchOptions {
-                    penalty: penalty as i32,
-                    tt_bytes: tt_bytes as usize,
-                },
-            );
+            let mut solver = request.solver(board);
             solver.set_progress(cli::search_progress());
             let outcome = solver.solve_within(lines, bounds.limits());
             cli::end_search_progress();

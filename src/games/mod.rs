@@ -1,9 +1,11 @@
 //! The games: each folder holds a game's rules, notation, indexing, kernel and probe
 //! answers, on top of the generic store ([`crate::store`]) and scheduler
-//! ([`crate::retro`]).
+//! ([`crate::retro`]). [`table`] opens a file of either game for probes from
+//! several threads (`tb serve`, the Python module).
 
 pub mod dots;
 pub mod morris;
+pub mod table;
 
 use crate::store::Store;
 use anyhow::{Context, Result, bail};

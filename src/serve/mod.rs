@@ -15,7 +15,8 @@
 //! time); no request can name a file. SIGTERM or Ctrl-C ends the server
 //! gracefully (requests under way are answered).
 
-pub mod tables;
+/// The tables (moved to [`crate::games::table`]; the old path still works).
+pub use crate::games::table as tables;
 mod web;
 
 use crate::games::probe_error_json as error_object;

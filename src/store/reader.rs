@@ -56,16 +56,39 @@ struct ChunkCache {
 /// length)` to one entry per value (see [`super::codec`]).
 pub type NeighbourFn = Box<dyn Fn(usize, &[u8], u64, usize) -> Vec<Neighbours> + Send>;
 
+/// A chunk that cannot be read, or is damaged: a problem of the file, never of
+/// the position asked for. Every error of [`ChunkReader::value`] is one (its text
+/// is the whole cause chain), so a caller tells the two apart with
+/// `error.chain().any(|c| c.is::<ChunkError>())`.
+#[derive(Debug)]
+pub struct ChunkError(String);
+
+impl std::fmt::Display for ChunkError {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ChunkError {}
+
+impl ChunkError {
+    /// The error for `cause` (its cause chain on one line).
+    fn wrap(cause: &anyhow::Error) -> anyhow::Error {
+        ChunkError(format!("{cause:#}")).into()
+    }
+}
+
 /// The value at `offset` of a chunk; a chunk shorter than its layout says (a
 /// tampered file) is an error, never a panic.
 #[inline]
 fn at(values: &[i8], offset: usize, (layer, _, chunk): ChunkKey) -> anyhow::Result<i8> {
     match values.get(offset) {
         Some(&v) => Ok(v),
-        None => anyhow::bail!(
+        None => Err(ChunkError(format!(
             "chunk {chunk} of layer {layer} holds {} values, too few for its block",
             values.len()
-        ),
+        ))
+        .into()),
     }
 }
 
@@ -105,8 +128,8 @@ impl ChunkReader {
 
     /// The value at `index` of the block `packed` of `layer`; `block` gives the
     /// block's key and its number of positions (from the layout, not the file; called
-    /// only when the chunk is not cached). A missing or corrupt chunk is an error,
-    /// never a value.
+    /// only when the chunk is not cached). A missing or corrupt chunk is an error
+    /// (a [`ChunkError`]), never a value.
     #[inline]
     pub fn value(
         &self,
@@ -121,16 +144,38 @@ impl ChunkReader {
             return at(values, offset, chunk_key);
         }
         if let Some(why) = self.cache.borrow().bad.get(&chunk_key) {
-            anyhow::bail!("{why}");
+            return Err(ChunkError(why.clone()).into());
         }
         let (key, size) = block();
         match self.load(chunk_key, &key, size) {
             Ok(values) => at(&values, offset, chunk_key),
             Err(e) => {
-                let why = format!("{e:#}");
-                self.cache.borrow_mut().bad.insert(chunk_key, why);
-                Err(e)
+                let error = ChunkError::wrap(&e);
+                self.cache
+                    .borrow_mut()
+                    .bad
+                    .insert(chunk_key, error.to_string());
+                Err(error)
             }
+        }
+    }
+
+    /// Asks the processor to start fetching the value at `index` of the block
+    /// `packed` of `layer` if its chunk is cached (a hint: results do not change).
+    /// A caller about to read many scattered values hints them all first, so that
+    /// the memory reads overlap instead of waiting one after another.
+    #[inline]
+    pub fn prefetch(&self, layer: usize, packed: u128, index: u64) {
+        let chunk_key: ChunkKey = (layer as u32, packed, index / self.chunk_positions);
+        let offset = (index % self.chunk_positions) as usize;
+        if let Some(value) = self
+            .cache
+            .borrow()
+            .chunks
+            .get(&chunk_key)
+            .and_then(|values| values.get(offset))
+        {
+            prefetch_read(value);
         }
     }
 
@@ -161,4 +206,18 @@ impl ChunkReader {
         cache.chunks.insert(chunk_key, values.clone());
         Ok(values)
     }
+}
+
+/// A prefetch hint for the cache line holding `value`.
+#[inline(always)]
+fn prefetch_read(value: &i8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults, and `value` is a valid reference anyway.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+            (value as *const i8).cast(),
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = value;
 }

@@ -15,6 +15,7 @@ pub mod orbits;
 pub mod output;
 pub mod plan;
 pub mod search;
+pub mod solve;
 pub mod spec;
 pub mod tablebase;
 pub mod verify;

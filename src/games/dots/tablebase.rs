@@ -191,13 +191,18 @@ impl Tablebase {
         if !self.has_layer(n) {
             return Ok(None);
         }
-        let (packed, index) = self.layout.locate_packed(position);
-        let value = self.reader.value(n, packed, index, || {
+        Ok(Some(self.stored(n, self.layout.locate_packed(position))?))
+    }
+
+    /// The value at `(packed, index)` ([`Layout::locate_packed`]) of layer `n`,
+    /// which must be readable.
+    #[inline]
+    fn stored(&self, n: usize, (packed, index): (u128, u64)) -> Result<i8> {
+        self.reader.value(n, packed, index, || {
             let counts = self.layout.unpack_counts(packed);
             let size = self.layout.block_size(&counts);
             (counts, size)
-        })?;
-        Ok(Some(value))
+        })
     }
 
     /// Sets the node and time limits of each search of the probe fallback (a
@@ -221,10 +226,26 @@ impl Tablebase {
             );
         }
         if let Some(value) = self.value(position)? {
+            let open = || (0..board.num_lines()).filter(|&l| position >> l & 1 == 0);
+            // The children (a full position has none): where each value lies,
+            // every read hinted first so that the scattered reads overlap.
+            let n = position.count_ones() as usize + 1;
+            let stored = self.has_layer(n);
+            let mut located = [(0u128, 0u64); 64];
+            if stored {
+                for (slot, line) in located.iter_mut().zip(open()) {
+                    *slot = self.layout.locate_packed(position | 1 << line);
+                    self.reader.prefetch(n, slot.0, slot.1);
+                }
+            }
             let mut moves = Vec::new();
-            for line in (0..board.num_lines()).filter(|&l| position >> l & 1 == 0) {
+            for (&place, line) in located.iter().zip(open()) {
                 let boxes = self.boxes_completed(position, line);
-                let child = self.value(position | 1 << line)?;
+                let child = if stored {
+                    Some(self.stored(n, place)?)
+                } else {
+                    None
+                };
                 let value = child.map(|c| super::board::move_value(boxes, c as i32));
                 moves.push(MoveValue { line, value, boxes });
             }

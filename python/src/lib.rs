@@ -1,0 +1,841 @@
+//! The Python module `tb` (DESIGN.md section 6): `tb.open(path)` gives a table
+//! whose `probe`, `probe_many` and `info` answer with the fields of `tb probe
+//! --json` and `tb info --json`; `tb.solve(board, position)` answers as `tb solve
+//! --json`. A thin layer over the `tb` crate: the table is
+//! [`tb::games::table::Table`] (as in `tb serve`), the search is
+//! [`tb::games::dots::solve::SolveRequest`] (as in `tb solve`).
+//!
+//! The GIL is released while probing and searching; a table serves several
+//! Python threads at once; batches are probed on worker threads while the caller's
+//! thread makes the dicts. Dots-and-Boxes answers become dicts directly (copies of
+//! template dicts with interned keys); everything else goes through the crate's
+//! JSON writers and `json.loads`, so its fields cannot drift from the CLI's.
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyIterator, PyList, PyString};
+use std::collections::VecDeque;
+use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
+use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tb::games::dots::board::{Board, BoardError};
+use tb::games::dots::notation::{self, NotationError};
+use tb::games::dots::output;
+use tb::games::dots::search::Limits;
+use tb::games::dots::solve::SolveRequest;
+use tb::games::dots::tablebase::{MoveValue, Probe, Source};
+use tb::games::table::{
+    Answer, ErrorKind, ProbeBounds, ProbeError, Table as CoreTable, default_name,
+};
+use tb::games::{GameKind, probe_error_json};
+
+create_exception!(tb, Error, PyException, "Base class of the errors of tb.");
+create_exception!(
+    tb,
+    PositionError,
+    Error,
+    "A position that does not parse or that the table (or search) cannot answer: not in it, past its stored layers and the search fallback's reach, a Wilson file with another penalty. Attributes: input, error."
+);
+create_exception!(
+    tb,
+    TableError,
+    Error,
+    "A file that cannot be opened (missing files included), is not a tablebase, or is damaged (also found while probing)."
+);
+create_exception!(
+    tb,
+    SearchLimitError,
+    Error,
+    "A search stopped by max_nodes or time_limit. Attributes: lower, upper (the value lies in lower..=upper), nodes, reason; from tb.solve also info (the object `tb solve --json` prints)."
+);
+
+/// Positions probed by one worker thread at a time in `probe_many` and
+/// `probe_iter`: the first chunks are smaller (from [`FIRST_CHUNK`], doubling) so
+/// that making dicts starts early.
+const CHUNK: usize = 1024;
+
+/// The first chunk; a batch of fewer positions is probed on the calling thread.
+const FIRST_CHUNK: usize = 64;
+
+/// Interned dict keys and fixed strings of the answers.
+struct Keys {
+    board: Py<PyString>,
+    position: Py<PyString>,
+    lines: Py<PyString>,
+    value: Py<PyString>,
+    source: Py<PyString>,
+    moves: Py<PyString>,
+    line: Py<PyString>,
+    name: Py<PyString>,
+    boxes: Py<PyString>,
+    book: Py<PyString>,
+    search: Py<PyString>,
+}
+
+static KEYS: PyOnceLock<Keys> = PyOnceLock::new();
+
+fn keys(py: Python<'_>) -> &Keys {
+    KEYS.get_or_init(py, || {
+        let s = |text: &str| PyString::intern(py, text).unbind();
+        Keys {
+            board: s("board"),
+            position: s("position"),
+            lines: s("lines"),
+            value: s("value"),
+            source: s("source"),
+            moves: s("moves"),
+            line: s("line"),
+            name: s("name"),
+            boxes: s("boxes"),
+            book: s(Source::Book.as_str()),
+            search: s(Source::Search.as_str()),
+        }
+    })
+}
+
+/// `json.loads` of a JSON text of the crate's writers.
+fn json_loads<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
+    static LOADS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let loads = LOADS.get_or_try_init(py, || -> PyResult<_> {
+        Ok(py.import("json")?.getattr("loads")?.unbind())
+    })?;
+    loads.bind(py).call1((text,))
+}
+
+/// The exception for a probe's error; `input` and `error` (the message `tb probe`
+/// gives) as attributes, and the bounds of a stopped search.
+fn probe_exception(py: Python<'_>, e: &ProbeError, input: &str, index: Option<usize>) -> PyErr {
+    let error = format!("{:#}", e.error);
+    let message = match index {
+        Some(i) => format!("positions[{i}] `{input}`: {error}"),
+        None => format!("`{input}`: {error}"),
+    };
+    let exception = match e.kind {
+        ErrorKind::Position => PositionError::new_err(message),
+        ErrorKind::Table => TableError::new_err(message),
+        ErrorKind::Stopped => SearchLimitError::new_err(message),
+    };
+    let set = || -> PyResult<()> {
+        let value = exception.value(py);
+        value.setattr("input", input)?;
+        value.setattr("error", &error)?;
+        if let Some(i) = index {
+            value.setattr("index", i)?;
+        }
+        if let Some(stopped) = e.stopped() {
+            value.setattr("lower", stopped.lower)?;
+            value.setattr("upper", stopped.upper)?;
+            value.setattr("nodes", stopped.nodes)?;
+            value.setattr("reason", stopped.reason)?;
+        }
+        Ok(())
+    };
+    match set() {
+        Ok(()) => exception,
+        Err(e) => e,
+    }
+}
+
+/// A new reference from the C API, or the Python error it raised.
+fn owned<'py>(py: Python<'py>, ptr: *mut ffi::PyObject) -> PyResult<Bound<'py, PyAny>> {
+    // SAFETY: `ptr` is a new reference (or null with an exception set), made with
+    // the GIL held.
+    unsafe { Bound::from_owned_ptr_or_err(py, ptr) }
+}
+
+/// What a Dots-and-Boxes answer's dict is made of. A move's dict is a copy of a
+/// template with the same line, value and boxes (`{"line": 5, "name": "h1.1",
+/// "value": -2, "boxes": 0}`, made on first use, never handed out): a copy of a
+/// small dict costs less than building one. The answer's dict is a copy of a
+/// template with the board, filled in.
+struct DotsObjects {
+    lines: usize,
+    /// The lines' names.
+    names: Vec<Py<PyString>>,
+    /// Values in `-most..=most` have templates.
+    most: i32,
+    /// Per line, value (None, then `-most..=most`) and boxes (0..=2).
+    moves: Vec<PyOnceLock<Py<PyDict>>>,
+    answer: Py<PyDict>,
+}
+
+/// Boxes a move can complete.
+const BOXES: usize = 3;
+
+impl DotsObjects {
+    fn new(py: Python<'_>, board: &Board) -> PyResult<DotsObjects> {
+        let k = keys(py);
+        let answer = PyDict::new(py);
+        answer.set_item(k.board.bind(py), board.to_string())?;
+        for key in [&k.position, &k.lines, &k.value, &k.source, &k.moves] {
+            answer.set_item(key.bind(py), py.None())?;
+        }
+        // Values are net boxes, at most every box plus the penalty.
+        let most = (board.rows() * board.cols()) as i32 + tb::games::dots::spec::MAX_PENALTY;
+        let slots = board.num_lines() * (2 * most as usize + 2) * BOXES;
+        Ok(DotsObjects {
+            lines: board.num_lines(),
+            names: (0..board.num_lines())
+                .map(|l| PyString::new(py, &board.line_name(l)).unbind())
+                .collect(),
+            most,
+            moves: (0..slots).map(|_| PyOnceLock::new()).collect(),
+            answer: answer.unbind(),
+        })
+    }
+
+    /// A new dict for a move (a copy of its template).
+    fn move_dict<'py>(
+        &self,
+        py: Python<'py>,
+        keys: &Keys,
+        m: &MoveValue,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let make = || -> PyResult<Bound<'py, PyDict>> {
+            let d = PyDict::new(py);
+            d.set_item(keys.line.bind(py), m.line)?;
+            d.set_item(keys.name.bind(py), self.names[m.line].bind(py))?;
+            d.set_item(keys.value.bind(py), m.value)?;
+            d.set_item(keys.boxes.bind(py), m.boxes)?;
+            Ok(d)
+        };
+        let value = match m.value {
+            None => Some(0),
+            Some(v) if v.abs() <= self.most => Some((v + self.most) as usize + 1),
+            Some(_) => None,
+        };
+        let (Some(value), true) = (value, (m.boxes as usize) < BOXES) else {
+            // Never for answers of a valid table; still right.
+            return Ok(make()?.into_any());
+        };
+        let slot = (m.line * (2 * self.most as usize + 2) + value) * BOXES + m.boxes as usize;
+        let template = self.moves[slot].get_or_try_init(py, || Ok::<_, PyErr>(make()?.unbind()))?;
+        // SAFETY: the GIL is held and the template is alive.
+        owned(py, unsafe { ffi::PyDict_Copy(template.as_ptr()) })
+    }
+
+    /// The dict of `tb probe --json` for a Dots-and-Boxes answer (same fields, same
+    /// order; the tests compare them with the CLI's).
+    fn dict<'py>(
+        &self,
+        py: Python<'py>,
+        keys: &Keys,
+        probe: &Probe,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        // SAFETY (every ffi call): the GIL is held; every pointer passed is a live
+        // object (held by a Bound or a Py); PyList_SetItem steals the new
+        // reference it gets, into a slot of a list of that length.
+        let moves = owned(py, unsafe {
+            ffi::PyList_New(probe.moves.len() as ffi::Py_ssize_t)
+        })?;
+        for (i, m) in probe.moves.iter().enumerate() {
+            let object = self.move_dict(py, keys, m)?;
+            unsafe { ffi::PyList_SetItem(moves.as_ptr(), i as ffi::Py_ssize_t, object.into_ptr()) };
+        }
+        let mut bits = [b'0'; 64];
+        for (i, b) in bits[..self.lines].iter_mut().enumerate() {
+            if probe.position >> i & 1 == 1 {
+                *b = b'1';
+            }
+        }
+        let position = owned(py, unsafe {
+            ffi::PyUnicode_FromStringAndSize(bits.as_ptr().cast(), self.lines as ffi::Py_ssize_t)
+        })?;
+        let lines = owned(py, unsafe {
+            ffi::PyLong_FromLong(probe.position.count_ones() as _)
+        })?;
+        let value = owned(py, unsafe { ffi::PyLong_FromLong(probe.value as _) })?;
+        let source = match probe.source {
+            Source::Book => &keys.book,
+            Source::Search => &keys.search,
+        };
+        let dict = owned(py, unsafe { ffi::PyDict_Copy(self.answer.as_ptr()) })?;
+        for (key, item) in [
+            (&keys.position, position.as_ptr()),
+            (&keys.lines, lines.as_ptr()),
+            (&keys.value, value.as_ptr()),
+            (&keys.source, source.as_ptr()),
+            (&keys.moves, moves.as_ptr()),
+        ] {
+            if unsafe { ffi::PyDict_SetItem(dict.as_ptr(), key.as_ptr(), item) } != 0 {
+                return Err(PyErr::fetch(py));
+            }
+        }
+        Ok(dict)
+    }
+}
+
+/// Python's cyclic garbage collector paused while a batch's answers are made:
+/// millions of new dicts would otherwise start collection after collection over
+/// the growing result (3.11: 60% of the time). Collection resumes when dropped
+/// (if it was on).
+struct GcPause<'py> {
+    _py: Python<'py>,
+    was_enabled: bool,
+}
+
+impl<'py> GcPause<'py> {
+    fn new(py: Python<'py>) -> GcPause<'py> {
+        // SAFETY: called with the GIL held (the token proves it).
+        let was_enabled = unsafe { pyo3::ffi::PyGC_Disable() } == 1;
+        GcPause {
+            _py: py,
+            was_enabled,
+        }
+    }
+}
+
+impl Drop for GcPause<'_> {
+    fn drop(&mut self) {
+        if self.was_enabled {
+            // SAFETY: the GIL is held while the pause (bound to its token) lives.
+            unsafe { pyo3::ffi::PyGC_Enable() };
+        }
+    }
+}
+
+/// Positions probed ahead on worker threads, chunk by chunk, and answered in
+/// order: the thread holding the GIL turns answers into Python objects while the
+/// workers probe the next chunks. The workers (one fewer than the cores, so that
+/// the converting thread keeps a core: it is the slower side) live as long as
+/// the batch or stream: no pool outlives them, so a process that forks finds no
+/// half-copied pool in the child.
+struct Ahead {
+    table: Arc<CoreTable>,
+    /// Most worker threads.
+    workers: usize,
+    /// Worker threads started.
+    started: usize,
+    /// Jobs for the workers (positions, where to send their answers).
+    jobs: Sender<Job>,
+    queue: Arc<Mutex<Receiver<Job>>>,
+    /// Chunks in flight, oldest first: each comes back with its positions.
+    in_flight: VecDeque<Receiver<Chunk>>,
+    /// Positions read from the source so far.
+    taken: usize,
+    /// The size of the next chunk.
+    next_chunk: usize,
+    /// Whether the source is exhausted.
+    exhausted: bool,
+}
+
+/// Positions and their answers.
+type Answered = (Vec<String>, Vec<Result<Answer, ProbeError>>);
+
+/// A chunk's positions and answers, or the panic of its job.
+type Chunk = std::thread::Result<Answered>;
+
+/// A chunk to probe and where its answers go.
+type Job = (Vec<String>, SyncSender<Chunk>);
+
+impl Ahead {
+    /// Chunks of `table`'s positions, probed by at most `workers` threads.
+    fn new(table: Arc<CoreTable>, workers: usize) -> Ahead {
+        let (jobs, queue) = channel();
+        Ahead {
+            table,
+            workers: workers.max(1),
+            started: 0,
+            jobs,
+            queue: Arc::new(Mutex::new(queue)),
+            in_flight: VecDeque::new(),
+            taken: 0,
+            // Doubled before each chunk is read.
+            next_chunk: FIRST_CHUNK / 2,
+            exhausted: false,
+        }
+    }
+
+    /// Chunks in flight ahead of the conversion: enough that no worker waits.
+    fn depth(&self) -> usize {
+        2 * self.workers + 2
+    }
+
+    /// Starts the first chunk, read by the caller (a full one).
+    fn start(&mut self, first: Vec<String>) -> PyResult<()> {
+        self.taken = first.len();
+        self.next_chunk = first.len();
+        self.submit(first)
+    }
+
+    /// Reads chunks from `source` and starts them until enough are in flight or
+    /// the source is exhausted.
+    fn fill(&mut self, source: &Bound<'_, PyIterator>) -> PyResult<()> {
+        while !self.exhausted && self.in_flight.len() < self.depth() {
+            self.next_chunk = (self.next_chunk * 2).min(CHUNK);
+            let chunk = take_strings(source, self.taken, self.next_chunk)?;
+            self.exhausted = chunk.len() < self.next_chunk;
+            self.taken += chunk.len();
+            if !chunk.is_empty() {
+                self.submit(chunk)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Queues `inputs` for the workers, starting one if fewer than the most run.
+    fn submit(&mut self, inputs: Vec<String>) -> PyResult<()> {
+        if self.started < self.workers {
+            let table = self.table.clone();
+            let queue = self.queue.clone();
+            std::thread::Builder::new()
+                .name("tb-probe".into())
+                .spawn(move || work(&table, &queue))
+                .map_err(|e| PyRuntimeError::new_err(format!("cannot start a thread: {e}")))?;
+            self.started += 1;
+        }
+        let (send, receive) = sync_channel(1);
+        self.jobs
+            .send((inputs, send))
+            .map_err(|_| PyException::new_err("the tb worker threads are gone"))?;
+        self.in_flight.push_back(receive);
+        Ok(())
+    }
+
+    /// The oldest chunk's positions and answers, waited for without the GIL;
+    /// None when nothing is in flight.
+    fn next(&mut self, py: Python<'_>) -> PyResult<Option<Answered>> {
+        let Some(receive) = self.in_flight.pop_front() else {
+            return Ok(None);
+        };
+        match py.detach(move || receive.recv()) {
+            Ok(Ok(chunk)) => Ok(Some(chunk)),
+            _ => Err(PyException::new_err("a tb worker thread failed")),
+        }
+    }
+}
+
+/// A worker: probes the queued chunks until the queue's sender is dropped.
+fn work(table: &CoreTable, queue: &Mutex<Receiver<Job>>) {
+    loop {
+        let job = queue.lock().unwrap_or_else(|e| e.into_inner()).recv();
+        let Ok((inputs, send)) = job else {
+            return;
+        };
+        let answers = std::panic::catch_unwind(AssertUnwindSafe(|| table.probe_all(&inputs)));
+        // The receiver is gone when the caller stopped early.
+        let _ = send.send(answers.map(|a| (inputs, a)));
+    }
+}
+
+/// Up to `n` position strings from a Python iterator, copied.
+fn take_strings(iterator: &Bound<'_, PyIterator>, first: usize, n: usize) -> PyResult<Vec<String>> {
+    let mut out = Vec::with_capacity(n);
+    for item in iterator.clone().take(n) {
+        let item = item?;
+        let text = item.cast::<PyString>().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "positions[{}] is a {}, not a str",
+                first + out.len(),
+                item.get_type()
+                    .name()
+                    .map_or_else(|_| "?".to_string(), |n| n.to_string())
+            ))
+        })?;
+        out.push(text.to_str()?.to_owned());
+    }
+    Ok(out)
+}
+
+/// Which errors raise: "raise" (default) or "return" (error objects).
+fn keep_errors(errors: &str) -> PyResult<bool> {
+    match errors {
+        "raise" => Ok(false),
+        "return" => Ok(true),
+        other => Err(PyValueError::new_err(format!(
+            "errors must be \"raise\" or \"return\", not {other:?}"
+        ))),
+    }
+}
+
+/// An open tablebase (`tb.open`). Thread-safe: several Python threads may probe
+/// at once (each probe borrows one of the table's readers, at most one per core).
+#[pyclass(frozen, name = "Table", module = "tb")]
+struct Table {
+    table: Arc<CoreTable>,
+    /// Dots-and-Boxes tables: what their answers' dicts are made of.
+    dots: Option<DotsObjects>,
+    max_readers: usize,
+}
+
+impl Table {
+    /// The Python object of an answer.
+    fn object<'py>(
+        &self,
+        py: Python<'py>,
+        keys: &Keys,
+        answer: &Answer,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        match (answer, &self.dots) {
+            (Answer::Dots(probe), Some(dots)) => dots.dict(py, keys, probe),
+            (answer, _) => json_loads(py, &self.table.json(answer)),
+        }
+    }
+
+    /// The Python object of the answer to `input` (position `index` of a batch):
+    /// an error raises, or becomes the error object of `tb probe --json` with
+    /// `keep_errors`.
+    fn answer_object<'py>(
+        &self,
+        py: Python<'py>,
+        keys: &Keys,
+        input: &str,
+        index: usize,
+        answer: Result<Answer, ProbeError>,
+        keep_errors: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        match answer {
+            Ok(answer) => self.object(py, keys, &answer),
+            Err(e) if keep_errors => json_loads(py, &probe_error_json(input, &e.error)),
+            Err(e) => Err(probe_exception(py, &e, input, Some(index))),
+        }
+    }
+
+    /// Worker threads of a batch: one fewer than the cores (the calling thread
+    /// makes the dicts), at least one, at most one per reader.
+    fn workers(&self) -> usize {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        (cores - 1).clamp(1, self.max_readers)
+    }
+}
+
+#[pymethods]
+impl Table {
+    /// The value of a position and of every legal move: a dict with the fields of
+    /// `tb probe --json` (Dots-and-Boxes: board, position, lines, value, source,
+    /// moves[line, name, value, boxes]; Morris: game, position, value, result,
+    /// plies, source, moves[move, value]). Raises PositionError, TableError, or
+    /// SearchLimitError (the search fallback stopped by its limits).
+    fn probe<'py>(&self, py: Python<'py>, position: &str) -> PyResult<Bound<'py, PyAny>> {
+        match py.detach(|| self.table.probe(position)) {
+            Ok(answer) => self.object(py, keys(py), &answer),
+            Err(e) => Err(probe_exception(py, &e, position, None)),
+        }
+    }
+
+    /// `probe` of each position of an iterable of strings, in order, as a list.
+    /// errors="raise" (default): the first position (in order) without an answer
+    /// raises as `probe` does, with its index as the attribute `index`;
+    /// errors="return": it gets the error object of `tb probe --json` in its place,
+    /// `{"input": ..., "error": ...}`. The positions are probed in chunks on
+    /// worker threads without the GIL while this thread makes the dicts (Python's
+    /// cyclic garbage collector paused meanwhile).
+    #[pyo3(signature = (positions, *, errors = "raise"))]
+    fn probe_many<'py>(
+        &self,
+        py: Python<'py>,
+        positions: &Bound<'py, PyAny>,
+        errors: &str,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let keep_errors = keep_errors(errors)?;
+        let source = positions.try_iter()?;
+        let keys = keys(py);
+        let _pause = GcPause::new(py);
+        let mut out = Vec::new();
+        let first = take_strings(&source, 0, FIRST_CHUNK)?;
+        if first.len() < FIRST_CHUNK {
+            // A small batch: probed here, no hand-over.
+            let answers = py.detach(|| self.table.probe_all(&first));
+            for (i, (input, answer)) in first.iter().zip(answers).enumerate() {
+                out.push(self.answer_object(py, keys, input, i, answer, keep_errors)?);
+            }
+            return PyList::new(py, out);
+        }
+        let mut ahead = Ahead::new(self.table.clone(), self.workers());
+        ahead.start(first)?;
+        loop {
+            ahead.fill(&source)?;
+            let Some((inputs, answers)) = ahead.next(py)? else {
+                break;
+            };
+            for (input, answer) in inputs.iter().zip(answers) {
+                let index = out.len();
+                out.push(self.answer_object(py, keys, input, index, answer, keep_errors)?);
+            }
+            py.check_signals()?;
+        }
+        PyList::new(py, out)
+    }
+
+    /// `probe_many` as an iterator: the answers one at a time, in order, while the
+    /// worker threads probe the next chunks of positions (read from `positions`
+    /// as needed, so it may be a generator or endless). Nothing is kept: a stream
+    /// of answers used and dropped stays in the processor's caches, which a list
+    /// of millions of dicts cannot.
+    #[pyo3(signature = (positions, *, errors = "raise"))]
+    fn probe_iter(
+        slf: &Bound<'_, Table>,
+        positions: &Bound<'_, PyAny>,
+        errors: &str,
+    ) -> PyResult<Answers> {
+        let keep_errors = keep_errors(errors)?;
+        let table = slf.get();
+        Ok(Answers {
+            table: slf.clone().unbind(),
+            source: positions.try_iter()?.unbind(),
+            keep_errors,
+            state: Mutex::new(Stream {
+                ahead: Ahead::new(table.table.clone(), table.workers()),
+                current: VecDeque::new(),
+                index: 0,
+            }),
+        })
+    }
+
+    /// The dict of `tb info --json`.
+    fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        match py.detach(|| self.table.info_json()) {
+            Ok(text) => json_loads(py, &text),
+            Err(e) => Err(TableError::new_err(format!("{:#}", e.error))),
+        }
+    }
+
+    /// `"dots-and-boxes"` or `"morris"`.
+    #[getter]
+    fn game(&self) -> &'static str {
+        match self.table.game() {
+            GameKind::Dots => "dots-and-boxes",
+            GameKind::Morris => "morris",
+        }
+    }
+
+    /// The board (`"3x4"`) of a Dots-and-Boxes table, else None.
+    #[getter]
+    fn board(&self) -> Option<String> {
+        self.table.board().map(|b| b.to_string())
+    }
+
+    /// The file.
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.table.path().to_path_buf()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<tb.Table {} {}>", self.game(), self.table.path().display())
+    }
+}
+
+/// The state of a `probe_iter` stream.
+struct Stream {
+    ahead: Ahead,
+    /// The current chunk's inputs and answers not handed out yet.
+    current: VecDeque<(String, Result<Answer, ProbeError>)>,
+    /// Index of the next answer.
+    index: usize,
+}
+
+/// The iterator of `Table.probe_iter`.
+#[pyclass(frozen, name = "Answers", module = "tb")]
+struct Answers {
+    table: Py<Table>,
+    /// The positions.
+    source: Py<PyIterator>,
+    keep_errors: bool,
+    state: Mutex<Stream>,
+}
+
+#[pymethods]
+impl Answers {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        // Never wait for the lock with the GIL held: another thread may be
+        // waiting for the workers (without the GIL) under it.
+        let Ok(mut state) = self.state.try_lock() else {
+            return Err(PyRuntimeError::new_err(
+                "this tb.Answers iterator is in use by another thread",
+            ));
+        };
+        let state = &mut *state;
+        if state.current.is_empty() {
+            state.ahead.fill(self.source.bind(py))?;
+            match state.ahead.next(py)? {
+                Some((inputs, answers)) => state.current.extend(inputs.into_iter().zip(answers)),
+                None => return Ok(None),
+            }
+        }
+        let Some((input, answer)) = state.current.pop_front() else {
+            return Ok(None);
+        };
+        let index = state.index;
+        state.index += 1;
+        let table = self.table.get();
+        table
+            .answer_object(py, keys(py), &input, index, answer, self.keep_errors)
+            .map(Some)
+    }
+}
+
+/// Opens a tablebase file of either game read-only (checked like any reader).
+/// Dots-and-Boxes positions past the stored layers are searched if they have at
+/// most search_limit open lines (default 26 as in `tb probe`; 0: never), each
+/// search bounded by max_nodes and time_limit (seconds; default: none); readers
+/// bounds how many probes run at once (default: one per core; each reader keeps
+/// its own chunk cache). Raises TableError if the file cannot be opened (a missing file
+/// too), is not a tablebase or is damaged.
+#[pyfunction]
+#[pyo3(signature = (path, *, search_limit = None, max_nodes = None, time_limit = None, readers = None))]
+fn open(
+    py: Python<'_>,
+    path: PathBuf,
+    search_limit: Option<u32>,
+    max_nodes: Option<u64>,
+    time_limit: Option<f64>,
+    readers: Option<usize>,
+) -> PyResult<Table> {
+    let bounds = ProbeBounds {
+        search_limit: search_limit.unwrap_or(ProbeBounds::default().search_limit),
+        limits: limits(max_nodes, time_limit)?,
+    };
+    let max_readers = match readers {
+        Some(0) => return Err(PyValueError::new_err("readers must be at least 1")),
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let table = py
+        .detach(|| {
+            let name = default_name(&path)?;
+            CoreTable::open_with(&name, &path, bounds, max_readers)
+        })
+        .map_err(|e| TableError::new_err(format!("{e:#}")))?;
+    let table = Arc::new(table);
+    let dots = table
+        .board()
+        .map(|board| DotsObjects::new(py, &board))
+        .transpose()?;
+    Ok(Table {
+        table,
+        dots,
+        max_readers,
+    })
+}
+
+/// Search limits from Python arguments.
+fn limits(max_nodes: Option<u64>, time_limit: Option<f64>) -> PyResult<Limits> {
+    let time_limit = time_limit
+        .map(|s| {
+            Duration::try_from_secs_f64(s).map_err(|_| {
+                PyValueError::new_err(format!(
+                    "time_limit must be a number of seconds >= 0, not {s}"
+                ))
+            })
+        })
+        .transpose()?;
+    Ok(Limits {
+        max_nodes,
+        time_limit,
+    })
+}
+
+/// A transposition table size: bytes, or text such as "256MiB".
+#[derive(FromPyObject)]
+enum Size {
+    Bytes(u64),
+    Text(String),
+}
+
+/// The value of a Dots-and-Boxes position and of every move by search, no
+/// database needed: the dict of `tb solve --json` (the probe fields plus nodes,
+/// seconds, peak_rss_bytes, and pv with pv=True). position: 0/1 characters, a
+/// move list or the text of a Wilson file (default: the start, `empty`,
+/// `swedish`, `icelandic` or a position); penalty: the full board's value
+/// (default: the Wilson file's, else 0); tt: the transposition table (bytes or
+/// "256MiB"; default 64 MiB up to 24 open lines, 256 MiB up to 28, else 1 GiB).
+/// max_nodes and time_limit (seconds) stop the search with SearchLimitError.
+/// The GIL is released while searching. Raises PositionError for a bad position
+/// or start, ValueError for other bad arguments.
+#[pyfunction]
+#[pyo3(signature = (board, position = None, *, start = "empty", penalty = None, tt = None, max_nodes = None, time_limit = None, pv = false))]
+#[allow(clippy::too_many_arguments)]
+fn solve<'py>(
+    py: Python<'py>,
+    board: &str,
+    position: Option<&str>,
+    start: &str,
+    penalty: Option<i32>,
+    tt: Option<Size>,
+    max_nodes: Option<u64>,
+    time_limit: Option<f64>,
+    pv: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    if board == "morris" {
+        return Err(PyValueError::new_err(
+            "Morris has no search solver: build its tables (tb build morris) and probe them",
+        ));
+    }
+    let board: Board = board
+        .parse()
+        .map_err(|e: BoardError| PyValueError::new_err(e.to_string()))?;
+    let limits = limits(max_nodes, time_limit)?;
+    let mut request = SolveRequest::new(&board, position, notation::parse_position, start, penalty)
+        .map_err(|e| {
+            let message = format!("{e:#}");
+            if e.chain().any(|c| c.is::<NotationError>()) {
+                PositionError::new_err(message)
+            } else {
+                PyValueError::new_err(message)
+            }
+        })?;
+    match tt {
+        Some(Size::Bytes(bytes)) => request.tt_bytes = bytes,
+        Some(Size::Text(text)) => {
+            request.tt_bytes = tb::units::parse_memory("tt", &text)
+                .map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
+        }
+        None => {}
+    }
+    let (outcome, seconds) = py.detach(|| {
+        let started = Instant::now();
+        let outcome = request.solver(board).solve_within(request.lines, limits);
+        (outcome, started.elapsed().as_secs_f64())
+    });
+    match outcome {
+        Ok(result) => {
+            let answer = Probe::from_search(request.lines, &result);
+            json_loads(
+                py,
+                &output::solve_json(&board, &answer, &result, seconds, pv),
+            )
+        }
+        Err(stopped) => {
+            let info = json_loads(
+                py,
+                &output::stopped_json(&board, request.lines, &stopped, seconds),
+            )?;
+            let exception = SearchLimitError::new_err(stopped.to_string());
+            let value = exception.value(py);
+            value.setattr("lower", stopped.lower)?;
+            value.setattr("upper", stopped.upper)?;
+            value.setattr("nodes", stopped.nodes)?;
+            value.setattr("reason", stopped.reason)?;
+            value.setattr("info", info)?;
+            Err(exception)
+        }
+    }
+}
+
+/// Probe tb endgame tablebases (Dots-and-Boxes, Nine Men's Morris) and run the
+/// Dots-and-Boxes search solver: `tb.open(path).probe(position)`,
+/// `.probe_many(positions)`, `.info()`, `tb.solve(board, position)`. Answers are
+/// dicts with the fields of the CLI's JSON.
+#[pymodule(name = "tb")]
+mod tb_module {
+    use pyo3::prelude::*;
+
+    #[pymodule_export]
+    use super::{Answers, Error, PositionError, SearchLimitError, Table, TableError, open, solve};
+
+    #[pymodule_init]
+    fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+        Ok(())
+    }
+}
