@@ -2,7 +2,7 @@
 //! the library.
 
 use anyhow::{Result, bail};
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -213,8 +213,8 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Serve tables read-only over HTTP: probe JSON for scripts (GET /api/probe,
-    /// POST batches), /api/tables, /health.
+    /// Serve tables read-only over HTTP: a web board at /, probe JSON for scripts
+    /// (GET /api/probe, POST batches), /api/tables, /health.
     #[command(
         after_help = "Examples:\n  tb serve --db 3x4.tb --db morris.tb\n  tb serve --db book=3x4.tb --listen 0.0.0.0:8080\n  curl 'http://127.0.0.1:8080/api/probe?table=3x4&position=h0.0,v1.1'\n  curl -d '[\"0000\",\"1110\"]' 'http://127.0.0.1:8080/api/probe?table=1x1'"
     )]
@@ -252,6 +252,20 @@ enum Command {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+    },
+    /// Print a shell completion script for tb.
+    #[command(
+        after_help = "Examples:\n  tb completions bash > ~/.local/share/bash-completion/completions/tb\n  tb completions zsh > ~/.zfunc/_tb\n  tb completions fish > ~/.config/fish/completions/tb.fish"
+    )]
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print a manual page (roff), of tb or of one of its commands.
+    #[command(after_help = "Examples:\n  tb man | man -l -\n  tb man build > tb-build.1")]
+    Man {
+        /// A command of tb (build, probe, ...) for its own page [default: tb's page].
+        command: Option<String>,
     },
 }
 
@@ -541,6 +555,33 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 let _ = writeln!(stdout, "listening on http://{address}");
                 let _ = stdout.flush();
             })?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Completions { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "tb", &mut script);
+            std::io::stdout().write_all(&script)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man { command } => {
+            let mut tb = Cli::command();
+            let source = concat!("tb ", env!("CARGO_PKG_VERSION"));
+            let page = match command {
+                None => clap_mangen::Man::new(tb).source(source),
+                Some(name) => {
+                    tb.build();
+                    let Some(sub) = tb.find_subcommand(&name) else {
+                        bail!("`{name}` is not a command of tb (see tb --help)");
+                    };
+                    // The page's title is `tb-<command>`, as man(1) expects.
+                    clap_mangen::Man::new(sub.clone())
+                        .title(format!("tb-{name}"))
+                        .source(source)
+                }
+            };
+            let mut roff = Vec::new();
+            page.render(&mut roff)?;
+            std::io::stdout().write_all(&roff)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Verify {
