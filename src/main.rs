@@ -65,11 +65,11 @@ enum SymmetryArg {
 enum Command {
     /// Build (or resume building) a tablebase.
     #[command(
-        after_help = "Examples:\n  tb build 3x3\n  tb build 3x4 --start swedish --book-lines 20\n  tb build 2x3 --penalty -1 --db nim.tb\n  tb build morris --stones 5"
+        after_help = "Examples:\n  tb build 3x3\n  tb build 3x4 --start swedish --book-lines 20\n  tb build 2x3 --penalty -1 --db nim.tb\n  tb build morris --stones 5\n  tb build morris --stones 4 --phase all"
     )]
     Build {
         /// The game: a Dots-and-Boxes board RxC in boxes (e.g. 3x5 = 3 rows by 5
-        /// columns of boxes), or `morris` (Nine Men's Morris, moving-phase tables).
+        /// columns of boxes), or `morris` (Nine Men's Morris; see --phase).
         game: String,
         /// Dots-and-Boxes start: empty, swedish (perimeter drawn), icelandic (top and
         /// left perimeter drawn), a position (0/1 string or move list) or a file in
@@ -80,6 +80,12 @@ enum Command {
         /// every table].
         #[arg(long, value_name = "N")]
         stones: Option<u8>,
+        /// Morris: the phases to build: `moving` (the tables (m, o) of the moving
+        /// phase), `all` (also every placement position back to the empty board), or
+        /// `placement` (add the placement tables to an existing moving-phase file)
+        /// [default: moving].
+        #[arg(long, value_enum)]
+        phase: Option<PhaseArg>,
         /// Value of the full board (Wilson's last-move penalty); -1 gives nimstring-like play.
         #[arg(long, allow_negative_numbers = true)]
         penalty: Option<i32>,
@@ -269,6 +275,17 @@ enum Command {
     },
 }
 
+/// `tb build morris --phase` values.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum PhaseArg {
+    /// The moving-phase tables.
+    Moving,
+    /// The placement tables, on an existing moving-phase file.
+    Placement,
+    /// Both phases.
+    All,
+}
+
 /// Bounds of a search (`tb solve`, the probe fallback).
 #[derive(clap::Args, Clone, Copy)]
 struct SearchBounds {
@@ -323,6 +340,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             game,
             start,
             stones,
+            phase,
             penalty,
             db,
             book_lines,
@@ -347,11 +365,16 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 ];
                 if let Some((flag, _)) = dots_only.iter().find(|(_, given)| *given) {
                     bail!(
-                        "{flag} is a Dots-and-Boxes option; morris takes --stones, --db, --threads, --memory, --chunk, --plan, --quiet, --json"
+                        "{flag} is a Dots-and-Boxes option; morris takes --stones, --phase, --db, --threads, --memory, --chunk, --plan, --quiet, --json"
                     );
                 }
                 return cli::morris::build(cli::morris::BuildArgs {
                     stones,
+                    phase: match phase {
+                        None | Some(PhaseArg::Moving) => cli::morris::PhaseChoice::Moving,
+                        Some(PhaseArg::Placement) => cli::morris::PhaseChoice::Placement,
+                        Some(PhaseArg::All) => cli::morris::PhaseChoice::All,
+                    },
                     db,
                     threads,
                     memory: cli::memory("--memory", memory.as_deref(), 16 << 30)?,
@@ -361,8 +384,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     plan,
                 });
             }
-            if stones.is_some() {
-                bail!("--stones is a Morris option (tb build morris --stones N)");
+            if stones.is_some() || phase.is_some() {
+                bail!("--stones and --phase are Morris options (tb build morris --stones N)");
             }
             let request = BuildRequest {
                 board: game.parse()?,

@@ -4,9 +4,8 @@ use anyhow::{Result, bail};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use tb::games::morris::build::{self, MorrisGame, MorrisSpec, memory_needs};
+use tb::games::morris::build::{self, MorrisGame, MorrisSpec, Phase, memory_needs};
 use tb::games::morris::report::{self, Format};
-use tb::games::morris::rules::Position;
 use tb::games::morris::tablebase::{MorrisTablebase, probe_json, probe_text};
 use tb::retro::Game;
 use tb::retro::progress;
@@ -15,10 +14,23 @@ use tb::units::human_bytes;
 /// Bits per position assumed by `--plan` for the disk prediction.
 const ASSUMED_BITS_PER_POSITION: f64 = 2.5;
 
+/// `tb build morris --phase`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum PhaseChoice {
+    /// The moving-phase tables.
+    Moving,
+    /// The placement tables on top of an existing moving-phase file.
+    Placement,
+    /// Both.
+    All,
+}
+
 /// `tb build morris` arguments.
 pub struct BuildArgs {
     /// `--stones`.
     pub stones: Option<u8>,
+    /// `--phase`.
+    pub phase: PhaseChoice,
     /// `--db`.
     pub db: Option<PathBuf>,
     /// `--threads`.
@@ -37,12 +49,22 @@ pub struct BuildArgs {
 
 /// Builds (or resumes) the Morris tables, or prints the plan.
 pub fn build(args: BuildArgs) -> Result<ExitCode> {
-    let spec = MorrisSpec::new(args.stones.unwrap_or(9), args.chunk)?;
+    let phase = match args.phase {
+        PhaseChoice::Moving => Phase::Moving,
+        PhaseChoice::Placement | PhaseChoice::All => Phase::All,
+    };
+    let spec = MorrisSpec::new(args.stones.unwrap_or(9), args.chunk, phase)?;
     if args.plan {
         print_plan(&spec, args.json)?;
         return Ok(ExitCode::SUCCESS);
     }
     let db = args.db.unwrap_or_else(|| spec.default_db());
+    if args.phase == PhaseChoice::Placement && !db.exists() {
+        bail!(
+            "--phase placement adds to an existing moving-phase file, and {} does not exist (build it with --phase moving, or both with --phase all)",
+            db.display()
+        );
+    }
     let threads = super::threads(args.threads)?;
     let mut progress = progress::for_stderr(args.quiet);
     let summary = build::build(
@@ -77,7 +99,10 @@ fn print_plan(spec: &MorrisSpec, json: bool) -> Result<()> {
     let layers = game.layers();
     let rows: Vec<(String, u64)> = layers
         .iter()
-        .map(|&l| (game.layer_label(l), game.block_size(l, &[])))
+        .map(|&l| {
+            let size = game.blocks(l).iter().map(|k| game.block_size(l, k)).sum();
+            (game.layer_label(l), size)
+        })
         .collect();
     let total: u64 = rows.iter().map(|r| r.1).sum();
     let memory = memory_needs(spec).1;
@@ -121,7 +146,7 @@ fn print_plan(spec: &MorrisSpec, json: bool) -> Result<()> {
 pub fn probe(db: &Path, json: bool, positions: Vec<String>) -> Result<ExitCode> {
     let tb = MorrisTablebase::open(db)?;
     super::probe_batch(positions, json, |input, _| {
-        let position = Position::parse(input)?;
+        let position = tb.parse_position(input)?;
         let answer = tb.probe(&position)?;
         Ok(if json {
             format!("{}\n", probe_json(&position, &answer))

@@ -372,7 +372,7 @@ fn probe_with(open: &mut Open, position: &str) -> Result<Answer, ProbeError> {
             Ok(Answer::Dots(probe))
         }
         Open::Morris(tb) => {
-            let position = Position::parse(position).map_err(ProbeError::position)?;
+            let position = tb.parse_position(position).map_err(ProbeError::position)?;
             let probe = tb.probe(&position).map_err(ProbeError::of)?;
             Ok(Answer::Morris(position, probe))
         }

@@ -1,4 +1,5 @@
-//! An independent brute-force oracle for Nine Men's Morris, moving phase only.
+//! An independent brute-force oracle for Nine Men's Morris: the moving phase here,
+//! the placement phase in [`placement`].
 //!
 //! This module deliberately shares no code with the `tb` crate: geometry, rules,
 //! ranking, symmetry and solver are written from DESIGN.md section 6 alone, so that
@@ -21,6 +22,7 @@
 #![allow(dead_code, unused_imports)] // each test file uses part of the oracle
 
 mod geometry;
+pub mod placement;
 mod symmetry;
 
 pub use geometry::{ALL, Geometry, NUM_POINTS, POINT_NAMES, bits, parse_point};

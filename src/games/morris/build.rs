@@ -1,11 +1,18 @@
 //! Building the Morris tables through the generic scheduler: layer = a pair of
 //! tables {(a, b), (b, a)} (a <= b), one block holding both (they are solved
 //! together: non-capturing moves cycle between them), built in order of total
-//! stones so that the tables captures lead to are stored first. Every table is kept.
+//! stones so that the tables captures lead to are stored first. Then, for a file of
+//! both phases, the placement layers by stones in hand, 1 up to the empty board's
+//! 2N, one block per table (m, o) of stones on the board ([`super::placement`]).
+//! Every table is kept.
 
 use super::index::{MIN_STONES, Table, class_count};
+use super::placement::{child_tables, solve_placement_table};
 use super::solve::solve_pair_counting;
-pub use super::spec::{MorrisSpec, layer_pair, pair_label, pair_layer};
+pub use super::spec::{
+    MorrisSpec, Phase, layer_hands, layer_pair, pair_label, pair_layer, placement_label,
+    placement_layer,
+};
 use crate::retro::build::{Builder, RunOptions, RunSummary};
 use crate::retro::progress::Progress;
 use crate::retro::{BlockId, BlockKey, Game};
@@ -39,30 +46,48 @@ impl Game for MorrisGame {
     }
 
     fn layers(&self) -> Vec<usize> {
-        self.spec
-            .pairs()
-            .into_iter()
-            .map(|(a, b)| pair_layer(a, b))
-            .collect()
+        let moving = self.spec.pairs().into_iter().map(|(a, b)| pair_layer(a, b));
+        let placement = self.spec.placement_hands().into_iter().map(placement_layer);
+        moving.chain(placement).collect()
     }
 
     fn layer_label(&self, layer: usize) -> String {
+        if let Some(h) = layer_hands(layer) {
+            return placement_label(h);
+        }
         let (a, b) = layer_pair(layer);
         let plural = if a == b { "" } else { "s" };
         format!("table{plural} {}", pair_label(layer))
     }
 
     fn blocks(&self, layer: usize) -> Vec<BlockKey> {
+        if let Some(h) = layer_hands(layer) {
+            return self
+                .spec
+                .placement_tables(h)
+                .into_iter()
+                .map(|(m, o)| vec![m, o])
+                .collect();
+        }
         let (a, b) = layer_pair(layer);
         vec![vec![a, b]]
     }
 
-    fn block_size(&self, layer: usize, _key: &[u8]) -> u64 {
+    fn block_size(&self, layer: usize, key: &[u8]) -> u64 {
+        if layer_hands(layer).is_some() {
+            return class_count(key[0], key[1]);
+        }
         let (a, b) = layer_pair(layer);
         MorrisSpec::pair_size(a, b)
     }
 
-    fn reads(&self, layer: usize, _key: &[u8]) -> Vec<BlockId> {
+    fn reads(&self, layer: usize, key: &[u8]) -> Vec<BlockId> {
+        if let Some(h) = layer_hands(layer) {
+            return child_tables(h, key[0], key[1])
+                .into_iter()
+                .map(|(m, o)| child_block(h - 1, m, o))
+                .collect();
+        }
         let (a, b) = layer_pair(layer);
         let mut pairs: Vec<(u8, u8)> = MorrisSpec::tables_of_pair(a, b)
             .into_iter()
@@ -86,6 +111,27 @@ impl Game for MorrisGame {
         inputs: &[&[i8]],
         done: &AtomicU64,
     ) -> Result<Vec<i8>> {
+        if let Some(h) = layer_hands(layer) {
+            let (m, o) = (key[0], key[1]);
+            let children = child_tables(h, m, o);
+            // Child table (m', o'): the block it is, or its slice of a pair's block.
+            let child = |cm: u8, co: u8| -> &[u8] {
+                let i = children
+                    .iter()
+                    .position(|&t| t == (cm, co))
+                    .expect("a child table this block reads");
+                let block = as_u8(inputs[i]);
+                if h > 1 {
+                    return block;
+                }
+                let start = MorrisSpec::offset_in_pair(cm, co).expect("valid table") as usize;
+                let len = Table::get(cm, co).expect("valid table").size() as usize;
+                &block[start..start + len]
+            };
+            let values = solve_placement_table(h, m, o, child, done)
+                .with_context(|| format!("solving table {m}-{o} with {h} in hand"))?;
+            return Ok(values.into_iter().map(|v| v as i8).collect());
+        }
         let (a, b) = layer_pair(layer);
         let reads = self.reads(layer, key);
         // The solver slices the pairs it reads by the index's sizes, the scheduler
@@ -123,7 +169,22 @@ impl Game for MorrisGame {
         true
     }
 
-    fn digest(&self, layer: usize, _key: &[u8], first: u64, values: &[i8]) -> u64 {
+    fn digest(&self, layer: usize, key: &[u8], first: u64, values: &[i8]) -> u64 {
+        if let Some(h) = layer_hands(layer) {
+            let (m, o) = (key[0], key[1]);
+            let table = Table::get(m, o).expect("valid table");
+            let mut digest = 0u64;
+            let end = (first + values.len() as u64).min(table.size());
+            table.for_each_in_range(first.min(end)..end, |i, mover, opponent| {
+                // Hands and table above the two 24-bit sets.
+                let key = u64::from(mover)
+                    | u64::from(opponent) << 24
+                    | (100 * h as u64 + 10 * m as u64 + o as u64) << 48;
+                let v = values[(i - first) as usize];
+                digest = digest.wrapping_add(digest_element(key, v));
+            });
+            return digest;
+        }
         let (a, b) = layer_pair(layer);
         let mut digest = 0u64;
         let mut index = first;
@@ -159,11 +220,27 @@ impl Game for MorrisGame {
     fn chunk_neighbours(
         &self,
         layer: usize,
-        _key: &[u8],
+        key: &[u8],
         first: u64,
         len: usize,
     ) -> Vec<Neighbours> {
-        MorrisSpec::pair_neighbours(layer, first, len)
+        MorrisSpec::block_neighbours(layer, key, first, len)
+    }
+}
+
+/// The block holding child table (m, o) of the layer with `h` in hand: a placement
+/// table, or at `h = 0` the moving-phase pair holding it.
+fn child_block(h: u8, m: u8, o: u8) -> BlockId {
+    if h == 0 {
+        BlockId {
+            layer: pair_layer(m, o),
+            key: vec![m.min(o), m.max(o)],
+        }
+    } else {
+        BlockId {
+            layer: placement_layer(h),
+            key: vec![m, o],
+        }
     }
 }
 
@@ -218,16 +295,46 @@ pub fn memory_needs(spec: &MorrisSpec) -> (u64, u64) {
     let game = MorrisGame::new(spec.clone());
     let (mut work, mut peak) = (0, 0);
     for layer in game.layers() {
-        let own = WORK_BYTES_PER_POSITION * game.block_size(layer, &[]);
-        let inputs: u64 = game
-            .reads(layer, &[])
-            .iter()
-            .map(|r| game.block_size(r.layer, &r.key))
-            .sum();
-        work = work.max(own);
-        peak = peak.max(own + inputs);
+        for key in game.blocks(layer) {
+            // A placement table needs its values only, a pair its working arrays.
+            let per_position = if layer_hands(layer).is_some() {
+                1
+            } else {
+                WORK_BYTES_PER_POSITION
+            };
+            let own = per_position * game.block_size(layer, &key);
+            let inputs: u64 = game
+                .reads(layer, &key)
+                .iter()
+                .map(|r| game.block_size(r.layer, &r.key))
+                .sum();
+            work = work.max(own);
+            peak = peak.max(own + inputs);
+        }
     }
     (work, peak)
+}
+
+/// Building both phases on a moving-phase file of the same stones, rules and
+/// format: the file's `phase` becomes `all` (its moving tables are kept and the
+/// placement tables added). Any other difference is left for the builder to refuse.
+fn upgrade_to_all_phases(builder: &mut Builder, spec: &MorrisSpec) -> Result<()> {
+    if spec.phase != Phase::All {
+        return Ok(());
+    }
+    let meta = builder.store().meta()?;
+    let moving = MorrisSpec {
+        phase: Phase::Moving,
+        ..spec.clone()
+    };
+    if moving
+        .to_meta()
+        .iter()
+        .all(|(key, value)| meta.get(*key) == Some(value))
+    {
+        builder.set_meta(&[("phase", Phase::All.as_str().to_string())])?;
+    }
+    Ok(())
 }
 
 /// Runs (or resumes) a Morris build.
@@ -241,6 +348,7 @@ pub fn build(opts: BuildOptions, progress: &mut dyn Progress) -> Result<BuildSum
         );
     }
     let mut builder = Builder::open(&opts.db)?;
+    upgrade_to_all_phases(&mut builder, &opts.spec)?;
     let game = MorrisGame::new(opts.spec.clone());
     let run = builder.run(
         &game,

@@ -195,7 +195,8 @@ pub fn unrank_in(free: u32, k: u32, rank: u32) -> u32 {
 pub fn next_combination(x: u32) -> u32 {
     let c = x & x.wrapping_neg();
     let r = x + c;
-    (((r ^ x) >> 2) / c) | r
+    // The empty set (placement tables with no stone of a side) is its own successor.
+    (((r ^ x) >> 2).checked_div(c).unwrap_or(0)) | r
 }
 
 /// All `k`-subsets of the 24 points in increasing numeric (= colex rank) order.
@@ -392,11 +393,11 @@ struct Block {
 }
 
 impl Table {
-    /// Builds the index of table (m, o), `3 <= m, o <= 9` (smaller counts are allowed
-    /// for tests, down to 1 stone).
+    /// Builds the index of table (m, o), `0 <= m, o <= 9` (the moving phase has 3 or
+    /// more a side; placement tables start from the empty board).
     pub fn new(m: u8, o: u8) -> Result<Table> {
-        if !(1..=MAX_STONES).contains(&m) || !(1..=MAX_STONES).contains(&o) {
-            bail!("table {m}-{o}: stones per side must be 1..={MAX_STONES}");
+        if m > MAX_STONES || o > MAX_STONES {
+            bail!("table {m}-{o}: stones per side must be 0..={MAX_STONES}");
         }
         let movers = MoverIndex::get(m);
         let free_n = POINTS - m as usize;
@@ -467,8 +468,8 @@ impl Table {
     pub fn get(m: u8, o: u8) -> Result<&'static Table> {
         const N: usize = MAX_STONES as usize + 1;
         static CACHE: [[OnceLock<Table>; N]; N] = [const { [const { OnceLock::new() }; N] }; N];
-        if !(1..=MAX_STONES).contains(&m) || !(1..=MAX_STONES).contains(&o) {
-            bail!("table {m}-{o}: stones per side must be 1..={MAX_STONES}");
+        if m > MAX_STONES || o > MAX_STONES {
+            bail!("table {m}-{o}: stones per side must be 0..={MAX_STONES}");
         }
         let cell = &CACHE[m as usize][o as usize];
         if let Some(t) = cell.get() {
@@ -657,6 +658,11 @@ impl Table {
             return;
         }
         let k = self.o as usize;
+        if k == 0 {
+            // One class per mover set, no opponent stone to move.
+            out.extend(range.map(|_| [0, 0, 0, 0]));
+            return;
+        }
         // Moving the stone at point s (j-th from the top) one point down changes the
         // colex rank (sum over stones, ascending i = 0.., of C(s_i, i + 1)) by
         // C(s - 1, i) with i = k - 1 - j; allowed when point s - 1 is free.

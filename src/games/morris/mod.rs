@@ -31,6 +31,7 @@
 pub mod build;
 pub mod geometry;
 pub mod index;
+pub mod placement;
 pub mod report;
 pub mod rules;
 pub mod solve;

@@ -5,7 +5,7 @@
 use super::build::MorrisGame;
 use super::index::Table;
 use super::solve::verify_table;
-use super::spec::{MorrisSpec, layer_pair, pair_label, pair_layer};
+use super::spec::{MorrisSpec, layer_hands, layer_pair, pair_label, pair_layer, placement_layer};
 use super::tablebase::MorrisTablebase;
 use super::value::Value;
 use crate::retro::audit::{Audit, check_finished};
@@ -15,7 +15,9 @@ use crate::retro::{BlockId, Game};
 use crate::units::human_bytes;
 use anyhow::{Context, Result};
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::io::Write;
+use std::sync::Arc;
 
 /// One table pair in `info`.
 #[derive(Debug, Clone, Serialize)]
@@ -53,6 +55,9 @@ pub struct PairInfo {
 pub struct Info {
     /// `morris`.
     pub game: &'static str,
+    /// `moving`, or `all` with the placement tables (rows `h1`..`h18`: the tables
+    /// with that many stones in hand).
+    pub phase: &'static str,
     /// Rules recorded in the file.
     pub rules: String,
     /// Largest stone count per side.
@@ -90,19 +95,28 @@ pub fn info(tb: &MorrisTablebase) -> Result<Info> {
     };
     let mut total = empty.clone();
     let game = MorrisGame::new(tb.spec().clone());
-    for (layer, row) in tb.pairs() {
-        let Some(row) = row else {
+    for layer in game.layers() {
+        // A table pair (`3-4/4-3`), or the placement tables with h in hand (`h17`).
+        let name = match layer_hands(layer) {
+            Some(h) => format!("h{h}"),
+            None => pair_label(layer),
+        };
+        let Some(row) = tb.layers().get(&layer) else {
             pairs.push(PairInfo {
-                tables: pair_label(layer),
+                tables: name,
                 layer,
                 status: "missing".to_string(),
-                positions: game.block_size(layer, &[]),
+                positions: game
+                    .blocks(layer)
+                    .iter()
+                    .map(|key| game.block_size(layer, key))
+                    .sum(),
                 ..empty.clone()
             });
             continue;
         };
         let mut p = PairInfo {
-            tables: pair_label(layer),
+            tables: name,
             layer,
             status: row.status.as_str().to_string(),
             positions: row.positions,
@@ -144,6 +158,7 @@ pub fn info(tb: &MorrisTablebase) -> Result<Info> {
     total.bits_per_position = total.bytes as f64 * 8.0 / total.positions.max(1) as f64;
     Ok(Info {
         game: "morris",
+        phase: tb.spec().phase.as_str(),
         rules: meta.get("rules").cloned().unwrap_or_default(),
         stones: tb.spec().stones,
         chunk_positions: tb.spec().chunk_positions,
@@ -157,7 +172,12 @@ pub fn info(tb: &MorrisTablebase) -> Result<Info> {
 /// `info` as text.
 pub fn info_text(i: &Info) -> String {
     let mut out = format!(
-        "morris (moving phase), tables with 3 to {} stones a side; file {}, value format {} ({} chunks of {} positions)\nrules: {}\n",
+        "morris ({}), tables with 3 to {} stones a side; file {}, value format {} ({} chunks of {} positions)\nrules: {}\n",
+        if i.phase == "all" {
+            "moving phase, and placement from the empty board: rows hN hold the positions with N stones in hand"
+        } else {
+            "moving phase"
+        },
         i.stones,
         human_bytes(i.file_bytes),
         i.format_version,
@@ -223,6 +243,27 @@ pub fn export(tb: &MorrisTablebase, format: Format, out: &mut dyn Write) -> Resu
     let game = MorrisGame::new(tb.spec().clone());
     check_finished(tb.layers(), &game)
         .context("resume the build (or get a whole file) before exporting")?;
+    for h in tb.spec().placement_hands() {
+        for (m, o) in tb.spec().placement_tables(h) {
+            let id = BlockId {
+                layer: placement_layer(h),
+                key: vec![m, o],
+            };
+            let values = load_block(tb.store(), &game, &id)?;
+            for (index, &byte) in values.iter().enumerate() {
+                let position = MorrisTablebase::placement_representative(h, m, o, index as u64)?;
+                let value = Value::from_byte(byte as u8);
+                match format {
+                    Format::Jsonl => writeln!(
+                        out,
+                        "{{\"position\":\"{position}\",\"table\":\"{m}-{o}\",\"value\":\"{value}\"}}"
+                    )?,
+                    Format::Csv => writeln!(out, "{position},{m}-{o},{value}")?,
+                }
+                rows += 1;
+            }
+        }
+    }
     for (layer, _) in tb.pairs() {
         let (a, b) = layer_pair(layer);
         let id = BlockId {
@@ -351,7 +392,7 @@ pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport>
                 blocks.push(((read.key[0], read.key[1]), values));
             }
         }
-        let lookup = |m: u8, o: u8, index: u64| -> Result<u8> {
+        let lookup = |_: u8, m: u8, o: u8, index: u64| -> Result<u8> {
             let pair = (m.min(o), m.max(o));
             let (_, values) = blocks
                 .iter()
@@ -366,11 +407,67 @@ pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport>
         for (m, o) in MorrisSpec::tables_of_pair(a, b) {
             let size = Table::get(m, o)?.size();
             let step = sample.map_or(1, |n| (size / n.max(1)).max(1));
-            match verify_table(m, o, step, lookup) {
+            match verify_table(0, m, o, step, lookup) {
                 Ok(n) => report.recomputed += n,
                 Err(e) => report.error(format!("{e:#}")),
             }
         }
+    }
+    // The placement tables, by stones in hand: each read once, checked against the
+    // catalogue and recomputed from its moves, whose children are in the layer
+    // below (at 1 in hand, the moving-phase pairs).
+    let mut below: BTreeMap<(u8, u8), Arc<Vec<i8>>> = BTreeMap::new();
+    for h in tb.spec().placement_hands() {
+        let layer = placement_layer(h);
+        let mut current = BTreeMap::new();
+        if tb.layers().get(&layer).is_some_and(|r| r.status.readable()) {
+            for (m, o) in tb.spec().placement_tables(h) {
+                let id = BlockId {
+                    layer,
+                    key: vec![m, o],
+                };
+                match load_block(tb.store(), &game, &id) {
+                    Ok(values) => {
+                        audit.check_block(&id, Ok(&values));
+                        current.insert((m, o), Arc::new(values));
+                    }
+                    Err(e) => audit.check_block(&id, Err(&e)),
+                }
+            }
+        }
+        if h == 1 {
+            // The moving-phase tables the last placements lead to.
+            for (a, b) in tb.spec().pairs() {
+                if let Ok(values) = load(&mut cache, pair_layer(a, b)) {
+                    for (m, o) in MorrisSpec::tables_of_pair(a, b) {
+                        let start = MorrisSpec::offset_in_pair(m, o)? as usize;
+                        let len = Table::get(m, o)?.size() as usize;
+                        below.insert((m, o), Arc::new(values[start..start + len].to_vec()));
+                    }
+                }
+            }
+            cache = BlockCache::new(0);
+        }
+        let lookup = |hands: u8, m: u8, o: u8, index: u64| -> Result<u8> {
+            let tables = if hands == h { &current } else { &below };
+            let values = tables
+                .get(&(m, o))
+                .filter(|_| hands == h || hands + 1 == h)
+                .with_context(|| format!("table {m}-{o} with {hands} in hand is not readable"))?;
+            values
+                .get(index as usize)
+                .map(|&v| v as u8)
+                .with_context(|| format!("table {m}-{o} with {hands} in hand has no class {index}"))
+        };
+        for &(m, o) in current.keys() {
+            let size = Table::get(m, o)?.size();
+            let step = sample.map_or(1, |n| (size / n.max(1)).max(1));
+            match verify_table(h, m, o, step, lookup) {
+                Ok(n) => report.recomputed += n,
+                Err(e) => report.error(format!("{e:#}")),
+            }
+        }
+        below = current;
     }
     let found = audit.finish();
     report.chunks = found.chunks;

@@ -116,6 +116,17 @@ impl Position {
         }
     }
 
+    /// The position with `mover`'s stones to move (White's if `white_to_move`) and
+    /// `hands` = stones in hand of [side to move, opponent].
+    pub fn with_mover(mover: u32, opponent: u32, white_to_move: bool, hands: [u8; 2]) -> Position {
+        Position {
+            mover,
+            opponent,
+            white_to_move,
+            hands,
+        }
+    }
+
     /// White's stones.
     pub fn white(&self) -> u32 {
         if self.white_to_move {

@@ -22,6 +22,7 @@ use rayon::prelude::*;
 use super::geometry::{ADJACENT, FULL, bits, capturable, in_mill};
 use super::index::{MAX_STONES, MIN_STONES, Table};
 use super::rules::{Move, Outcome, Position};
+use super::spec::hands_of;
 use super::value::{MAX_PLIES, Value, goodness_byte, parent_byte};
 
 /// Bucket entry flags: bit 31 = second table of the pair, bit 30 = tentative (an exit
@@ -626,43 +627,48 @@ pub struct Probe {
     pub moves: Vec<(Move, Value)>,
 }
 
-/// Value of a moving-phase position from table bytes: `lookup(m, o, index)` returns the
-/// stored byte of class `index` of table (m, o).
+/// Value of a position from table bytes: `lookup(h, m, o, index)` returns the stored
+/// byte of class `index` of table (m, o) with `h` stones in hand (0: the moving
+/// phase). A position's colours do not matter, only whose turn it is: the side to
+/// move has as many stones in hand as its opponent or one more (White places first).
 pub fn position_value(
     pos: &Position,
-    lookup: &impl Fn(u8, u8, u64) -> Result<u8>,
+    lookup: &impl Fn(u8, u8, u8, u64) -> Result<u8>,
 ) -> Result<Value> {
-    ensure!(
-        pos.moving_phase(),
-        "placement-phase positions are not in the tables: {pos}"
-    );
     let (m, o) = (
         pos.mover.count_ones() as u8,
         pos.opponent.count_ones() as u8,
     );
+    let [hm, ho] = pos.hands;
+    let h = hm + ho;
     ensure!(
-        o >= MIN_STONES,
-        "the game is over: the side not to move has {o} stones: {pos}"
+        hands_of(h) == (hm, ho),
+        "not a position of the game: the side to move has {hm} stones in hand and the other side {ho}, \
+         but the side to move has as many as the other or one more (White places first): {pos}"
     );
-    if m < MIN_STONES {
+    ensure!(
+        o + ho >= MIN_STONES,
+        "the game is over: the side not to move has {o} stones{}: {pos}",
+        if ho > 0 {
+            format!(" and {ho} in hand")
+        } else {
+            String::new()
+        }
+    );
+    if m + hm < MIN_STONES {
         return Ok(Value::Loss(0));
     }
     let table = Table::get(m, o)?;
     let index = table.index_checked(pos.mover, pos.opponent)?;
-    Ok(Value::from_byte(lookup(m, o, index)?))
+    Ok(Value::from_byte(lookup(h, m, o, index)?))
 }
 
 /// Probes `pos`: its value and every legal move's value, best first (stable order
 /// among equal values).
-pub fn probe(pos: &Position, lookup: impl Fn(u8, u8, u64) -> Result<u8>) -> Result<Probe> {
+pub fn probe(pos: &Position, lookup: impl Fn(u8, u8, u8, u64) -> Result<u8>) -> Result<Probe> {
     let value = position_value(pos, &lookup)?;
-    if pos.mover.count_ones() < MIN_STONES as u32 {
-        return Ok(Probe {
-            value,
-            moves: Vec::new(),
-        });
-    }
     let mut moves = Vec::new();
+    // No moves once the side to move has lost (fewer than 3 stones, or blocked).
     for (mv, outcome) in pos.legal_moves() {
         let v = match outcome {
             Outcome::Win => Value::Win(1),
@@ -681,23 +687,31 @@ pub fn probe(pos: &Position, lookup: impl Fn(u8, u8, u64) -> Result<u8>) -> Resu
 /// shorter distance to the end, down to a contradiction at the game's end.
 /// Returns the number of classes checked.
 pub fn verify_table(
+    h: u8,
     m: u8,
     o: u8,
     step: u64,
-    lookup: impl Fn(u8, u8, u64) -> Result<u8> + Sync,
+    lookup: impl Fn(u8, u8, u8, u64) -> Result<u8> + Sync,
 ) -> Result<u64> {
     let table = Table::get(m, o)?;
     let step = step.max(1);
     let n = table.size().div_ceil(step);
+    let (hm, ho) = hands_of(h);
+    let in_hand = if h > 0 {
+        format!(" with {h} in hand")
+    } else {
+        String::new()
+    };
     (0..n).into_par_iter().try_for_each(|k| {
         let i = k * step;
-        let (w, b) = table.position(i);
-        let pos = Position::new(w, b, true);
+        let (mover, opponent) = table.position(i);
+        // Equal hands: White to move (White places first), else Black.
+        let pos = Position::with_mover(mover, opponent, hm == ho, [hm, ho]);
         let p = probe(&pos, &lookup)?;
         let best = p.moves.first().map_or(Value::Loss(0), |mv| mv.1);
         ensure!(
             p.value == best,
-            "table {m}-{o} index {i} ({pos}) holds {} but its best move gives {best}",
+            "table {m}-{o}{in_hand} index {i} ({pos}) holds {} but its best move gives {best}",
             p.value
         );
         Ok(())
@@ -710,8 +724,8 @@ mod tests {
     use super::super::geometry::{SYMMETRIES, transform};
     use super::*;
 
-    fn lookup(tables: &Tables) -> impl Fn(u8, u8, u64) -> Result<u8> + Sync + '_ {
-        |m, o, i| {
+    fn lookup(tables: &Tables) -> impl Fn(u8, u8, u8, u64) -> Result<u8> + Sync + '_ {
+        |_, m, o, i| {
             tables
                 .get(&(m, o))
                 .and_then(|t| t.get(i as usize).copied())
@@ -720,7 +734,7 @@ mod tests {
     }
 
     fn check_consistent(tables: &Tables, m: u8, o: u8, step: u64) {
-        verify_table(m, o, step, lookup(tables)).unwrap();
+        verify_table(0, m, o, step, lookup(tables)).unwrap();
     }
 
     #[test]
@@ -798,7 +812,7 @@ mod tests {
                 continue;
             }
             let start = Instant::now();
-            let n = verify_table(m, o, 1, lookup(&tables)).unwrap();
+            let n = verify_table(0, m, o, 1, lookup(&tables)).unwrap();
             eprintln!(
                 "{m}-{o}: {n} classes verified in {:.1} s",
                 start.elapsed().as_secs_f64()

@@ -16,13 +16,62 @@ pub const FORMAT_VERSION: u32 = 2;
 /// The rules recorded in a Morris file's meta (DESIGN.md section 6).
 pub const RULES: &str = "gasser: 24 points, 16 mills, flying at 3 stones, one capture per move closing mills, stones in mills protected unless all are, fewer than 3 stones or no legal move loses, undecided is a draw";
 
+/// Which phases of the game a Morris file holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// The moving-phase tables (m, o), 3 <= m, o <= stones.
+    Moving,
+    /// The moving-phase tables and the placement tables, back to the empty board.
+    All,
+}
+
+impl Phase {
+    /// The meta value (`phase`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Moving => "moving",
+            Phase::All => "all",
+        }
+    }
+}
+
 /// What a Morris tablebase holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MorrisSpec {
-    /// Tables (m, o) with 3 <= m, o <= `stones`.
+    /// Stones per side: tables (m, o) with 3 <= m, o <= `stones`, and with
+    /// [`Phase::All`] the placement tables of the game with `stones` in each hand.
     pub stones: u8,
     /// Positions per stored chunk.
     pub chunk_positions: u64,
+    /// The phases held.
+    pub phase: Phase,
+}
+
+/// First layer number of the placement tables: layer `PLACEMENT_LAYERS + h` holds
+/// the positions with `h` stones in hand in all (both sides), one block per table
+/// (m, o) of stones on the board (side to move, opponent). Moving-phase layers are
+/// the pairs `10 a + b` <= 99.
+pub const PLACEMENT_LAYERS: usize = 100;
+
+/// The placement layer of the positions with `h` stones in hand in all.
+pub fn placement_layer(h: u8) -> usize {
+    PLACEMENT_LAYERS + h as usize
+}
+
+/// The stones in hand of a placement layer, or None for a moving-phase layer.
+pub fn layer_hands(layer: usize) -> Option<u8> {
+    (layer > PLACEMENT_LAYERS).then(|| (layer - PLACEMENT_LAYERS) as u8)
+}
+
+/// Stones in hand (side to move, opponent) when `h` are in hand in all: White
+/// places first, so White moves with as many in hand as Black, Black with one more.
+pub fn hands_of(h: u8) -> (u8, u8) {
+    (h.div_ceil(2), h / 2)
+}
+
+/// `placement, 17 in hand`.
+pub fn placement_label(h: u8) -> String {
+    format!("placement, {h} in hand")
 }
 
 /// The value format of a Morris file's meta, checked to be one this tb reads.
@@ -66,7 +115,7 @@ pub fn layer_pair(layer: usize) -> (u8, u8) {
 
 impl MorrisSpec {
     /// Checks the stone limit.
-    pub fn new(stones: u8, chunk_positions: u64) -> Result<MorrisSpec> {
+    pub fn new(stones: u8, chunk_positions: u64, phase: Phase) -> Result<MorrisSpec> {
         ensure!(
             (MIN_STONES..=MAX_STONES).contains(&stones),
             "--stones must be between {MIN_STONES} and {MAX_STONES}, not {stones}"
@@ -78,6 +127,7 @@ impl MorrisSpec {
         Ok(MorrisSpec {
             stones,
             chunk_positions,
+            phase,
         })
     }
 
@@ -95,7 +145,7 @@ impl MorrisSpec {
         vec![
             ("game", "morris".to_string()),
             ("rules", RULES.to_string()),
-            ("phase", "moving".to_string()),
+            ("phase", self.phase.as_str().to_string()),
             ("stones", self.stones.to_string()),
             ("chunk_positions", self.chunk_positions.to_string()),
             ("format_version", FORMAT_VERSION.to_string()),
@@ -115,17 +165,16 @@ impl MorrisSpec {
         if get("rules")? != RULES {
             bail!("the file was built with other rules: {}", get("rules")?);
         }
-        if get("phase")? != "moving" {
-            bail!(
-                "the file holds the `{}` phase, this tb reads moving-phase tables",
-                get("phase")?
-            );
-        }
+        let phase = match get("phase")?.as_str() {
+            "moving" => Phase::Moving,
+            "all" => Phase::All,
+            other => bail!("the file holds the `{other}` phase, this tb reads `moving` and `all`"),
+        };
         let stones: u8 = get("stones")?.parse().context("bad `stones` metadata")?;
         let chunk: u64 = get("chunk_positions")?
             .parse()
             .context("bad `chunk_positions` metadata")?;
-        let spec = MorrisSpec::new(stones, chunk).context("bad metadata")?;
+        let spec = MorrisSpec::new(stones, chunk, phase).context("bad metadata")?;
         // Exactly what this tb writes (the format version was checked above).
         for (key, value) in spec.to_meta() {
             if key != "format_version" && get(key)? != &value {
@@ -148,6 +197,28 @@ impl MorrisSpec {
         pairs
     }
 
+    /// The placement layers in build order: 1, 2, ... stones in hand (each reads
+    /// the one before; 0 in hand is the moving phase). None without placement.
+    pub fn placement_hands(&self) -> Vec<u8> {
+        match self.phase {
+            Phase::Moving => Vec::new(),
+            Phase::All => (1..=2 * self.stones).collect(),
+        }
+    }
+
+    /// The tables (m, o) of the placement layer with `h` in hand: every count of
+    /// stones on the board the hands allow (a side has placed `stones` minus its hand,
+    /// some of them perhaps captured), the empty board's 0-0 included, while both
+    /// sides have 3 stones or more on the board and in hand (with fewer the game is
+    /// over: the side to move has lost, `L0`, or the other side lost before).
+    pub fn placement_tables(&self, h: u8) -> Vec<(u8, u8)> {
+        let (hm, ho) = hands_of(h);
+        (0..=self.stones.saturating_sub(hm))
+            .flat_map(|m| (0..=self.stones.saturating_sub(ho)).map(move |o| (m, o)))
+            .filter(|&(m, o)| m + hm >= MIN_STONES && o + ho >= MIN_STONES)
+            .collect()
+    }
+
     /// The tables of a pair in block order: (a, b), then (b, a) unless a == b.
     pub fn tables_of_pair(a: u8, b: u8) -> Vec<(u8, u8)> {
         if a == b {
@@ -155,6 +226,25 @@ impl MorrisSpec {
         } else {
             vec![(a, b), (b, a)]
         }
+    }
+
+    /// The coding neighbours (`store::codec`) of the `len` classes of block `key` of
+    /// `layer` from index `first` on: a table pair's, or a placement table's (whose
+    /// block is the one table `key` = (m, o)).
+    pub fn block_neighbours(layer: usize, key: &[u8], first: u64, len: usize) -> Vec<Neighbours> {
+        if layer_hands(layer).is_none() {
+            return Self::pair_neighbours(layer, first, len);
+        }
+        let mut out = Vec::with_capacity(len);
+        if let [m, o] = *key
+            && let Ok(table) = Table::get(m, o)
+        {
+            let end = (first + len as u64).min(table.size());
+            table.neighbour_offsets(first.min(end)..end, &mut out);
+        }
+        // Indices past the table (a corrupt row count) get no neighbours.
+        out.resize(len, [0, 0, 0, 0]);
+        out
     }
 
     /// The coding neighbours (`store::codec`) of the `len` classes of pair `layer`

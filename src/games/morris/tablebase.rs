@@ -2,15 +2,15 @@
 //! probe answers (the value of a position and of each legal move).
 
 use super::build::MorrisGame;
-use super::index::{MIN_STONES, Table};
-use super::rules::{Move, Position};
+use super::index::{MIN_STONES, Table, class_count};
+use super::rules::{Move, Outcome, Position};
 use super::solve::{Probe, probe};
-use super::spec::{MorrisSpec, format_version, pair_layer};
+use super::spec::{MorrisSpec, Phase, format_version, hands_of, pair_layer, placement_layer};
 use super::value::Value;
 use crate::retro::audit::prepare_read;
 use crate::store::reader::ChunkReader;
 use crate::store::{LayerRow, Store};
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -36,7 +36,7 @@ impl MorrisTablebase {
             reader: ChunkReader::with_neighbours(
                 store,
                 spec.chunk_positions,
-                Box::new(|layer, _, first, len| MorrisSpec::pair_neighbours(layer, first, len)),
+                Box::new(MorrisSpec::block_neighbours),
             ),
             spec,
             layers,
@@ -102,14 +102,75 @@ impl MorrisTablebase {
         Ok(byte as u8)
     }
 
-    /// Stored value of a moving-phase position.
+    /// The stored byte of class `index` of table (m, o) with `h` stones in hand (0:
+    /// the moving phase, [`MorrisTablebase::byte`]).
+    pub fn byte_in_hand(&self, h: u8, m: u8, o: u8, index: u64) -> Result<u8> {
+        if h == 0 {
+            return self.byte(m, o, index);
+        }
+        if self.spec.phase != Phase::All {
+            bail!(
+                "this file holds the moving phase only; add the placement tables with tb build morris --stones {} --phase placement",
+                self.spec.stones
+            );
+        }
+        let layer = placement_layer(h);
+        if h > 2 * self.spec.stones || !self.spec.placement_tables(h).contains(&(m, o)) {
+            bail!(
+                "no table {m}-{o} with {h} stones in hand in this file (the game with {} stones a side)",
+                self.spec.stones
+            );
+        }
+        if !self.layers.get(&layer).is_some_and(|r| r.status.readable()) {
+            bail!("the placement tables with {h} stones in hand are not built yet");
+        }
+        let packed = u128::from(m) << 8 | u128::from(o);
+        let byte = self
+            .reader
+            .value(layer, packed, index, || (vec![m, o], class_count(m, o)))?;
+        Ok(byte as u8)
+    }
+
+    /// A position text of this file's game: 24 points, the side to move and the
+    /// hands (DESIGN.md section 6), or a move list from the empty board with
+    /// `stones` in each hand (`d6,f4,...`; a single move too).
+    pub fn parse_position(&self, text: &str) -> Result<Position> {
+        let text = text.trim();
+        if text.contains(char::is_whitespace) {
+            return Ok(Position::parse(text)?);
+        }
+        let n = self.spec.stones;
+        let mut position = Position::with_mover(0, 0, true, [n, n]);
+        let moves: Vec<&str> = text.split(',').map(str::trim).collect();
+        for (k, name) in moves.iter().enumerate() {
+            let mv = Move::parse(name).with_context(|| format!("move list, move {}", k + 1))?;
+            match position
+                .play(mv)
+                .with_context(|| format!("move list, move {}", k + 1))?
+            {
+                Outcome::Child(next) => position = next,
+                Outcome::Win => bail!(
+                    "move list, move {}: {name} wins the game (the other side is left with 2 stones), so no position follows{}",
+                    k + 1,
+                    if k + 1 < moves.len() {
+                        " and the moves after it cannot be played"
+                    } else {
+                        ""
+                    }
+                ),
+            }
+        }
+        Ok(position)
+    }
+
+    /// Stored value of a position (either phase).
     pub fn value(&self, position: &Position) -> Result<Value> {
-        super::solve::position_value(position, &|m, o, i| self.byte(m, o, i))
+        super::solve::position_value(position, &|h, m, o, i| self.byte_in_hand(h, m, o, i))
     }
 
     /// Value of a position and of every legal move, best first.
     pub fn probe(&self, position: &Position) -> Result<Probe> {
-        probe(position, |m, o, i| self.byte(m, o, i))
+        probe(position, |h, m, o, i| self.byte_in_hand(h, m, o, i))
     }
 
     /// The table (m, o) of a position, for messages.
@@ -124,6 +185,16 @@ impl MorrisTablebase {
     pub fn representative(m: u8, o: u8, index: u64) -> Result<Position> {
         let (mover, opponent) = Table::get(m, o)?.position(index);
         Ok(Position::new(mover, opponent, true))
+    }
+}
+
+impl MorrisTablebase {
+    /// Every class of placement table (m, o) with `h` in hand: its representative
+    /// (the side to move is White when the hands are equal, else Black).
+    pub fn placement_representative(h: u8, m: u8, o: u8, index: u64) -> Result<Position> {
+        let (mover, opponent) = Table::get(m, o)?.try_position(index)?;
+        let (hm, ho) = hands_of(h);
+        Ok(Position::with_mover(mover, opponent, hm == ho, [hm, ho]))
     }
 }
 

@@ -1,0 +1,427 @@
+//! Nine Men's Morris from the empty board: the complete 3- and 4-stone games
+//! (`tb build morris --stones N --phase all`, the real binary and file) against the
+//! independent oracle (tests/morris_oracle, no code shared with the crate): every
+//! stored class's value, every move of sampled positions, export rows, a game
+//! given as a move list, verify, and kill -9 during the placement tables.
+
+mod morris_oracle;
+
+use morris_oracle::placement::{Placement, hands};
+use morris_oracle::{ALL, Oracle, POINT_NAMES, Rng, Val, bits};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+use tb::games::morris::rules::Position;
+use tb::games::morris::tablebase::MorrisTablebase;
+
+fn tb() -> assert_cmd::Command {
+    assert_cmd::Command::new(assert_cmd::cargo::cargo_bin!("tb"))
+}
+
+fn describe(o: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout: {}\nstderr: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn build(dir: &Path, stones: u32) -> PathBuf {
+    let db = dir.join(format!("m{stones}.tb"));
+    let out = tb()
+        .args(["build", "morris", "--phase", "all", "--quiet", "--stones"])
+        .arg(stones.to_string())
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", describe(&out));
+    db
+}
+
+/// The game with `stones` a side: its file and the oracle's values.
+struct Game {
+    db: PathBuf,
+    moving: Oracle,
+    placement: Placement,
+    _dir: tempfile::TempDir,
+}
+
+fn game(stones: u32) -> &'static Game {
+    static GAMES: [OnceLock<Game>; 5] = [const { OnceLock::new() }; 5];
+    GAMES[stones as usize].get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let db = build(dir.path(), stones);
+        let moving = Oracle::solve(stones);
+        let placement = Placement::solve(&moving, stones);
+        Game {
+            db,
+            moving,
+            placement,
+            _dir: dir,
+        }
+    })
+}
+
+/// Position text with hands (DESIGN.md section 6) for the oracle's (mover, opp).
+fn text(h: u32, mover: u32, opp: u32) -> String {
+    let (hm, ho) = hands(h);
+    let white_to_move = h.is_multiple_of(2);
+    let (white, black) = if white_to_move {
+        (mover, opp)
+    } else {
+        (opp, mover)
+    };
+    let cells: String = (0..24)
+        .map(|p| match (white >> p & 1, black >> p & 1) {
+            (1, _) => 'W',
+            (_, 1) => 'B',
+            _ => '.',
+        })
+        .collect();
+    let (wh, bh) = if white_to_move { (hm, ho) } else { (ho, hm) };
+    format!(
+        "{cells} {} {wh} {bh}",
+        if white_to_move { 'w' } else { 'b' }
+    )
+}
+
+/// (mover, opp, h) of a position text with hands.
+fn parse(text: &str) -> (u32, u32, u32) {
+    let parts: Vec<&str> = text.split_whitespace().collect();
+    let (mut white, mut black) = (0u32, 0u32);
+    for (p, c) in parts[0].chars().enumerate() {
+        match c {
+            'W' => white |= 1 << p,
+            'B' => black |= 1 << p,
+            _ => {}
+        }
+    }
+    let h: u32 = parts
+        .get(2..4)
+        .map_or(0, |x| x.iter().map(|n| n.parse::<u32>().unwrap()).sum());
+    if parts[1] == "w" {
+        (white, black, h)
+    } else {
+        (black, white, h)
+    }
+}
+
+/// Every placement move of (mover, opp) with `h` in hand, in notation, with its
+/// value for the side that plays it, from the oracle.
+fn oracle_moves(g: &Game, h: u32, mover: u32, opp: u32) -> Vec<(String, Val)> {
+    let (hm, ho) = hands(h);
+    if mover.count_ones() + hm < 3 {
+        return Vec::new();
+    }
+    let geo = g.moving.geometry();
+    let child = |next: u32, after: u32| -> Val {
+        if next.count_ones() + ho < 3 {
+            Val::Loss(0)
+        } else if h == 1 {
+            g.moving.value(next, after)
+        } else {
+            g.placement.value(h - 1, next, after)
+        }
+    };
+    let mut out = Vec::new();
+    for p in bits(ALL & !(mover | opp)) {
+        let after = mover | 1 << p;
+        let removable = geo.removable(opp);
+        if geo.closes_mill(after, p) && removable != 0 {
+            for c in bits(removable) {
+                let v = Val::from_child(child(opp & !(1 << c), after));
+                out.push((format!("{}x{}", POINT_NAMES[p], POINT_NAMES[c]), v));
+            }
+        } else {
+            out.push((
+                POINT_NAMES[p].to_string(),
+                Val::from_child(child(opp, after)),
+            ));
+        }
+    }
+    out
+}
+
+/// Checks every stored placement class of the game with `stones` a side against
+/// the oracle (through the library, reading the file), and the moves of `samples`
+/// random positions of each layer (all of them when the layer is smaller).
+fn check_game(stones: u32, samples: usize) {
+    let g = game(stones);
+    let t = MorrisTablebase::open(&g.db).unwrap();
+    let mut rng = Rng::new(7 + stones as u64);
+    let mut classes = 0u64;
+    for h in 1..=2 * stones {
+        let (hm, ho) = hands(h);
+        let mut layer = Vec::new();
+        for (m, o) in g.placement.tables(h) {
+            if m + hm < 3 || o + ho < 3 {
+                continue; // the game is over there: nothing is stored
+            }
+            let size = tb::games::morris::index::Table::get(m as u8, o as u8)
+                .unwrap()
+                .size();
+            for index in 0..size {
+                let p = MorrisTablebase::placement_representative(h as u8, m as u8, o as u8, index)
+                    .unwrap();
+                let stored = t.value(&p).unwrap().to_string();
+                let (mover, opp, hh) = parse(&p.to_string());
+                assert_eq!(hh, h, "{p}");
+                let want = g.placement.value(h, mover, opp).to_string();
+                assert_eq!(stored, want, "value of {p}");
+                layer.push((mover, opp));
+                classes += 1;
+            }
+        }
+        for _ in 0..samples.min(layer.len()) {
+            let (mover, opp) = layer[(rng.next_u64() % layer.len() as u64) as usize];
+            let position = Position::parse(&text(h, mover, opp)).unwrap();
+            let probe = t.probe(&position).unwrap();
+            let ours: Vec<(String, String)> = probe
+                .moves
+                .iter()
+                .map(|(mv, v)| (mv.to_string(), v.to_string()))
+                .collect();
+            let mut want: Vec<(String, String)> = oracle_moves(g, h, mover, opp)
+                .into_iter()
+                .map(|(mv, v)| (mv, v.to_string()))
+                .collect();
+            let mut sorted = ours.clone();
+            sorted.sort();
+            want.sort();
+            assert_eq!(sorted, want, "moves of {position}");
+            // Best first.
+            let keys: Vec<(u8, u32)> = ours
+                .iter()
+                .map(|(_, v)| v.parse::<Val>().unwrap().sort_key())
+                .collect();
+            assert!(keys.windows(2).all(|w| w[0] <= w[1]), "order of {position}");
+        }
+    }
+    assert!(classes > 0);
+}
+
+#[test]
+fn the_3_stone_game_matches_the_oracle_everywhere() {
+    check_game(3, 200);
+    // The start: White to move on the empty board, every first placement.
+    let g = game(3);
+    let out = tb()
+        .args(["probe", "--json", "--db"])
+        .arg(&g.db)
+        .arg("........................ w 3 3")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", describe(&out));
+    let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        answer["value"],
+        g.placement.value(6, 0, 0).to_string(),
+        "the game's value"
+    );
+    assert_eq!(answer["moves"].as_array().unwrap().len(), 24);
+}
+
+#[test]
+fn the_4_stone_game_matches_the_oracle_everywhere() {
+    check_game(4, 300);
+}
+
+#[test]
+fn export_lists_every_placement_class_with_the_oracle_value() {
+    let g = game(3);
+    let out = tb()
+        .args(["export", "--format", "csv", "--db"])
+        .arg(&g.db)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", describe(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut per_layer: BTreeMap<u32, u64> = BTreeMap::new();
+    for row in text.lines().skip(1) {
+        let fields: Vec<&str> = row.split(',').collect();
+        let (mover, opp, h) = parse(fields[0]);
+        let want = if h == 0 {
+            g.moving.value(mover, opp)
+        } else {
+            g.placement.value(h, mover, opp)
+        };
+        assert_eq!(fields[2], want.to_string(), "{row}");
+        *per_layer.entry(h).or_default() += 1;
+    }
+    // Each layer's rows are its classes under the 16 symmetries: as many as the
+    // oracle's canonical raw positions.
+    let syms = morris_oracle::Symmetries::new();
+    for h in 1..=6 {
+        let (hm, ho) = hands(h);
+        let mut classes = 0;
+        for (m, o) in g.placement.tables(h) {
+            if m + hm >= 3 && o + ho >= 3 {
+                classes += morris_oracle::count_classes(&syms, m, o);
+            }
+        }
+        assert_eq!(
+            per_layer.get(&h).copied().unwrap_or(0),
+            classes,
+            "layer {h}"
+        );
+    }
+}
+
+#[test]
+fn a_game_from_the_start_is_a_move_list() {
+    let g = game(3);
+    // White and Black place; Black's third stone closes no mill.
+    let moves = "d1,d7,a1,a7,g4,b6";
+    let out = tb()
+        .args(["probe", "--json", "--db"])
+        .arg(&g.db)
+        .arg(moves)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", describe(&out));
+    let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // Worked out by hand from the notation: White d1 a1 g4, Black d7 a7 b6, White
+    // to move in the moving phase.
+    let mut cells = vec!['.'; 24];
+    for (name, c) in [
+        ("d1", 'W'),
+        ("a1", 'W'),
+        ("g4", 'W'),
+        ("d7", 'B'),
+        ("a7", 'B'),
+        ("b6", 'B'),
+    ] {
+        cells[POINT_NAMES.iter().position(|p| *p == name).unwrap()] = c;
+    }
+    let expected: String = cells.into_iter().collect();
+    assert_eq!(answer["position"], format!("{expected} w"));
+    let (mover, opp, _) = parse(&format!("{expected} w"));
+    assert_eq!(answer["value"], g.moving.value(mover, opp).to_string());
+    // A move that is not legal there is an error naming it.
+    let out = tb()
+        .args(["probe", "--db"])
+        .arg(&g.db)
+        .arg("d1,d1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let error = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        error.contains("move 2: illegal move d1"),
+        "{}",
+        describe(&out)
+    );
+}
+
+#[test]
+fn verify_checks_the_placement_tables() {
+    let g = game(3);
+    let out = tb()
+        .args(["verify", "--json", "--db"])
+        .arg(&g.db)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", describe(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // Every stored class is recomputed: moving and placement.
+    let info = tb()
+        .args(["info", "--json", "--db"])
+        .arg(&g.db)
+        .output()
+        .unwrap();
+    let info: serde_json::Value = serde_json::from_slice(&info.stdout).unwrap();
+    assert_eq!(report["recomputed"], info["total"]["positions"], "{report}");
+    assert_eq!(info["phase"], "all");
+}
+
+fn stored_layers(db: &Path) -> Vec<i64> {
+    let Ok(conn) =
+        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+    else {
+        return Vec::new();
+    };
+    let Ok(mut stmt) = conn.prepare("SELECT n FROM layers WHERE status != 'building' ORDER BY n")
+    else {
+        return Vec::new();
+    };
+    stmt.query_map([], |r| r.get(0))
+        .map(|rows| rows.filter_map(Result::ok).collect())
+        .unwrap_or_default()
+}
+
+fn digests(db: &Path) -> serde_json::Value {
+    let out = tb()
+        .args(["info", "--json", "--db"])
+        .arg(db)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", describe(&out));
+    let info: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    info["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| serde_json::json!([p["tables"], p["digest"]]))
+        .collect()
+}
+
+#[test]
+fn a_build_killed_during_placement_resumes_with_identical_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m.tb");
+    let mut killed = false;
+    for _attempt in 0..10 {
+        let _ = std::fs::remove_file(&db);
+        let mut child = Command::new(assert_cmd::cargo::cargo_bin!("tb"))
+            .args([
+                "build",
+                "morris",
+                "--stones",
+                "5",
+                "--phase",
+                "all",
+                "--threads",
+                "1",
+            ])
+            .arg("--db")
+            .arg(&db)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // Wait for the first placement layer (101) to be stored, then kill before
+        // the last (110).
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while !stored_layers(&db).contains(&101) && Instant::now() < deadline {
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        child.kill().ok();
+        child.wait().unwrap();
+        let layers = stored_layers(&db);
+        if layers.contains(&101) && !layers.contains(&110) {
+            killed = true;
+            break;
+        }
+    }
+    assert!(
+        killed,
+        "could not kill the build during the placement tables"
+    );
+    let out = tb()
+        .args([
+            "build", "morris", "--stones", "5", "--phase", "all", "--quiet", "--db",
+        ])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", describe(&out));
+    let whole = build(dir.path(), 5);
+    assert_eq!(digests(&db), digests(&whole));
+}
