@@ -85,3 +85,18 @@ pub unsafe fn reinterpret<T, A>(v: Vec<T>) -> Vec<A> {
     // SAFETY: guaranteed by the caller.
     unsafe { Vec::from_raw_parts(v.as_mut_ptr() as *mut A, v.len(), v.capacity()) }
 }
+
+/// Hints the processor to fetch the cache line at `p` into its caches (no effect
+/// on other targets): callers about to read many scattered values hint them all
+/// first, so that the memory reads overlap instead of waiting one after another.
+#[inline(always)]
+pub fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint and never faults, whatever the address.
+    unsafe {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}

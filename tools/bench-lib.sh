@@ -3,13 +3,20 @@
 # A row names a build: BOARD[-START][+none][+corners], e.g. 3x4, 3x4+none (no
 # symmetry), 4x4+corners, 3x5-icelandic+corners. The default reduction is tb's
 # (Wilson's symmetry, no corners). Morris: `morris` (every table) or `morris-N`
-# (tables up to N stones a side).
+# (tables up to N stones a side); `+all` adds the placement tables (`morris+all`:
+# the whole game; started on a copy of morris.tb it builds only the placement).
 
 # Prints the `tb build` arguments of a row (board, --start, reduction flags).
 row_args() {
     local row="$1" spec flags board start
     case "$row" in
     morris) echo "morris --memory 16GiB"; return ;;
+    morris+all) echo "morris --phase all --memory 16GiB"; return ;;
+    morris-*+all)
+        spec="${row#morris-}"
+        echo "morris --stones ${spec%+all} --phase all --memory 16GiB"
+        return
+        ;;
     morris-*) echo "morris --stones ${row#morris-} --memory 16GiB"; return ;;
     esac
     spec="${row%%+*}"

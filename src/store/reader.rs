@@ -175,7 +175,7 @@ impl ChunkReader {
             .get(&chunk_key)
             .and_then(|values| values.get(offset))
         {
-            prefetch_read(value);
+            crate::sys::prefetch(value);
         }
     }
 
@@ -206,18 +206,4 @@ impl ChunkReader {
         cache.chunks.insert(chunk_key, values.clone());
         Ok(values)
     }
-}
-
-/// A prefetch hint for the cache line holding `value`.
-#[inline(always)]
-fn prefetch_read(value: &i8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch never faults, and `value` is a valid reference anyway.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-            (value as *const i8).cast(),
-        );
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = value;
 }

@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 
 use anyhow::{Result, bail};
 
-use super::geometry::{FULL, POINTS, SYMMETRIES, transform};
+use super::geometry::{FULL, POINTS, SYMMETRIES, SYM_PERM, bits, transform};
 use crate::store::codec::Neighbours;
 
 /// Smallest and largest stones per side in the moving-phase tables.
@@ -518,6 +518,28 @@ impl Table {
         }
         let slot = self.specials[block.special as usize].slot(rank_in(free, b));
         (block.offset + slot as u64, symmetric)
+    }
+
+    /// The index of (mover, base plus point p) for every point p of `adds` (points
+    /// free in both), in increasing p: what a placement by the opponent leads to.
+    /// The mover set is canonicalised once for all of them.
+    #[inline]
+    pub fn for_each_added(&self, mover: u32, base: u32, adds: u32, mut f: impl FnMut(usize, u64)) {
+        let (cid, s) = self.movers.lookup(mover);
+        let block = self.blocks[cid];
+        if block.special != u32::MAX {
+            for p in bits(adds) {
+                f(p, self.index(mover, base | 1 << p));
+            }
+            return;
+        }
+        let free = !block.canon & FULL;
+        let image = transform(s, base);
+        let perm = &SYM_PERM[s];
+        for p in bits(adds) {
+            let b = image | 1 << perm[p];
+            f(p, block.offset + rank_in(free, b) as u64);
+        }
     }
 
     /// Number of symmetries mapping the position onto itself (1 for most).

@@ -13,6 +13,7 @@ use super::index::{MIN_STONES, Table};
 use super::spec::hands_of;
 use super::value::{Value, goodness_byte, parent_byte};
 use anyhow::{Result, anyhow};
+use crate::sys::prefetch;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -68,50 +69,111 @@ pub fn solve_placement_table<'a>(
     };
     let plain = lookup(o);
     let captured = o.checked_sub(1).and_then(lookup);
-    let lost = Value::Loss(0).to_byte();
     values
         .par_chunks_mut(SLICE as usize)
         .enumerate()
         .try_for_each(|(k, out)| -> Result<()> {
             let first = k as u64 * SLICE;
+            let mut batch = Batch::default();
             let mut failure = None;
             table.for_each_in_range(first..first + out.len() as u64, |i, mover, opponent| {
-                let empty = FULL & !(mover | opponent);
-                let mut best: Option<u8> = None;
-                let mut consider =
-                    |after: u32, child_mover: u32, tables: Option<(&Table, &[u8])>| {
-                        // The child's side to move is our opponent.
-                        let byte = match tables {
-                            None => lost,
-                            Some((t, bytes)) => bytes[t.index(child_mover, after) as usize],
-                        };
-                        match parent_byte(byte) {
-                            Some(v) if best.is_none_or(|b| goodness_byte(v) > goodness_byte(b)) => {
-                                best = Some(v)
-                            }
-                            Some(_) => {}
-                            None => failure = Some(anyhow!("a value longer than a byte holds")),
-                        }
-                    };
-                for p in bits(empty) {
-                    let after = mover | 1 << p;
-                    let caps = if in_mill(after, p) {
-                        capturable(opponent)
-                    } else {
-                        0
-                    };
-                    if caps == 0 {
-                        consider(after, opponent, plain);
-                    }
-                    for c in bits(caps) {
-                        consider(after, opponent & !(1 << c), captured);
-                    }
+                batch.positions.push(((i - first) as usize, mover, opponent));
+                if batch.positions.len() == BATCH
+                    && let Err(e) = batch.settle(plain, captured, out)
+                {
+                    failure = Some(e);
                 }
-                // A board with stones in hand always has an empty point.
-                out[(i - first) as usize] = best.unwrap_or(lost);
             });
+            batch.settle(plain, captured, out)?;
             done.fetch_add(out.len() as u64, Ordering::Relaxed);
             failure.map_or(Ok(()), Err)
         })?;
     Ok(values)
+}
+
+/// Positions settled together: every child index of the batch is computed and
+/// prefetched before any child value is read, so that the cache misses (child
+/// tables of up to a gigabyte, read at random) overlap.
+const BATCH: usize = 64;
+
+/// A child table: its index and values.
+type ChildTable<'a> = Option<(&'static Table, &'a [u8])>;
+
+#[derive(Default)]
+struct Batch {
+    /// (offset in the output, mover, opponent).
+    positions: Vec<(usize, u32, u32)>,
+    /// (position in the batch, capture table?, child index).
+    lookups: Vec<(u8, bool, u64)>,
+}
+
+impl Batch {
+    /// Values of the batch's positions into `out`; empties the batch.
+    fn settle(&mut self, plain: ChildTable, captured: ChildTable, out: &mut [u8]) -> Result<()> {
+        const WIN1: u8 = 2; // Value::Win(1): no move is better
+        self.lookups.clear();
+        for (k, &(slot, mover, opponent)) in self.positions.iter().enumerate() {
+            let empty = FULL & !(mover | opponent);
+            // Placements closing a mill capture (when the opponent has stones).
+            let caps = capturable(opponent);
+            let closing = if caps == 0 {
+                0
+            } else {
+                bits(empty)
+                    .filter(|&p| in_mill(mover | 1 << p, p))
+                    .fold(0, |acc, p| acc | 1 << p)
+            };
+            let quiet = empty & !closing;
+            let mut wins_at_once = false;
+            // The side placing next keeps its stones: one canonicalisation per child
+            // table, whatever point is placed on.
+            let mut children = |tables: ChildTable, next: u32, points: u32, capture: bool| {
+                if points == 0 {
+                    return;
+                }
+                match tables {
+                    // The side to move next has fewer than 3 stones: it has lost.
+                    None => wins_at_once = true,
+                    Some((t, bytes)) => t.for_each_added(next, mover, points, |_, index| {
+                        prefetch(&bytes[index as usize]);
+                        self.lookups.push((k as u8, capture, index));
+                    }),
+                }
+            };
+            children(plain, opponent, quiet, false);
+            for c in bits(caps) {
+                children(captured, opponent & !(1 << c), closing, true);
+            }
+            out[slot] = if wins_at_once { WIN1 } else { 0 };
+            if !wins_at_once && empty == 0 {
+                // Cannot happen with stones in hand (24 points, at most 18 stones).
+                out[slot] = Value::Loss(0).to_byte();
+            }
+        }
+        // Best of the children, for the positions without an immediate win.
+        let mut best: [Option<u8>; BATCH] = [None; BATCH];
+        for &(k, capture, index) in &self.lookups {
+            let slot = self.positions[k as usize].0;
+            if out[slot] == WIN1 {
+                continue;
+            }
+            let bytes = if capture { captured } else { plain }.expect("looked up").1;
+            let Some(v) = parent_byte(bytes[index as usize]) else {
+                return Err(anyhow!("a value longer than a byte holds"));
+            };
+            let b = &mut best[k as usize];
+            if b.is_none_or(|b| goodness_byte(v) > goodness_byte(b)) {
+                *b = Some(v);
+            }
+        }
+        for (k, &(slot, ..)) in self.positions.iter().enumerate() {
+            if out[slot] != WIN1
+                && let Some(v) = best[k]
+            {
+                out[slot] = v;
+            }
+        }
+        self.positions.clear();
+        Ok(())
+    }
 }

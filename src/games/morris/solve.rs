@@ -24,6 +24,7 @@ use super::index::{MAX_STONES, MIN_STONES, Table};
 use super::rules::{Move, Outcome, Position};
 use super::spec::hands_of;
 use super::value::{MAX_PLIES, Value, goodness_byte, parent_byte};
+use crate::sys::prefetch;
 
 /// Bucket entry flags: bit 31 = second table of the pair, bit 30 = tentative (an exit
 /// win that a shorter in-pair win may still beat).
@@ -298,7 +299,7 @@ fn examine(side: &Side, i: u64, w: u32, b: u32, lookups: &mut Vec<u32>) -> Exami
             };
             for c in bits(capturable(b)) {
                 let x = lt.index(b ^ (1 << c), nw);
-                prefetch_byte(&lv[x as usize]);
+                prefetch(&lv[x as usize]);
                 lookups.push(x as u32);
             }
         }
@@ -368,25 +369,6 @@ fn dedup(v: &mut [u32]) -> usize {
         }
     }
     n
-}
-
-/// Hints the CPU to fetch the cache line of `v`.
-#[inline(always)]
-fn prefetch_byte(v: &u8) {
-    prefetch_ptr(v);
-}
-
-/// Hints the CPU to fetch the cache line at `p` (no effect on other targets).
-#[inline(always)]
-fn prefetch_ptr(p: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is only a hint and never faults, whatever the address.
-    unsafe {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        _mm_prefetch::<_MM_HINT_T0>(p as *const i8);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 /// Number of non-capturing moves from the representative of class `x` of `x_table`
@@ -463,7 +445,7 @@ fn process(sides: &[Side], d: u32, group: &[u32], acc: &mut Pushes) -> Result<()
             let targets = if flying { empty } else { ADJACENT[q] & empty };
             for p in bits(targets) {
                 let (x, x_symmetric) = pred.table.index_and_symmetric(yo ^ (1 << q) ^ (1 << p), ym);
-                prefetch_ptr(pred.cells[x as usize].as_ptr());
+                prefetch(pred.cells[x as usize].as_ptr());
                 preds[n_preds] = (x as u32, x_symmetric);
                 n_preds += 1;
             }
