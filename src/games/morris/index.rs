@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 
 use anyhow::{Result, bail};
 
-use super::geometry::{FULL, POINTS, SYMMETRIES, SYM_PERM, bits, transform};
+use super::geometry::{FULL, POINTS, SYM_PERM, SYMMETRIES, bits, transform};
 use crate::store::codec::Neighbours;
 
 /// Smallest and largest stones per side in the moving-phase tables.
@@ -524,8 +524,39 @@ impl Table {
     /// free in both), in increasing p: what a placement by the opponent leads to.
     /// The mover set is canonicalised once for all of them.
     #[inline]
-    pub fn for_each_added(&self, mover: u32, base: u32, adds: u32, mut f: impl FnMut(usize, u64)) {
-        let (cid, s) = self.movers.lookup(mover);
+    pub fn for_each_added(&self, mover: u32, base: u32, adds: u32, f: impl FnMut(usize, u64)) {
+        self.for_each_added_from(self.movers.lookup(mover), mover, base, adds, f);
+    }
+
+    /// Where the class of a mover set is found: the first of three steps of
+    /// [`Table::for_each_added`] that a caller handling many positions at once
+    /// runs over all of them before the next, so that their cache misses overlap.
+    /// Step 1: hint the mover set's entry.
+    #[inline(always)]
+    pub fn prefetch_mover(&self, mover: u32) {
+        crate::sys::prefetch(&self.movers.by_rank[rank24(mover) as usize]);
+    }
+
+    /// Step 2: the mover set's class and symmetry (after [`Table::prefetch_mover`]),
+    /// its block hinted.
+    #[inline(always)]
+    pub fn locate_mover(&self, mover: u32) -> (usize, usize) {
+        let found = self.movers.lookup(mover);
+        crate::sys::prefetch(&self.blocks[found.0]);
+        found
+    }
+
+    /// Step 3: [`Table::for_each_added`] with the mover set's class and symmetry
+    /// from [`Table::locate_mover`].
+    #[inline]
+    pub fn for_each_added_from(
+        &self,
+        (cid, s): (usize, usize),
+        mover: u32,
+        base: u32,
+        adds: u32,
+        mut f: impl FnMut(usize, u64),
+    ) {
         let block = self.blocks[cid];
         if block.special != u32::MAX {
             for p in bits(adds) {

@@ -12,8 +12,8 @@ use super::geometry::{FULL, bits, capturable, in_mill};
 use super::index::{MIN_STONES, Table};
 use super::spec::hands_of;
 use super::value::{Value, goodness_byte, parent_byte};
-use anyhow::{Result, anyhow};
 use crate::sys::prefetch;
+use anyhow::{Result, anyhow};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -77,7 +77,9 @@ pub fn solve_placement_table<'a>(
             let mut batch = Batch::default();
             let mut failure = None;
             table.for_each_in_range(first..first + out.len() as u64, |i, mover, opponent| {
-                batch.positions.push(((i - first) as usize, mover, opponent));
+                batch
+                    .positions
+                    .push(((i - first) as usize, mover, opponent));
                 if batch.positions.len() == BATCH
                     && let Err(e) = batch.settle(plain, captured, out)
                 {
@@ -103,6 +105,10 @@ type ChildTable<'a> = Option<(&'static Table, &'a [u8])>;
 struct Batch {
     /// (offset in the output, mover, opponent).
     positions: Vec<(usize, u32, u32)>,
+    /// Per position: (placements that close a mill, stones they may capture).
+    moves: Vec<(u32, u32)>,
+    /// Per child table read, in order: its next mover's class and symmetry.
+    located: Vec<(usize, usize)>,
     /// (position in the batch, capture table?, child index).
     lookups: Vec<(u8, bool, u64)>,
 }
@@ -111,10 +117,12 @@ impl Batch {
     /// Values of the batch's positions into `out`; empties the batch.
     fn settle(&mut self, plain: ChildTable, captured: ChildTable, out: &mut [u8]) -> Result<()> {
         const WIN1: u8 = 2; // Value::Win(1): no move is better
-        self.lookups.clear();
-        for (k, &(slot, mover, opponent)) in self.positions.iter().enumerate() {
+        // Per position: its placements that capture, and its own captures. The next
+        // mover of each child table is looked up in three passes over the batch
+        // (hint, locate, index), the cache misses of one pass overlapping.
+        self.moves.clear();
+        for &(_, mover, opponent) in &self.positions {
             let empty = FULL & !(mover | opponent);
-            // Placements closing a mill capture (when the opponent has stones).
             let caps = capturable(opponent);
             let closing = if caps == 0 {
                 0
@@ -123,32 +131,55 @@ impl Batch {
                     .filter(|&p| in_mill(mover | 1 << p, p))
                     .fold(0, |acc, p| acc | 1 << p)
             };
-            let quiet = empty & !closing;
-            let mut wins_at_once = false;
-            // The side placing next keeps its stones: one canonicalisation per child
-            // table, whatever point is placed on.
-            let mut children = |tables: ChildTable, next: u32, points: u32, capture: bool| {
-                if points == 0 {
-                    return;
+            self.moves
+                .push((closing, if closing == 0 { 0 } else { caps }));
+        }
+        // The child tables each position reads: (next mover, table, points placed).
+        let children = |k: usize, f: &mut dyn FnMut(u32, ChildTable, u32, bool)| {
+            let (_, mover, opponent) = self.positions[k];
+            let (closing, caps) = self.moves[k];
+            let quiet = FULL & !(mover | opponent) & !closing;
+            if quiet != 0 {
+                f(opponent, plain, quiet, false);
+            }
+            for c in bits(caps) {
+                f(opponent & !(1 << c), captured, closing, true);
+            }
+        };
+        for k in 0..self.positions.len() {
+            children(k, &mut |next, tables, _, _| {
+                if let Some((t, _)) = tables {
+                    t.prefetch_mover(next);
                 }
-                match tables {
-                    // The side to move next has fewer than 3 stones: it has lost.
-                    None => wins_at_once = true,
-                    Some((t, bytes)) => t.for_each_added(next, mover, points, |_, index| {
+            });
+        }
+        self.located.clear();
+        for k in 0..self.positions.len() {
+            children(k, &mut |next, tables, _, _| {
+                if let Some((t, _)) = tables {
+                    self.located.push(t.locate_mover(next));
+                }
+            });
+        }
+        self.lookups.clear();
+        let mut located = self.located.iter();
+        for k in 0..self.positions.len() {
+            let (slot, mover, _) = self.positions[k];
+            let mut wins_at_once = false;
+            children(k, &mut |next, tables, points, capture| match tables {
+                // The side to move next has fewer than 3 stones: it has lost.
+                None => wins_at_once = true,
+                Some((t, bytes)) => {
+                    let at = *located.next().expect("located above");
+                    t.for_each_added_from(at, next, mover, points, |_, index| {
                         prefetch(&bytes[index as usize]);
                         self.lookups.push((k as u8, capture, index));
-                    }),
+                    });
                 }
-            };
-            children(plain, opponent, quiet, false);
-            for c in bits(caps) {
-                children(captured, opponent & !(1 << c), closing, true);
-            }
+            });
+            // With stones in hand there is always an empty point (24 points, at
+            // most 18 stones), so every position has a move.
             out[slot] = if wins_at_once { WIN1 } else { 0 };
-            if !wins_at_once && empty == 0 {
-                // Cannot happen with stones in hand (24 points, at most 18 stones).
-                out[slot] = Value::Loss(0).to_byte();
-            }
         }
         // Best of the children, for the positions without an immediate win.
         let mut best: [Option<u8>; BATCH] = [None; BATCH];

@@ -247,7 +247,14 @@ pub fn probe_json(position: &Position, probe: &Probe) -> String {
 /// A probe answer as text: the position, its value and table, then one move a line.
 pub fn probe_text(position: &Position, probe: &Probe) -> String {
     let (m, o) = MorrisTablebase::table_of(position);
-    let mut out = format!("morris {position}: {} (table {m}-{o})\n", probe.value);
+    let in_hand = match position.hands[0] + position.hands[1] {
+        0 => String::new(),
+        h => format!(", {h} in hand"),
+    };
+    let mut out = format!(
+        "morris {position}: {} (table {m}-{o}{in_hand})\n",
+        probe.value
+    );
     for (mv, v) in &probe.moves {
         out.push_str(&format!("  {:<10} {v}\n", mv.to_string()));
     }
