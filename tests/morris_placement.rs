@@ -4,30 +4,20 @@
 //! stored class's value, every move of sampled positions, export rows, a game
 //! given as a move list, verify, and kill -9 during the placement tables.
 
+mod harness;
 mod morris_oracle;
+mod oracle;
 
+use harness::{describe, tb};
 use morris_oracle::placement::{Placement, hands};
 use morris_oracle::{ALL, Oracle, POINT_NAMES, Rng, Val, bits};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 use tb::games::morris::rules::Position;
 use tb::games::morris::tablebase::MorrisTablebase;
-
-fn tb() -> assert_cmd::Command {
-    assert_cmd::Command::new(assert_cmd::cargo::cargo_bin!("tb"))
-}
-
-fn describe(o: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout: {}\nstderr: {}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
 
 fn build(dir: &Path, stones: u32) -> PathBuf {
     let db = dir.join(format!("m{stones}.tb"));

@@ -27,24 +27,11 @@ fn probe_json(db: &Path, positions: &[&str]) -> Vec<String> {
         .collect()
 }
 
-fn build(dir: &Path, name: &str, args: &[&str]) -> std::path::PathBuf {
-    let db = dir.join(name);
-    harness::run_ok(
-        tb().arg("build")
-            .args(args)
-            .arg("--quiet")
-            .arg("--db")
-            .arg(&db),
-        name,
-    );
-    db
-}
-
 #[test]
 fn the_server_answers_like_tb_probe() {
     let dir = tempfile::tempdir().unwrap();
-    let dots = build(dir.path(), "2x2.tb", &["2x2"]);
-    let morris = build(dir.path(), "m3.tb", &["morris", "--stones", "3"]);
+    let dots = harness::build_file(dir.path(), "2x2.tb", &["2x2"]);
+    let morris = harness::build_file(dir.path(), "m3.tb", &["morris", "--stones", "3"]);
     let server = Server::start(&[
         "--db",
         dots.to_str().unwrap(),
@@ -140,7 +127,7 @@ fn the_server_answers_like_tb_probe() {
 #[test]
 fn sigterm_ends_the_server_cleanly() {
     let dir = tempfile::tempdir().unwrap();
-    let dots = build(dir.path(), "1x1.tb", &["1x1"]);
+    let dots = harness::build_file(dir.path(), "1x1.tb", &["1x1"]);
     let mut server = Server::start(&["--db", dots.to_str().unwrap()]);
     assert_eq!(server.get("/health").0, 200);
     // SAFETY: signalling our own child.
@@ -177,7 +164,7 @@ fn peak_rss(pid: u32) -> u64 {
 #[test]
 fn the_server_survives_load_and_faults() {
     let dir = tempfile::tempdir().unwrap();
-    let dots = build(dir.path(), "2x3.tb", &["2x3"]);
+    let dots = harness::build_file(dir.path(), "2x3.tb", &["2x3"]);
     let positions = ["00000000000000000", "h0.0,v1.1", "h0.0,h0.1,h0.2"];
     let expected = probe_json(&dots, &positions);
     let server = Server::start(&["--db", dots.to_str().unwrap(), "--max-concurrent", "2"]);

@@ -233,19 +233,6 @@ fn base64_decode(text: &str) -> Vec<u8> {
     out
 }
 
-fn build(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
-    let db = dir.join(name);
-    harness::run_ok(
-        tb().arg("build")
-            .args(args)
-            .arg("--quiet")
-            .arg("--db")
-            .arg(&db),
-        name,
-    );
-    db
-}
-
 fn probe(db: &Path, position: &str) -> Value {
     let out = harness::run_ok(
         tb().args(["probe", "--json", "--db"]).arg(db).arg(position),
@@ -301,7 +288,7 @@ fn the_web_board_plays_dots_and_boxes_in_a_browser() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let db = build(dir.path(), "3x3.tb", &["3x3"]);
+    let db = harness::build_file(dir.path(), "3x3.tb", &["3x3"]);
     let server = Server::start(&["--db", db.to_str().unwrap()]);
     let base = format!("http://{}/", server.address);
 
@@ -449,13 +436,29 @@ fn morris_after(position: &str, mv: &str) -> String {
     format!("{} {side}", cells.into_iter().collect::<String>())
 }
 
+/// The move list the page shows for a Morris probe answer: `move value`, best first.
+fn morris_list(answer: &Value) -> Vec<String> {
+    answer["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            format!(
+                "{} {}",
+                m["move"].as_str().unwrap(),
+                m["value"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
 #[test]
 fn the_web_board_plays_morris_in_a_browser() {
     let Some(browser) = Browser::start() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let db = build(dir.path(), "mill.tb", &["morris", "--stones", "4"]);
+    let db = harness::build_file(dir.path(), "mill.tb", &["morris", "--stones", "4"]);
     let server = Server::start(&["--db", db.to_str().unwrap()]);
     // Black can close the mill c3-d3-e3 with d2-d3 and then takes g4 (the other
     // White stones stand in a mill).
@@ -467,18 +470,7 @@ fn the_web_board_plays_morris_in_a_browser() {
     ));
     let page = browser.wait_for("");
     let answer = probe(&db, start);
-    let listed: Vec<String> = answer["moves"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| {
-            format!(
-                "{} {}",
-                m["move"].as_str().unwrap(),
-                m["value"].as_str().unwrap()
-            )
-        })
-        .collect();
+    let listed = morris_list(&answer);
     assert_eq!(page["list"], json!(listed), "{page}");
     assert_eq!(page["position"], answer["position"]);
     assert_eq!(page["stones"], 8);
@@ -514,18 +506,7 @@ fn the_web_board_plays_morris_in_a_browser() {
     assert_eq!(page["position"], after);
     assert_eq!(answer["position"], after);
     assert_eq!(page["stones"], 7);
-    let listed: Vec<String> = answer["moves"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| {
-            format!(
-                "{} {}",
-                m["move"].as_str().unwrap(),
-                m["value"].as_str().unwrap()
-            )
-        })
-        .collect();
+    let listed = morris_list(&answer);
     assert_eq!(page["list"], json!(listed));
     browser.screenshot("morris.png");
 

@@ -708,3 +708,17 @@ pub fn check_export_rows(
         rows.len()
     );
 }
+
+/// Builds `tb build ARGS --quiet --db DIR/NAME` with the real binary; the file.
+pub fn build_file(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
+    let db = dir.join(name);
+    run_ok(
+        tb().arg("build")
+            .args(args)
+            .arg("--quiet")
+            .arg("--db")
+            .arg(&db),
+        name,
+    );
+    db
+}

@@ -4,6 +4,7 @@
 
 use super::build::MorrisGame;
 use super::index::Table;
+use super::rules::Position;
 use super::solve::verify_table;
 use super::spec::{MorrisSpec, layer_hands, layer_pair, pair_label, pair_layer, placement_layer};
 use super::tablebase::MorrisTablebase;
@@ -253,13 +254,7 @@ pub fn export(tb: &MorrisTablebase, format: Format, out: &mut dyn Write) -> Resu
             for (index, &byte) in values.iter().enumerate() {
                 let position = MorrisTablebase::placement_representative(h, m, o, index as u64)?;
                 let value = Value::from_byte(byte as u8);
-                match format {
-                    Format::Jsonl => writeln!(
-                        out,
-                        "{{\"position\":\"{position}\",\"table\":\"{m}-{o}\",\"value\":\"{value}\"}}"
-                    )?,
-                    Format::Csv => writeln!(out, "{position},{m}-{o},{value}")?,
-                }
+                write_row(out, format, &position, (m, o), value)?;
                 rows += 1;
             }
         }
@@ -278,18 +273,30 @@ pub fn export(tb: &MorrisTablebase, format: Format, out: &mut dyn Write) -> Resu
                 let position = MorrisTablebase::representative(m, o, index)?;
                 let value = Value::from_byte(values[at] as u8);
                 at += 1;
-                match format {
-                    Format::Jsonl => writeln!(
-                        out,
-                        "{{\"position\":\"{position}\",\"table\":\"{m}-{o}\",\"value\":\"{value}\"}}"
-                    )?,
-                    Format::Csv => writeln!(out, "{position},{m}-{o},{value}")?,
-                }
+                write_row(out, format, &position, (m, o), value)?;
                 rows += 1;
             }
         }
     }
     Ok(rows)
+}
+
+/// One export row: the position, its table and its value.
+fn write_row(
+    out: &mut dyn Write,
+    format: Format,
+    position: &Position,
+    (m, o): (u8, u8),
+    value: Value,
+) -> Result<()> {
+    match format {
+        Format::Jsonl => writeln!(
+            out,
+            "{{\"position\":\"{position}\",\"table\":\"{m}-{o}\",\"value\":\"{value}\"}}"
+        )?,
+        Format::Csv => writeln!(out, "{position},{m}-{o},{value}")?,
+    }
+    Ok(())
 }
 
 /// What `verify` found.
