@@ -136,7 +136,11 @@ impl MorrisTablebase {
     /// `stones` in each hand (`d6,f4,...`; a single move too).
     pub fn parse_position(&self, text: &str) -> Result<Position> {
         let text = text.trim();
-        if text.contains(char::is_whitespace) {
+        // Points and a side (or a board without one: its error says what is missing).
+        let board_like = text.is_empty()
+            || text.contains(char::is_whitespace)
+            || text.chars().all(|c| matches!(c, '.' | 'W' | 'B'));
+        if board_like {
             return Ok(Position::parse(text)?);
         }
         let n = self.spec.stones;
