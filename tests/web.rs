@@ -5,8 +5,8 @@
 //! `target/web/`.
 //!
 //! Needs `/usr/bin/chromedriver` and chromium (Debian packages `chromium-driver`
-//! and `chromium`; `tools/test` installs them). Without them the test says so and
-//! passes, unless `TB_REQUIRE_BROWSER=1` (set by `tools/test`, so CI cannot skip it).
+//! and `chromium`; `tools/test-setup` installs them): without them the tests fail
+//! and say so.
 
 mod harness;
 mod http;
@@ -31,18 +31,12 @@ struct Browser {
 }
 
 impl Browser {
-    /// Starts chromedriver and a headless chromium, or None when they are not
-    /// installed and not required.
-    fn start() -> Option<Browser> {
-        if !Path::new(DRIVER).exists() {
-            let required = std::env::var("TB_REQUIRE_BROWSER").is_ok_and(|v| v == "1");
-            assert!(
-                !required,
-                "{DRIVER} is missing: install the Debian packages chromium and chromium-driver"
-            );
-            eprintln!("skipped: {DRIVER} is missing (install chromium and chromium-driver)");
-            return None;
-        }
+    /// Starts chromedriver and a headless chromium.
+    fn start() -> Browser {
+        assert!(
+            Path::new(DRIVER).exists(),
+            "{DRIVER} is missing: install the Debian packages chromium and chromium-driver (tools/test-setup)"
+        );
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -85,7 +79,7 @@ impl Browser {
         };
         let session = browser.command("POST", "/session", &capabilities);
         browser.session = session["sessionId"].as_str().unwrap().to_string();
-        Some(browser)
+        browser
     }
 
     /// One WebDriver command; its `value`.
@@ -284,9 +278,7 @@ fn check_dots_board(page: &Value, answer: &Value) {
 
 #[test]
 fn the_web_board_plays_dots_and_boxes_in_a_browser() {
-    let Some(browser) = Browser::start() else {
-        return;
-    };
+    let browser = Browser::start();
     let dir = tempfile::tempdir().unwrap();
     let db = harness::build_file(dir.path(), "3x3.tb", &["3x3"]);
     let server = Server::start(&["--db", db.to_str().unwrap()]);
@@ -454,9 +446,7 @@ fn morris_list(answer: &Value) -> Vec<String> {
 
 #[test]
 fn the_web_board_plays_morris_in_a_browser() {
-    let Some(browser) = Browser::start() else {
-        return;
-    };
+    let browser = Browser::start();
     let dir = tempfile::tempdir().unwrap();
     let db = harness::build_file(dir.path(), "mill.tb", &["morris", "--stones", "4"]);
     let server = Server::start(&["--db", db.to_str().unwrap()]);
