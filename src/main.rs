@@ -561,7 +561,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 .map(|arg| -> Result<(String, PathBuf)> {
                     Ok(match arg.split_once('=') {
                         Some((name, file)) => (name.to_string(), PathBuf::from(file)),
-                        None => (tb::serve::tables::default_name(Path::new(arg))?, arg.into()),
+                        None => (tb::games::table::default_name(Path::new(arg))?, arg.into()),
                     })
                 })
                 .collect::<Result<_>>()?;

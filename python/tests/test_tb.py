@@ -385,6 +385,22 @@ def test_threads_share_a_table(tables):
             assert answers == [expected[positions.index(p)] for p in part]
 
 
+def assert_runs_beside(work, done, too_short):
+    """Runs `work` (which sets `done` when it ends) in a thread and counts in this
+    one meanwhile: with the GIL held by `work`, this thread could not count."""
+    worker = threading.Thread(target=work)
+    worker.start()
+    time.sleep(0.2)
+    ticks = 0
+    started = time.monotonic()
+    while time.monotonic() - started < 0.5:
+        ticks += 1
+    running = not done.is_set()
+    worker.join()
+    assert running, too_short
+    assert ticks > 10_000
+
+
 def test_solve_releases_the_gil():
     """A second thread runs while a search does: with the GIL held it could not."""
     done = threading.Event()
@@ -396,17 +412,7 @@ def test_solve_releases_the_gil():
             pass
         done.set()
 
-    worker = threading.Thread(target=search)
-    worker.start()
-    time.sleep(0.2)
-    ticks = 0
-    started = time.monotonic()
-    while time.monotonic() - started < 0.5:
-        ticks += 1
-    running = not done.is_set()
-    worker.join()
-    assert running, "the search ended before the check (it should take 1.5 s)"
-    assert ticks > 10_000
+    assert_runs_beside(search, done, "the search ended before the check (it should take 1.5 s)")
 
 
 def test_probe_releases_the_gil(tables):
@@ -422,16 +428,8 @@ def test_probe_releases_the_gil(tables):
             results.append(e)
         done.set()
 
-    worker = threading.Thread(target=probe)
-    worker.start()
-    time.sleep(0.2)
-    ticks = 0
-    started = time.monotonic()
-    while time.monotonic() - started < 0.5:
-        ticks += 1
-    running = not done.is_set()
-    worker.join()
-    assert running, "the probe ended before the check (its search should take 1.5 s)"
-    assert ticks > 10_000
+    assert_runs_beside(
+        probe, done, "the probe ended before the check (its search should take 1.5 s)"
+    )
     assert isinstance(results[0], tb.SearchLimitError)
     assert results[0].reason == "time limit"

@@ -99,10 +99,7 @@ fn print_plan(spec: &MorrisSpec, json: bool) -> Result<()> {
     let layers = game.layers();
     let rows: Vec<(String, u64)> = layers
         .iter()
-        .map(|&l| {
-            let size = game.blocks(l).iter().map(|k| game.block_size(l, k)).sum();
-            (game.layer_label(l), size)
-        })
+        .map(|&l| (game.layer_label(l), game.layer_size(l)))
         .collect();
     let total: u64 = rows.iter().map(|r| r.1).sum();
     let memory = memory_needs(spec).1;

@@ -15,11 +15,10 @@
 //! time); no request can name a file. SIGTERM or Ctrl-C ends the server
 //! gracefully (requests under way are answered).
 
-/// The tables (moved to [`crate::games::table`]; the old path still works).
-pub use crate::games::table as tables;
 mod web;
 
 use crate::games::probe_error_json as error_object;
+use crate::games::table::Table;
 use anyhow::{Context, Result, bail};
 use axum::Router;
 use axum::body::Bytes;
@@ -35,7 +34,6 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tables::Table;
 use tokio::sync::Semaphore;
 
 /// What a server loads and how it bounds requests.

@@ -33,6 +33,14 @@ impl MorrisGame {
     pub fn new(spec: MorrisSpec) -> MorrisGame {
         MorrisGame { spec }
     }
+
+    /// Positions (classes) of a layer: its blocks' together.
+    pub fn layer_size(&self, layer: usize) -> u64 {
+        self.blocks(layer)
+            .iter()
+            .map(|key| self.block_size(layer, key))
+            .sum()
+    }
 }
 
 /// The table a position of (m, o) leads to by capturing, when it exists.

@@ -11,9 +11,9 @@
 use super::geometry::{FULL, bits, capturable, in_mill};
 use super::index::{MIN_STONES, Table};
 use super::spec::hands_of;
-use super::value::{Value, goodness_byte, parent_byte};
+use super::value::{goodness_byte, parent_byte};
 use crate::sys::prefetch;
-use anyhow::{Result, anyhow};
+use anyhow::{Result, anyhow, ensure};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -51,14 +51,12 @@ pub fn solve_placement_table<'a>(
 ) -> Result<Vec<u8>> {
     let table = Table::get(m, o)?;
     let (hm, ho) = hands_of(h);
-    let size = table.size();
-    let mut values = vec![0u8; size as usize];
-    if m + hm < MIN_STONES {
-        // Fewer than 3 stones on the board and in hand: lost.
-        values.fill(Value::Loss(0).to_byte());
-        done.fetch_add(size, Ordering::Relaxed);
-        return Ok(values);
-    }
+    // Tables where the side to move has lost already are not stored.
+    ensure!(
+        m + hm >= MIN_STONES,
+        "table {m}-{o} with {h} in hand: the side to move has lost"
+    );
+    let mut values = vec![0u8; table.size() as usize];
     // The child tables, looked up once: [no capture, capture] by the child mover's
     // stone count o or o - 1.
     let lookup = |child_mover: u8| -> Option<(&'static Table, &'a [u8])> {

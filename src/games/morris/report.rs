@@ -6,7 +6,9 @@ use super::build::MorrisGame;
 use super::index::Table;
 use super::rules::Position;
 use super::solve::verify_table;
-use super::spec::{MorrisSpec, layer_hands, layer_pair, pair_label, pair_layer, placement_layer};
+use super::spec::{
+    MorrisSpec, Phase, layer_hands, layer_pair, pair_label, pair_layer, placement_layer,
+};
 use super::tablebase::MorrisTablebase;
 use super::value::Value;
 use crate::retro::audit::{Audit, check_finished};
@@ -18,6 +20,7 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::ops::Range;
 use std::sync::Arc;
 
 /// One table pair in `info`.
@@ -107,11 +110,7 @@ pub fn info(tb: &MorrisTablebase) -> Result<Info> {
                 tables: name,
                 layer,
                 status: "missing".to_string(),
-                positions: game
-                    .blocks(layer)
-                    .iter()
-                    .map(|key| game.block_size(layer, key))
-                    .sum(),
+                positions: game.layer_size(layer),
                 ..empty.clone()
             });
             continue;
@@ -344,6 +343,9 @@ impl VerifyReport {
     }
 }
 
+/// A table's values: its block's and its range there (a pair's block holds two).
+type TableValues = (Arc<Vec<i8>>, Range<usize>);
+
 /// Re-reads every pair (every chunk against its checksum, the pair against its
 /// layer digest; a corrupt chunk is reported, never read as values) and recomputes
 /// positions one ply deep from their moves, on all cores: every class, or `sample`
@@ -372,8 +374,9 @@ pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport>
         let (a, b) = layer_pair(layer);
         // Pairs are checked by total stones: those two below this pair's total are
         // read by no later pair.
+        // The placement tables read them all at the end: then they stay.
         for (x, y) in tb.spec().pairs() {
-            if x + y + 2 == a + b {
+            if x + y + 2 == a + b && tb.spec().phase == Phase::Moving {
                 cache.evict(&pair_id(pair_layer(x, y)));
             }
         }
@@ -423,7 +426,7 @@ pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport>
     // The placement tables, by stones in hand: each read once, checked against the
     // catalogue and recomputed from its moves, whose children are in the layer
     // below (at 1 in hand, the moving-phase pairs).
-    let mut below: BTreeMap<(u8, u8), Arc<Vec<i8>>> = BTreeMap::new();
+    let mut below: BTreeMap<(u8, u8), TableValues> = BTreeMap::new();
     for h in tb.spec().placement_hands() {
         let layer = placement_layer(h);
         let mut current = BTreeMap::new();
@@ -436,20 +439,22 @@ pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport>
                 match load_block(tb.store(), &game, &id) {
                     Ok(values) => {
                         audit.check_block(&id, Ok(&values));
-                        current.insert((m, o), Arc::new(values));
+                        let all = 0..values.len();
+                        current.insert((m, o), (Arc::new(values), all));
                     }
                     Err(e) => audit.check_block(&id, Err(&e)),
                 }
             }
         }
         if h == 1 {
-            // The moving-phase tables the last placements lead to.
+            // The moving-phase tables the last placements lead to (still in the
+            // cache: a file with placement tables keeps every pair there).
             for (a, b) in tb.spec().pairs() {
                 if let Ok(values) = load(&mut cache, pair_layer(a, b)) {
                     for (m, o) in MorrisSpec::tables_of_pair(a, b) {
                         let start = MorrisSpec::offset_in_pair(m, o)? as usize;
                         let len = Table::get(m, o)?.size() as usize;
-                        below.insert((m, o), Arc::new(values[start..start + len].to_vec()));
+                        below.insert((m, o), (values.clone(), start..start + len));
                     }
                 }
             }
@@ -457,11 +462,11 @@ pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport>
         }
         let lookup = |hands: u8, m: u8, o: u8, index: u64| -> Result<u8> {
             let tables = if hands == h { &current } else { &below };
-            let values = tables
+            let (values, range) = tables
                 .get(&(m, o))
                 .filter(|_| hands == h || hands + 1 == h)
                 .with_context(|| format!("table {m}-{o} with {hands} in hand is not readable"))?;
-            values
+            values[range.clone()]
                 .get(index as usize)
                 .map(|&v| v as u8)
                 .with_context(|| format!("table {m}-{o} with {hands} in hand has no class {index}"))

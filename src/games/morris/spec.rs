@@ -212,11 +212,20 @@ impl MorrisSpec {
     /// sides have 3 stones or more on the board and in hand (with fewer the game is
     /// over: the side to move has lost, `L0`, or the other side lost before).
     pub fn placement_tables(&self, h: u8) -> Vec<(u8, u8)> {
-        let (hm, ho) = hands_of(h);
-        (0..=self.stones.saturating_sub(hm))
-            .flat_map(|m| (0..=self.stones.saturating_sub(ho)).map(move |o| (m, o)))
-            .filter(|&(m, o)| m + hm >= MIN_STONES && o + ho >= MIN_STONES)
+        (0..=self.stones)
+            .flat_map(|m| (0..=self.stones).map(move |o| (m, o)))
+            .filter(|&(m, o)| self.has_placement_table(h, m, o))
             .collect()
+    }
+
+    /// Whether table (m, o) with `h` in hand is one of [`MorrisSpec::placement_tables`].
+    pub fn has_placement_table(&self, h: u8, m: u8, o: u8) -> bool {
+        let (hm, ho) = hands_of(h);
+        (1..=2 * self.stones).contains(&h)
+            && m + hm <= self.stones
+            && o + ho <= self.stones
+            && m + hm >= MIN_STONES
+            && o + ho >= MIN_STONES
     }
 
     /// The tables of a pair in block order: (a, b), then (b, a) unless a == b.

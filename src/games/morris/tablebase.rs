@@ -115,7 +115,7 @@ impl MorrisTablebase {
             );
         }
         let layer = placement_layer(h);
-        if h > 2 * self.spec.stones || !self.spec.placement_tables(h).contains(&(m, o)) {
+        if !self.spec.has_placement_table(h, m, o) {
             bail!(
                 "no table {m}-{o} with {h} stones in hand in this file (the game with {} stones a side)",
                 self.spec.stones
