@@ -331,6 +331,8 @@ fn the_web_board_plays_dots_and_boxes_in_a_browser() {
     browser.goto(&base);
     browser.wait_for("");
     browser.click("#computer option[value=\"1\"]");
+    // Choosing redraws the board: wait, or the click below may hit a replaced line.
+    browser.wait_for("");
     browser.click("g[data-line=\"h2.1\"] rect.hit");
     let deadline = Instant::now() + Duration::from_secs(30);
     let page = loop {
@@ -358,6 +360,7 @@ fn the_web_board_plays_dots_and_boxes_in_a_browser() {
 
     // A position typed into the field (any position form) starts a new game.
     browser.click("#computer option[value=\"\"]");
+    browser.wait_for(&moves.join(","));
     browser.type_into("#position", "h0.0,h0.1,v2.3\u{E007}");
     let typed = probe(&db, "h0.0,h0.1,v2.3");
     let deadline = Instant::now() + Duration::from_secs(30);
