@@ -217,6 +217,15 @@ fn combinations(k: u32) -> impl Iterator<Item = u32> {
     })
 }
 
+/// `inverse[s]`: the symmetry undoing symmetry `s`.
+fn inverse_symmetries() -> [usize; SYMMETRIES] {
+    std::array::from_fn(|s| {
+        (0..SYMMETRIES)
+            .find(|&t| (0..POINTS).all(|p| SYM_PERM[t][SYM_PERM[s][p] as usize] as usize == p))
+            .expect("the symmetries form a group")
+    })
+}
+
 /// The canonical mover sets of one size and how every mover set reaches its own.
 pub struct MoverIndex {
     /// Number of stones.
@@ -230,34 +239,33 @@ pub struct MoverIndex {
 }
 
 impl MoverIndex {
+    /// Walks the sets in increasing order: the first set of an orbit not yet seen is
+    /// its least element (canonical), and its 16 images fill in the whole orbit at
+    /// once (16 transforms per orbit, not per set: a cold probe builds these).
     fn build(m: u8) -> MoverIndex {
+        const UNSEEN: u32 = u32::MAX;
         let total = BINOM[POINTS][m as usize] as usize;
-        let mut by_rank = vec![0u32; total];
+        let inverse = inverse_symmetries();
+        let mut by_rank = vec![UNSEEN; total];
         let mut canon = Vec::new();
         let mut stab = Vec::new();
         for (r, w) in combinations(m as u32).enumerate() {
-            let mut best = w;
-            let mut best_s = 0;
+            if by_rank[r] != UNSEEN {
+                continue;
+            }
+            let cid = canon.len() as u32;
             let mut st = 0u16;
-            for s in 0..SYMMETRIES {
+            for (s, &back) in inverse.iter().enumerate() {
                 let img = transform(s, w);
-                if img < best {
-                    best = img;
-                    best_s = s;
-                }
                 if img == w {
                     st |= 1 << s;
                 }
+                // `back` maps `img` to `w`; of several, the least symmetry is kept.
+                let entry = &mut by_rank[rank24(img) as usize];
+                *entry = (*entry).min(cid << 4 | back as u32);
             }
-            if best == w {
-                by_rank[r] = (canon.len() as u32) << 4;
-                canon.push(w);
-                stab.push(st);
-            } else {
-                // The canonical image is smaller, so it was visited already.
-                let cid = by_rank[rank24(best) as usize] >> 4;
-                by_rank[r] = cid << 4 | best_s as u32;
-            }
+            canon.push(w);
+            stab.push(st);
         }
         MoverIndex {
             m,
@@ -283,12 +291,17 @@ impl MoverIndex {
     }
 }
 
-/// Number of `o`-subsets of `free` fixed by symmetry `s` (Burnside's lemma helper):
-/// unions of whole cycles of `s` restricted to `free` (which `s` maps onto itself).
-fn fixed_subsets(s: usize, free: u32, o: usize) -> u64 {
+/// Number of ways to place `m` mover and `o` opponent stones on the points of `free`
+/// (which symmetry `s` maps onto itself) that `s` leaves unchanged: each cycle of `s`
+/// is all empty, all mover or all opponent (Burnside's lemma helper).
+fn fixed_colourings(s: usize, free: u32, m: usize, o: usize) -> u64 {
+    if s == 0 {
+        return BINOM[free.count_ones() as usize][m] * BINOM[free.count_ones() as usize - m][o];
+    }
     let perm = &super::geometry::SYM_PERM[s];
-    let mut ways = [0u64; POINTS + 1];
-    ways[0] = 1;
+    // ways[a][b]: colourings of the cycles so far with a mover and b opponent points.
+    let mut ways = [[0u64; POINTS + 1]; MAX_STONES as usize + 1];
+    ways[0][0] = 1;
     let mut seen = 0u32;
     for p in super::geometry::bits(free) {
         if seen & (1 << p) != 0 {
@@ -301,36 +314,39 @@ fn fixed_subsets(s: usize, free: u32, o: usize) -> u64 {
             len += 1;
             q = perm[q] as usize;
         }
-        for t in (len..=POINTS).rev() {
-            ways[t] += ways[t - len];
+        // Descending, so that each entry adds the counts from before this cycle.
+        for a in (0..=m).rev() {
+            for b in (0..=o).rev() {
+                let mover = if a >= len { ways[a - len][b] } else { 0 };
+                let opponent = if b >= len { ways[a][b - len] } else { 0 };
+                ways[a][b] += mover + opponent;
+            }
         }
     }
-    ways[o]
+    ways[m][o]
 }
 
-/// Number of classes of table (m, o), from the index structures alone (Burnside for
-/// mover sets with a nontrivial stabilizer), without enumerating positions.
+/// Number of classes of table (m, o), by Burnside's lemma over the 16 symmetries of
+/// the whole board (microseconds, and independent of how [`Table`] enumerates them).
 pub fn class_count(m: u8, o: u8) -> u64 {
-    assert!(m as usize + o as usize <= POINTS);
-    let movers = MoverIndex::get(m);
-    let plain = BINOM[POINTS - m as usize][o as usize];
-    movers
-        .canon
-        .iter()
-        .zip(&movers.stab)
-        .map(|(&w, &st)| {
-            if st == 1 {
-                plain
-            } else {
-                let free = FULL & !w;
-                let sum: u64 = (0..SYMMETRIES)
-                    .filter(|s| st & (1 << s) != 0)
-                    .map(|s| fixed_subsets(s, free, o as usize))
-                    .sum();
-                sum / st.count_ones() as u64
-            }
-        })
-        .sum()
+    assert!(
+        m <= MAX_STONES && o <= MAX_STONES,
+        "at most {MAX_STONES} stones a side"
+    );
+    let sum: u64 = (0..SYMMETRIES)
+        .map(|s| fixed_colourings(s, FULL, m as usize, o as usize))
+        .sum();
+    sum / SYMMETRIES as u64
+}
+
+/// Number of orbits of the `o`-subsets of `free` under the symmetries of `stab` (a
+/// group, as a bit set, mapping `free` onto itself), by Burnside's lemma.
+fn orbit_count(free: u32, stab: u16, o: u8) -> u64 {
+    let sum: u64 = (0..SYMMETRIES)
+        .filter(|s| stab & (1 << s) != 0)
+        .map(|s| fixed_colourings(s, free, 0, o as usize))
+        .sum();
+    sum / stab.count_ones() as u64
 }
 
 /// Slots of the opponent sets for a canonical mover set with a nontrivial stabilizer.
@@ -350,6 +366,29 @@ struct RankWord {
 }
 
 impl Special {
+    /// The stored ranks of the opponent sets in `free` (packed sets `packed_sets`) for
+    /// a mover set with symmetries `stab`: the least of each orbit.
+    fn build(free: u32, stab: u16, packed_sets: &[u32]) -> Special {
+        let syms: Vec<usize> = (1..SYMMETRIES).filter(|s| stab & (1 << s) != 0).collect();
+        let mut map = vec![RankWord::default(); packed_sets.len().div_ceil(64)];
+        let mut inv = Vec::new();
+        for (r, &packed) in packed_sets.iter().enumerate() {
+            let word = &mut map[r / 64];
+            if r % 64 == 0 {
+                word.before = inv.len() as u32;
+            }
+            let b = deposit(free, packed);
+            if syms.iter().all(|&s| transform(s, b) >= b) {
+                word.bits |= 1 << (r % 64);
+                inv.push(r as u32);
+            }
+        }
+        Special {
+            map: map.into(),
+            inv: inv.into(),
+        }
+    }
+
     /// Slot of a stored (stabilizer-least) colex rank.
     #[inline(always)]
     fn slot(&self, rank: u32) -> u32 {
@@ -369,7 +408,9 @@ pub struct Table {
     movers: &'static MoverIndex,
     /// One per canonical mover set, in index order.
     blocks: Vec<Block>,
-    specials: Vec<Special>,
+    /// The rows of mover sets with a nontrivial stabilizer, built on first use (a cold
+    /// probe touches one or two of a table's thousands).
+    specials: Vec<LazySpecial>,
     size: u64,
     /// `packed_sets[r]`: the `o`-subset of the `24 - m` free points with colex rank `r`,
     /// packed low (what [`unrank24`] computes, looked up: the solver turns a random
@@ -379,6 +420,15 @@ pub struct Table {
     /// a lookup and a step or two instead of a binary search).
     block_hint: Vec<u32>,
     hint_shift: u32,
+}
+
+/// A [`Special`] and what builds it.
+struct LazySpecial {
+    free: u32,
+    stab: u16,
+    /// Its number of slots (known without building it).
+    size: u64,
+    built: OnceLock<Special>,
 }
 
 /// The indices of one canonical mover set (kept together: one cache line per lookup).
@@ -418,26 +468,15 @@ impl Table {
                 continue;
             }
             let free = FULL & !w;
-            let syms: Vec<usize> = (1..SYMMETRIES).filter(|s| st & (1 << s) != 0).collect();
-            let mut map = vec![RankWord::default(); (plain as usize).div_ceil(64)];
-            let mut inv = Vec::new();
-            for r in 0..plain as u32 {
-                let word = &mut map[(r / 64) as usize];
-                if r % 64 == 0 {
-                    word.before = inv.len() as u32;
-                }
-                let b = deposit(free, packed_sets[r as usize]);
-                if syms.iter().all(|&s| transform(s, b) >= b) {
-                    word.bits |= 1 << (r % 64);
-                    inv.push(r);
-                }
-            }
-            next += inv.len() as u64;
+            let size = orbit_count(free, st, o);
+            next += size;
             block.special = specials.len() as u32;
             blocks.push(block);
-            specials.push(Special {
-                map: map.into(),
-                inv: inv.into(),
+            specials.push(LazySpecial {
+                free,
+                stab: st,
+                size,
+                built: OnceLock::new(),
             });
         }
         // Plain blocks (nearly all) hold `plain` indices: hint at about half of that.
@@ -484,6 +523,21 @@ impl Table {
         self.size
     }
 
+    /// Special row `k`, built on first use.
+    #[inline]
+    fn special(&self, k: u32) -> &Special {
+        let lazy = &self.specials[k as usize];
+        lazy.built.get_or_init(|| {
+            let special = Special::build(lazy.free, lazy.stab, &self.packed_sets);
+            assert_eq!(
+                special.inv.len() as u64,
+                lazy.size,
+                "Burnside count of a row"
+            );
+            special
+        })
+    }
+
     /// Index of the class of (mover set, opponent set). The sets must be disjoint and
     /// of sizes m and o (checked in debug builds only: this is the hot loop).
     #[inline]
@@ -516,7 +570,7 @@ impl Table {
             symmetric |= img == b0;
             b = b.min(img);
         }
-        let slot = self.specials[block.special as usize].slot(rank_in(free, b));
+        let slot = self.special(block.special).slot(rank_in(free, b));
         (block.offset + slot as u64, symmetric)
     }
 
@@ -628,7 +682,7 @@ impl Table {
         let rank = if block.special == u32::MAX {
             slot as u32
         } else {
-            self.specials[block.special as usize].inv[slot as usize]
+            self.special(block.special).inv[slot as usize]
         };
         deposit(!block.canon & FULL, self.packed_sets[rank as usize])
     }
@@ -898,6 +952,23 @@ mod tests {
             .flat_map(|m| (3..=5).map(move |o| class_count(m, o)))
             .sum();
         assert_eq!(small / 100_000, 616, "{small}");
+    }
+
+    #[test]
+    fn index_sizes_match_burnside_over_the_whole_board() {
+        for m in 0..=MAX_STONES {
+            for o in 0..=MAX_STONES {
+                let t = Table::new(m, o).unwrap();
+                assert_eq!(t.size(), class_count(m, o), "{m}-{o}");
+                if matches!((m, o), (9, 9) | (8, 5) | (4, 7) | (0, 6)) {
+                    // Builds every lazily built row: each checks its enumerated
+                    // slots against its own Burnside count.
+                    for cid in 0..t.blocks() {
+                        t.block_opponent(cid, 0);
+                    }
+                }
+            }
+        }
     }
 
     /// Prints the class count of every table:
