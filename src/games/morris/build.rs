@@ -138,7 +138,9 @@ impl Game for MorrisGame {
             };
             let values = solve_placement_table(h, m, o, child, done)
                 .with_context(|| format!("solving table {m}-{o} with {h} in hand"))?;
-            return Ok(values.into_iter().map(|v| v as i8).collect());
+            // SAFETY: i8 has the size, alignment and bit validity of u8 (the store
+            // keeps bytes as i8); no copy keeps the huge pages.
+            return Ok(unsafe { crate::sys::reinterpret(values) });
         }
         let (a, b) = layer_pair(layer);
         let reads = self.reads(layer, key);
