@@ -572,6 +572,12 @@ impl Store {
         len: usize,
         neighbours: &dyn Fn(usize) -> Vec<codec::Neighbours>,
     ) -> Result<Vec<i8>> {
+        self.stored_chunk(n, counts, chunk)?.decode(len, neighbours)
+    }
+
+    /// One stored chunk, still coded (decode it with [`StoredChunk::decode`]); a
+    /// missing one is an error.
+    pub fn stored_chunk(&self, n: usize, counts: &[u8], chunk: u64) -> Result<StoredChunk> {
         let key = counts_key(counts);
         let mut stmt = self.conn.prepare_cached(
             "SELECT chunk, raw_len, checksum, data FROM chunks WHERE n = ?1 AND counts = ?2 AND chunk = ?3",
@@ -581,10 +587,9 @@ impl Store {
                 StoredChunk::from_row(n, &key, &self.rules, r)
             })
             .optional()?;
-        let Some(stored) = row else {
-            bail!("chunk {chunk} of block {key} in layer {n} is missing from the file");
-        };
-        stored.decode(len, neighbours)
+        row.with_context(|| {
+            format!("chunk {chunk} of block {key} in layer {n} is missing from the file")
+        })
     }
 
     /// Every stored chunk of a block, still coded, in chunk order (decode them with

@@ -54,7 +54,7 @@ struct ChunkCache {
 
 /// The context-mixing neighbours of a chunk: `(layer, block key, first index,
 /// length)` to one entry per value (see [`super::codec`]).
-pub type NeighbourFn = Box<dyn Fn(usize, &[u8], u64, usize) -> Vec<Neighbours> + Send>;
+pub type NeighbourFn = Box<dyn Fn(usize, &[u8], u64, usize) -> Vec<Neighbours> + Send + Sync>;
 
 /// A chunk that cannot be read, or is damaged: a problem of the file, never of
 /// the position asked for. Every error of [`ChunkReader::value`] is one (its text
@@ -179,22 +179,97 @@ impl ChunkReader {
         }
     }
 
-    /// Reads a chunk of a block of `size` positions that is not cached and caches it.
-    fn load(&self, chunk_key: ChunkKey, key: &[u8], size: u64) -> anyhow::Result<Arc<Vec<i8>>> {
+    /// Decodes, on all cores, the chunks holding the values a caller is about to read
+    /// one by one with [`ChunkReader::value`] (a cold probe reads a dozen chunks, and
+    /// decoding dominates it). `wanted`: (layer, packed key, index, block key, block
+    /// positions). Only a hint: chunks that fail to read are left for
+    /// [`ChunkReader::value`] to report.
+    pub fn preload(&self, wanted: impl IntoIterator<Item = (usize, u128, u64, Vec<u8>, u64)>) {
+        use rayon::prelude::*;
+        let mut jobs: Vec<(ChunkKey, Vec<u8>, u64)> = Vec::new();
+        {
+            let cache = self.cache.borrow();
+            for (layer, packed, index, key, size) in wanted {
+                let chunk_key: ChunkKey = (layer as u32, packed, index / self.chunk_positions);
+                let known = cache.chunks.contains_key(&chunk_key)
+                    || cache.bad.contains_key(&chunk_key)
+                    || jobs.iter().any(|(k, ..)| *k == chunk_key);
+                if !known {
+                    jobs.push((chunk_key, key, size));
+                }
+            }
+        }
+        if jobs.len() < 2 {
+            return; // nothing to overlap
+        }
+        let stored: Vec<_> = jobs
+            .into_iter()
+            .filter_map(|(chunk_key, key, size)| {
+                let (layer, _, chunk) = chunk_key;
+                let chunk_row = self.store.stored_chunk(layer as usize, &key, chunk).ok()?;
+                Some((chunk_key, key, size, chunk_row))
+            })
+            .collect();
+        let (chunk_positions, neighbours) = (self.chunk_positions, &self.neighbours);
+        let decoded: Vec<(ChunkKey, Vec<i8>)> = stored
+            .par_iter()
+            .filter_map(|(chunk_key, key, size, chunk_row)| {
+                let values = Self::decode(
+                    chunk_positions,
+                    neighbours,
+                    *chunk_key,
+                    key,
+                    *size,
+                    chunk_row,
+                )
+                .ok()?;
+                Some((*chunk_key, values))
+            })
+            .collect();
+        for (chunk_key, values) in decoded {
+            self.insert(chunk_key, Arc::new(values));
+        }
+    }
+
+    /// The values of a stored chunk of a block of `size` positions.
+    fn decode(
+        chunk_positions: u64,
+        neighbours: &NeighbourFn,
+        chunk_key: ChunkKey,
+        key: &[u8],
+        size: u64,
+        stored: &super::StoredChunk,
+    ) -> anyhow::Result<Vec<i8>> {
         let (layer, _, chunk) = chunk_key;
-        let first = chunk * self.chunk_positions;
+        let first = chunk * chunk_positions;
         if first >= size {
             anyhow::bail!(
                 "chunk {chunk} lies beyond its block of layer {layer} ({size} positions)"
             );
         }
-        let len = super::chunk_len(size, self.chunk_positions, chunk);
-        let neighbours = |len| (self.neighbours)(layer as usize, key, first, len);
-        let values =
-            Arc::new(
-                self.store
-                    .read_chunk_with(layer as usize, key, chunk, len, &neighbours)?,
-            );
+        let len = super::chunk_len(size, chunk_positions, chunk);
+        stored.decode(len, |len| neighbours(layer as usize, key, first, len))
+    }
+
+    /// Reads a chunk of a block of `size` positions that is not cached and caches it.
+    fn load(&self, chunk_key: ChunkKey, key: &[u8], size: u64) -> anyhow::Result<Arc<Vec<i8>>> {
+        let (layer, _, chunk) = chunk_key;
+        let stored = self.store.stored_chunk(layer as usize, key, chunk)?;
+        let values = Self::decode(
+            self.chunk_positions,
+            &self.neighbours,
+            chunk_key,
+            key,
+            size,
+            &stored,
+        )?;
+        let values = Arc::new(values);
+        self.insert(chunk_key, values.clone());
+        Ok(values)
+    }
+
+    /// Caches a chunk's values, evicting the oldest chunk when full.
+    fn insert(&self, chunk_key: ChunkKey, values: Arc<Vec<i8>>) {
         let mut cache = self.cache.borrow_mut();
         let capacity = (CACHE_BYTES / self.chunk_positions).max(16) as usize;
         if cache.order.len() >= capacity
@@ -203,7 +278,6 @@ impl ChunkReader {
             cache.chunks.remove(&old);
         }
         cache.order.push_back(chunk_key);
-        cache.chunks.insert(chunk_key, values.clone());
-        Ok(values)
+        cache.chunks.insert(chunk_key, values);
     }
 }

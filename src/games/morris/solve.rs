@@ -617,6 +617,16 @@ pub fn position_value(
     pos: &Position,
     lookup: &impl Fn(u8, u8, u8, u64) -> Result<u8>,
 ) -> Result<Value> {
+    Ok(match stored_class(pos)? {
+        None => Value::Loss(0),
+        Some((h, m, o, index)) => Value::from_byte(lookup(h, m, o, index)?),
+    })
+}
+
+/// Where the value of a position is stored: `(h, m, o, index)` as [`position_value`]
+/// looks it up, or `None` when the side to move has lost already (fewer than 3
+/// stones on the board and in hand).
+pub fn stored_class(pos: &Position) -> Result<Option<(u8, u8, u8, u64)>> {
     let (m, o) = (
         pos.mover.count_ones() as u8,
         pos.opponent.count_ones() as u8,
@@ -638,11 +648,27 @@ pub fn position_value(
         }
     );
     if m + hm < MIN_STONES {
-        return Ok(Value::Loss(0));
+        return Ok(None);
     }
     let table = Table::get(m, o)?;
     let index = table.index_checked(pos.mover, pos.opponent)?;
-    Ok(Value::from_byte(lookup(h, m, o, index)?))
+    Ok(Some((h, m, o, index)))
+}
+
+/// The stored classes a [`probe`] of `pos` reads: the position's and its children's
+/// (those that are positions of the game).
+pub fn probe_classes(pos: &Position) -> Vec<(u8, u8, u8, u64)> {
+    let children = pos
+        .legal_moves()
+        .into_iter()
+        .filter_map(|(_, outcome)| match outcome {
+            Outcome::Win => None,
+            Outcome::Child(c) => Some(c),
+        });
+    std::iter::once(*pos)
+        .chain(children)
+        .filter_map(|p| stored_class(&p).ok().flatten())
+        .collect()
 }
 
 /// Probes `pos`: its value and every legal move's value, best first (stable order

@@ -4,7 +4,7 @@
 use super::build::MorrisGame;
 use super::index::{MIN_STONES, Table, class_count};
 use super::rules::{Move, Outcome, Position};
-use super::solve::{Probe, probe};
+use super::solve::{Probe, probe, probe_classes};
 use super::spec::{MorrisSpec, Phase, format_version, hands_of, pair_layer, placement_layer};
 use super::value::Value;
 use crate::retro::audit::prepare_read;
@@ -94,12 +94,7 @@ impl MorrisTablebase {
                 }
             );
         }
-        let (a, b) = (m.min(o), m.max(o));
-        let offset = MorrisSpec::offset_in_pair(m, o)?;
-        let byte = self.reader.value(pair_layer(m, o), 0, offset + index, || {
-            (vec![a, b], MorrisSpec::pair_size(a, b))
-        })?;
-        Ok(byte as u8)
+        self.stored_byte(0, m, o, index)
     }
 
     /// The stored byte of class `index` of table (m, o) with `h` stones in hand (0:
@@ -124,11 +119,39 @@ impl MorrisTablebase {
         if !self.layers.get(&layer).is_some_and(|r| r.status.readable()) {
             bail!("the placement tables with {h} stones in hand are not built yet");
         }
-        let packed = u128::from(m) << 8 | u128::from(o);
-        let byte = self
-            .reader
-            .value(layer, packed, index, || (vec![m, o], class_count(m, o)))?;
+        self.stored_byte(h, m, o, index)
+    }
+
+    /// The byte at `index` of table (m, o) with `h` in hand, once the table is known
+    /// to be in the file.
+    fn stored_byte(&self, h: u8, m: u8, o: u8, index: u64) -> Result<u8> {
+        let (layer, packed, at, key) = Self::locate(h, m, o, index)?;
+        let byte = self.reader.value(layer, packed, at, || {
+            (key.to_vec(), Self::block_size(h, key))
+        })?;
         Ok(byte as u8)
+    }
+
+    /// Where class `index` of table (m, o) with `h` in hand is stored: (layer, packed
+    /// block key, index in the block, block key). A moving-phase table is a slice of
+    /// its pair's block (the layer's only block), a placement table a block.
+    fn locate(h: u8, m: u8, o: u8, index: u64) -> Result<(usize, u128, u64, [u8; 2])> {
+        Ok(if h == 0 {
+            let offset = MorrisSpec::offset_in_pair(m, o)?;
+            (pair_layer(m, o), 0, offset + index, [m.min(o), m.max(o)])
+        } else {
+            let packed = u128::from(m) << 8 | u128::from(o);
+            (placement_layer(h), packed, index, [m, o])
+        })
+    }
+
+    /// Positions of block `key` of the layers with `h` in hand.
+    fn block_size(h: u8, [a, b]: [u8; 2]) -> u64 {
+        if h == 0 {
+            MorrisSpec::pair_size(a, b)
+        } else {
+            class_count(a, b)
+        }
     }
 
     /// A position text of this file's game: 24 points, the side to move and the
@@ -174,7 +197,21 @@ impl MorrisTablebase {
 
     /// Value of a position and of every legal move, best first.
     pub fn probe(&self, position: &Position) -> Result<Probe> {
+        self.preload(position);
         probe(position, |h, m, o, i| self.byte_in_hand(h, m, o, i))
+    }
+
+    /// Decodes the chunks a probe of `position` reads, on all cores, before it reads
+    /// them one by one (what a cold probe spends its time on). Classes this file
+    /// does not hold are left for the probe to report.
+    fn preload(&self, position: &Position) {
+        let wanted = probe_classes(position)
+            .into_iter()
+            .filter_map(|(h, m, o, index)| {
+                let (layer, packed, at, key) = Self::locate(h, m, o, index).ok()?;
+                Some((layer, packed, at, key.to_vec(), Self::block_size(h, key)))
+            });
+        self.reader.preload(wanted);
     }
 
     /// The table (m, o) of a position, for messages.
