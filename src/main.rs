@@ -267,12 +267,49 @@ enum Command {
         /// The shell.
         shell: clap_complete::Shell,
     },
+    /// Play Dots-and-Boxes against perfect play: the board with every open line's
+    /// value (net future boxes for whoever draws it, best in green), the score and
+    /// whose turn it is. Type a line name to draw it, `best` for a best move, `undo`,
+    /// `redo`, `quit` (or end the input). In a terminal the board is redrawn in place;
+    /// otherwise each board is printed after the last, so a script can play.
+    #[command(
+        after_help = "Examples:\n  tb play 2x2\n  tb play --db 3x3.tb --computer B\n  tb play --db 3x3.tb h0.0,v1.1\n  printf 'h0.0\\nbest\\nundo\\n' | tb play 2x2"
+    )]
+    Play {
+        /// Board size RxC in boxes (values by search), or with --db the position.
+        board: Option<String>,
+        /// Start position: a move list, 0/1 string or Wilson file [default: the
+        /// table's start, or the empty board].
+        position: Option<String>,
+        /// A tablebase to take the values from (its book, and search beyond it).
+        #[arg(long)]
+        db: Option<PathBuf>,
+        /// The side the program plays (it answers with a best move).
+        #[arg(long, value_enum)]
+        computer: Option<SideArg>,
+        /// Value of the full board (Wilson's last-move penalty), without --db.
+        #[arg(long, allow_negative_numbers = true)]
+        penalty: Option<i32>,
+        #[command(flatten)]
+        bounds: SearchBounds,
+    },
     /// Print a manual page (roff), of tb or of one of its commands.
     #[command(after_help = "Examples:\n  tb man | man -l -\n  tb man build > tb-build.1")]
     Man {
         /// A command of tb (build, probe, ...) for its own page [default: tb's page].
         command: Option<String>,
     },
+}
+
+/// `tb play --computer` values.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum SideArg {
+    /// Player A (who moves first from the empty board).
+    #[value(name = "A", alias = "a")]
+    A,
+    /// Player B.
+    #[value(name = "B", alias = "b")]
+    B,
 }
 
 /// `tb build morris --phase` values.
@@ -547,6 +584,41 @@ fn run(cli: Cli) -> Result<ExitCode> {
             } else {
                 out!("{}", info::info_text(&report));
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Play {
+            board,
+            position,
+            db,
+            computer,
+            penalty,
+            bounds,
+        } => {
+            use std::io::IsTerminal;
+            // With --db a single argument is the position (the board is the table's).
+            let (board, position) = match (&db, board, position) {
+                (Some(_), Some(one), None) => (None, Some(one)),
+                (_, board, position) => (board, position),
+            };
+            let setup = tb::games::dots::play::Setup {
+                db: db.as_deref(),
+                board: board.as_deref(),
+                position: position.as_deref(),
+                penalty,
+                limits: bounds.limits(),
+                computer: computer.map(|side| match side {
+                    SideArg::A => notation::Player::A,
+                    SideArg::B => notation::Player::B,
+                }),
+            };
+            let mut session = setup.open()?;
+            let terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+            tb::games::dots::play::run(
+                &mut session,
+                &mut std::io::stdin().lock(),
+                &mut std::io::stdout().lock(),
+                terminal,
+            )?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Serve {

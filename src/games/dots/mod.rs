@@ -1,6 +1,6 @@
 //! Dots-and-Boxes: the board and its notation, Wilson's layered tablebase (line
 //! groups, symmetry, corners, the streaming kernel), probing, the search solver, and
-//! the reports (`info`, `verify`, `export`, `plan`).
+//! the reports (`info`, `verify`, `export`, `plan`), and the play program (`play`).
 
 pub mod board;
 pub mod build;
@@ -14,6 +14,7 @@ pub mod notation;
 pub mod orbits;
 pub mod output;
 pub mod plan;
+pub mod play;
 pub mod search;
 pub mod solve;
 pub mod spec;

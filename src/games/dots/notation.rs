@@ -23,10 +23,26 @@ pub enum Player {
 
 impl Player {
     /// Index into [`ParsedPosition::captured`].
-    fn index(self) -> usize {
+    pub fn index(self) -> usize {
         match self {
             Player::A => 0,
             Player::B => 1,
+        }
+    }
+
+    /// The other player.
+    pub fn other(self) -> Player {
+        match self {
+            Player::A => Player::B,
+            Player::B => Player::A,
+        }
+    }
+
+    /// `A` or `B`.
+    pub fn letter(self) -> char {
+        match self {
+            Player::A => 'A',
+            Player::B => 'B',
         }
     }
 }
@@ -46,7 +62,7 @@ pub struct ParsedPosition {
 
 impl ParsedPosition {
     /// A position with lines only (forms 1 and 2).
-    fn plain(lines: Lines) -> ParsedPosition {
+    pub fn from_lines(lines: Lines) -> ParsedPosition {
         ParsedPosition {
             lines,
             penalty: None,
@@ -199,9 +215,9 @@ pub fn parse_position(board: &Board, text: &str) -> Result<ParsedPosition, Notat
     } else if trimmed.starts_with(|c: char| c.is_ascii_digit()) {
         // Line names start with h/v, so a leading digit means form 1; a stray
         // character then gets a precise "which character at which index" error.
-        parse_bits(board, trimmed, lead).map(ParsedPosition::plain)
+        parse_bits(board, trimmed, lead).map(ParsedPosition::from_lines)
     } else {
-        parse_moves(board, trimmed, lead).map(ParsedPosition::plain)
+        parse_moves(board, trimmed, lead).map(ParsedPosition::from_lines)
     }
 }
 
@@ -792,7 +808,7 @@ mod tests {
         for text in ["h0.0,v1.2,h2.1", "v1.2 h0.0, h2.1", " h2.1 ,\tv1.2\nh0.0"] {
             assert_eq!(
                 parse_position(&b, text).unwrap(),
-                ParsedPosition::plain(want)
+                ParsedPosition::from_lines(want)
             );
         }
         assert_eq!(parse_position(&b, " - ").unwrap().lines, 0);
@@ -1006,7 +1022,7 @@ mod tests {
         #[test]
         fn zero_one_round_trip((b, lines) in board_and_lines()) {
             let text = format_position(&b, lines);
-            prop_assert_eq!(parse_position(&b, &text).unwrap(), ParsedPosition::plain(lines));
+            prop_assert_eq!(parse_position(&b, &text).unwrap(), ParsedPosition::from_lines(lines));
         }
 
         #[test]
@@ -1028,13 +1044,13 @@ mod tests {
             if names.is_empty() {
                 text.push('-');
             }
-            prop_assert_eq!(parse_position(&b, &text).unwrap(), ParsedPosition::plain(lines));
+            prop_assert_eq!(parse_position(&b, &text).unwrap(), ParsedPosition::from_lines(lines));
         }
 
         #[test]
         fn wilson_round_trip((b, lines) in board_and_lines(), penalty in any::<i32>()) {
             let text = format_wilson(&b, lines, penalty);
-            let want = ParsedPosition { penalty: Some(penalty), ..ParsedPosition::plain(lines) };
+            let want = ParsedPosition { penalty: Some(penalty), ..ParsedPosition::from_lines(lines) };
             prop_assert_eq!(parse_position(&b, &text).unwrap(), want);
         }
 

@@ -1,0 +1,704 @@
+//! `tb play`: a game of Dots-and-Boxes against perfect play, as Wilson's play
+//! program shows it: the board with every open line's value written in its place
+//! (net future boxes for the player who draws it), the score and whose turn it is.
+//! A person types line names; `best` plays a best move, `undo`/`redo` walk the
+//! game, and one side may be played by the program itself.
+//!
+//! Values come from a tablebase (the book, its search fallback beyond it) or, with
+//! no tablebase, from the search solver ([`Analyst`]). The loop ([`run`]) reads
+//! commands line by line: in a terminal it redraws the screen in place, otherwise
+//! it prints each new board below the last (scriptable, testable).
+
+use super::board::{Board, Lines};
+use super::notation::{self, ParsedPosition, Player};
+use super::search::{Limits, Solver};
+use super::solve::SolveRequest;
+use super::tablebase::{Probe, Tablebase};
+use anyhow::{Result, bail};
+use std::collections::HashMap;
+use std::io::{BufRead, Write};
+use std::path::Path;
+
+/// Where move values come from.
+pub enum Analyst {
+    /// A tablebase: its stored layers, and its search fallback beyond them.
+    Book(Box<Tablebase>),
+    /// The search solver, each search within `limits`.
+    Search {
+        /// The solver (its transposition table is kept between moves).
+        solver: Box<Solver>,
+        /// Bounds of each search.
+        limits: Limits,
+    },
+}
+
+impl Analyst {
+    /// Value of `lines` and of every move, best first.
+    pub fn probe(&mut self, lines: Lines) -> Result<Probe> {
+        match self {
+            Analyst::Book(table) => table.probe(lines),
+            Analyst::Search { solver, limits } => {
+                let result = solver.solve_within(lines, *limits)?;
+                Ok(Probe::from_search(lines, &result))
+            }
+        }
+    }
+}
+
+/// One move of the game.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Played {
+    /// The line drawn.
+    pub line: usize,
+    /// Who drew it.
+    pub player: Player,
+    /// Boxes it completed (the same player moves again when there are any).
+    pub boxes: u32,
+}
+
+/// A game in progress: the start position, the moves played and the moves undone
+/// (for redo).
+pub struct Match {
+    board: Board,
+    start: Lines,
+    first: Player,
+    start_scores: [u32; 2],
+    played: Vec<Played>,
+    undone: Vec<Played>,
+}
+
+impl Match {
+    /// A game from `start` (its player to move and captured boxes when a Wilson
+    /// file gives them; else A to move, no boxes).
+    pub fn new(board: Board, start: &ParsedPosition) -> Match {
+        Match {
+            board,
+            start: start.lines,
+            first: start.to_move.unwrap_or(Player::A),
+            start_scores: start.captured,
+            played: Vec::new(),
+            undone: Vec::new(),
+        }
+    }
+
+    /// The board.
+    pub fn board(&self) -> Board {
+        self.board
+    }
+
+    /// The lines drawn now.
+    pub fn lines(&self) -> Lines {
+        self.played
+            .iter()
+            .fold(self.start, |lines, p| lines | 1 << p.line)
+    }
+
+    /// The player to move.
+    pub fn to_move(&self) -> Player {
+        self.played.last().map_or(self.first, |p| {
+            if p.boxes > 0 {
+                p.player
+            } else {
+                p.player.other()
+            }
+        })
+    }
+
+    /// Boxes of A and B (those of the start position included).
+    pub fn scores(&self) -> [u32; 2] {
+        let mut scores = self.start_scores;
+        for p in &self.played {
+            scores[p.player.index()] += p.boxes;
+        }
+        scores
+    }
+
+    /// Whether every line is drawn.
+    pub fn over(&self) -> bool {
+        self.lines() == self.board.all_lines()
+    }
+
+    /// The moves played, in order.
+    pub fn played(&self) -> &[Played] {
+        &self.played
+    }
+
+    /// Who completed each box during the game (row-major; `None`: not complete, or
+    /// complete in the start position).
+    pub fn owners(&self) -> Vec<Option<Player>> {
+        let (rows, cols) = (self.board.rows(), self.board.cols());
+        let mut owners = vec![None; rows * cols];
+        let mut lines = self.start;
+        for p in &self.played {
+            lines |= 1 << p.line;
+            for (r, c) in self.board.boxes_of_line(p.line) {
+                let mask = self.board.box_mask(r, c);
+                if lines & mask == mask {
+                    owners[r * cols + c] = Some(p.player);
+                }
+            }
+        }
+        owners
+    }
+
+    /// Draws `line` for the player to move; forgets the moves undone.
+    pub fn play(&mut self, line: usize) -> Result<Played> {
+        let lines = self.lines();
+        if line >= self.board.num_lines() {
+            bail!("no line {line} on a {} board", self.board);
+        }
+        if lines >> line & 1 == 1 {
+            bail!("{} is drawn already", self.board.line_name(line));
+        }
+        let played = Played {
+            line,
+            player: self.to_move(),
+            boxes: self.board.boxes_completed(lines, line),
+        };
+        self.played.push(played);
+        self.undone.clear();
+        Ok(played)
+    }
+
+    /// Takes back the last move.
+    pub fn undo(&mut self) -> Option<Played> {
+        let last = self.played.pop()?;
+        self.undone.push(last);
+        Some(last)
+    }
+
+    /// Plays the last move taken back again.
+    pub fn redo(&mut self) -> Option<Played> {
+        let next = self.undone.pop()?;
+        self.played.push(next);
+        Some(next)
+    }
+}
+
+/// Width of a box on screen (a horizontal line is one less).
+const CELL: usize = 6;
+/// Columns before the first dot: a row label and room for a value left of it.
+const MARGIN: usize = 5;
+
+/// A value as text: `+2`, `-1`, `0`; `?` when unknown.
+fn value_text(value: Option<i32>) -> String {
+    match value {
+        Some(v) if v > 0 => format!("+{v}"),
+        Some(v) => v.to_string(),
+        None => "?".to_string(),
+    }
+}
+
+/// ANSI colours for a terminal.
+struct Paint {
+    on: bool,
+}
+
+impl Paint {
+    fn wrap(&self, code: &str, text: &str) -> String {
+        if self.on && !text.trim().is_empty() {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    }
+}
+
+/// The board of `game` as text: dots, drawn lines, the owner of every box
+/// completed during the game (`#` for boxes complete at the start), and each open
+/// line's value for the player who draws it (from `probe`, when known; best moves
+/// in green when `color`). Row labels name the lines: `h<r>` rows hold the
+/// horizontal lines `h<r>.<c>` (c above the board), `v<r>` rows the vertical ones
+/// `v<r>.<c>` (c below the board).
+pub fn render(game: &Match, probe: Option<&Probe>, color: bool) -> String {
+    let board = game.board;
+    let (rows, cols) = (board.rows(), board.cols());
+    let lines = game.lines();
+    let owners = game.owners();
+    let paint = Paint { on: color };
+    let values: HashMap<usize, Option<i32>> = probe
+        .map(|p| p.moves.iter().map(|m| (m.line, m.value)).collect())
+        .unwrap_or_default();
+    let best = probe
+        .and_then(|p| p.moves.first().and_then(|m| m.value))
+        .filter(|_| probe.is_some_and(|p| p.position == lines));
+    // The text of open line `line`, padded to `width`, painted.
+    let open_text = |line: usize, width: usize| -> String {
+        let value = values.get(&line).copied().flatten();
+        let text = format!("{:^width$}", value_text(value));
+        if value.is_some() && value == best {
+            paint.wrap("1;32", &text)
+        } else {
+            paint.wrap("2", &text)
+        }
+    };
+    let drawn = |line: usize| lines >> line & 1 == 1;
+    let dot_x = |c: usize| MARGIN + CELL * c;
+    let mut out = String::new();
+    // Column numbers of the horizontal lines, over the middle of each.
+    let mut header = " ".repeat(MARGIN);
+    for c in 0..cols {
+        header.push_str(&format!("{:^w$}", c, w = CELL));
+    }
+    out.push_str(header.trim_end());
+    out.push('\n');
+    for r in 0..=rows {
+        // A row of dots and horizontal lines.
+        let mut row = format!("{:<w$}", format!("h{r}"), w = MARGIN);
+        for c in 0..cols {
+            row.push('+');
+            let line = board.h(r, c);
+            if drawn(line) {
+                row.push_str(&"-".repeat(CELL - 1));
+            } else {
+                row.push_str(&open_text(line, CELL - 1));
+            }
+        }
+        row.push('+');
+        out.push_str(&row);
+        out.push('\n');
+        if r == rows {
+            break;
+        }
+        // A row of vertical lines and box interiors: a value is three characters
+        // centred on its dot column, so it starts one to the left.
+        let mut row = format!("{:<w$}", format!("v{r}"), w = MARGIN - 1);
+        for c in 0..=cols {
+            let line = board.v(r, c);
+            if drawn(line) {
+                row.push_str(" | ");
+            } else {
+                row.push_str(&open_text(line, 3));
+            }
+            if c < cols {
+                let mask = board.box_mask(r, c);
+                let owner = match owners[r * cols + c] {
+                    Some(p) => p.letter(),
+                    None if lines & mask == mask => '#',
+                    None => ' ',
+                };
+                row.push_str(&format!(" {owner} "));
+            }
+        }
+        debug_assert!(row.len() >= dot_x(cols));
+        out.push_str(row.trim_end());
+        out.push('\n');
+    }
+    // Column numbers of the vertical lines, under each dot.
+    let mut footer = String::new();
+    for c in 0..=cols {
+        let x = dot_x(c);
+        while footer.len() < x {
+            footer.push(' ');
+        }
+        footer.push_str(&c.to_string());
+    }
+    out.push_str(&footer);
+    out.push('\n');
+    out
+}
+
+/// The line under the board: score, whose turn, the position's value and the best
+/// moves (or the game's result).
+pub fn status(game: &Match, probe: Option<&Result<Probe>>) -> String {
+    let [a, b] = game.scores();
+    let mut out = format!("A {a}  B {b}");
+    if game.over() {
+        let result = match a.cmp(&b) {
+            std::cmp::Ordering::Greater => "A wins",
+            std::cmp::Ordering::Less => "B wins",
+            std::cmp::Ordering::Equal => "a tie",
+        };
+        out.push_str(&format!("  ·  game over: {result}"));
+        return out;
+    }
+    let mover = game.to_move();
+    out.push_str(&format!("  ·  {} to move", mover.letter()));
+    match probe {
+        Some(Ok(p)) => {
+            let best: Vec<String> = p
+                .moves
+                .iter()
+                .filter(|m| m.value.is_some() && m.value == p.moves[0].value)
+                .map(|m| game.board.line_name(m.line))
+                .collect();
+            out.push_str(&format!(
+                "  ·  value {} ({})  ·  best: {}",
+                value_text(Some(p.value)),
+                p.source.as_str(),
+                best.join(" ")
+            ));
+        }
+        Some(Err(e)) => out.push_str(&format!("  ·  no values: {e:#}")),
+        None => {}
+    }
+    out
+}
+
+/// Commands of the loop, as `help` lists them.
+pub const HELP: &str = "commands: a line name (h<row>.<col>, v<row>.<col>) draws it; best plays a best move; undo, redo; quit (or end of input)";
+
+/// A game session: the game, where its values come from, and which side (if
+/// any) the program plays.
+pub struct Session {
+    /// The game.
+    pub game: Match,
+    /// The source of values.
+    pub analyst: Analyst,
+    /// The side the program plays.
+    pub computer: Option<Player>,
+    probes: HashMap<Lines, Probe>,
+}
+
+/// What one command did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// The game changed (or is shown again); the text says how, if at all.
+    Shown(String),
+    /// The command could not be done; the text says why.
+    Refused(String),
+    /// The session ends.
+    Quit,
+}
+
+impl Session {
+    /// A session of `game` with values from `analyst`, the program playing
+    /// `computer`.
+    pub fn new(game: Match, analyst: Analyst, computer: Option<Player>) -> Session {
+        Session {
+            game,
+            analyst,
+            computer,
+            probes: HashMap::new(),
+        }
+    }
+
+    /// The probe of the position now (cached: undo and redo do not search again).
+    pub fn probe(&mut self) -> Result<Probe> {
+        let lines = self.game.lines();
+        if let Some(p) = self.probes.get(&lines) {
+            return Ok(p.clone());
+        }
+        let p = self.analyst.probe(lines)?;
+        self.probes.insert(lines, p.clone());
+        Ok(p)
+    }
+
+    /// A best move of the position now.
+    fn best_line(&mut self) -> Result<usize> {
+        if self.game.over() {
+            bail!("the game is over");
+        }
+        let probe = self.probe()?;
+        match probe.moves.first() {
+            Some(m) if m.value.is_some() => Ok(m.line),
+            _ => bail!("no move value is known here"),
+        }
+    }
+
+    fn computer_to_move(&self) -> bool {
+        !self.game.over() && self.computer == Some(self.game.to_move())
+    }
+
+    /// Lets the program play its side until it is the person's turn or the game
+    /// ends; says what it played.
+    pub fn computer_moves(&mut self) -> Result<String> {
+        let mut said = Vec::new();
+        while self.computer_to_move() {
+            let line = self.best_line()?;
+            let p = self.game.play(line)?;
+            said.push(format!(
+                "{} (computer) plays {}",
+                p.player.letter(),
+                self.game.board.line_name(line)
+            ));
+        }
+        Ok(said.join("; "))
+    }
+
+    /// Runs one command.
+    pub fn command(&mut self, text: &str) -> Step {
+        let text = text.trim();
+        let result = match text {
+            "" => Ok(String::new()),
+            "quit" | "q" | "exit" => return Step::Quit,
+            "help" | "?" => Ok(HELP.to_string()),
+            "undo" | "u" => self.undo(),
+            "redo" | "r" => self.redo(),
+            "best" | "b" => self.best_line().and_then(|line| self.play_line(line, true)),
+            name => match self.game.board.parse_line(name) {
+                Ok(line) => self.play_line(line, false),
+                Err(e) => Err(anyhow::anyhow!("{e}; {HELP}")),
+            },
+        };
+        match result {
+            Ok(text) => Step::Shown(text),
+            Err(e) => Step::Refused(format!("{e:#}")),
+        }
+    }
+
+    fn play_line(&mut self, line: usize, best: bool) -> Result<String> {
+        if self.game.over() {
+            bail!("the game is over (undo to take moves back, quit to leave)");
+        }
+        let p = self.game.play(line)?;
+        let said = format!(
+            "{} plays {}{}",
+            p.player.letter(),
+            self.game.board.line_name(line),
+            if best { " (a best move)" } else { "" }
+        );
+        let reply = self.computer_moves();
+        Self::join(said, reply)
+    }
+
+    fn join(said: String, reply: Result<String>) -> Result<String> {
+        match reply {
+            Ok(r) if r.is_empty() => Ok(said),
+            Ok(r) => Ok(format!("{said}; {r}")),
+            Err(e) => Ok(format!("{said}; the computer cannot move: {e:#}")),
+        }
+    }
+
+    /// Takes back the last move, and the program's moves before it, back to the
+    /// person's turn.
+    fn undo(&mut self) -> Result<String> {
+        let Some(first) = self.game.undo() else {
+            bail!("nothing to undo");
+        };
+        let mut names = vec![self.game.board.line_name(first.line)];
+        while self.computer_to_move()
+            && let Some(p) = self.game.undo()
+        {
+            names.push(self.game.board.line_name(p.line));
+        }
+        Ok(format!("took back {}", names.join(", ")))
+    }
+
+    /// Plays a move taken back again, and the program's moves after it.
+    fn redo(&mut self) -> Result<String> {
+        let Some(first) = self.game.redo() else {
+            bail!("nothing to redo");
+        };
+        let mut names = vec![self.game.board.line_name(first.line)];
+        while self.computer_to_move()
+            && let Some(p) = self.game.redo()
+        {
+            names.push(self.game.board.line_name(p.line));
+        }
+        Ok(format!("replayed {}", names.join(", ")))
+    }
+
+    /// The board and status line of the position now (probing it).
+    pub fn screen(&mut self, color: bool) -> String {
+        let probe = if self.game.over() {
+            None
+        } else {
+            Some(self.probe())
+        };
+        let shown = probe.as_ref().and_then(|p| p.as_ref().ok());
+        format!(
+            "{}{}\n",
+            render(&self.game, shown, color),
+            status(&self.game, probe.as_ref())
+        )
+    }
+}
+
+/// Where a session starts: a tablebase or a board, a position, and the side the
+/// program plays (`tb play`'s arguments).
+pub struct Setup<'a> {
+    /// A tablebase to take values from (its search fallback beyond the book).
+    pub db: Option<&'a Path>,
+    /// The board (`RxC`); with `db`, it must be the table's.
+    pub board: Option<&'a str>,
+    /// The start position (line list, 0/1 string or Wilson file) [default: the
+    /// table's start, or the empty board].
+    pub position: Option<&'a str>,
+    /// Value of the full board, without a tablebase (else the table's).
+    pub penalty: Option<i32>,
+    /// Bounds of every search.
+    pub limits: Limits,
+    /// The side the program plays.
+    pub computer: Option<Player>,
+}
+
+impl Setup<'_> {
+    /// The session these arguments describe.
+    pub fn open(&self) -> Result<Session> {
+        let parse = |board: &Board, text: &str| -> Result<ParsedPosition> {
+            Ok(notation::parse_position_arg(board, text)?)
+        };
+        let (analyst, board, start) = match self.db {
+            Some(path) => {
+                let mut table = Tablebase::open(path)?;
+                let board = table.board();
+                if let Some(text) = self.board
+                    && text.parse::<Board>()? != board
+                {
+                    bail!("the tablebase is of the {board} board, not {text}");
+                }
+                if self.penalty.is_some() {
+                    bail!("--penalty is the table's own with --db (it was built with one)");
+                }
+                let start = match self.position {
+                    Some(text) => parse(&board, text)?,
+                    None => ParsedPosition::from_lines(table.start()),
+                };
+                if start.lines & table.start() != table.start() {
+                    bail!(
+                        "the position lacks lines of this tablebase's start position, so it is not in it"
+                    );
+                }
+                table.set_search_bounds(self.limits);
+                (Analyst::Book(Box::new(table)), board, start)
+            }
+            None => {
+                let Some(text) = self.board else {
+                    bail!("give a board (e.g. tb play 3x3) or a tablebase (--db FILE)");
+                };
+                let board: Board = text.parse()?;
+                let request = SolveRequest::new(
+                    &board,
+                    self.position,
+                    notation::parse_position_arg,
+                    "empty",
+                    self.penalty,
+                )?;
+                let start = match self.position {
+                    Some(text) => parse(&board, text)?,
+                    None => ParsedPosition::from_lines(request.lines),
+                };
+                let analyst = Analyst::Search {
+                    solver: Box::new(request.solver(board)),
+                    limits: self.limits,
+                };
+                (analyst, board, start)
+            }
+        };
+        Ok(Session::new(
+            Match::new(board, &start),
+            analyst,
+            self.computer,
+        ))
+    }
+}
+
+/// Runs a session on `input` (commands, one per line) and `out`. In a terminal
+/// (`terminal`) the screen is redrawn in place with colours and a prompt;
+/// otherwise each board follows the last. Ends at `quit` or the end of input.
+pub fn run(
+    session: &mut Session,
+    input: &mut dyn BufRead,
+    out: &mut dyn Write,
+    terminal: bool,
+) -> Result<()> {
+    let mut message = session
+        .computer_moves()
+        .unwrap_or_else(|e| format!("{e:#}"));
+    let mut shown = true;
+    loop {
+        if terminal {
+            // Home, clear, then the whole screen again.
+            write!(out, "\x1b[H\x1b[2J")?;
+        }
+        if shown || terminal {
+            write!(out, "{}", session.screen(terminal))?;
+        }
+        if !message.is_empty() {
+            writeln!(out, "{message}")?;
+        }
+        if terminal {
+            write!(out, "> ")?;
+        }
+        out.flush()?;
+        let mut line = String::new();
+        if input.read_line(&mut line)? == 0 {
+            if terminal {
+                writeln!(out)?;
+            }
+            return Ok(());
+        }
+        match session.command(&line) {
+            Step::Quit => return Ok(()),
+            Step::Shown(text) => {
+                message = text;
+                shown = true;
+            }
+            Step::Refused(why) => {
+                message = why;
+                shown = false;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::games::dots::search::SearchOptions;
+
+    fn session(rows: usize, cols: usize, computer: Option<Player>) -> Session {
+        let board = Board::new(rows, cols).unwrap();
+        let start = ParsedPosition::from_lines(0);
+        let solver = Solver::new(
+            board,
+            SearchOptions {
+                penalty: 0,
+                tt_bytes: 1 << 20,
+            },
+        );
+        let analyst = Analyst::Search {
+            solver: Box::new(solver),
+            limits: Limits::default(),
+        };
+        Session::new(Match::new(board, &start), analyst, computer)
+    }
+
+    #[test]
+    fn turns_scores_and_owners_follow_the_rules() {
+        let mut s = session(1, 1, None);
+        for name in ["h0.0", "h1.0", "v0.0"] {
+            assert!(matches!(s.command(name), Step::Shown(_)));
+        }
+        // A, B, A drew; B completes the box with the fourth line and stays on move.
+        assert_eq!(s.game.to_move(), Player::B);
+        assert!(matches!(s.command("v0.1"), Step::Shown(_)));
+        assert!(s.game.over());
+        assert_eq!(s.game.scores(), [0, 1]);
+        assert_eq!(s.game.owners(), vec![Some(Player::B)]);
+        assert!(matches!(s.command("h0.0"), Step::Refused(_)));
+        assert!(matches!(s.command("undo"), Step::Shown(_)));
+        assert_eq!(s.game.scores(), [0, 0]);
+        assert!(matches!(s.command("redo"), Step::Shown(_)));
+        assert!(matches!(s.command("redo"), Step::Refused(_)));
+        assert_eq!(s.command("quit"), Step::Quit);
+    }
+
+    #[test]
+    fn the_computer_answers_and_undo_goes_back_to_the_person() {
+        let mut s = session(1, 2, Some(Player::B));
+        assert!(matches!(s.command("h0.0"), Step::Shown(_)));
+        assert_eq!(s.game.to_move(), Player::A);
+        let n = s.game.played().len();
+        assert!(n >= 2);
+        assert!(matches!(s.command("undo"), Step::Shown(_)));
+        assert!(s.game.played().is_empty());
+        assert!(matches!(s.command("redo"), Step::Shown(_)));
+        assert_eq!(s.game.played().len(), n);
+    }
+
+    #[test]
+    fn the_board_shows_every_open_value_and_the_lines_drawn() {
+        let mut s = session(1, 1, None);
+        s.command("h0.0");
+        let screen = s.screen(false);
+        assert!(screen.contains("+-----+"), "{screen}");
+        let probe = s.probe().unwrap();
+        assert_eq!(probe.moves.len(), 3);
+        for m in &probe.moves {
+            assert!(screen.contains(&value_text(m.value)), "{screen}");
+        }
+        assert!(screen.contains("B to move"), "{screen}");
+    }
+}
