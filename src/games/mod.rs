@@ -5,6 +5,7 @@
 
 pub mod dots;
 pub mod morris;
+pub mod qubic;
 pub mod table;
 
 use crate::store::Store;

@@ -1,0 +1,8 @@
+//! Qubic (4x4x4 tic-tac-toe, seed 002): the board, its 76 lines and 192
+//! automorphisms ([`geometry`]), positions and their notation ([`position`]), and
+//! forced wins by continuous threats ([`threats`]), the ground the search for a
+//! near-minimal winning strategy stands on.
+
+pub mod geometry;
+pub mod position;
+pub mod threats;

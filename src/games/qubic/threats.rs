@@ -1,0 +1,156 @@
+//! Forced wins: the side to move wins by *continuous threats* when it can keep
+//! making threats (three of its stones in a line whose fourth cell is empty), each
+//! of which the opponent must block, until it has two threats at once (or four in
+//! a line). Seed 002 calls this a forced win: `0-3-60-21-15-51-12-63` and then X
+//! plays `4x8x5x10x20x40x28x44x24x16x36x52x48`.
+//!
+//! The rules of the search, for the attacker `me` to move against `you`:
+//! * `me` has a threat: it wins at once.
+//! * `you` has two threats: `me` cannot stop both (and does not win at once): no.
+//! * `you` has one threat: `me` must block it, and the block must threaten.
+//! * otherwise `me` may play any cell that makes a threat. Two threats win (`you`,
+//!   without a threat of its own, blocks one); one threat forces `you` to block it,
+//!   and the search goes on from there (the block may give `you` a threat).
+
+use super::geometry::{Cells, has_line, lines};
+use std::collections::HashMap;
+
+/// Empty cells that complete a line of three of `own` (none of `other` on it).
+#[inline]
+pub fn threats(own: Cells, other: Cells) -> Cells {
+    let mut out = 0;
+    for &l in lines() {
+        if other & l == 0 && (own & l).count_ones() == 3 {
+            out |= l & !own;
+        }
+    }
+    out
+}
+
+/// Empty cells on a line with two of `own` and none of `other`: the cells where
+/// `own` makes a threat.
+#[inline]
+pub fn threat_makers(own: Cells, other: Cells) -> Cells {
+    let mut out = 0;
+    for &l in lines() {
+        if other & l == 0 && (own & l).count_ones() == 2 {
+            out |= l & !own;
+        }
+    }
+    out
+}
+
+/// A search for forced wins with a cache of the positions settled.
+#[derive(Default)]
+pub struct ForcedSearch {
+    settled: HashMap<(Cells, Cells), Option<u8>>,
+    /// Positions searched.
+    pub nodes: u64,
+}
+
+impl ForcedSearch {
+    /// A search with an empty cache.
+    pub fn new() -> ForcedSearch {
+        ForcedSearch::default()
+    }
+
+    /// Positions in the cache.
+    pub fn cached(&self) -> usize {
+        self.settled.len()
+    }
+
+    /// Forgets the cache.
+    pub fn clear(&mut self) {
+        self.settled.clear();
+    }
+
+    /// A first move of a forced win of `me` (to move) against `you`, if there is
+    /// one (the completing cell when `me` has a threat).
+    pub fn win(&mut self, me: Cells, you: Cells) -> Option<usize> {
+        self.nodes += 1;
+        let mine = threats(me, you);
+        if mine != 0 {
+            return Some(mine.trailing_zeros() as usize);
+        }
+        if let Some(&known) = self.settled.get(&(me, you)) {
+            return known.map(usize::from);
+        }
+        let found = self.search(me, you);
+        self.settled.insert((me, you), found.map(|c| c as u8));
+        found
+    }
+
+    fn search(&mut self, me: Cells, you: Cells) -> Option<usize> {
+        let theirs = threats(you, me);
+        if theirs.count_ones() >= 2 {
+            return None;
+        }
+        let mut candidates = threat_makers(me, you);
+        if theirs != 0 {
+            candidates &= theirs;
+        }
+        while candidates != 0 {
+            let m = candidates.trailing_zeros() as usize;
+            candidates &= candidates - 1;
+            let me2 = me | 1 << m;
+            let made = threats(me2, you);
+            match made.count_ones() {
+                0 => {}
+                1 => {
+                    if self.win(me2, you | made).is_some() {
+                        return Some(m);
+                    }
+                }
+                _ => return Some(m),
+            }
+        }
+        None
+    }
+
+    /// The forced win of `me` against `you` as moves in order (`me`, then `you`'s
+    /// forced block, ...), ending with `me`'s four in a line; `None` without one.
+    pub fn line(&mut self, mut me: Cells, mut you: Cells) -> Option<Vec<usize>> {
+        let mut out = Vec::new();
+        loop {
+            let m = self.win(me, you)?;
+            out.push(m);
+            me |= 1 << m;
+            if has_line(me) {
+                return Some(out);
+            }
+            // The defender blocks the attacker's threat (the least one of two).
+            let block = threats(me, you).trailing_zeros() as usize;
+            out.push(block);
+            you |= 1 << block;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::games::qubic::position::Position;
+
+    #[test]
+    fn the_seed_example_is_a_forced_win() {
+        let p = Position::parse("0-3-60-21-15-51-12-63").unwrap();
+        let mut s = ForcedSearch::new();
+        assert!(s.win(p.x, p.o).is_some());
+        let line = s.line(p.x, p.o).unwrap();
+        assert_eq!(line.len() % 2, 1);
+        // The seed's sequence is one: every X move threatens, O's moves block.
+        let seed = [4, 8, 5, 10, 20, 40, 28, 44, 24, 16, 36, 52, 48];
+        let (mut x, mut o) = (p.x, p.o);
+        for pair in seed.chunks(2) {
+            x |= 1 << pair[0];
+            let t = threats(x, o);
+            if let [_, block] = pair {
+                // One threat, blocked; or (36) a double threat, one blocked.
+                assert_ne!(t & 1 << block, 0, "X {} forces O to {block}", pair[0]);
+                o |= 1 << block;
+            } else {
+                assert!(has_line(x) || t.count_ones() >= 2);
+            }
+        }
+    }
+}

@@ -1,0 +1,227 @@
+//! Qubic's geometry and forced-win search against an independent brute force
+//! written here from the rules (no code shared with `tb`): the lines found as every
+//! set of four equally spaced collinear cells, positions from random games, and a
+//! plain recursive search for wins by continuous threats without masks or caches;
+//! every win `tb` reports is also replayed move by move against every defence.
+
+use std::collections::{BTreeSet, HashSet};
+use tb::games::qubic::geometry::{automorphisms, lines};
+use tb::games::qubic::threats::ForcedSearch;
+
+/// The lines: all sets {p, p+d, p+2d, p+3d} on the board, d any nonzero step of
+/// -1/0/1 per coordinate.
+fn oracle_lines() -> Vec<[usize; 4]> {
+    let mut set: BTreeSet<[usize; 4]> = BTreeSet::new();
+    for start in 0..64i32 {
+        let (x, y, z) = (start % 4, start / 4 % 4, start / 16);
+        for d in 0..27 {
+            let (dx, dy, dz) = (d % 3 - 1, d / 3 % 3 - 1, d / 9 - 1);
+            if (dx, dy, dz) == (0, 0, 0) {
+                continue;
+            }
+            let cells: Vec<i32> = (0..4)
+                .map(|k| (x + k * dx, y + k * dy, z + k * dz))
+                .filter(|&(a, b, c)| {
+                    (0..4).contains(&a) && (0..4).contains(&b) && (0..4).contains(&c)
+                })
+                .map(|(a, b, c)| 16 * c + 4 * b + a)
+                .collect();
+            if cells.len() == 4 {
+                let mut line = [0usize; 4];
+                for (slot, &c) in line.iter_mut().zip(&cells) {
+                    *slot = c as usize;
+                }
+                line.sort();
+                set.insert(line);
+            }
+        }
+    }
+    set.into_iter().collect()
+}
+
+struct Oracle {
+    lines: Vec<[usize; 4]>,
+}
+
+impl Oracle {
+    /// (own stones, other's stones) on each line.
+    fn counts(&self, own: &[bool; 64], other: &[bool; 64], line: &[usize; 4]) -> (usize, usize) {
+        (
+            line.iter().filter(|&&c| own[c]).count(),
+            line.iter().filter(|&&c| other[c]).count(),
+        )
+    }
+
+    /// Empty cells where `own` would complete four.
+    fn winning_cells(&self, own: &[bool; 64], other: &[bool; 64]) -> Vec<usize> {
+        let mut out: Vec<usize> = self
+            .lines
+            .iter()
+            .filter(|l| self.counts(own, other, l) == (3, 0))
+            .map(|l| *l.iter().find(|&&c| !own[c]).unwrap())
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    fn four(&self, own: &[bool; 64]) -> bool {
+        self.lines.iter().any(|l| l.iter().all(|&c| own[c]))
+    }
+
+    /// Wins by continuous threats for `me` to move; `budget` bounds the work.
+    fn forced(&self, me: &mut [bool; 64], you: &mut [bool; 64], budget: &mut u64) -> Option<bool> {
+        if *budget == 0 {
+            return None;
+        }
+        *budget -= 1;
+        if !self.winning_cells(me, you).is_empty() {
+            return Some(true);
+        }
+        let theirs = self.winning_cells(you, me);
+        if theirs.len() >= 2 {
+            return Some(false);
+        }
+        for m in 0..64 {
+            if me[m] || you[m] || (theirs.len() == 1 && theirs[0] != m) {
+                continue;
+            }
+            me[m] = true;
+            let made = self.winning_cells(me, you);
+            let result = match made.len() {
+                0 => Some(false),
+                1 => {
+                    you[made[0]] = true;
+                    let r = self.forced(me, you, budget);
+                    you[made[0]] = false;
+                    r
+                }
+                _ => Some(true),
+            };
+            me[m] = false;
+            match result {
+                None => return None,
+                Some(true) => return Some(true),
+                Some(false) => {}
+            }
+        }
+        Some(false)
+    }
+
+    /// Plays `me`'s moves from `search` against every defence: any reply but the
+    /// forced block loses at once, so it is enough that each move threatens, the
+    /// defender never has four or a threat the move ignores, and `me` gets four.
+    fn replay_win(&self, search: &mut ForcedSearch, mut me: [bool; 64], mut you: [bool; 64]) {
+        for _ in 0..64 {
+            let pack = |b: &[bool; 64]| (0..64).filter(|&c| b[c]).fold(0u64, |m, c| m | 1 << c);
+            let m = search
+                .win(pack(&me), pack(&you))
+                .expect("still a forced win");
+            assert!(!me[m] && !you[m], "move {m} on an empty cell");
+            let theirs = self.winning_cells(&you, &me);
+            assert!(
+                theirs.is_empty() || theirs == [m] || !self.winning_cells(&me, &you).is_empty()
+            );
+            me[m] = true;
+            if self.four(&me) {
+                return;
+            }
+            let made = self.winning_cells(&me, &you);
+            assert!(!made.is_empty(), "move {m} makes no threat");
+            assert!(
+                self.winning_cells(&you, &me).is_empty(),
+                "the defender could win at once"
+            );
+            // The defender blocks one threat (each in turn, over the replays).
+            you[made[0]] = true;
+            assert!(!self.four(&you));
+        }
+        panic!("the win never ended");
+    }
+}
+
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 33) % n as u64) as usize
+    }
+}
+
+#[test]
+fn lines_and_automorphisms_match_the_brute_force() {
+    let oracle: HashSet<u64> = oracle_lines()
+        .iter()
+        .map(|l| l.iter().fold(0u64, |m, &c| m | 1 << c))
+        .collect();
+    assert_eq!(oracle.len(), 76);
+    let ours: HashSet<u64> = lines().iter().copied().collect();
+    assert_eq!(ours, oracle);
+    // Every automorphism maps every oracle line onto an oracle line.
+    for a in automorphisms() {
+        for &l in &oracle {
+            let image = (0..64)
+                .filter(|c| l >> c & 1 == 1)
+                .fold(0u64, |m, c| m | 1 << a.perm[c]);
+            assert!(oracle.contains(&image));
+        }
+    }
+}
+
+#[test]
+fn forced_wins_match_the_brute_force_on_random_positions() {
+    let oracle = Oracle {
+        lines: oracle_lines(),
+    };
+    let mut rng = Rng(0x51_0b1c);
+    let (mut checked, mut wins) = (0, 0);
+    let mut search = ForcedSearch::new();
+    for game in 0..1500 {
+        let stones = 6 + game % 18;
+        let mut x = [false; 64];
+        let mut o = [false; 64];
+        let mut ok = true;
+        for k in 0..stones {
+            let empty: Vec<usize> = (0..64).filter(|&c| !x[c] && !o[c]).collect();
+            let c = empty[rng.below(empty.len())];
+            if k % 2 == 0 {
+                x[c] = true
+            } else {
+                o[c] = true
+            }
+            if oracle.four(&x) || oracle.four(&o) {
+                ok = false;
+                break;
+            }
+        }
+        if !ok {
+            continue;
+        }
+        // The side to move: X after an even number of stones.
+        let (me, you) = if stones % 2 == 0 { (x, o) } else { (o, x) };
+        let mut budget = 200_000;
+        let Some(expected) = oracle.forced(&mut me.clone(), &mut you.clone(), &mut budget) else {
+            continue;
+        };
+        let pack = |b: &[bool; 64]| (0..64).filter(|&c| b[c]).fold(0u64, |m, c| m | 1 << c);
+        let got = search.win(pack(&me), pack(&you));
+        assert_eq!(
+            got.is_some(),
+            expected,
+            "game {game}: {:?} vs {:?}",
+            pack(&me),
+            pack(&you)
+        );
+        if expected {
+            wins += 1;
+            oracle.replay_win(&mut search, me, you);
+        }
+        checked += 1;
+    }
+    assert!(checked > 1000, "{checked} positions checked");
+    assert!(wins > 50, "{wins} forced wins among {checked}");
+}
