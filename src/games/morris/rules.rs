@@ -47,12 +47,16 @@ pub enum NotationError {
     #[error("bad move {0:?}: expected d6, d6xd7, a1-a4 or a1-a4xd7")]
     BadMove(String),
     /// A well-formed move that is not legal in the position.
-    #[error("illegal move {mv} in position {position}")]
+    #[error("illegal move {mv} in position {position}{hint}")]
     Illegal {
         /// The move.
         mv: String,
         /// The position.
         position: String,
+        /// What is wrong with its capture, when the same placement or step is legal
+        /// with another (`: it closes a mill, so it captures: g1xb6 or g1xd7`), or
+        /// empty.
+        hint: String,
     },
 }
 
@@ -291,14 +295,44 @@ impl Position {
 
     /// Plays `mv` if it is legal.
     pub fn play(&self, mv: Move) -> Result<Outcome, NotationError> {
-        self.legal_moves()
-            .into_iter()
-            .find(|(m, _)| *m == mv)
-            .map(|(_, o)| o)
-            .ok_or_else(|| NotationError::Illegal {
-                mv: mv.to_string(),
-                position: self.to_string(),
-            })
+        let legal = self.legal_moves();
+        if let Some((_, outcome)) = legal.iter().find(|(m, _)| *m == mv) {
+            return Ok(*outcome);
+        }
+        // The same placement or step with another capture (or none) is legal: say so.
+        let same_way: Vec<String> = legal
+            .iter()
+            .filter(|(m, _)| m.without_capture() == mv.without_capture())
+            .map(|(m, _)| m.to_string())
+            .collect();
+        let hint = match (mv.capture(), same_way.is_empty()) {
+            (_, true) => String::new(),
+            (None, false) => format!(
+                ": it closes a mill, so it captures a stone: {}",
+                same_way.join(" or ")
+            ),
+            (Some(_), false) if same_way.len() == 1 && !same_way[0].contains('x') => {
+                format!(
+                    ": it closes no mill, so it captures nothing: {}",
+                    same_way[0]
+                )
+            }
+            (Some(c), false) => format!(
+                ": {} {}; legal: {}",
+                NAMES[c as usize],
+                if self.opponent >> c & 1 == 1 {
+                    "cannot be captured (stones in mills are protected while others are not)"
+                } else {
+                    "holds no stone of the opponent"
+                },
+                same_way.join(" or ")
+            ),
+        };
+        Err(NotationError::Illegal {
+            mv: mv.to_string(),
+            position: self.to_string(),
+            hint,
+        })
     }
 }
 
@@ -365,6 +399,18 @@ impl Move {
     pub fn capture(&self) -> Option<u8> {
         match *self {
             Move::Place { capture, .. } | Move::Step { capture, .. } => capture,
+        }
+    }
+
+    /// The same placement or step without its capture.
+    pub fn without_capture(&self) -> Move {
+        match *self {
+            Move::Place { to, .. } => Move::Place { to, capture: None },
+            Move::Step { from, to, .. } => Move::Step {
+                from,
+                to,
+                capture: None,
+            },
         }
     }
 }
@@ -484,6 +530,32 @@ mod tests {
                 count: 10
             })
         );
+    }
+
+    #[test]
+    fn illegal_captures_say_what_is_legal() {
+        let pos = Position::parse("W.WBB................... w 5 5").unwrap();
+        let error = |text: &str| {
+            pos.play(Move::parse(text).unwrap())
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(
+            error("d1").ends_with("it closes a mill, so it captures a stone: d1xb2 or d1xd2"),
+            "{}",
+            error("d1")
+        );
+        assert!(error("d1xa7").contains("a7 holds no stone of the opponent; legal: d1xb2"));
+        assert!(error("b6xb2").ends_with("it closes no mill, so it captures nothing: b6"));
+        // In a mill while another stone is not: protected.
+        let pos = Position::parse("BBBW.W..B............... w 5 5").unwrap();
+        let e = pos
+            .play(Move::parse("d2xa1").unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("a1 cannot be captured"), "{e}");
+        // Nothing to say about a move that is illegal in every form.
+        assert!(error("a1").ends_with("w 5 5"), "{}", error("a1"));
     }
 
     #[test]
