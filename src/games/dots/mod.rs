@@ -10,6 +10,7 @@ pub mod groups;
 pub mod info;
 pub mod kernel;
 pub mod layout;
+pub mod loony;
 pub mod notation;
 pub mod orbits;
 pub mod output;

@@ -1,0 +1,275 @@
+//! Loony-move analysis (Wilson's `analyzeL`): besides its value, which side can be
+//! forced to make the next loony move under best play.
+//!
+//! **Loony move.** Berlekamp calls a move loony when it lets the opponent choose
+//! between taking everything offered and declining the last two boxes (keeping
+//! control): offering a long chain or a loop, or a two-chain the half-hearted way.
+//! Wilson's program finds them with a local test, which we adopt as the definition:
+//! a position *offers a loony capture* when the side to move can complete a box X
+//! by drawing a line whose other box Y has exactly two of its other three lines
+//! drawn (so after taking X the mover could take Y too, or decline both). A move
+//! that completes no box is loony when the position after it offers a loony
+//! capture ([`Detector::offers`]).
+//!
+//! **The flag.** Under best play on the value (net future boxes, unchanged), each
+//! side prefers, among its value-best moves, that the other side makes the next
+//! loony move, and else that nobody does ([`Loony`], ordered by that preference
+//! for the side to move). A loony move makes its maker the one who made the next
+//! loony move; a move that completes boxes keeps the side to move, any other move
+//! swaps the sides' roles. The result is a minimax on (value, flag), which
+//! [`key`] packs into one comparable number: `4 * value + flag`.
+//!
+//! **Stored form.** A position stores its value, its flag and whether it offers a
+//! loony capture (what its parents need) in one byte: `(value - MIN_VALUE) * 6 +
+//! flag + 3 * offers` ([`encode`]), values `MIN_VALUE..=MAX_VALUE`.
+
+use super::board::{Board, Lines};
+
+/// Who can be forced to make the next loony move, seen from the side to move, in
+/// the order the side to move prefers them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Loony {
+    /// The side to move (Wilson's `v` when it is A).
+    Mover = 0,
+    /// Neither: no loony move is left under best play.
+    Neither = 1,
+    /// The opponent of the side to move.
+    Opponent = 2,
+}
+
+impl Loony {
+    fn from_bits(bits: u8) -> Loony {
+        match bits {
+            0 => Loony::Mover,
+            1 => Loony::Neither,
+            _ => Loony::Opponent,
+        }
+    }
+
+    /// The same fact seen from the other side.
+    pub fn swapped(self) -> Loony {
+        match self {
+            Loony::Mover => Loony::Opponent,
+            Loony::Neither => Loony::Neither,
+            Loony::Opponent => Loony::Mover,
+        }
+    }
+
+    /// The mark after a value (DESIGN.md section 6): `^` when the opponent can be
+    /// forced to make the next loony move, `v` when the side to move can, nothing
+    /// when neither.
+    pub fn mark(self) -> &'static str {
+        match self {
+            Loony::Mover => "v",
+            Loony::Neither => "",
+            Loony::Opponent => "^",
+        }
+    }
+
+    /// The JSON field value: `"mover"`, `"opponent"`, or `None` for null.
+    pub fn json(self) -> Option<&'static str> {
+        match self {
+            Loony::Mover => Some("mover"),
+            Loony::Neither => None,
+            Loony::Opponent => Some("opponent"),
+        }
+    }
+}
+
+/// Least value a loony byte holds.
+pub const MIN_VALUE: i32 = -21;
+/// Greatest value a loony byte holds (42 values times 6 flag states fit a byte).
+pub const MAX_VALUE: i32 = 20;
+
+/// A position's value, flag and whether it offers a loony capture, as stored.
+pub fn encode(value: i32, flag: Loony, offers: bool) -> u8 {
+    assert!(
+        (MIN_VALUE..=MAX_VALUE).contains(&value),
+        "loony values are {MIN_VALUE}..={MAX_VALUE}"
+    );
+    ((value - MIN_VALUE) * 6 + flag as i32 + 3 * offers as i32) as u8
+}
+
+/// The inverse of [`encode`]; `None` for a byte [`encode`] never gives.
+pub fn decode(byte: u8) -> Option<(i32, Loony, bool)> {
+    let (value, rest) = (byte as i32 / 6 + MIN_VALUE, byte % 6);
+    (value <= MAX_VALUE).then(|| (value, Loony::from_bits(rest % 3), rest >= 3))
+}
+
+/// The comparable key of a value and flag: a greater key is better for the side
+/// it belongs to (value first, then the flag).
+pub fn key(value: i32, flag: Loony) -> i32 {
+    4 * value + flag as i32
+}
+
+/// The value and flag of a key.
+pub fn unkey(key: i32) -> (i32, Loony) {
+    (key.div_euclid(4), Loony::from_bits(key.rem_euclid(4) as u8))
+}
+
+/// The key of a move, for the side making it, from the child's stored byte and the
+/// boxes the move completes.
+pub fn move_key(boxes: u32, child: u8) -> Option<i32> {
+    let (value, flag, offers) = decode(child)?;
+    Some(if boxes > 0 {
+        key(value + boxes as i32, flag)
+    } else if offers {
+        // A loony move: its maker made the next loony move.
+        key(-value, Loony::Mover)
+    } else {
+        key(-value, flag.swapped())
+    })
+}
+
+/// Finds loony captures with a few shifts and masks per position: per box, four
+/// bit maps (which of its top, bottom, left and right lines are drawn), their sum
+/// bit-sliced.
+#[derive(Debug, Clone)]
+pub struct Detector {
+    cols: usize,
+    rows: usize,
+    /// Boxes of the board, bit r * cols + c.
+    boxes: u64,
+    /// Boxes in the first and in the last column.
+    first_col: u64,
+    last_col: u64,
+    /// Index of the first vertical line.
+    verticals: usize,
+}
+
+impl Detector {
+    /// The detector for `board`.
+    pub fn new(board: &Board) -> Detector {
+        let (rows, cols) = (board.rows(), board.cols());
+        let mut first_col = 0;
+        let mut last_col = 0;
+        for r in 0..rows {
+            first_col |= 1 << (r * cols);
+            last_col |= 1 << (r * cols + cols - 1);
+        }
+        Detector {
+            cols,
+            rows,
+            boxes: board_box_mask(rows * cols),
+            first_col,
+            last_col,
+            verticals: (rows + 1) * cols,
+        }
+    }
+
+    /// Whether the side to move in `lines` can make a loony capture (see the module
+    /// documentation): the move before was loony if it completed no box.
+    pub fn offers(&self, lines: Lines) -> bool {
+        let (cols, n) = (self.cols, self.rows * self.cols);
+        let top = lines & self.boxes;
+        let bottom = (lines >> cols) & self.boxes;
+        let row = board_box_mask(cols);
+        let (mut left, mut right) = (0u64, 0u64);
+        for r in 0..self.rows {
+            let first = self.verticals + r * (cols + 1);
+            left |= ((lines >> first) & row) << (r * cols);
+            right |= ((lines >> (first + 1)) & row) << (r * cols);
+        }
+        debug_assert!(n <= 64);
+        // Bit-sliced count of the four maps: low + 2 mid + 4 high.
+        let (x, y) = (top ^ bottom, left ^ right);
+        let (xy, lr) = (top & bottom, left & right);
+        let low = x ^ y;
+        let carry = x & y;
+        let mid = xy ^ lr ^ carry;
+        let high = (xy & lr) | ((xy ^ lr) & carry);
+        let three = low & mid & !high;
+        let two = !low & mid & !high & self.boxes;
+        // A three-sided box whose open side leads to a box with two others drawn.
+        let up = three & !top & (two << cols);
+        let down = three & !bottom & (two >> cols);
+        let west = three & !left & (two << 1) & !self.first_col;
+        let east = three & !right & (two >> 1) & !self.last_col;
+        (up | down | west | east) != 0
+    }
+}
+
+/// The lowest `n` bits.
+fn board_box_mask(n: usize) -> u64 {
+    if n >= 64 { u64::MAX } else { (1 << n) - 1 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The definition, box by box.
+    fn offers_slowly(board: &Board, lines: Lines) -> bool {
+        let drawn = |l: usize| lines >> l & 1 == 1;
+        (0..board.num_lines()).filter(|&l| !drawn(l)).any(|l| {
+            let boxes = board.boxes_of_line(l);
+            let sides = |&(r, c): &(usize, usize)| {
+                board.box_lines(r, c).iter().filter(|&&m| drawn(m)).count()
+            };
+            boxes.len() == 2
+                && ((sides(&boxes[0]) == 3 && sides(&boxes[1]) == 2)
+                    || (sides(&boxes[1]) == 3 && sides(&boxes[0]) == 2))
+        })
+    }
+
+    #[test]
+    fn the_bit_maps_find_what_the_definition_finds() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut found = 0;
+        for (rows, cols) in [
+            (1, 2),
+            (2, 2),
+            (2, 3),
+            (3, 3),
+            (3, 4),
+            (4, 4),
+            (4, 5),
+            (5, 5),
+        ] {
+            let board = Board::new(rows, cols).unwrap();
+            let detector = Detector::new(&board);
+            for _ in 0..4000 {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                // Dense positions, where boxes have two or three sides.
+                let lines = (seed | seed.rotate_left(23)) & board.all_lines();
+                let expected = offers_slowly(&board, lines);
+                assert_eq!(detector.offers(lines), expected, "{rows}x{cols} {lines:#x}");
+                found += expected as u32;
+            }
+        }
+        assert!(found > 1000, "{found}");
+    }
+
+    #[test]
+    fn bytes_round_trip_and_keys_order_value_first() {
+        for value in MIN_VALUE..=MAX_VALUE {
+            for flag in [Loony::Mover, Loony::Neither, Loony::Opponent] {
+                for offers in [false, true] {
+                    let byte = encode(value, flag, offers);
+                    assert_eq!(decode(byte), Some((value, flag, offers)));
+                    assert_eq!(unkey(key(value, flag)), (value, flag));
+                }
+            }
+        }
+        assert_eq!(decode(252), None);
+        assert!(key(1, Loony::Mover) > key(0, Loony::Opponent));
+        assert!(key(-1, Loony::Opponent) > key(-1, Loony::Neither));
+    }
+
+    #[test]
+    fn moves_carry_the_flag_as_the_rules_say() {
+        let child = encode(3, Loony::Opponent, false);
+        // A capture keeps the side to move: its flag as it is.
+        assert_eq!(move_key(2, child), Some(key(5, Loony::Opponent)));
+        // A quiet move swaps the roles.
+        assert_eq!(move_key(0, child), Some(key(-3, Loony::Mover)));
+        let neither = encode(-2, Loony::Neither, false);
+        assert_eq!(move_key(0, neither), Some(key(2, Loony::Neither)));
+        // A quiet move into a loony capture is the loony move.
+        let offered = encode(-2, Loony::Mover, true);
+        assert_eq!(move_key(0, offered), Some(key(2, Loony::Mover)));
+        assert_eq!(move_key(1, offered), Some(key(-1, Loony::Mover)));
+    }
+}
