@@ -185,6 +185,11 @@ enum Command {
         /// One JSON object (the probe shape plus nodes, seconds, pv).
         #[arg(long)]
         json: bool,
+        /// Loony-move analysis: each value also says who can be forced to make the
+        /// next loony move (`^` the opponent, `v` the side to move; see the README),
+        /// by exhaustive analysis of up to 26 open lines.
+        #[arg(long)]
+        loony: bool,
         #[command(flatten)]
         bounds: SearchBounds,
     },
@@ -505,6 +510,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             threads,
             pv,
             json,
+            loony,
             bounds,
         } => {
             if board == "morris" {
@@ -523,6 +529,24 @@ fn run(cli: Cli) -> Result<ExitCode> {
             )?;
             request.tt_bytes = cli::memory("--tt", tt.as_deref(), request.tt_bytes)?;
             let lines = request.lines;
+            if loony {
+                if pv || bounds.given() || tt.is_some() {
+                    bail!(
+                        "--loony analyses by exhaustion: --pv, --tt, --max-nodes and --time-limit do not apply"
+                    );
+                }
+                let started = std::time::Instant::now();
+                let answer = tb::games::dots::loony::solve(&board, lines, request.penalty as i32)?;
+                let seconds = started.elapsed().as_secs_f64();
+                if json {
+                    outln!("{}", output::JsonWriter::new(&board).probe(&answer));
+                } else {
+                    out!("{}", output::probe_text(&board, &answer));
+                    let open = board.num_lines() as u32 - lines.count_ones();
+                    outln!("loony analysis of 2^{open} positions in {seconds:.3} s");
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
             let started = std::time::Instant::now();
             let mut solver = request.solver(board);
             solver.set_progress(cli::search_progress());

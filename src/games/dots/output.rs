@@ -1,6 +1,7 @@
 //! Text and JSON renderings of probe answers (JSON shape fixed by DESIGN.md §5).
 
 use super::board::{Board, Lines};
+use super::loony::Loony;
 use super::notation::format_position;
 use super::search::{SolveResult, Stopped};
 use super::tablebase::Probe;
@@ -56,13 +57,14 @@ impl JsonWriter {
         let mut s = String::with_capacity(128 + 48 * probe.moves.len());
         let _ = write!(
             s,
-            r#"{{"board":"{}","position":"{}","lines":{},"value":{},"source":"{}","moves":["#,
+            r#"{{"board":"{}","position":"{}","lines":{},"value":{}"#,
             self.board,
             std::str::from_utf8(&self.bits).expect("ASCII"),
             probe.position.count_ones(),
             probe.value,
-            probe.source.as_str()
         );
+        loony_field(&mut s, probe.loony);
+        let _ = write!(s, r#","source":"{}","moves":["#, probe.source.as_str());
         for (i, m) in probe.moves.iter().enumerate() {
             if i > 0 {
                 s.push(',');
@@ -76,6 +78,7 @@ impl JsonWriter {
                 }
                 None => s.push_str("null"),
             }
+            loony_field(&mut s, m.loony);
             s.push_str(r#","boxes":"#);
             small_int(&mut s, m.boxes as i32);
             s.push('}');
@@ -83,6 +86,26 @@ impl JsonWriter {
         s.push_str("]}");
         s
     }
+}
+
+/// Appends `,"loony":...` (DESIGN.md section 6) for an answer with loony analysis.
+fn loony_field(out: &mut String, loony: Option<Loony>) {
+    if let Some(flag) = loony {
+        out.push_str(r#","loony":"#);
+        match flag.json() {
+            Some(name) => {
+                out.push('"');
+                out.push_str(name);
+                out.push('"');
+            }
+            None => out.push_str("null"),
+        }
+    }
+}
+
+/// A value with its loony mark (`0^`, `-2v`, `+1`).
+fn value_with_mark(value: i32, loony: Option<Loony>) -> String {
+    format!("{value:+}{}", loony.map_or("", Loony::mark))
 }
 
 /// `tb solve --json`: the probe object plus search statistics.
@@ -131,11 +154,11 @@ pub fn stopped_json(board: &Board, position: Lines, stopped: &Stopped, seconds: 
 /// A human-readable table for a probe answer.
 pub fn probe_text(board: &Board, probe: &Probe) -> String {
     let mut out = format!(
-        "{} {} lines {}: value {:+} ({})\n",
+        "{} {} lines {}: value {} ({})\n",
         board,
         format_position(board, probe.position),
         probe.position.count_ones(),
-        probe.value,
+        value_with_mark(probe.value, probe.loony),
         probe.source.as_str()
     );
     if probe.moves.is_empty() {
@@ -149,9 +172,9 @@ pub fn probe_text(board: &Board, probe: &Probe) -> String {
             k => format!("  completes {k} boxes"),
         };
         out.push_str(&format!(
-            "  {:<7} {:+}{}\n",
+            "  {:<7} {}{}\n",
             board.line_name(m.line),
-            m.value.expect("filtered"),
+            value_with_mark(m.value.expect("filtered"), m.loony),
             boxes
         ));
     }

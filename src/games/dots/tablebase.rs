@@ -4,6 +4,7 @@
 use super::board::{Board, Lines};
 use super::build::DotsGame;
 use super::layout::Layout;
+use super::loony::Loony;
 use super::notation::ParsedPosition;
 use super::search::{Limits, SearchOptions, SolveResult, Solver};
 use super::spec::Spec;
@@ -43,6 +44,9 @@ pub struct MoveValue {
     pub value: Option<i32>,
     /// Boxes it completes.
     pub boxes: u32,
+    /// Who can be forced to make the next loony move after it, seen from the player
+    /// making it (loony analysis only).
+    pub loony: Option<Loony>,
 }
 
 /// A probe's answer.
@@ -57,6 +61,9 @@ pub struct Probe {
     /// Every legal move, best first (ties: lower line first); moves whose values
     /// are unknown come last.
     pub moves: Vec<MoveValue>,
+    /// Who can be forced to make the next loony move, seen from the player to move
+    /// (loony analysis only; see [`super::loony`]).
+    pub loony: Option<Loony>,
 }
 
 impl Probe {
@@ -73,8 +80,10 @@ impl Probe {
                     line: m.line,
                     value: Some(m.value),
                     boxes: m.boxes,
+                    loony: None,
                 })
                 .collect(),
+            loony: None,
         }
     }
 }
@@ -247,7 +256,12 @@ impl Tablebase {
                     None
                 };
                 let value = child.map(|c| super::board::move_value(boxes, c as i32));
-                moves.push(MoveValue { line, value, boxes });
+                moves.push(MoveValue {
+                    line,
+                    value,
+                    boxes,
+                    loony: None,
+                });
             }
             if moves.iter().all(|m| m.value.is_some()) || !self.searchable(position) {
                 sort_moves(&mut moves);
@@ -256,6 +270,7 @@ impl Tablebase {
                     value: value as i32,
                     source: Source::Book,
                     moves,
+                    loony: None,
                 });
             }
         }
