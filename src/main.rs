@@ -295,6 +295,11 @@ enum Command {
         /// Value of the full board (Wilson's last-move penalty), without --db.
         #[arg(long, allow_negative_numbers = true)]
         penalty: Option<i32>,
+        /// Loony marks on every value (`^`: the opponent of the player to move can be
+        /// forced to make the next loony move, `v`: that player can), by exhaustive
+        /// analysis (without --db, up to 26 open lines).
+        #[arg(long)]
+        loony: bool,
         #[command(flatten)]
         bounds: SearchBounds,
     },
@@ -616,6 +621,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             db,
             computer,
             penalty,
+            loony,
             bounds,
         } => {
             use std::io::IsTerminal;
@@ -634,6 +640,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     SideArg::A => notation::Player::A,
                     SideArg::B => notation::Player::B,
                 }),
+                loony,
             };
             let mut session = setup.open()?;
             let terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();

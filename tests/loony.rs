@@ -7,11 +7,12 @@
 
 mod harness;
 mod oracle;
+mod screens;
 
 use harness::{describe, tb};
 use oracle::{Oracle, Rng};
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Who must make the next loony move, for the side to move.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -197,6 +198,47 @@ fn values_and_loony_flags_match_the_brute_force() {
     }
     // Every flag occurs, so the test can tell them apart.
     assert_eq!(seen.len(), 3, "{seen:?}");
+}
+
+/// A value as `tb play` writes it, with its mark.
+fn text(value: i32, who: Who) -> String {
+    let sign = if value > 0 { "+" } else { "" };
+    let mark = match who {
+        Who::Me => "v",
+        Who::Nobody => "",
+        Who::Other => "^",
+    };
+    format!("{sign}{value}{mark}")
+}
+
+#[test]
+fn play_shows_loony_marks_on_every_line() {
+    let mut l = Loony::new(2, 3, 0);
+    let output = tb()
+        .args(["play", "2x3", "--loony", "--computer", "B"])
+        .write_stdin("h0.0\nbest\nbest\nundo\nbest\n")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    let shown = String::from_utf8(output.stdout).unwrap();
+    let boards = screens::screens(&l.o, &shown);
+    assert!(boards.len() >= 5, "{shown}");
+    for b in &boards {
+        let expected: BTreeMap<usize, String> = (0..l.o.num_lines())
+            .filter(|&line| b.position >> line & 1 == 0)
+            .map(|line| {
+                let (v, w) = l.play(b.position, line);
+                (line, text(v, w))
+            })
+            .collect();
+        assert_eq!(b.values, expected, "{shown}");
+        let (v, w) = l.solve(b.position);
+        assert!(
+            b.status.contains(&format!("value {} (", text(v, w))),
+            "{}",
+            b.status
+        );
+    }
 }
 
 #[test]

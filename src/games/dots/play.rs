@@ -10,6 +10,7 @@
 //! it prints each new board below the last (scriptable, testable).
 
 use super::board::{Board, Lines};
+use super::loony::Loony;
 use super::notation::{self, ParsedPosition, Player};
 use super::search::{Limits, Solver};
 use super::solve::SolveRequest;
@@ -30,6 +31,14 @@ pub enum Analyst {
         /// Bounds of each search.
         limits: Limits,
     },
+    /// Loony analysis by exhaustion ([`super::loony::solve`]): values with loony
+    /// marks.
+    Loony {
+        /// The board.
+        board: Board,
+        /// Value of the full board.
+        penalty: i32,
+    },
 }
 
 impl Analyst {
@@ -41,6 +50,7 @@ impl Analyst {
                 let result = solver.solve_within(lines, *limits)?;
                 Ok(Probe::from_search(lines, &result))
             }
+            Analyst::Loony { board, penalty } => super::loony::solve(board, lines, *penalty),
         }
     }
 }
@@ -180,11 +190,13 @@ const CELL: usize = 6;
 /// Columns before the first dot: a row label and room for a value left of it.
 const MARGIN: usize = 5;
 
-/// A value as text: `+2`, `-1`, `0`; `?` when unknown.
-fn value_text(value: Option<i32>) -> String {
+/// A value as text: `+2`, `-1`, `0`; `?` when unknown; with its loony mark
+/// (`0^`, `-2v`) when analysed.
+fn value_text(value: Option<i32>, loony: Option<Loony>) -> String {
+    let mark = loony.map_or("", Loony::mark);
     match value {
-        Some(v) if v > 0 => format!("+{v}"),
-        Some(v) => v.to_string(),
+        Some(v) if v > 0 => format!("+{v}{mark}"),
+        Some(v) => format!("{v}{mark}"),
         None => "?".to_string(),
     }
 }
@@ -216,17 +228,23 @@ pub fn render(game: &Match, probe: Option<&Probe>, color: bool) -> String {
     let lines = game.lines();
     let owners = game.owners();
     let paint = Paint { on: color };
-    let values: HashMap<usize, Option<i32>> = probe
-        .map(|p| p.moves.iter().map(|m| (m.line, m.value)).collect())
+    let values: HashMap<usize, (Option<i32>, Option<Loony>)> = probe
+        .map(|p| {
+            p.moves
+                .iter()
+                .map(|m| (m.line, (m.value, m.loony)))
+                .collect()
+        })
         .unwrap_or_default();
+    // Best: the first move's value (and loony flag, when analysed).
     let best = probe
-        .and_then(|p| p.moves.first().and_then(|m| m.value))
-        .filter(|_| probe.is_some_and(|p| p.position == lines));
+        .and_then(|p| p.moves.first().map(|m| (m.value, m.loony)))
+        .filter(|b| b.0.is_some() && probe.is_some_and(|p| p.position == lines));
     // The text of open line `line`, padded to `width`, painted.
     let open_text = |line: usize, width: usize| -> String {
-        let value = values.get(&line).copied().flatten();
-        let text = format!("{:^width$}", value_text(value));
-        if value.is_some() && value == best {
+        let (value, loony) = values.get(&line).copied().unwrap_or((None, None));
+        let text = format!("{:^width$}", value_text(value, loony));
+        if value.is_some() && Some((value, loony)) == best {
             paint.wrap("1;32", &text)
         } else {
             paint.wrap("2", &text)
@@ -319,12 +337,14 @@ pub fn status(game: &Match, probe: Option<&Result<Probe>>) -> String {
             let best: Vec<String> = p
                 .moves
                 .iter()
-                .filter(|m| m.value.is_some() && m.value == p.moves[0].value)
+                .filter(|m| {
+                    m.value.is_some() && (m.value, m.loony) == (p.moves[0].value, p.moves[0].loony)
+                })
                 .map(|m| game.board.line_name(m.line))
                 .collect();
             out.push_str(&format!(
                 "  ·  value {} ({})  ·  best: {}",
-                value_text(Some(p.value)),
+                value_text(Some(p.value), p.loony),
                 p.source.as_str(),
                 best.join(" ")
             ));
@@ -521,6 +541,8 @@ pub struct Setup<'a> {
     pub limits: Limits,
     /// The side the program plays.
     pub computer: Option<Player>,
+    /// Loony analysis (values with loony marks; by exhaustion, small positions).
+    pub loony: bool,
 }
 
 impl Setup<'_> {
@@ -530,6 +552,11 @@ impl Setup<'_> {
             Ok(notation::parse_position_arg(board, text)?)
         };
         let (analyst, board, start) = match self.db {
+            Some(_) if self.loony => {
+                bail!(
+                    "--loony analyses positions by itself (loony tablebases are not built yet): leave out --db"
+                );
+            }
             Some(path) => {
                 let mut table = Tablebase::open(path)?;
                 let board = table.board();
@@ -569,9 +596,23 @@ impl Setup<'_> {
                     Some(text) => parse(&board, text)?,
                     None => ParsedPosition::from_lines(request.lines),
                 };
-                let analyst = Analyst::Search {
-                    solver: Box::new(request.solver(board)),
-                    limits: self.limits,
+                let analyst = if self.loony {
+                    let open = board.num_lines() as u32 - start.lines.count_ones();
+                    if open > super::loony::MAX_EXHAUSTIVE_OPEN {
+                        bail!(
+                            "--loony analyses by exhaustion, at most {} open lines; this start has {open}",
+                            super::loony::MAX_EXHAUSTIVE_OPEN
+                        );
+                    }
+                    Analyst::Loony {
+                        board,
+                        penalty: request.penalty as i32,
+                    }
+                } else {
+                    Analyst::Search {
+                        solver: Box::new(request.solver(board)),
+                        limits: self.limits,
+                    }
                 };
                 (analyst, board, start)
             }
@@ -697,7 +738,7 @@ mod tests {
         let probe = s.probe().unwrap();
         assert_eq!(probe.moves.len(), 3);
         for m in &probe.moves {
-            assert!(screen.contains(&value_text(m.value)), "{screen}");
+            assert!(screen.contains(&value_text(m.value, m.loony)), "{screen}");
         }
         assert!(screen.contains("B to move"), "{screen}");
     }
