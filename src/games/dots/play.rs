@@ -483,30 +483,32 @@ impl Session {
     /// Takes back the last move, and the program's moves before it, back to the
     /// person's turn.
     fn undo(&mut self) -> Result<String> {
-        let Some(first) = self.game.undo() else {
-            bail!("nothing to undo");
-        };
-        let mut names = vec![self.game.board.line_name(first.line)];
-        while self.computer_to_move()
-            && let Some(p) = self.game.undo()
-        {
-            names.push(self.game.board.line_name(p.line));
-        }
-        Ok(format!("took back {}", names.join(", ")))
+        self.walk(Match::undo, "took back", "nothing to undo")
     }
 
     /// Plays a move taken back again, and the program's moves after it.
     fn redo(&mut self) -> Result<String> {
-        let Some(first) = self.game.redo() else {
-            bail!("nothing to redo");
+        self.walk(Match::redo, "replayed", "nothing to redo")
+    }
+
+    /// One `step` (undo or redo), then more while the program is to move: says
+    /// which lines went, or `none` when there was nothing to do.
+    fn walk(
+        &mut self,
+        step: fn(&mut Match) -> Option<Played>,
+        done: &str,
+        none: &str,
+    ) -> Result<String> {
+        let Some(first) = step(&mut self.game) else {
+            bail!("{none}");
         };
         let mut names = vec![self.game.board.line_name(first.line)];
         while self.computer_to_move()
-            && let Some(p) = self.game.redo()
+            && let Some(p) = step(&mut self.game)
         {
             names.push(self.game.board.line_name(p.line));
         }
-        Ok(format!("replayed {}", names.join(", ")))
+        Ok(format!("{done} {}", names.join(", ")))
     }
 
     /// The board and status line of the position now (probing it).

@@ -18,22 +18,22 @@ use std::collections::HashMap;
 /// Empty cells that complete a line of three of `own` (none of `other` on it).
 #[inline]
 pub fn threats(own: Cells, other: Cells) -> Cells {
-    let mut out = 0;
-    for &l in lines() {
-        if other & l == 0 && (own & l).count_ones() == 3 {
-            out |= l & !own;
-        }
-    }
-    out
+    empty_cells_of_lines_with(own, other, 3)
 }
 
 /// Empty cells on a line with two of `own` and none of `other`: the cells where
 /// `own` makes a threat.
 #[inline]
 pub fn threat_makers(own: Cells, other: Cells) -> Cells {
+    empty_cells_of_lines_with(own, other, 2)
+}
+
+/// The empty cells of the lines holding `count` of `own` and none of `other`.
+#[inline]
+fn empty_cells_of_lines_with(own: Cells, other: Cells, count: u32) -> Cells {
     let mut out = 0;
     for &l in lines() {
-        if other & l == 0 && (own & l).count_ones() == 2 {
+        if other & l == 0 && (own & l).count_ones() == count {
             out |= l & !own;
         }
     }
