@@ -329,14 +329,18 @@ fn fixed_colourings(s: usize, free: u32, m: usize, o: usize) -> u64 {
 /// Number of classes of table (m, o), by Burnside's lemma over the 16 symmetries of
 /// the whole board (microseconds, and independent of how [`Table`] enumerates them).
 pub fn class_count(m: u8, o: u8) -> u64 {
+    const N: usize = MAX_STONES as usize + 1;
+    static COUNTS: [[OnceLock<u64>; N]; N] = [const { [const { OnceLock::new() }; N] }; N];
     assert!(
         m <= MAX_STONES && o <= MAX_STONES,
         "at most {MAX_STONES} stones a side"
     );
-    let sum: u64 = (0..SYMMETRIES)
-        .map(|s| fixed_colourings(s, FULL, m as usize, o as usize))
-        .sum();
-    sum / SYMMETRIES as u64
+    *COUNTS[m as usize][o as usize].get_or_init(|| {
+        let sum: u64 = (0..SYMMETRIES)
+            .map(|s| fixed_colourings(s, FULL, m as usize, o as usize))
+            .sum();
+        sum / SYMMETRIES as u64
+    })
 }
 
 /// Number of orbits of the `o`-subsets of `free` under the symmetries of `stab` (a
