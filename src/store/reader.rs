@@ -181,20 +181,26 @@ impl ChunkReader {
 
     /// Decodes, on all cores, the chunks holding the values a caller is about to read
     /// one by one with [`ChunkReader::value`] (a cold probe reads a dozen chunks, and
-    /// decoding dominates it). `wanted`: (layer, packed key, index, block key, block
-    /// positions). Only a hint: chunks that fail to read are left for
+    /// decoding dominates it). `wanted`: (layer, packed key, index); `block(layer,
+    /// packed)` gives the block's key and positions, asked only for chunks not
+    /// cached. Only a hint: chunks that fail to read are left for
     /// [`ChunkReader::value`] to report.
-    pub fn preload(&self, wanted: impl IntoIterator<Item = (usize, u128, u64, Vec<u8>, u64)>) {
+    pub fn preload(
+        &self,
+        wanted: impl IntoIterator<Item = (usize, u128, u64)>,
+        block: impl Fn(usize, u128) -> (Vec<u8>, u64),
+    ) {
         use rayon::prelude::*;
         let mut jobs: Vec<(ChunkKey, Vec<u8>, u64)> = Vec::new();
         {
             let cache = self.cache.borrow();
-            for (layer, packed, index, key, size) in wanted {
+            for (layer, packed, index) in wanted {
                 let chunk_key: ChunkKey = (layer as u32, packed, index / self.chunk_positions);
                 let known = cache.chunks.contains_key(&chunk_key)
                     || cache.bad.contains_key(&chunk_key)
                     || jobs.iter().any(|(k, ..)| *k == chunk_key);
                 if !known {
+                    let (key, size) = block(layer, packed);
                     jobs.push((chunk_key, key, size));
                 }
             }

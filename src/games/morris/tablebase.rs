@@ -5,7 +5,10 @@ use super::build::MorrisGame;
 use super::index::{MIN_STONES, Table, class_count};
 use super::rules::{Move, Outcome, Position};
 use super::solve::{Probe, probe, probe_classes};
-use super::spec::{MorrisSpec, Phase, format_version, hands_of, pair_layer, placement_layer};
+use super::spec::{
+    MorrisSpec, Phase, format_version, hands_of, layer_hands, layer_pair, pair_layer,
+    placement_layer,
+};
 use super::value::Value;
 use crate::retro::audit::prepare_read;
 use crate::store::reader::ChunkReader;
@@ -208,10 +211,18 @@ impl MorrisTablebase {
         let wanted = probe_classes(position)
             .into_iter()
             .filter_map(|(h, m, o, index)| {
-                let (layer, packed, at, key) = Self::locate(h, m, o, index).ok()?;
-                Some((layer, packed, at, key.to_vec(), Self::block_size(h, key)))
+                let (layer, packed, at, _) = Self::locate(h, m, o, index).ok()?;
+                Some((layer, packed, at))
             });
-        self.reader.preload(wanted);
+        // The block of a chunk not cached yet: a pair's (its layer names it) or a
+        // placement table's (its packed key names it).
+        self.reader.preload(wanted, |layer, packed| {
+            let (h, key) = match layer_hands(layer) {
+                None => (0, <[u8; 2]>::from(layer_pair(layer))),
+                Some(h) => (h, [(packed >> 8) as u8, packed as u8]),
+            };
+            (key.to_vec(), Self::block_size(h, key))
+        });
     }
 
     /// The table (m, o) of a position, for messages.
