@@ -71,6 +71,20 @@ fn the_server_answers_like_tb_probe() {
         assert_eq!(status, if bad { 400 } else { 200 }, "{position}: {body}");
         assert_eq!(&body, want, "{position}");
     }
+    // Past the book the server searches (on its blocking pool), like tb probe.
+    let shallow = harness::build_file(dir.path(), "2x2-book3.tb", &["2x2", "--book-lines", "3"]);
+    let past_book = Server::start(&["--db", shallow.to_str().unwrap()]);
+    let deep = ["111111000000", "h0.0,v1.1,h2.1,v0.0,h1.0"];
+    for (position, want) in deep.iter().zip(probe_json(&shallow, &deep)) {
+        let (status, body) = past_book.get(&format!(
+            "/api/probe?table=2x2-book3&position={}",
+            encode(position)
+        ));
+        assert_eq!(status, 200, "{position}: {body}");
+        assert!(body.contains(r#""source":"search""#), "{position}: {body}");
+        assert_eq!(body, want, "{position}");
+    }
+    drop(past_book);
     let morris_positions = ["WWW......BBB............ w", "WWW.........B..B.....B.. b"];
     let expected_morris = probe_json(&morris, &morris_positions);
     for (position, want) in morris_positions.iter().zip(&expected_morris) {

@@ -258,6 +258,15 @@ impl Table {
         self.pool.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// An idle reader, if there is one (never waits, never opens one).
+    fn try_lease(&self) -> Option<Lease<'_>> {
+        let open = self.lock_pool().idle.pop()?;
+        Some(Lease {
+            table: self,
+            open: Some(open),
+        })
+    }
+
     /// A reader: an idle one, a new one while fewer than the bound are open, or
     /// the next one given back.
     fn lease(&self) -> Result<Lease<'_>, ProbeError> {
@@ -317,12 +326,24 @@ impl Table {
     /// has none.
     pub fn answer(&self, position: &str) -> Result<String> {
         let mut lease = self.lease().map_err(|e| e.error)?;
-        let open = lease.open();
-        let answer = probe_with(open, position).map_err(|e| e.error)?;
-        Ok(match (open, &answer) {
-            (Open::Dots(_, writer), Answer::Dots(probe)) => writer.probe(probe),
-            (_, answer) => answer_json(answer, None),
-        })
+        answer_text(lease.open(), position)
+    }
+
+    /// [`Table::answer`] when it is quick: a reader is idle (no waiting) and the
+    /// answer needs no search (Morris always; Dots-and-Boxes when the position and
+    /// its children are in the book). What a server answers on its own thread;
+    /// `None` when the answer should go to a thread that may wait or search.
+    pub fn answer_now(&self, position: &str) -> Option<Result<String>> {
+        let mut lease = self.try_lease()?;
+        if let Open::Dots(tb, _) = lease.open() {
+            // A text that does not parse is quick too: its error.
+            if let Ok(parsed) = notation::parse_position(&tb.board(), position)
+                && !tb.answers_from_book(parsed.lines)
+            {
+                return None;
+            }
+        }
+        Some(answer_text(lease.open(), position))
     }
 
     /// The JSON object of an answer (as [`Table::answer`]).
@@ -377,6 +398,15 @@ fn probe_with(open: &mut Open, position: &str) -> Result<Answer, ProbeError> {
             Ok(Answer::Morris(position, probe))
         }
     }
+}
+
+/// The probe JSON object for a position text with one reader, or why it has none.
+fn answer_text(open: &mut Open, position: &str) -> Result<String> {
+    let answer = probe_with(open, position).map_err(|e| e.error)?;
+    Ok(match (open, &answer) {
+        (Open::Dots(_, writer), Answer::Dots(probe)) => writer.probe(probe),
+        (_, answer) => answer_json(answer, None),
+    })
 }
 
 /// The JSON object of an answer; a Dots-and-Boxes answer needs the board.

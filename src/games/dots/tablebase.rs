@@ -203,6 +203,16 @@ impl Tablebase {
         Ok(Some(self.stored(n, self.layout.locate_packed(position))?))
     }
 
+    /// Whether [`Tablebase::probe`] answers `position` from the stored layers alone
+    /// (no search): the position and all its children are stored (or it is full).
+    pub fn answers_from_book(&self, position: Lines) -> bool {
+        let n = position.count_ones() as usize;
+        position & self.spec.start == self.spec.start
+            && position & !self.spec.board.all_lines() == 0
+            && self.has_layer(n)
+            && (position == self.spec.board.all_lines() || self.has_layer(n + 1))
+    }
+
     /// The value at `(packed, index)` ([`Layout::locate_packed`]) of layer `n`,
     /// which must be readable.
     #[inline]
