@@ -326,7 +326,8 @@ impl Table {
     /// has none.
     pub fn answer(&self, position: &str) -> Result<String> {
         let mut lease = self.lease().map_err(|e| e.error)?;
-        answer_text(lease.open(), position)
+        let text = answer_text(lease.open(), position, false)?;
+        Ok(text.expect("an answer that may search always comes"))
     }
 
     /// [`Table::answer`] when it is quick: a reader is idle (no waiting) and the
@@ -335,15 +336,7 @@ impl Table {
     /// `None` when the answer should go to a thread that may wait or search.
     pub fn answer_now(&self, position: &str) -> Option<Result<String>> {
         let mut lease = self.try_lease()?;
-        if let Open::Dots(tb, _) = lease.open() {
-            // A text that does not parse is quick too: its error.
-            if let Ok(parsed) = notation::parse_position(&tb.board(), position)
-                && !tb.answers_from_book(parsed.lines)
-            {
-                return None;
-            }
-        }
-        Some(answer_text(lease.open(), position))
+        answer_text(lease.open(), position, true).transpose()
     }
 
     /// The JSON object of an answer (as [`Table::answer`]).
@@ -385,28 +378,46 @@ fn open_reader(game: GameKind, path: &Path, bounds: ProbeBounds) -> Result<Open>
 
 /// A position text answered by a reader.
 fn probe_with(open: &mut Open, position: &str) -> Result<Answer, ProbeError> {
+    let answer = probe_in(open, position, false)?;
+    Ok(answer.expect("an answer that may search always comes"))
+}
+
+/// The answer for a position text with one reader; with `book_only`, `None` when
+/// it would take a search (Morris never searches).
+fn probe_in(
+    open: &mut Open,
+    position: &str,
+    book_only: bool,
+) -> Result<Option<Answer>, ProbeError> {
     match open {
         Open::Dots(tb, _) => {
             let parsed =
                 notation::parse_position(&tb.board(), position).map_err(ProbeError::position)?;
-            let probe = tb.probe_parsed(&parsed).map_err(ProbeError::of)?;
-            Ok(Answer::Dots(probe))
+            let probe = if book_only {
+                tb.probe_parsed_from_book(&parsed)
+            } else {
+                tb.probe_parsed(&parsed).map(Some)
+            };
+            Ok(probe.map_err(ProbeError::of)?.map(Answer::Dots))
         }
         Open::Morris(tb) => {
             let position = tb.parse_position(position).map_err(ProbeError::position)?;
             let probe = tb.probe(&position).map_err(ProbeError::of)?;
-            Ok(Answer::Morris(position, probe))
+            Ok(Some(Answer::Morris(position, probe)))
         }
     }
 }
 
-/// The probe JSON object for a position text with one reader, or why it has none.
-fn answer_text(open: &mut Open, position: &str) -> Result<String> {
-    let answer = probe_with(open, position).map_err(|e| e.error)?;
-    Ok(match (open, &answer) {
+/// The probe JSON object for a position text with one reader, or why it has none;
+/// with `book_only`, `None` when it would take a search.
+fn answer_text(open: &mut Open, position: &str, book_only: bool) -> Result<Option<String>> {
+    let Some(answer) = probe_in(open, position, book_only).map_err(|e| e.error)? else {
+        return Ok(None);
+    };
+    Ok(Some(match (open, &answer) {
         (Open::Dots(_, writer), Answer::Dots(probe)) => writer.probe(probe),
         (_, answer) => answer_json(answer, None),
-    })
+    }))
 }
 
 /// The JSON object of an answer; a Dots-and-Boxes answer needs the board.

@@ -203,16 +203,6 @@ impl Tablebase {
         Ok(Some(self.stored(n, self.layout.locate_packed(position))?))
     }
 
-    /// Whether [`Tablebase::probe`] answers `position` from the stored layers alone
-    /// (no search): the position and all its children are stored (or it is full).
-    pub fn answers_from_book(&self, position: Lines) -> bool {
-        let n = position.count_ones() as usize;
-        position & self.spec.start == self.spec.start
-            && position & !self.spec.board.all_lines() == 0
-            && self.has_layer(n)
-            && (position == self.spec.board.all_lines() || self.has_layer(n + 1))
-    }
-
     /// The value at `(packed, index)` ([`Layout::locate_packed`]) of layer `n`,
     /// which must be readable.
     #[inline]
@@ -238,6 +228,16 @@ impl Tablebase {
     /// Value of a position and of every legal move: from the stored layers when
     /// they hold the position and all its children, otherwise by search.
     pub fn probe(&self, position: Lines) -> Result<Probe> {
+        match self.probe_from_book(position)? {
+            Some(probe) => Ok(probe),
+            None => self.probe_by_search(position),
+        }
+    }
+
+    /// [`Tablebase::probe`] when the stored layers answer it (also when some moves
+    /// lead past them but the position is beyond the search fallback); `None` when
+    /// the answer takes a search.
+    pub fn probe_from_book(&self, position: Lines) -> Result<Option<Probe>> {
         let board = self.spec.board;
         if position & self.spec.start != self.spec.start {
             bail!(
@@ -275,15 +275,20 @@ impl Tablebase {
             }
             if moves.iter().all(|m| m.value.is_some()) || !self.searchable(position) {
                 sort_moves(&mut moves);
-                return Ok(Probe {
+                return Ok(Some(Probe {
                     position,
                     value: value as i32,
                     source: Source::Book,
                     moves,
                     loony: None,
-                });
+                }));
             }
         }
+        Ok(None)
+    }
+
+    /// The search fallback of [`Tablebase::probe`] (an error past its limit).
+    fn probe_by_search(&self, position: Lines) -> Result<Probe> {
         if !self.searchable(position) {
             let stored: Vec<usize> = readable_layers(&self.layers).collect();
             bail!(
@@ -303,6 +308,18 @@ impl Tablebase {
     /// what it asks, so one other than the table's is refused. (Its player to move
     /// and scores change nothing: values are net future boxes for whoever moves.)
     pub fn probe_parsed(&self, parsed: &ParsedPosition) -> Result<Probe> {
+        self.check_penalty(parsed)?;
+        self.probe(parsed.lines)
+    }
+
+    /// [`Tablebase::probe_from_book`] of a parsed position (its penalty checked as
+    /// by [`Tablebase::probe_parsed`]).
+    pub fn probe_parsed_from_book(&self, parsed: &ParsedPosition) -> Result<Option<Probe>> {
+        self.check_penalty(parsed)?;
+        self.probe_from_book(parsed.lines)
+    }
+
+    fn check_penalty(&self, parsed: &ParsedPosition) -> Result<()> {
         if let Some(penalty) = parsed.penalty
             && penalty != self.spec.penalty as i32
         {
@@ -311,7 +328,7 @@ impl Tablebase {
                 self.spec.penalty
             );
         }
-        self.probe(parsed.lines)
+        Ok(())
     }
 
     /// Value of a position by search, whatever the book holds.
