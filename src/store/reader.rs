@@ -95,9 +95,15 @@ fn at(values: &[i8], offset: usize, (layer, _, chunk): ChunkKey) -> anyhow::Resu
 /// An open store with a chunk cache (FIFO eviction, [`CACHE_BYTES`] of values).
 pub struct ChunkReader {
     store: Store,
+    decoder: Decoder,
+    cache: RefCell<ChunkCache>,
+}
+
+/// What turns a stored chunk into values (apart from the reader's cache and
+/// connection, so that several threads can decode at once).
+struct Decoder {
     chunk_positions: u64,
     neighbours: NeighbourFn,
-    cache: RefCell<ChunkCache>,
 }
 
 impl ChunkReader {
@@ -115,10 +121,20 @@ impl ChunkReader {
     ) -> ChunkReader {
         ChunkReader {
             store,
-            chunk_positions,
-            neighbours,
+            decoder: Decoder {
+                chunk_positions,
+                neighbours,
+            },
             cache: RefCell::new(ChunkCache::default()),
         }
+    }
+
+    /// The chunk holding `index` of block `packed` of `layer`, and the offset in it.
+    #[inline]
+    fn place(&self, layer: usize, packed: u128, index: u64) -> (ChunkKey, usize) {
+        let chunk_positions = self.decoder.chunk_positions;
+        let chunk_key = (layer as u32, packed, index / chunk_positions);
+        (chunk_key, (index % chunk_positions) as usize)
     }
 
     /// The underlying store.
@@ -138,8 +154,7 @@ impl ChunkReader {
         index: u64,
         block: impl FnOnce() -> (Vec<u8>, u64),
     ) -> anyhow::Result<i8> {
-        let chunk_key: ChunkKey = (layer as u32, packed, index / self.chunk_positions);
-        let offset = (index % self.chunk_positions) as usize;
+        let (chunk_key, offset) = self.place(layer, packed, index);
         if let Some(values) = self.cache.borrow().chunks.get(&chunk_key) {
             return at(values, offset, chunk_key);
         }
@@ -166,8 +181,7 @@ impl ChunkReader {
     /// the memory reads overlap instead of waiting one after another.
     #[inline]
     pub fn prefetch(&self, layer: usize, packed: u128, index: u64) {
-        let chunk_key: ChunkKey = (layer as u32, packed, index / self.chunk_positions);
-        let offset = (index % self.chunk_positions) as usize;
+        let (chunk_key, offset) = self.place(layer, packed, index);
         if let Some(value) = self
             .cache
             .borrow()
@@ -195,7 +209,7 @@ impl ChunkReader {
         {
             let cache = self.cache.borrow();
             for (layer, packed, index) in wanted {
-                let chunk_key: ChunkKey = (layer as u32, packed, index / self.chunk_positions);
+                let (chunk_key, _) = self.place(layer, packed, index);
                 let known = cache.chunks.contains_key(&chunk_key)
                     || cache.bad.contains_key(&chunk_key)
                     || jobs.iter().any(|(k, ..)| *k == chunk_key);
@@ -216,19 +230,11 @@ impl ChunkReader {
                 Some((chunk_key, key, size, chunk_row))
             })
             .collect();
-        let (chunk_positions, neighbours) = (self.chunk_positions, &self.neighbours);
+        let decoder = &self.decoder;
         let decoded: Vec<(ChunkKey, Vec<i8>)> = stored
             .par_iter()
             .filter_map(|(chunk_key, key, size, chunk_row)| {
-                let values = Self::decode(
-                    chunk_positions,
-                    neighbours,
-                    *chunk_key,
-                    key,
-                    *size,
-                    chunk_row,
-                )
-                .ok()?;
+                let values = decoder.decode(*chunk_key, key, *size, chunk_row).ok()?;
                 Some((*chunk_key, values))
             })
             .collect();
@@ -237,39 +243,11 @@ impl ChunkReader {
         }
     }
 
-    /// The values of a stored chunk of a block of `size` positions.
-    fn decode(
-        chunk_positions: u64,
-        neighbours: &NeighbourFn,
-        chunk_key: ChunkKey,
-        key: &[u8],
-        size: u64,
-        stored: &super::StoredChunk,
-    ) -> anyhow::Result<Vec<i8>> {
-        let (layer, _, chunk) = chunk_key;
-        let first = chunk * chunk_positions;
-        if first >= size {
-            anyhow::bail!(
-                "chunk {chunk} lies beyond its block of layer {layer} ({size} positions)"
-            );
-        }
-        let len = super::chunk_len(size, chunk_positions, chunk);
-        stored.decode(len, |len| neighbours(layer as usize, key, first, len))
-    }
-
     /// Reads a chunk of a block of `size` positions that is not cached and caches it.
     fn load(&self, chunk_key: ChunkKey, key: &[u8], size: u64) -> anyhow::Result<Arc<Vec<i8>>> {
         let (layer, _, chunk) = chunk_key;
         let stored = self.store.stored_chunk(layer as usize, key, chunk)?;
-        let values = Self::decode(
-            self.chunk_positions,
-            &self.neighbours,
-            chunk_key,
-            key,
-            size,
-            &stored,
-        )?;
-        let values = Arc::new(values);
+        let values = Arc::new(self.decoder.decode(chunk_key, key, size, &stored)?);
         self.insert(chunk_key, values.clone());
         Ok(values)
     }
@@ -277,7 +255,7 @@ impl ChunkReader {
     /// Caches a chunk's values, evicting the oldest chunk when full.
     fn insert(&self, chunk_key: ChunkKey, values: Arc<Vec<i8>>) {
         let mut cache = self.cache.borrow_mut();
-        let capacity = (CACHE_BYTES / self.chunk_positions).max(16) as usize;
+        let capacity = (CACHE_BYTES / self.decoder.chunk_positions).max(16) as usize;
         if cache.order.len() >= capacity
             && let Some(old) = cache.order.pop_front()
         {
@@ -285,5 +263,28 @@ impl ChunkReader {
         }
         cache.order.push_back(chunk_key);
         cache.chunks.insert(chunk_key, values);
+    }
+}
+
+impl Decoder {
+    /// The values of a stored chunk of a block of `size` positions.
+    fn decode(
+        &self,
+        chunk_key: ChunkKey,
+        key: &[u8],
+        size: u64,
+        stored: &super::StoredChunk,
+    ) -> anyhow::Result<Vec<i8>> {
+        let (layer, _, chunk) = chunk_key;
+        let first = chunk * self.chunk_positions;
+        if first >= size {
+            anyhow::bail!(
+                "chunk {chunk} lies beyond its block of layer {layer} ({size} positions)"
+            );
+        }
+        let len = super::chunk_len(size, self.chunk_positions, chunk);
+        stored.decode(len, |len| {
+            (self.neighbours)(layer as usize, key, first, len)
+        })
     }
 }
