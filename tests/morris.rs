@@ -3,12 +3,13 @@
 //! shared with the crate), moves and their values, canonical counts, statistics,
 //! kill -9 and resume, and bad positions and options.
 
+mod interrupt;
 mod morris_oracle;
 
 use morris_oracle::{Oracle, Rng, Shape, Symmetries, Val, count_classes, position_text};
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 use tb::games::morris::rules::Position;
@@ -300,32 +301,14 @@ fn a_killed_build_resumes_with_identical_values() {
         "--quiet",
     ];
     // Kill while the second pair (3-4/4-3) is being solved: the first is stored.
-    let mut killed_midway = false;
-    for _attempt in 0..5 {
-        let _ = std::fs::remove_file(&db);
-        let mut child = Command::new(assert_cmd::cargo::cargo_bin!("tb"))
-            .args(args)
-            .arg("--db")
-            .arg(&db)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while stored_blocks(&db) < 1 && Instant::now() < deadline {
-            if child.try_wait().unwrap().is_some() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        child.kill().ok();
-        child.wait().unwrap();
-        let blocks = stored_blocks(&db);
-        if (1..3).contains(&blocks) {
-            killed_midway = true;
-            break;
-        }
-    }
+    let killed_midway = interrupt::kill_build_midway(
+        &args,
+        &db,
+        5,
+        Duration::from_secs(60),
+        |db| stored_blocks(db) >= 1,
+        |db| (1..3).contains(&stored_blocks(db)),
+    );
     assert!(killed_midway, "could not kill the build between two pairs");
     // The unfinished file says so: verify fails naming the pairs, export refuses,
     // info lists them as missing or building.

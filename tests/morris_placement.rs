@@ -5,6 +5,7 @@
 //! given as a move list, verify, and kill -9 during the placement tables.
 
 mod harness;
+mod interrupt;
 mod morris_oracle;
 mod oracle;
 
@@ -13,9 +14,8 @@ use morris_oracle::placement::{Placement, hands};
 use morris_oracle::{ALL, Oracle, POINT_NAMES, Rng, Val, bits};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tb::games::morris::rules::Position;
 use tb::games::morris::tablebase::MorrisTablebase;
 
@@ -363,43 +363,27 @@ fn digests(db: &Path) -> serde_json::Value {
 fn a_build_killed_during_placement_resumes_with_identical_values() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("m.tb");
-    let mut killed = false;
-    for _attempt in 0..10 {
-        let _ = std::fs::remove_file(&db);
-        let mut child = Command::new(assert_cmd::cargo::cargo_bin!("tb"))
-            .args([
-                "build",
-                "morris",
-                "--stones",
-                "5",
-                "--phase",
-                "all",
-                "--threads",
-                "1",
-            ])
-            .arg("--db")
-            .arg(&db)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        // Wait for the first placement layer (101) to be stored, then kill before
-        // the last (110).
-        let deadline = Instant::now() + Duration::from_secs(120);
-        while !stored_layers(&db).contains(&101) && Instant::now() < deadline {
-            if child.try_wait().unwrap().is_some() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        child.kill().ok();
-        child.wait().unwrap();
-        let layers = stored_layers(&db);
-        if layers.contains(&101) && !layers.contains(&110) {
-            killed = true;
-            break;
-        }
-    }
+    // Kill once the first placement layer (101) is stored, before the last (110).
+    let killed = interrupt::kill_build_midway(
+        &[
+            "build",
+            "morris",
+            "--stones",
+            "5",
+            "--phase",
+            "all",
+            "--threads",
+            "1",
+        ],
+        &db,
+        10,
+        Duration::from_secs(120),
+        |db| stored_layers(db).contains(&101),
+        |db| {
+            let layers = stored_layers(db);
+            layers.contains(&101) && !layers.contains(&110)
+        },
+    );
     assert!(
         killed,
         "could not kill the build during the placement tables"
