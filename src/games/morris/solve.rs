@@ -617,7 +617,15 @@ pub fn position_value(
     pos: &Position,
     lookup: &impl Fn(u8, u8, u8, u64) -> Result<u8>,
 ) -> Result<Value> {
-    Ok(match stored_class(pos)? {
+    class_value(stored_class(pos)?, lookup)
+}
+
+/// The value stored for a class ([`stored_class`]; `None`: lost already).
+fn class_value(
+    class: Option<Class>,
+    lookup: &impl Fn(u8, u8, u8, u64) -> Result<u8>,
+) -> Result<Value> {
+    Ok(match class {
         None => Value::Loss(0),
         Some((h, m, o, index)) => Value::from_byte(lookup(h, m, o, index)?),
     })
@@ -626,7 +634,7 @@ pub fn position_value(
 /// Where the value of a position is stored: `(h, m, o, index)` as [`position_value`]
 /// looks it up, or `None` when the side to move has lost already (fewer than 3
 /// stones on the board and in hand).
-pub fn stored_class(pos: &Position) -> Result<Option<(u8, u8, u8, u64)>> {
+pub fn stored_class(pos: &Position) -> Result<Option<Class>> {
     let (m, o) = (
         pos.mover.count_ones() as u8,
         pos.opponent.count_ones() as u8,
@@ -655,37 +663,53 @@ pub fn stored_class(pos: &Position) -> Result<Option<(u8, u8, u8, u64)>> {
     Ok(Some((h, m, o, index)))
 }
 
-/// The stored classes a [`probe`] of `pos` reads: the position's and its children's
-/// (those that are positions of the game).
-pub fn probe_classes(pos: &Position) -> Vec<(u8, u8, u8, u64)> {
-    let children = pos
-        .legal_moves()
-        .into_iter()
-        .filter_map(|(_, outcome)| match outcome {
-            Outcome::Win => None,
-            Outcome::Child(c) => Some(c),
-        });
-    std::iter::once(*pos)
-        .chain(children)
-        .filter_map(|p| stored_class(&p).ok().flatten())
-        .collect()
-}
-
 /// Probes `pos`: its value and every legal move's value, best first (stable order
 /// among equal values).
 pub fn probe(pos: &Position, lookup: impl Fn(u8, u8, u8, u64) -> Result<u8>) -> Result<Probe> {
-    let value = position_value(pos, &lookup)?;
-    let mut moves = Vec::new();
+    probe_hinted(pos, |_| {}, lookup)
+}
+
+/// A stored class: `(h, m, o, index)` as [`stored_class`] gives it.
+pub type Class = (u8, u8, u8, u64);
+
+/// [`probe`], first telling `hint` every stored class it is about to read (the
+/// position's and its children's), so that a reader can fetch them together.
+pub fn probe_hinted(
+    pos: &Position,
+    hint: impl FnOnce(&[Class]),
+    lookup: impl Fn(u8, u8, u8, u64) -> Result<u8>,
+) -> Result<Probe> {
+    let own = stored_class(pos)?;
+    // Per legal move: `None` for a win at once, else where its child is stored.
+    let moves: Vec<(Move, Option<Result<Option<Class>>>)> = pos
+        .legal_moves()
+        .into_iter()
+        .map(|(mv, outcome)| match outcome {
+            Outcome::Win => (mv, None),
+            Outcome::Child(c) => (mv, Some(stored_class(&c))),
+        })
+        .collect();
+    let classes: Vec<Class> = own
+        .into_iter()
+        .chain(
+            moves
+                .iter()
+                .filter_map(|(_, c)| *c.as_ref()?.as_ref().ok()?),
+        )
+        .collect();
+    hint(&classes);
+    let value = class_value(own, &lookup)?;
+    let mut out = Vec::with_capacity(moves.len());
     // No moves once the side to move has lost (fewer than 3 stones, or blocked).
-    for (mv, outcome) in pos.legal_moves() {
-        let v = match outcome {
-            Outcome::Win => Value::Win(1),
-            Outcome::Child(c) => position_value(&c, &lookup)?.parent()?,
+    for (mv, child) in moves {
+        let v = match child {
+            None => Value::Win(1),
+            Some(class) => class_value(class?, &lookup)?.parent()?,
         };
-        moves.push((mv, v));
+        out.push((mv, v));
     }
-    moves.sort_by_key(|m| std::cmp::Reverse(m.1));
-    Ok(Probe { value, moves })
+    out.sort_by_key(|m| std::cmp::Reverse(m.1));
+    Ok(Probe { value, moves: out })
 }
 
 /// Checks every `step`-th class of table (m, o) against its moves, with the move

@@ -4,7 +4,7 @@
 use super::build::MorrisGame;
 use super::index::{MIN_STONES, Table, class_count};
 use super::rules::{Move, Outcome, Position};
-use super::solve::{Probe, probe, probe_classes};
+use super::solve::{Class, Probe, probe_hinted};
 use super::spec::{
     MorrisSpec, Phase, format_version, hands_of, layer_hands, layer_pair, pair_layer,
     placement_layer,
@@ -200,20 +200,21 @@ impl MorrisTablebase {
 
     /// Value of a position and of every legal move, best first.
     pub fn probe(&self, position: &Position) -> Result<Probe> {
-        self.preload(position);
-        probe(position, |h, m, o, i| self.byte_in_hand(h, m, o, i))
+        probe_hinted(
+            position,
+            |classes| self.preload(classes),
+            |h, m, o, i| self.byte_in_hand(h, m, o, i),
+        )
     }
 
-    /// Decodes the chunks a probe of `position` reads, on all cores, before it reads
-    /// them one by one (what a cold probe spends its time on). Classes this file
-    /// does not hold are left for the probe to report.
-    fn preload(&self, position: &Position) {
-        let wanted = probe_classes(position)
-            .into_iter()
-            .filter_map(|(h, m, o, index)| {
-                let (layer, packed, at, _) = Self::locate(h, m, o, index).ok()?;
-                Some((layer, packed, at))
-            });
+    /// Decodes the chunks of the classes a probe reads, on all cores, before it
+    /// reads them one by one (what a cold probe spends its time on). Classes this
+    /// file does not hold are left for the probe to report.
+    fn preload(&self, classes: &[Class]) {
+        let wanted = classes.iter().filter_map(|&(h, m, o, index)| {
+            let (layer, packed, at, _) = Self::locate(h, m, o, index).ok()?;
+            Some((layer, packed, at))
+        });
         // The block of a chunk not cached yet: a pair's (its layer names it) or a
         // placement table's (its packed key names it).
         self.reader.preload(wanted, |layer, packed| {
