@@ -22,6 +22,57 @@ use std::time::{Duration, Instant};
 const DRIVER: &str = "/usr/bin/chromedriver";
 const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
 
+/// chromedriver on a free port, once it answers `GET /status` with ready; `None`
+/// when it exits first (its port was taken).
+fn start_driver() -> Option<(Child, String)> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut driver = Command::new(DRIVER)
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start chromedriver");
+    let address = format!("127.0.0.1:{port}");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !driver_ready(&address) {
+        if driver.try_wait().unwrap().is_some() {
+            return None;
+        }
+        assert!(Instant::now() < deadline, "chromedriver did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Some((driver, address))
+}
+
+/// Whether the WebDriver server at `address` says it is ready (any error: not yet).
+fn driver_ready(address: &str) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut stream) = std::net::TcpStream::connect(address) else {
+        return false;
+    };
+    let asked = write!(
+        stream,
+        "GET /status HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
+    );
+    // chromedriver may keep the connection open: read what comes within a second.
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
+    let mut answer = Vec::new();
+    let mut buffer = [0u8; 4096];
+    while asked.is_ok() && !String::from_utf8_lossy(&answer).contains("\"ready\"") {
+        match stream.read(&mut buffer) {
+            Ok(n) if n > 0 => answer.extend_from_slice(&buffer[..n]),
+            _ => break,
+        }
+    }
+    String::from_utf8_lossy(&answer)
+        .replace(' ', "")
+        .contains("\"ready\":true")
+}
+
 /// A chromium session under chromedriver; both end when dropped.
 struct Browser {
     driver: Child,
@@ -37,23 +88,11 @@ impl Browser {
             Path::new(DRIVER).exists(),
             "{DRIVER} is missing: install the Debian packages chromium and chromium-driver (tools/test-setup)"
         );
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let driver = Command::new(DRIVER)
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start chromedriver");
-        let address = format!("127.0.0.1:{port}");
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while std::net::TcpStream::connect(&address).is_err() {
-            assert!(Instant::now() < deadline, "chromedriver did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        // A free port can be taken by another test between our look and
+        // chromedriver's bind: then chromedriver exits and we try another port.
+        let (driver, address) = (0..5)
+            .find_map(|_| start_driver())
+            .expect("chromedriver did not start (5 ports tried)");
         let profile = tempfile::tempdir().unwrap();
         let args = [
             "--headless",
