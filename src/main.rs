@@ -247,6 +247,33 @@ enum Command {
         #[arg(long, value_parser = tb::units::parse_duration, default_value = "10s")]
         request_time: std::time::Duration,
     },
+    /// Write a copy of a finished tablebase whose values are stored in chunks of
+    /// another size: smaller chunks make a cold probe decode less, larger ones make
+    /// the file smaller. Every value is checked against its block's histogram and
+    /// digest on the way; a killed recode resumes from `<out>.partial`.
+    #[command(
+        after_help = "Examples:\n  tb recode --db morris.tb --out morris-8k.tb --chunk 8192\n  tb recode --db 3x4.tb --out 3x4-small.tb --chunk 4096 --json"
+    )]
+    Recode {
+        /// The finished tablebase file to read.
+        #[arg(long)]
+        db: PathBuf,
+        /// The new file (must not exist).
+        #[arg(long)]
+        out: PathBuf,
+        /// Positions per stored chunk in the new file.
+        #[arg(long, value_name = "N")]
+        chunk: u64,
+        /// Worker threads [default: all cores].
+        #[arg(long)]
+        threads: Option<usize>,
+        /// No progress output.
+        #[arg(long, short)]
+        quiet: bool,
+        /// Print the summary as one JSON object on stdout.
+        #[arg(long)]
+        json: bool,
+    },
     /// Re-hash every chunk and recompute stored values one ply deep from their children.
     Verify {
         /// The tablebase file.
@@ -601,6 +628,29 @@ fn run(cli: Cli) -> Result<ExitCode> {
             cli::export_to(output.as_deref(), &db, |sink| {
                 export::export(&tb, format, max_lines, expand, sink)
             })
+        }
+        Command::Recode {
+            db,
+            out,
+            chunk,
+            threads,
+            quiet,
+            json,
+        } => {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(cli::threads(threads)?)
+                .build()?;
+            let mut progress = progress::for_stderr(quiet);
+            let summary =
+                pool.install(|| tb::games::recode(&db, &out, chunk, progress.as_mut()))?;
+            if json {
+                outln!("{}", serde_json::to_string(&summary)?);
+            } else if quiet {
+                outln!("{}", out.display());
+            } else {
+                outln!("{} -> {}", db.display(), out.display());
+            }
+            Ok(ExitCode::SUCCESS)
         }
         Command::Info { db, json } => {
             if game_of_file(&db)? == GameKind::Morris {

@@ -40,6 +40,20 @@ pub fn game_of_file(path: &Path) -> Result<GameKind> {
     }
 }
 
+/// Recodes the finished tablebase `from` (of either game) into `out` with chunks of
+/// `chunk` positions (see [`crate::retro::recode`]).
+pub fn recode(
+    from: &Path,
+    out: &Path,
+    chunk: u64,
+    progress: &mut dyn crate::retro::progress::Progress,
+) -> Result<crate::retro::recode::RecodeSummary> {
+    match game_of_file(from)? {
+        GameKind::Dots => dots::build::recode(from, out, chunk, progress),
+        GameKind::Morris => morris::build::recode(from, out, chunk, progress),
+    }
+}
+
 /// The JSON object for a position that has no answer (`tb probe --json`, `tb
 /// serve`): `{"input":...,"error":...}`, the error on one line.
 pub fn probe_error_json(input: &str, error: &anyhow::Error) -> String {

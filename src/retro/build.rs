@@ -354,7 +354,7 @@ impl<'g> Schedule<'g> {
                         counts_key(&block.key)
                     );
                 }
-                let (chunks, mut stats) = encode_block(game, block, &values)?;
+                let (chunks, mut stats) = encode_block(game, block, 0, &values)?;
                 stats.seconds = t0.elapsed().as_secs_f64();
                 totals.merge(&stats);
                 // Blocks no later block reads: deleted with this one's transaction.
@@ -512,18 +512,21 @@ pub fn chunk_stats(game: &dyn Game, id: &BlockId, first: u64, values: &[i8]) -> 
     }
 }
 
-/// Compresses a block's chunks in parallel and gathers its histogram and digest.
-fn encode_block(
+/// Compresses a block's chunks in parallel and gathers its histogram and digest:
+/// `values` are the block's from index `first` on (a multiple of the chunk size).
+pub(crate) fn encode_block(
     game: &dyn Game,
     block: &BlockId,
+    first: u64,
     values: &[i8],
 ) -> Result<(Vec<EncodedChunk>, BlockStats)> {
     let chunk_positions = game.chunk_positions();
+    debug_assert_eq!(first % chunk_positions, 0);
     let parts: Vec<(EncodedChunk, BlockStats)> = values
         .par_chunks(chunk_positions as usize)
         .enumerate()
         .map(|(i, raw)| {
-            let first = i as u64 * chunk_positions;
+            let first = first + i as u64 * chunk_positions;
             let stats = chunk_stats(game, block, first, raw);
             let neighbours = || game.chunk_neighbours(block.layer, &block.key, first, raw.len());
             let chunk = EncodedChunk::encode(raw, game.chunk_coding(), neighbours)?;

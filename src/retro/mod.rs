@@ -17,6 +17,7 @@ pub mod audit;
 pub mod build;
 pub mod cache;
 pub mod progress;
+pub mod recode;
 
 use crate::store::codec::{ChunkCoding, Neighbours};
 use anyhow::Result;

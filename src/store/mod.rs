@@ -197,6 +197,9 @@ pub fn counts_key(counts: &[u8]) -> String {
         .join(".")
 }
 
+/// SQLite page size of new files.
+const PAGE_BYTES: i64 = 1 << 16;
+
 /// Metadata key saying how chunk checksums are computed: `keyed` (of the values
 /// and the chunk's place, see [`checksum::chunk_checksum`]); absent in older files
 /// (of the values only).
@@ -236,6 +239,10 @@ impl Store {
         let conn =
             Connection::open(path).with_context(|| format!("cannot open {}", path.display()))?;
         conn.busy_timeout(std::time::Duration::from_secs(30))?;
+        // Large pages: a chunk of a few KiB (small chunks make cold probes fast)
+        // would leave much of a 4 KiB page empty; in 64 KiB pages many share one.
+        // (Like auto_vacuum, it only takes effect on a new file.)
+        conn.pragma_update(None, "page_size", PAGE_BYTES)?;
         // Pruned layers free many pages; incremental vacuum hands them back (it must
         // be chosen before the first table exists, so only new files get it).
         conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")?;
@@ -515,19 +522,7 @@ impl Store {
                 ])?;
             }
         }
-        tx.execute(
-            "INSERT OR REPLACE INTO blocks(n, counts, positions, chunks, bytes, seconds, histogram, digest) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![
-                n as i64,
-                key,
-                stats.positions as i64,
-                chunks.len() as i64,
-                stats.bytes as i64,
-                stats.seconds,
-                serde_json::to_string(&stats.histogram)?,
-                stats.digest as i64
-            ],
-        )?;
+        put_block_row(&tx, n, &key, chunks.len() as u64, stats)?;
         {
             // Wilson's disk saving: a block goes as soon as no remaining block needs it.
             let mut delete =
@@ -542,6 +537,21 @@ impl Store {
         if let Some(f) = finish {
             finish_layer(&tx, n, f)?;
         }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Writes the row of a block whose chunks are not stored (a pruned layer's, when
+    /// a file is recoded): it says `chunks` chunks.
+    pub fn write_block_row(
+        &mut self,
+        n: usize,
+        counts: &[u8],
+        chunks: u64,
+        stats: &BlockStats,
+    ) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        put_block_row(&tx, n, &counts_key(counts), chunks, stats)?;
         tx.commit()?;
         Ok(())
     }
@@ -760,6 +770,30 @@ pub struct LayerFinish {
 /// Reads a histogram stored as a JSON object `{"value": count}`.
 fn parse_histogram(text: &str) -> Result<BTreeMap<i8, u64>> {
     Ok(serde_json::from_str(text)?)
+}
+
+/// Inserts (or replaces) the row of block `key` of layer `n`.
+fn put_block_row(
+    tx: &rusqlite::Transaction,
+    n: usize,
+    key: &str,
+    chunks: u64,
+    stats: &BlockStats,
+) -> Result<()> {
+    tx.execute(
+        "INSERT OR REPLACE INTO blocks(n, counts, positions, chunks, bytes, seconds, histogram, digest) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![
+            n as i64,
+            key,
+            stats.positions as i64,
+            chunks as i64,
+            stats.bytes as i64,
+            stats.seconds,
+            serde_json::to_string(&stats.histogram)?,
+            stats.digest as i64
+        ],
+    )?;
+    Ok(())
 }
 
 fn finish_layer(tx: &rusqlite::Transaction, n: usize, f: &LayerFinish) -> Result<()> {

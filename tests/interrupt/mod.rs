@@ -1,4 +1,4 @@
-//! Killing a real `tb build` in the middle, for the resume tests.
+//! Killing a real `tb` process in the middle, for the resume tests.
 #![allow(dead_code)]
 
 use std::path::Path;
@@ -16,18 +16,42 @@ pub fn kill_build_midway(
     ready: impl Fn(&Path) -> bool,
     midway: impl Fn(&Path) -> bool,
 ) -> bool {
+    let mut all: Vec<&str> = args.to_vec();
+    let db_text = db.to_str().expect("a UTF-8 path");
+    all.extend(["--db", db_text]);
+    kill_midway(
+        &all,
+        || {
+            let _ = std::fs::remove_file(db);
+        },
+        attempts,
+        timeout,
+        || ready(db),
+        || midway(db),
+    )
+}
+
+/// Runs `tb ARGS` after `reset()` and kills it (SIGKILL) once `ready()` holds (or
+/// it ended, or `timeout` passed); tries again, up to `attempts` times, until
+/// `midway()` holds after the kill. Returns whether it did.
+pub fn kill_midway(
+    args: &[&str],
+    reset: impl Fn(),
+    attempts: usize,
+    timeout: Duration,
+    ready: impl Fn() -> bool,
+    midway: impl Fn() -> bool,
+) -> bool {
     for _attempt in 0..attempts {
-        let _ = std::fs::remove_file(db);
+        reset();
         let mut child = Command::new(assert_cmd::cargo::cargo_bin!("tb"))
             .args(args)
-            .arg("--db")
-            .arg(db)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
         let deadline = Instant::now() + timeout;
-        while !ready(db) && Instant::now() < deadline {
+        while !ready() && Instant::now() < deadline {
             if child.try_wait().unwrap().is_some() {
                 break;
             }
@@ -35,7 +59,7 @@ pub fn kill_build_midway(
         }
         child.kill().ok();
         child.wait().unwrap();
-        if midway(db) {
+        if midway() {
             return true;
         }
     }

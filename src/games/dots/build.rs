@@ -10,13 +10,14 @@ use super::layout::Layout;
 use super::spec::{self, Spec};
 use crate::retro::build::{Builder, RunOptions, RunSummary};
 use crate::retro::progress::Progress;
+use crate::retro::recode::RecodeSummary;
 use crate::retro::{BlockId, BlockKey, Game};
 use crate::store::checksum::digest_element;
-use crate::store::{MAX_CHUNK_POSITIONS, chunk_len};
+use crate::store::{MAX_CHUNK_POSITIONS, Store, chunk_len};
 use crate::units::human_bytes;
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use std::ops::RangeInclusive;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::sync::atomic::AtomicU64;
 
@@ -327,4 +328,34 @@ impl Game for DotsGame<'_> {
         let bound = bound.min(i8::MAX as i32) as i8;
         -bound..=bound
     }
+}
+
+/// Recodes the finished Dots-and-Boxes file `from` into `out` with chunks of
+/// `chunk` positions (see [`crate::retro::recode`]).
+pub fn recode(
+    from: &Path,
+    out: &Path,
+    chunk: u64,
+    progress: &mut dyn Progress,
+) -> Result<RecodeSummary> {
+    let source = Store::open_read(from)?
+        .meta()
+        .and_then(|meta| Spec::from_meta(&meta))
+        .with_context(|| from.display().to_string())?;
+    if !(1..=MAX_CHUNK_POSITIONS).contains(&chunk) {
+        bail!("--chunk must be between 1 and {MAX_CHUNK_POSITIONS}");
+    }
+    let target = Spec {
+        chunk_positions: chunk,
+        ..source.clone()
+    };
+    let layout = source.layout();
+    let completion = source.board.completion_masks();
+    crate::retro::recode::recode(
+        &DotsGame::new(&source, &layout, &completion),
+        &DotsGame::new(&target, &layout, &completion),
+        from,
+        out,
+        progress,
+    )
 }

@@ -15,12 +15,14 @@ pub use super::spec::{
 };
 use crate::retro::build::{Builder, RunOptions, RunSummary};
 use crate::retro::progress::Progress;
+use crate::retro::recode::RecodeSummary;
 use crate::retro::{BlockId, BlockKey, Game};
+use crate::store::Store;
 use crate::store::checksum::digest_element;
 use crate::store::codec::{ChunkCoding, Neighbours};
 use crate::units::human_bytes;
 use anyhow::{Context, Result, bail, ensure};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
 
 /// Morris as the scheduler sees it.
@@ -377,4 +379,26 @@ pub fn build(opts: BuildOptions, progress: &mut dyn Progress) -> Result<BuildSum
     };
     progress.finish(&summary.text());
     Ok(summary)
+}
+
+/// Recodes the finished Morris file `from` into `out` with chunks of `chunk`
+/// positions (see [`crate::retro::recode`]).
+pub fn recode(
+    from: &Path,
+    out: &Path,
+    chunk: u64,
+    progress: &mut dyn Progress,
+) -> Result<RecodeSummary> {
+    let meta = Store::open_read(from)?
+        .meta()
+        .and_then(|meta| MorrisSpec::from_meta(&meta))
+        .with_context(|| from.display().to_string())?;
+    let target = MorrisSpec::new(meta.stones, chunk, meta.phase)?;
+    crate::retro::recode::recode(
+        &MorrisGame::new(meta),
+        &MorrisGame::new(target),
+        from,
+        out,
+        progress,
+    )
 }

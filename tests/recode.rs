@@ -1,0 +1,219 @@
+//! `tb recode`: a finished Dots-and-Boxes file copied into chunks of other sizes
+//! (the real binary and files) holds exactly the oracle's values, passes `verify`,
+//! answers probes as the original does, refuses damaged input without writing a
+//! file, and resumes after kill -9. (Morris files: tests/morris_placement.rs.)
+
+mod harness;
+mod interrupt;
+mod oracle;
+
+use harness::{Build, build_with, check_all_values, describe, info, run_ok, tb};
+use oracle::Oracle;
+use rusqlite::Connection;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tb::games::dots::tablebase::Tablebase;
+
+/// `tb recode --db FROM --out OUT --chunk N --json`, which must succeed: its summary.
+fn recode(from: &Path, out: &Path, chunk: u64) -> serde_json::Value {
+    let output = run_ok(
+        tb().args(["recode", "--quiet", "--json", "--chunk"])
+            .arg(chunk.to_string())
+            .arg("--db")
+            .arg(from)
+            .arg("--out")
+            .arg(out),
+        "tb recode",
+    );
+    serde_json::from_slice(&output.stdout).expect("recode prints JSON")
+}
+
+/// The build `b` with its file replaced by `db` (same board and start).
+fn with_file(b: &Build, db: PathBuf) -> Build {
+    Build {
+        dir: tempfile::tempdir().unwrap(),
+        db,
+        board: b.board.clone(),
+        start_arg: b.start_arg.clone(),
+        start: b.start,
+        penalty: b.penalty,
+        book_lines: b.book_lines,
+        extra: b.extra.clone(),
+    }
+}
+
+/// `tb probe --json` of the lines read from stdin (one position per line).
+fn probe_all(db: &Path, positions: &str) -> String {
+    let output = run_ok(
+        tb().args(["probe", "--json", "--db"])
+            .arg(db)
+            .write_stdin(positions.to_string()),
+        "tb probe",
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn recoded_files_hold_the_oracle_values_for_chunk_sizes_that_do_and_do_not_divide() {
+    let mut o = Oracle::new(2, 3, 0);
+    for extra in [&[][..], &["--corners", "--symmetry", "none"][..]] {
+        let b = build_with(&o, "empty", o.start("empty"), Some(o.num_lines()), extra);
+        // 777 divides neither the old chunks nor the blocks; 1 << 20 is larger than
+        // every block.
+        for chunk in [777u64, 4096, 1 << 20] {
+            let out = b.dir.path().join(format!("r{chunk}.tb"));
+            let summary = recode(&b.db, &out, chunk);
+            assert_eq!(summary["chunk_positions_after"], chunk);
+            assert_eq!(summary["resumed_blocks"], 0);
+            assert!(summary["bytes_after"].as_u64().unwrap() > 0);
+            let r = with_file(&b, out.clone());
+            let table = Tablebase::open(&out).unwrap();
+            check_all_values(&mut o, &r, |p| table.value(p));
+            assert_eq!(info(&out)["chunk_positions"], chunk, "{}", b.label());
+            // The layers' digests and histograms are the original's.
+            assert_eq!(layer_values(&b.db), layer_values(&out), "{}", b.label());
+            let verify = tb().args(["verify", "--db"]).arg(&out).output().unwrap();
+            assert!(verify.status.success(), "{}", describe(&verify));
+            assert!(!harness_partial(&out).exists());
+        }
+    }
+}
+
+/// What `tb info --json` says of each layer's values (not of their coding).
+fn layer_values(db: &Path) -> Vec<serde_json::Value> {
+    info(db)["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|layer| {
+            let mut layer = layer.clone();
+            let fields = layer.as_object_mut().unwrap();
+            fields.remove("stored_bytes");
+            fields.remove("bits_per_position");
+            layer
+        })
+        .collect()
+}
+
+/// `<out>.partial`.
+fn harness_partial(out: &Path) -> PathBuf {
+    let mut s = out.as_os_str().to_owned();
+    s.push(".partial");
+    PathBuf::from(s)
+}
+
+#[test]
+fn probes_of_a_recoded_3x3_equal_the_original_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = harness::build_file(dir.path(), "3x3.tb", &["3x3"]);
+    let out = dir.path().join("small.tb");
+    recode(&db, &out, 1000);
+    let o = Oracle::new(3, 3, 0);
+    let positions: String = harness::sample_positions(&o, 0, 3000, 11)
+        .into_iter()
+        .map(|p| o.bits(p) + "\n")
+        .collect();
+    assert_eq!(probe_all(&db, &positions), probe_all(&out, &positions));
+}
+
+#[test]
+fn recode_refuses_damaged_input_and_an_existing_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = harness::build_file(dir.path(), "2x3.tb", &["2x3", "--book-lines", "17"]);
+    let out = dir.path().join("out.tb");
+    // An existing output file is never overwritten.
+    std::fs::write(&out, b"keep me").unwrap();
+    let refused = tb()
+        .args(["recode", "--quiet", "--chunk", "100", "--db"])
+        .arg(&db)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(!refused.status.success(), "{}", describe(&refused));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("exists"));
+    assert_eq!(std::fs::read(&out).unwrap(), b"keep me");
+    std::fs::remove_file(&out).unwrap();
+
+    // Values that no longer match their block's digest (a chunk forged with a
+    // valid checksum would decode fine: the block row catches it), and a chunk
+    // that does not decode.
+    for (what, statement) in [
+        (
+            "digest",
+            "UPDATE blocks SET digest = digest + 1 WHERE n = 9",
+        ),
+        ("chunk", "UPDATE chunks SET data = x'00' WHERE n = 9"),
+    ] {
+        let copy = dir.path().join(format!("{what}.tb"));
+        std::fs::copy(&db, &copy).unwrap();
+        Connection::open(&copy)
+            .unwrap()
+            .execute_batch(statement)
+            .unwrap();
+        let out = dir.path().join(format!("{what}-out.tb"));
+        let failed = tb()
+            .args(["recode", "--quiet", "--chunk", "100", "--db"])
+            .arg(&copy)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        harness::assert_no_panic(&failed, what);
+        assert!(!failed.status.success(), "{what}: {}", describe(&failed));
+        assert!(!out.exists(), "{what}: a damaged source gave a file");
+        let stderr = String::from_utf8_lossy(&failed.stderr);
+        assert!(stderr.contains("layer 9"), "{what}: {stderr}");
+    }
+}
+
+#[test]
+fn a_recode_killed_midway_resumes_and_gives_the_same_file_contents() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = harness::build_file(dir.path(), "3x3.tb", &["3x3", "--book-lines", "24"]);
+    let whole = dir.path().join("whole.tb");
+    recode(&db, &whole, 256);
+
+    let out = dir.path().join("resumed.tb");
+    let partial = harness_partial(&out);
+    let blocks = |path: &Path| -> i64 {
+        Connection::open(path)
+            .and_then(|c| c.query_row("SELECT count(*) FROM blocks", [], |r| r.get(0)))
+            .unwrap_or(0)
+    };
+    let args = [
+        "recode",
+        "--quiet",
+        "--threads",
+        "1",
+        "--chunk",
+        "256",
+        "--db",
+        db.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let killed = interrupt::kill_midway(
+        &args,
+        || {
+            let _ = std::fs::remove_file(&partial);
+        },
+        20,
+        Duration::from_secs(60),
+        || blocks(&partial) >= 5,
+        || blocks(&partial) >= 5 && !out.exists(),
+    );
+    assert!(killed, "could not kill tb recode midway");
+    let summary = recode(&db, &out, 256);
+    let resumed = summary["resumed_blocks"].as_u64().unwrap();
+    assert!(resumed >= 5, "{summary}");
+    assert!(resumed < summary["blocks"].as_u64().unwrap(), "{summary}");
+    assert_eq!(info(&whole)["layers"], info(&out)["layers"]);
+    assert_eq!(layer_values(&db), layer_values(&out));
+    let o = Oracle::new(3, 3, 0);
+    let positions: String = harness::sample_positions(&o, 0, 2000, 5)
+        .into_iter()
+        .map(|p| o.bits(p) + "\n")
+        .collect();
+    assert_eq!(probe_all(&whole, &positions), probe_all(&out, &positions));
+}
