@@ -150,6 +150,9 @@ struct Models {
     weights: Vec<i32>,
 }
 
+/// The generation of a line never used (no chunk's generation is this).
+const STALE: u32 = u32::MAX;
+
 const SLOT_PREV: usize = 0;
 const SLOT_FIRST: usize = SLOT_PREV + 256;
 const SLOT_PAIRS: usize = SLOT_FIRST + 256;
@@ -162,12 +165,22 @@ fn pair_slot(a: u8, b: u8) -> usize {
 
 impl Models {
     fn new() -> Models {
+        // Zeroed pages cost nothing until used: every line of counters is stale and
+        // written (refilled) before it is read, so its page is faulted in once, on
+        // huge pages where the kernel has them (a cold probe decodes a few chunks;
+        // thousands of 4 KiB faults would cost more than the decoding).
+        let counters = vec![0; SLOTS * SLOT];
+        crate::sys::advise_huge_pages(
+            counters.as_ptr().cast(),
+            counters.len() * std::mem::size_of::<Counter>(),
+        );
         Models {
             tables: &TABLES,
-            // Zeroed pages cost nothing until used: every slot is stale (generation 0
-            // < current) and refilled on first use.
-            counters: vec![0; SLOTS * SLOT],
-            generation: vec![0; SLOTS * SLOT / LINE],
+            counters,
+            // Written now, not left to zero pages: a generation is read before it is
+            // written, and a zero page read then written costs a second fault and a
+            // TLB flush on every core.
+            generation: vec![STALE; SLOTS * SLOT / LINE],
             current: 0,
             weights: vec![(1 << 16) * 3 / 10; NODES * INPUTS],
         }
@@ -175,8 +188,8 @@ impl Models {
 
     /// Starts a new chunk: every counter and weight back to its initial state.
     fn reset(&mut self) {
-        if self.current == u32::MAX {
-            self.generation.fill(0);
+        if self.current == STALE - 1 {
+            self.generation.fill(STALE);
             self.current = 0;
         }
         self.current += 1;
