@@ -254,15 +254,25 @@ impl MoverIndex {
                 continue;
             }
             let cid = canon.len() as u32;
-            let mut st = 0u16;
-            for (s, &back) in inverse.iter().enumerate() {
-                let img = transform(s, w);
-                if img == w {
-                    st |= 1 << s;
-                }
-                // `back` maps `img` to `w`; of several, the least symmetry is kept.
-                let entry = &mut by_rank[rank24(img) as usize];
-                *entry = (*entry).min(cid << 4 | back as u32);
+            let images: [u32; SYMMETRIES] = std::array::from_fn(|s| transform(s, w));
+            let st = (0..SYMMETRIES)
+                .filter(|&s| images[s] == w)
+                .fold(0u16, |st, s| st | 1 << s);
+            // `inverse[s]` maps `images[s]` back to `w`; of several symmetries
+            // reaching one image, the least inverse is kept. Entries are only
+            // written, never read: the table is far larger than the caches, and a
+            // read would wait for memory.
+            for (s, &image) in images.iter().enumerate() {
+                let back = if st == 1 {
+                    inverse[s] // 16 distinct images
+                } else {
+                    (0..SYMMETRIES)
+                        .filter(|&t| images[t] == image)
+                        .map(|t| inverse[t])
+                        .min()
+                        .expect("s reaches its own image")
+                };
+                by_rank[rank24(image) as usize] = cid << 4 | back as u32;
             }
             canon.push(w);
             stab.push(st);
