@@ -108,9 +108,10 @@ enum Command {
         /// names per group separated by / [default: chosen from --memory].
         #[arg(long)]
         groups: Option<String>,
-        /// Positions per stored chunk.
-        #[arg(long, default_value_t = spec::DEFAULT_CHUNK_POSITIONS)]
-        chunk: u64,
+        /// Positions per stored chunk [default: 65536 for Dots-and-Boxes; for Morris
+        /// 8192, or the file's own when resuming].
+        #[arg(long, value_name = "N")]
+        chunk: Option<u64>,
         /// Dots-and-Boxes symmetry reduction: wilson stores a position only if its
         /// group-1 lines are the least of their orbit under the board symmetries that
         /// map every group onto itself (about 3-8x fewer positions); none stores all
@@ -468,7 +469,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 book_lines,
                 memory: cli::memory("--memory", memory.as_deref(), 8 << 30)?,
                 groups,
-                chunk,
+                chunk: chunk.unwrap_or(spec::DEFAULT_CHUNK_POSITIONS),
                 symmetry: symmetry != Some(SymmetryArg::None),
                 corners,
             };

@@ -530,3 +530,44 @@ fn verify_catches_a_wrong_value_and_a_corrupt_chunk() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
 }
+
+/// `chunk_positions` of `tb info --json`.
+fn chunk_positions(db: &Path) -> u64 {
+    let out = tb()
+        .args(["info", "--json", "--db"])
+        .arg(db)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", describe(&out));
+    let info: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    info["chunk_positions"].as_u64().unwrap()
+}
+
+#[test]
+fn a_new_file_gets_small_chunks_and_a_resumed_one_keeps_its_own() {
+    // Small chunks by default: a cold probe decodes whole chunks.
+    assert_eq!(chunk_positions(built4()), 8192);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m3.tb");
+    let build = |extra: &[&str]| {
+        let mut cmd = tb();
+        cmd.args(["build", "morris", "--stones", "3", "--quiet", "--db"])
+            .arg(&db)
+            .args(extra);
+        cmd.output().unwrap()
+    };
+    let out = build(&["--chunk", "1000"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    // Without --chunk, building on the file keeps its chunks (here: adds the
+    // placement tables); another --chunk is refused.
+    let out = build(&["--phase", "all"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    assert_eq!(chunk_positions(&db), 1000);
+    let out = build(&["--chunk", "8192"]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("chunk positions"),
+        "{}",
+        describe(&out)
+    );
+}

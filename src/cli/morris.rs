@@ -37,8 +37,8 @@ pub struct BuildArgs {
     pub threads: Option<usize>,
     /// `--memory` in bytes.
     pub memory: u64,
-    /// `--chunk`.
-    pub chunk: u64,
+    /// `--chunk` (None: the file's when resuming, else the Morris default).
+    pub chunk: Option<u64>,
     /// `--quiet`.
     pub quiet: bool,
     /// `--json`.
@@ -53,12 +53,15 @@ pub fn build(args: BuildArgs) -> Result<ExitCode> {
         PhaseChoice::Moving => Phase::Moving,
         PhaseChoice::Placement | PhaseChoice::All => Phase::All,
     };
-    let spec = MorrisSpec::new(args.stones.unwrap_or(9), args.chunk, phase)?;
+    let stones = args.stones.unwrap_or(9);
+    let named = MorrisSpec::new(stones, build::DEFAULT_CHUNK_POSITIONS, phase)?;
+    let db = args.db.unwrap_or_else(|| named.default_db());
+    let chunk = args.chunk.unwrap_or_else(|| build::chunk_for(&db));
+    let spec = MorrisSpec::new(stones, chunk, phase)?;
     if args.plan {
         print_plan(&spec, args.json)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let db = args.db.unwrap_or_else(|| spec.default_db());
     if args.phase == PhaseChoice::Placement && !db.exists() {
         bail!(
             "--phase placement adds to an existing moving-phase file, and {} does not exist (build it with --phase moving, or both with --phase all)",

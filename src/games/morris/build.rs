@@ -10,8 +10,8 @@ use super::index::{MIN_STONES, Table, class_count};
 use super::placement::{child_tables, solve_placement_table};
 use super::solve::solve_pair_counting;
 pub use super::spec::{
-    MorrisSpec, Phase, layer_hands, layer_pair, pair_label, pair_layer, placement_label,
-    placement_layer,
+    DEFAULT_CHUNK_POSITIONS, MorrisSpec, Phase, layer_hands, layer_pair, pair_label, pair_layer,
+    placement_label, placement_layer,
 };
 use crate::retro::build::{Builder, RunOptions, RunSummary};
 use crate::retro::progress::Progress;
@@ -325,6 +325,16 @@ pub fn memory_needs(spec: &MorrisSpec) -> (u64, u64) {
         }
     }
     (work, peak)
+}
+
+/// Positions per chunk for a build of `db` without `--chunk`: the file's own when
+/// it exists (a resumed build keeps it), else [`DEFAULT_CHUNK_POSITIONS`].
+pub fn chunk_for(db: &Path) -> u64 {
+    db.exists()
+        .then(|| Store::open_read(db).and_then(|store| store.meta()).ok())
+        .flatten()
+        .and_then(|meta| meta.get("chunk_positions")?.parse().ok())
+        .unwrap_or(DEFAULT_CHUNK_POSITIONS)
 }
 
 /// Building both phases on a moving-phase file of the same stones, rules and
