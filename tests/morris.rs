@@ -266,15 +266,19 @@ fn stored_blocks(db: &Path) -> i64 {
         .unwrap_or(0)
 }
 
-fn layer_digests(db: &Path) -> Vec<(String, String)> {
+/// `tb info --json`, which must succeed.
+fn info_json(db: &Path) -> Json {
     let out = tb()
         .args(["info", "--json", "--db"])
         .arg(db)
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", describe(&out));
-    let info: Json = serde_json::from_slice(&out.stdout).unwrap();
-    info["pairs"]
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn layer_digests(db: &Path) -> Vec<(String, String)> {
+    info_json(db)["pairs"]
         .as_array()
         .unwrap()
         .iter()
@@ -533,14 +537,7 @@ fn verify_catches_a_wrong_value_and_a_corrupt_chunk() {
 
 /// `chunk_positions` of `tb info --json`.
 fn chunk_positions(db: &Path) -> u64 {
-    let out = tb()
-        .args(["info", "--json", "--db"])
-        .arg(db)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", describe(&out));
-    let info: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    info["chunk_positions"].as_u64().unwrap()
+    info_json(db)["chunk_positions"].as_u64().unwrap()
 }
 
 #[test]

@@ -14,17 +14,21 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tb::games::dots::tablebase::Tablebase;
 
-/// `tb recode --db FROM --out OUT --chunk N --json`, which must succeed: its summary.
+/// `tb recode --quiet --json --chunk N --db FROM --out OUT`, not yet run.
+fn recode_command(from: &Path, out: &Path, chunk: u64) -> assert_cmd::Command {
+    let mut cmd = tb();
+    cmd.args(["recode", "--quiet", "--json", "--chunk"])
+        .arg(chunk.to_string())
+        .arg("--db")
+        .arg(from)
+        .arg("--out")
+        .arg(out);
+    cmd
+}
+
+/// [`recode_command`], which must succeed: its summary.
 fn recode(from: &Path, out: &Path, chunk: u64) -> serde_json::Value {
-    let output = run_ok(
-        tb().args(["recode", "--quiet", "--json", "--chunk"])
-            .arg(chunk.to_string())
-            .arg("--db")
-            .arg(from)
-            .arg("--out")
-            .arg(out),
-        "tb recode",
-    );
+    let output = run_ok(&mut recode_command(from, out, chunk), "tb recode");
     serde_json::from_slice(&output.stdout).expect("recode prints JSON")
 }
 
@@ -51,6 +55,17 @@ fn probe_all(db: &Path, positions: &str) -> String {
         "tb probe",
     );
     String::from_utf8(output.stdout).unwrap()
+}
+
+/// `tb probe --json` answers the same on two 3x3 files for `count` random
+/// positions (from `seed`).
+fn assert_same_probes(a: &Path, b: &Path, count: usize, seed: u64) {
+    let o = Oracle::new(3, 3, 0);
+    let positions: String = harness::sample_positions(&o, 0, count, seed)
+        .into_iter()
+        .map(|p| o.bits(p) + "\n")
+        .collect();
+    assert_eq!(probe_all(a, &positions), probe_all(b, &positions));
 }
 
 #[test]
@@ -108,12 +123,7 @@ fn probes_of_a_recoded_3x3_equal_the_original_ones() {
     let db = harness::build_file(dir.path(), "3x3.tb", &["3x3"]);
     let out = dir.path().join("small.tb");
     recode(&db, &out, 1000);
-    let o = Oracle::new(3, 3, 0);
-    let positions: String = harness::sample_positions(&o, 0, 3000, 11)
-        .into_iter()
-        .map(|p| o.bits(p) + "\n")
-        .collect();
-    assert_eq!(probe_all(&db, &positions), probe_all(&out, &positions));
+    assert_same_probes(&db, &out, 3000, 11);
 }
 
 #[test]
@@ -123,13 +133,7 @@ fn recode_refuses_damaged_input_and_an_existing_output() {
     let out = dir.path().join("out.tb");
     // An existing output file is never overwritten.
     std::fs::write(&out, b"keep me").unwrap();
-    let refused = tb()
-        .args(["recode", "--quiet", "--chunk", "100", "--db"])
-        .arg(&db)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
+    let refused = recode_command(&db, &out, 100).output().unwrap();
     assert!(!refused.status.success(), "{}", describe(&refused));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("exists"));
     assert_eq!(std::fs::read(&out).unwrap(), b"keep me");
@@ -152,13 +156,7 @@ fn recode_refuses_damaged_input_and_an_existing_output() {
             .execute_batch(statement)
             .unwrap();
         let out = dir.path().join(format!("{what}-out.tb"));
-        let failed = tb()
-            .args(["recode", "--quiet", "--chunk", "100", "--db"])
-            .arg(&copy)
-            .arg("--out")
-            .arg(&out)
-            .output()
-            .unwrap();
+        let failed = recode_command(&copy, &out, 100).output().unwrap();
         harness::assert_no_panic(&failed, what);
         assert!(!failed.status.success(), "{what}: {}", describe(&failed));
         assert!(!out.exists(), "{what}: a damaged source gave a file");
@@ -210,10 +208,5 @@ fn a_recode_killed_midway_resumes_and_gives_the_same_file_contents() {
     assert!(resumed < summary["blocks"].as_u64().unwrap(), "{summary}");
     assert_eq!(info(&whole)["layers"], info(&out)["layers"]);
     assert_eq!(layer_values(&db), layer_values(&out));
-    let o = Oracle::new(3, 3, 0);
-    let positions: String = harness::sample_positions(&o, 0, 2000, 5)
-        .into_iter()
-        .map(|p| o.bits(p) + "\n")
-        .collect();
-    assert_eq!(probe_all(&whole, &positions), probe_all(&out, &positions));
+    assert_same_probes(&whole, &out, 2000, 5);
 }

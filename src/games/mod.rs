@@ -9,7 +9,7 @@ pub mod qubic;
 pub mod table;
 
 use crate::store::Store;
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use std::path::Path;
 
 /// The games a tablebase file can hold.
@@ -23,9 +23,7 @@ pub enum GameKind {
 
 /// Which game a tablebase file holds (its `game` metadata).
 pub fn game_of_file(path: &Path) -> Result<GameKind> {
-    let meta = Store::open_read(path)?
-        .meta()
-        .with_context(|| path.display().to_string())?;
+    let meta = Store::meta_of(path)?;
     match meta.get("game").map(String::as_str) {
         Some("dots-and-boxes") => Ok(GameKind::Dots),
         Some("morris") => Ok(GameKind::Morris),

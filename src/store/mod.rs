@@ -349,6 +349,14 @@ impl Store {
         &mut self.rules
     }
 
+    /// The metadata of the tablebase file at `path` (opened read-only), errors
+    /// naming the file.
+    pub fn meta_of(path: &Path) -> Result<BTreeMap<String, String>> {
+        Store::open_read(path)?
+            .meta()
+            .with_context(|| path.display().to_string())
+    }
+
     /// All metadata.
     pub fn meta(&self) -> Result<BTreeMap<String, String>> {
         let mut stmt = self.conn.prepare("SELECT key, value FROM meta")?;

@@ -338,10 +338,8 @@ pub fn recode(
     chunk: u64,
     progress: &mut dyn Progress,
 ) -> Result<RecodeSummary> {
-    let source = Store::open_read(from)?
-        .meta()
-        .and_then(|meta| Spec::from_meta(&meta))
-        .with_context(|| from.display().to_string())?;
+    let source =
+        Spec::from_meta(&Store::meta_of(from)?).with_context(|| from.display().to_string())?;
     if !(1..=MAX_CHUNK_POSITIONS).contains(&chunk) {
         bail!("--chunk must be between 1 and {MAX_CHUNK_POSITIONS}");
     }

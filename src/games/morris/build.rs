@@ -331,7 +331,7 @@ pub fn memory_needs(spec: &MorrisSpec) -> (u64, u64) {
 /// it exists (a resumed build keeps it), else [`DEFAULT_CHUNK_POSITIONS`].
 pub fn chunk_for(db: &Path) -> u64 {
     db.exists()
-        .then(|| Store::open_read(db).and_then(|store| store.meta()).ok())
+        .then(|| Store::meta_of(db).ok())
         .flatten()
         .and_then(|meta| meta.get("chunk_positions")?.parse().ok())
         .unwrap_or(DEFAULT_CHUNK_POSITIONS)
@@ -399,9 +399,7 @@ pub fn recode(
     chunk: u64,
     progress: &mut dyn Progress,
 ) -> Result<RecodeSummary> {
-    let meta = Store::open_read(from)?
-        .meta()
-        .and_then(|meta| MorrisSpec::from_meta(&meta))
+    let meta = MorrisSpec::from_meta(&Store::meta_of(from)?)
         .with_context(|| from.display().to_string())?;
     let target = MorrisSpec::new(meta.stones, chunk, meta.phase)?;
     crate::retro::recode::recode(
