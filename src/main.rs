@@ -475,7 +475,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             };
             let spec = request.spec()?;
             if plan {
-                let p = plan::plan(&spec, request.memory);
+                let p = plan::plan(&spec, request.memory, cli::threads(threads)?);
                 if json {
                     outln!("{}", serde_json::to_string(&p)?);
                 } else {

@@ -18,6 +18,19 @@ pub fn human_bytes(b: u64) -> String {
     }
 }
 
+/// Seconds as people read them: `42 s`, `7.5 min`, `3.2 h`, `12.4 days`.
+pub fn human_seconds(seconds: f64) -> String {
+    if seconds < 60.0 {
+        format!("{seconds:.0} s")
+    } else if seconds < 3600.0 {
+        format!("{:.1} min", seconds / 60.0)
+    } else if seconds < 48.0 * 3600.0 {
+        format!("{:.1} h", seconds / 3600.0)
+    } else {
+        format!("{:.1} days", seconds / 86400.0)
+    }
+}
+
 /// A number followed by a unit (`1.5GiB`, `30s`): the number and the unit's text;
 /// `examples` shows what is expected in the error.
 fn number_and_unit<'a>(text: &'a str, what: &str, examples: &str) -> Result<(f64, &'a str)> {

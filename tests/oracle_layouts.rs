@@ -68,3 +68,44 @@ fn starts_and_penalty_with_several_groups() {
     let mut o = Oracle::new(2, 4, 0);
     check(&mut o, "empty", "5,6,5,6");
 }
+
+/// `tb build --plan --json` predicts what the build then does: the same groups,
+/// stored positions per layer, and a time from the assumed rate.
+#[test]
+fn a_plan_counts_what_the_build_stores() {
+    for args in [
+        &["2x3"][..],
+        &["3x3", "--corners"],
+        &["3x3", "--symmetry", "none"],
+    ] {
+        let plan = run_ok(
+            tb().arg("build")
+                .args(args)
+                .args(["--plan", "--json", "--threads", "2"]),
+            "tb build --plan",
+        );
+        let plan: serde_json::Value = serde_json::from_slice(&plan.stdout).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let db = harness::build_file(dir.path(), "p.tb", args);
+        let info = harness::info(&db);
+        let layers = harness::info_layers(&info);
+        let mut total = 0;
+        for layer in plan["layers"].as_array().unwrap() {
+            let n = layer["n"].as_u64().unwrap() as usize;
+            let positions = layer["positions"].as_u64().unwrap();
+            assert_eq!(layers[&n].0, positions, "{args:?} layer {n}");
+            total += positions;
+        }
+        assert_eq!(layers.len(), plan["layers"].as_array().unwrap().len());
+        assert_eq!(plan["total_positions"], total);
+        assert_eq!(info["stored_positions"], total, "{args:?}");
+        assert_eq!(plan["threads"], 2);
+        let seconds = plan["predicted_seconds"].as_f64().unwrap();
+        let expected =
+            total as f64 / (2.0 * tb::games::dots::plan::ASSUMED_POSITIONS_PER_CORE_SECOND);
+        assert!(
+            (seconds - expected).abs() <= 1e-9 * expected,
+            "{seconds} vs {expected}"
+        );
+    }
+}

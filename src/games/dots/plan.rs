@@ -1,5 +1,5 @@
 //! `tb build --plan`: what a build will do, without doing it: groups, blocks per
-//! layer, largest block, predicted peak memory and disk.
+//! layer, largest block, predicted peak memory, disk and time.
 
 use super::spec::Spec;
 use serde::Serialize;
@@ -7,6 +7,11 @@ use serde::Serialize;
 /// Stored bits per position assumed for disk predictions (3x4 measures 1.85,
 /// 2x5 2.26: see the README's benchmark table).
 pub const ASSUMED_BITS_PER_POSITION: f64 = 2.5;
+
+/// Stored positions per second per core assumed for time predictions: 4x4 with
+/// corners measured 74.7 M/s on 2 cores (the README's benchmark table); the small
+/// blocks of 3x4 or 3x5 go faster, so bigger boards are predicted from the biggest.
+pub const ASSUMED_POSITIONS_PER_CORE_SECOND: f64 = 37e6;
 
 /// A build plan.
 #[derive(Debug, Serialize)]
@@ -41,6 +46,11 @@ pub struct Plan {
     pub predicted_disk_bytes: u64,
     /// Predicted size of the finished file (the book).
     pub predicted_book_bytes: u64,
+    /// Worker threads the prediction assumes (one per core).
+    pub threads: usize,
+    /// Predicted wall time: every stored position at
+    /// [`ASSUMED_POSITIONS_PER_CORE_SECOND`] per thread.
+    pub predicted_seconds: f64,
 }
 
 /// One layer of a plan.
@@ -60,8 +70,8 @@ fn stored_bytes(positions: u64) -> u64 {
     (positions as f64 * ASSUMED_BITS_PER_POSITION / 8.0).ceil() as u64
 }
 
-/// Plans a build of `spec` within `memory` bytes.
-pub fn plan(spec: &Spec, memory: u64) -> Plan {
+/// Plans a build of `spec` within `memory` bytes on `threads` cores.
+pub fn plan(spec: &Spec, memory: u64, threads: usize) -> Plan {
     let layout = spec.layout();
     let first = layout.start_lines();
     let full = layout.full_layer();
@@ -90,6 +100,7 @@ pub fn plan(spec: &Spec, memory: u64) -> Plan {
         .map(|n| stored_bytes(size(n)) + stored_bytes(size(n + 1)))
         .max()
         .unwrap_or(0);
+    let total_positions: u64 = layers.iter().map(|l| l.positions).sum();
     Plan {
         board: spec.board.to_string(),
         free_lines: layout.free_lines(),
@@ -103,12 +114,15 @@ pub fn plan(spec: &Spec, memory: u64) -> Plan {
         symmetries: layout.symmetries(),
         corners: layout.has_corners(),
         raw_positions: layout.raw_positions(),
-        total_positions: layers.iter().map(|l| l.positions).sum(),
+        total_positions,
         layers,
         peak_block_bytes,
         predicted_memory_bytes: peak_block_bytes + kept,
         predicted_disk_bytes: busiest + book,
         predicted_book_bytes: book,
+        threads,
+        predicted_seconds: total_positions as f64
+            / (ASSUMED_POSITIONS_PER_CORE_SECOND * threads.max(1) as f64),
     }
 }
 
@@ -136,6 +150,12 @@ pub fn plan_text(p: &Plan) -> String {
         human_bytes(p.predicted_memory_bytes),
         human_bytes(p.predicted_disk_bytes),
         human_bytes(p.predicted_book_bytes)
+    );
+    s += &format!(
+        "predicted time {} on {} cores (at {:.0} M stored positions/s per core, as 4x4+corners measured)\n",
+        crate::units::human_seconds(p.predicted_seconds),
+        p.threads,
+        ASSUMED_POSITIONS_PER_CORE_SECOND / 1e6
     );
     s += "    n      positions  blocks  largest block\n";
     for l in &p.layers {
@@ -186,7 +206,7 @@ mod tests {
                             corners,
                         };
                         spec.book_lines = default_book_lines(&spec.layout());
-                        let p = plan(&spec, memory);
+                        let p = plan(&spec, memory, 2);
                         // Up to 40 lines (4x4) every budget fits; bigger boards need
                         // more memory.
                         if board.num_lines() <= 40 {
