@@ -126,11 +126,12 @@ pub struct RunOptions {
 }
 
 impl Builder {
-    /// Takes the build lock and opens (or creates) the file.
-    pub fn open(db: &Path) -> Result<Builder> {
+    /// Takes the build lock and opens (or creates) the file for a game whose chunks
+    /// hold `chunk_positions` values.
+    pub fn open(db: &Path, chunk_positions: u64) -> Result<Builder> {
         crate::store::check_file_path(db)?;
         let lock = BuildLock::acquire(db)?;
-        let store = Store::open_for_build(db)?;
+        let store = Store::open_for_build(db, chunk_positions)?;
         Ok(Builder {
             _lock: lock,
             store,

@@ -99,7 +99,7 @@ pub fn recode(
 
     let partial = partial_path(out);
     let _lock = BuildLock::acquire(&partial)?;
-    let mut output = Store::open_for_build(&partial)?;
+    let mut output = Store::open_for_build(&partial, target.chunk_positions())?;
     let identity = target.identity();
     let old_meta = output.meta()?;
     if !old_meta.contains_key("game") {

@@ -170,7 +170,7 @@ impl BuildSummary {
 
 /// Runs (or resumes) a build.
 pub fn build(mut opts: BuildOptions, progress: &mut dyn Progress) -> Result<BuildSummary> {
-    let mut builder = Builder::open(&opts.db)?;
+    let mut builder = Builder::open(&opts.db, opts.spec.chunk_positions)?;
     let meta = builder.meta()?;
     if meta.get("game").map(String::as_str) == Some("dots-and-boxes")
         && let Ok(existing) = Spec::from_meta(&meta)

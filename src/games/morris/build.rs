@@ -369,7 +369,7 @@ pub fn build(opts: BuildOptions, progress: &mut dyn Progress) -> Result<BuildSum
             human_bytes(opts.memory)
         );
     }
-    let mut builder = Builder::open(&opts.db)?;
+    let mut builder = Builder::open(&opts.db, opts.spec.chunk_positions)?;
     upgrade_to_all_phases(&mut builder, &opts.spec)?;
     let game = MorrisGame::new(opts.spec.clone());
     let run = builder.run(
