@@ -8,6 +8,7 @@ value is in the book too), as 0/1 strings; one warm-up pass over all of them
 
 * probe_many: `t.probe_many(batch)` batch after batch, each list of answers
   dropped when the next one is made (its deallocation is timed too);
+* probe_many(moves=False): the same, values only;
 * probe_iter: `for answer in t.probe_iter(positions)`, counting each answer's
   moves;
 * probe: `t.probe(p)` one position at a time, 100,000 of them.
@@ -48,12 +49,11 @@ def main():
     ps = positions(info["lines"], book - 1, args.positions, 1)
     batches = [ps[i : i + args.batch] for i in range(0, len(ps), args.batch)]
 
-    def run():
-        moves = 0
+    def run(moves=True):
         started = time.perf_counter()
         for batch in batches:
-            answers = t.probe_many(batch)
-            moves += sum(len(a["moves"]) for a in answers[:100])
+            answers = t.probe_many(batch, moves=moves)
+            assert len(answers) == len(batch)
         return time.perf_counter() - started
 
     warm = run()
@@ -63,6 +63,9 @@ def main():
     best = min(run() for _ in range(args.passes))
     print(f"probe_many: {len(ps) / best:,.0f} positions/s (best of {args.passes} passes, "
           f"{best:.2f} s per pass)")
+    best = min(run(moves=False) for _ in range(args.passes))
+    print(f"probe_many(moves=False): {len(ps) / best:,.0f} positions/s (best of "
+          f"{args.passes} passes, {best:.2f} s per pass)")
 
     def stream():
         started = time.perf_counter()

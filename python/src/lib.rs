@@ -30,7 +30,7 @@ use tb::games::dots::search::Limits;
 use tb::games::dots::solve::SolveRequest;
 use tb::games::dots::tablebase::{MoveValue, Probe, Source};
 use tb::games::table::{
-    Answer, ErrorKind, ProbeBounds, ProbeError, Table as CoreTable, default_name,
+    Answer, Detail, ErrorKind, ProbeBounds, ProbeError, Table as CoreTable, default_name,
 };
 use tb::games::{GameKind, probe_error_json};
 
@@ -152,7 +152,7 @@ fn owned<'py>(py: Python<'py>, ptr: *mut ffi::PyObject) -> PyResult<Bound<'py, P
 /// template with the same line, value and boxes (`{"line": 5, "name": "h1.1",
 /// "value": -2, "boxes": 0}`, made on first use, never handed out): a copy of a
 /// small dict costs less than building one. The answer's dict is a copy of a
-/// template with the board, filled in.
+/// template with the board, filled in (one without `moves` for `moves=False`).
 struct DotsObjects {
     lines: usize,
     /// The lines' names.
@@ -162,6 +162,7 @@ struct DotsObjects {
     /// Per line, value (None, then `-most..=most`) and boxes (0..=2).
     moves: Vec<PyOnceLock<Py<PyDict>>>,
     answer: Py<PyDict>,
+    value_answer: Py<PyDict>,
 }
 
 /// Boxes a move can complete.
@@ -170,11 +171,13 @@ const BOXES: usize = 3;
 impl DotsObjects {
     fn new(py: Python<'_>, board: &Board) -> PyResult<DotsObjects> {
         let k = keys(py);
-        let answer = PyDict::new(py);
-        answer.set_item(k.board.bind(py), board.to_string())?;
-        for key in [&k.position, &k.lines, &k.value, &k.source, &k.moves] {
-            answer.set_item(key.bind(py), py.None())?;
+        let value_answer = PyDict::new(py);
+        value_answer.set_item(k.board.bind(py), board.to_string())?;
+        for key in [&k.position, &k.lines, &k.value, &k.source] {
+            value_answer.set_item(key.bind(py), py.None())?;
         }
+        let answer = value_answer.copy()?;
+        answer.set_item(k.moves.bind(py), py.None())?;
         // Values are net boxes, at most every box plus the penalty.
         let most = (board.rows() * board.cols()) as i32 + tb::games::dots::spec::MAX_PENALTY;
         let slots = board.num_lines() * (2 * most as usize + 2) * BOXES;
@@ -186,6 +189,7 @@ impl DotsObjects {
             most,
             moves: (0..slots).map(|_| PyOnceLock::new()).collect(),
             answer: answer.unbind(),
+            value_answer: value_answer.unbind(),
         })
     }
 
@@ -220,23 +224,33 @@ impl DotsObjects {
     }
 
     /// The dict of `tb probe --json` for a Dots-and-Boxes answer (same fields, same
-    /// order; the tests compare them with the CLI's).
+    /// order; the tests compare them with the CLI's); without `moves` for
+    /// [`Detail::Value`].
     fn dict<'py>(
         &self,
         py: Python<'py>,
         keys: &Keys,
         probe: &Probe,
+        detail: Detail,
     ) -> PyResult<Bound<'py, PyAny>> {
         // SAFETY (every ffi call): the GIL is held; every pointer passed is a live
         // object (held by a Bound or a Py); PyList_SetItem steals the new
         // reference it gets, into a slot of a list of that length.
-        let moves = owned(py, unsafe {
-            ffi::PyList_New(probe.moves.len() as ffi::Py_ssize_t)
-        })?;
-        for (i, m) in probe.moves.iter().enumerate() {
-            let object = self.move_dict(py, keys, m)?;
-            unsafe { ffi::PyList_SetItem(moves.as_ptr(), i as ffi::Py_ssize_t, object.into_ptr()) };
-        }
+        let moves = match detail {
+            Detail::Value => None,
+            Detail::Moves => {
+                let moves = owned(py, unsafe {
+                    ffi::PyList_New(probe.moves.len() as ffi::Py_ssize_t)
+                })?;
+                for (i, m) in probe.moves.iter().enumerate() {
+                    let object = self.move_dict(py, keys, m)?;
+                    unsafe {
+                        ffi::PyList_SetItem(moves.as_ptr(), i as ffi::Py_ssize_t, object.into_ptr())
+                    };
+                }
+                Some(moves)
+            }
+        };
         let mut bits = [b'0'; 64];
         for (i, b) in bits[..self.lines].iter_mut().enumerate() {
             if probe.position >> i & 1 == 1 {
@@ -254,14 +268,19 @@ impl DotsObjects {
             Source::Book => &keys.book,
             Source::Search => &keys.search,
         };
-        let dict = owned(py, unsafe { ffi::PyDict_Copy(self.answer.as_ptr()) })?;
-        for (key, item) in [
+        let template = match moves {
+            Some(_) => &self.answer,
+            None => &self.value_answer,
+        };
+        let dict = owned(py, unsafe { ffi::PyDict_Copy(template.as_ptr()) })?;
+        let fields = [
             (&keys.position, position.as_ptr()),
             (&keys.lines, lines.as_ptr()),
             (&keys.value, value.as_ptr()),
             (&keys.source, source.as_ptr()),
-            (&keys.moves, moves.as_ptr()),
-        ] {
+        ];
+        let moves = moves.as_ref().map(|m| (&keys.moves, m.as_ptr()));
+        for (key, item) in fields.into_iter().chain(moves) {
             if unsafe { ffi::PyDict_SetItem(dict.as_ptr(), key.as_ptr(), item) } != 0 {
                 return Err(PyErr::fetch(py));
             }
@@ -307,6 +326,8 @@ impl Drop for GcPause<'_> {
 /// half-copied pool in the child.
 struct Ahead {
     table: Arc<CoreTable>,
+    /// What each answer holds.
+    detail: Detail,
     /// Most worker threads.
     workers: usize,
     /// Worker threads started.
@@ -335,10 +356,11 @@ type Job = (Vec<String>, SyncSender<Chunk>);
 
 impl Ahead {
     /// Chunks of `table`'s positions, probed by at most `workers` threads.
-    fn new(table: Arc<CoreTable>, workers: usize) -> Ahead {
+    fn new(table: Arc<CoreTable>, workers: usize, detail: Detail) -> Ahead {
         let (jobs, queue) = channel();
         Ahead {
             table,
+            detail,
             workers: workers.max(1),
             started: 0,
             jobs,
@@ -383,9 +405,10 @@ impl Ahead {
         if self.started < self.workers {
             let table = self.table.clone();
             let queue = self.queue.clone();
+            let detail = self.detail;
             std::thread::Builder::new()
                 .name("tb-probe".into())
-                .spawn(move || work(&table, &queue))
+                .spawn(move || work(&table, &queue, detail))
                 .map_err(|e| PyRuntimeError::new_err(format!("cannot start a thread: {e}")))?;
             self.started += 1;
         }
@@ -411,13 +434,14 @@ impl Ahead {
 }
 
 /// A worker: probes the queued chunks until the queue's sender is dropped.
-fn work(table: &CoreTable, queue: &Mutex<Receiver<Job>>) {
+fn work(table: &CoreTable, queue: &Mutex<Receiver<Job>>, detail: Detail) {
     loop {
         let job = queue.lock().unwrap_or_else(|e| e.into_inner()).recv();
         let Ok((inputs, send)) = job else {
             return;
         };
-        let answers = std::panic::catch_unwind(AssertUnwindSafe(|| table.probe_all(&inputs)));
+        let answers =
+            std::panic::catch_unwind(AssertUnwindSafe(|| table.probe_all(&inputs, detail)));
         // The receiver is gone when the caller stopped early.
         let _ = send.send(answers.map(|a| (inputs, a)));
     }
@@ -442,15 +466,38 @@ fn take_strings(iterator: &Bound<'_, PyIterator>, first: usize, n: usize) -> PyR
     Ok(out)
 }
 
-/// Which errors raise: "raise" (default) or "return" (error objects).
-fn keep_errors(errors: &str) -> PyResult<bool> {
-    match errors {
-        "raise" => Ok(false),
-        "return" => Ok(true),
-        other => Err(PyValueError::new_err(format!(
-            "errors must be \"raise\" or \"return\", not {other:?}"
-        ))),
+/// What a batch's answers are: the keywords `errors` and `moves` of
+/// `probe_many` and `probe_iter`.
+#[derive(Clone, Copy)]
+struct Style {
+    /// errors="return": error objects in place of positions without an answer
+    /// (errors="raise", the default: the first one raises).
+    keep_errors: bool,
+    /// moves=True (default): every move's value too.
+    detail: Detail,
+}
+
+impl Style {
+    fn new(errors: &str, moves: bool) -> PyResult<Style> {
+        let keep_errors = match errors {
+            "raise" => false,
+            "return" => true,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "errors must be \"raise\" or \"return\", not {other:?}"
+                )));
+            }
+        };
+        Ok(Style {
+            keep_errors,
+            detail: detail(moves),
+        })
     }
+}
+
+/// What an answer holds: `moves=True` (default) every move's value too.
+fn detail(moves: bool) -> Detail {
+    if moves { Detail::Moves } else { Detail::Value }
 }
 
 /// An open tablebase (`tb.open`). Thread-safe: several Python threads may probe
@@ -464,34 +511,40 @@ struct Table {
 }
 
 impl Table {
-    /// The Python object of an answer.
+    /// The Python object of an answer (without `moves` for [`Detail::Value`]).
     fn object<'py>(
         &self,
         py: Python<'py>,
         keys: &Keys,
         answer: &Answer,
+        detail: Detail,
     ) -> PyResult<Bound<'py, PyAny>> {
         match (answer, &self.dots) {
-            (Answer::Dots(probe), Some(dots)) => dots.dict(py, keys, probe),
-            (answer, _) => json_loads(py, &self.table.json(answer)),
+            (Answer::Dots(probe), Some(dots)) => dots.dict(py, keys, probe, detail),
+            (answer, _) => {
+                let object = json_loads(py, &self.table.json(answer))?;
+                if detail == Detail::Value {
+                    object.del_item(keys.moves.bind(py))?;
+                }
+                Ok(object)
+            }
         }
     }
 
     /// The Python object of the answer to `input` (position `index` of a batch):
     /// an error raises, or becomes the error object of `tb probe --json` with
-    /// `keep_errors`.
+    /// errors="return"; without moves for moves=False.
     fn answer_object<'py>(
         &self,
         py: Python<'py>,
         keys: &Keys,
-        input: &str,
-        index: usize,
+        (input, index): (&str, usize),
         answer: Result<Answer, ProbeError>,
-        keep_errors: bool,
+        style: Style,
     ) -> PyResult<Bound<'py, PyAny>> {
         match answer {
-            Ok(answer) => self.object(py, keys, &answer),
-            Err(e) if keep_errors => json_loads(py, &probe_error_json(input, &e.error)),
+            Ok(answer) => self.object(py, keys, &answer, style.detail),
+            Err(e) if style.keep_errors => json_loads(py, &probe_error_json(input, &e.error)),
             Err(e) => Err(probe_exception(py, &e, input, Some(index))),
         }
     }
@@ -509,11 +562,20 @@ impl Table {
     /// The value of a position and of every legal move: a dict with the fields of
     /// `tb probe --json` (Dots-and-Boxes: board, position, lines, value, source,
     /// moves[line, name, value, boxes]; Morris: game, position, value, result,
-    /// plies, source, moves[move, value]). Raises PositionError, TableError, or
-    /// SearchLimitError (the search fallback stopped by its limits).
-    fn probe<'py>(&self, py: Python<'py>, position: &str) -> PyResult<Bound<'py, PyAny>> {
-        match py.detach(|| self.table.probe(position)) {
-            Ok(answer) => self.object(py, keys(py), &answer),
+    /// plies, source, moves[move, value]). moves=False: the same dict without
+    /// `moves`, the position's value only (one value read instead of one per
+    /// move). Raises PositionError, TableError, or SearchLimitError (the search
+    /// fallback stopped by its limits).
+    #[pyo3(signature = (position, *, moves = true))]
+    fn probe<'py>(
+        &self,
+        py: Python<'py>,
+        position: &str,
+        moves: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let detail = detail(moves);
+        match py.detach(|| self.table.probe(position, detail)) {
+            Ok(answer) => self.object(py, keys(py), &answer, detail),
             Err(e) => Err(probe_exception(py, &e, position, None)),
         }
     }
@@ -522,17 +584,19 @@ impl Table {
     /// errors="raise" (default): the first position (in order) without an answer
     /// raises as `probe` does, with its index as the attribute `index`;
     /// errors="return": it gets the error object of `tb probe --json` in its place,
-    /// `{"input": ..., "error": ...}`. The positions are probed in chunks on
-    /// worker threads without the GIL while this thread makes the dicts (Python's
-    /// cyclic garbage collector paused meanwhile).
-    #[pyo3(signature = (positions, *, errors = "raise"))]
+    /// `{"input": ..., "error": ...}`. moves=False: values only, as in `probe`.
+    /// The positions are probed in chunks on worker threads without the GIL while
+    /// this thread makes the dicts (Python's cyclic garbage collector paused
+    /// meanwhile).
+    #[pyo3(signature = (positions, *, errors = "raise", moves = true))]
     fn probe_many<'py>(
         &self,
         py: Python<'py>,
         positions: &Bound<'py, PyAny>,
         errors: &str,
+        moves: bool,
     ) -> PyResult<Bound<'py, PyList>> {
-        let keep_errors = keep_errors(errors)?;
+        let style = Style::new(errors, moves)?;
         let source = positions.try_iter()?;
         let keys = keys(py);
         let _pause = GcPause::new(py);
@@ -540,13 +604,13 @@ impl Table {
         let first = take_strings(&source, 0, FIRST_CHUNK)?;
         if first.len() < FIRST_CHUNK {
             // A small batch: probed here, no hand-over.
-            let answers = py.detach(|| self.table.probe_all(&first));
+            let answers = py.detach(|| self.table.probe_all(&first, style.detail));
             for (i, (input, answer)) in first.iter().zip(answers).enumerate() {
-                out.push(self.answer_object(py, keys, input, i, answer, keep_errors)?);
+                out.push(self.answer_object(py, keys, (input, i), answer, style)?);
             }
             return PyList::new(py, out);
         }
-        let mut ahead = Ahead::new(self.table.clone(), self.workers());
+        let mut ahead = Ahead::new(self.table.clone(), self.workers(), style.detail);
         ahead.start(first)?;
         loop {
             ahead.fill(&source)?;
@@ -555,7 +619,7 @@ impl Table {
             };
             for (input, answer) in inputs.iter().zip(answers) {
                 let index = out.len();
-                out.push(self.answer_object(py, keys, input, index, answer, keep_errors)?);
+                out.push(self.answer_object(py, keys, (input, index), answer, style)?);
             }
             py.check_signals()?;
         }
@@ -567,20 +631,21 @@ impl Table {
     /// as needed, so it may be a generator or endless). Nothing is kept: a stream
     /// of answers used and dropped stays in the processor's caches, which a list
     /// of millions of dicts cannot.
-    #[pyo3(signature = (positions, *, errors = "raise"))]
+    #[pyo3(signature = (positions, *, errors = "raise", moves = true))]
     fn probe_iter(
         slf: &Bound<'_, Table>,
         positions: &Bound<'_, PyAny>,
         errors: &str,
+        moves: bool,
     ) -> PyResult<Answers> {
-        let keep_errors = keep_errors(errors)?;
+        let style = Style::new(errors, moves)?;
         let table = slf.get();
         Ok(Answers {
             table: slf.clone().unbind(),
             source: positions.try_iter()?.unbind(),
-            keep_errors,
+            style,
             state: Mutex::new(Stream {
-                ahead: Ahead::new(table.table.clone(), table.workers()),
+                ahead: Ahead::new(table.table.clone(), table.workers(), style.detail),
                 current: VecDeque::new(),
                 index: 0,
             }),
@@ -636,7 +701,7 @@ struct Answers {
     table: Py<Table>,
     /// The positions.
     source: Py<PyIterator>,
-    keep_errors: bool,
+    style: Style,
     state: Mutex<Stream>,
 }
 
@@ -669,7 +734,7 @@ impl Answers {
         state.index += 1;
         let table = self.table.get();
         table
-            .answer_object(py, keys(py), &input, index, answer, self.keep_errors)
+            .answer_object(py, keys(py), (&input, index), answer, self.style)
             .map(Some)
     }
 }

@@ -151,7 +151,11 @@ def test_probe_morris_equals_cli_json(tables):
         else:
             got = t.probe(position)
             assert got == want and list(got) == list(want)
-    assert t.probe_many(positions, errors="return") == cli_probe(db, positions)
+    expected = cli_probe(db, positions)
+    assert t.probe_many(positions, errors="return") == expected
+    values = t.probe_many(positions, errors="return", moves=False)
+    assert values == [without_moves(a) for a in expected]
+    assert [list(a) for a in values] == [list(without_moves(a)) for a in expected]
 
 
 def test_wilson_text_and_its_penalty(tables):
@@ -160,6 +164,38 @@ def test_wilson_text_and_its_penalty(tables):
     assert t.probe("0\n" + grid) == t.probe("0000")
     with pytest.raises(tb.PositionError, match="penalty 1"):
         t.probe("1\n" + grid)
+
+
+def without_moves(answer):
+    """An answer (or error object) of `tb probe --json` without its moves."""
+    return {k: v for k, v in answer.items() if k != "moves"}
+
+
+@pytest.mark.parametrize("name,lines,most", [("3x3", 24, 24), ("2x3b5", 17, 17)])
+def test_values_only_equal_the_cli_answers_values(tables, name, lines, most):
+    db = tables[name]
+    t = tb.open(db)
+    book = int(t.info()["book_lines"])
+    positions = dots_positions(lines, 3000, most, seed=8) + BAD_DOTS
+    random.Random(9).shuffle(positions)
+    full = cli_probe(db, positions)
+    values = t.probe_many(positions, errors="return", moves=False)
+    assert list(t.probe_iter(positions, errors="return", moves=False)) == values
+    sources = set()
+    for position, want, got in zip(positions, full, values):
+        if "error" in want:
+            assert got == want
+            continue
+        expected = without_moves(want)
+        # A stored position's value is read, even where its moves' values are
+        # searched (children past the book).
+        if got["lines"] <= book:
+            expected["source"] = "book"
+        assert got == expected and list(got) == list(expected), position
+        sources.add(got["source"])
+    assert t.probe(positions[0], moves=False) == values[0]
+    if name == "2x3b5":
+        assert sources == {"book", "search"}
 
 
 # --- probe_many and probe_iter -------------------------------------------------

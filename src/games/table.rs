@@ -60,6 +60,16 @@ pub enum Answer {
     Morris(Position, solve::Probe),
 }
 
+/// What a probe answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detail {
+    /// The position's value and every legal move's (`tb probe`).
+    Moves,
+    /// The position's value only (the answer's moves left empty): one value read
+    /// instead of one per move.
+    Value,
+}
+
 /// What went wrong with a probe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
@@ -300,17 +310,21 @@ impl Table {
     /// The answer for a position text (Dots-and-Boxes: `0`/`1` characters, a
     /// move list or the text of a Wilson file; Morris: 24 points and the side to
     /// move).
-    pub fn probe(&self, position: &str) -> Result<Answer, ProbeError> {
+    pub fn probe(&self, position: &str, detail: Detail) -> Result<Answer, ProbeError> {
         let mut lease = self.lease()?;
-        probe_with(lease.open(), position)
+        probe_with(lease.open(), position, detail)
     }
 
     /// [`Table::probe`] of each position, in order, with one reader.
-    pub fn probe_all<S: AsRef<str>>(&self, positions: &[S]) -> Vec<Result<Answer, ProbeError>> {
+    pub fn probe_all<S: AsRef<str>>(
+        &self,
+        positions: &[S],
+        detail: Detail,
+    ) -> Vec<Result<Answer, ProbeError>> {
         match self.lease() {
             Ok(mut lease) => positions
                 .iter()
-                .map(|p| probe_with(lease.open(), p.as_ref()))
+                .map(|p| probe_with(lease.open(), p.as_ref(), detail))
                 .collect(),
             Err(e) => {
                 let why = format!("{:#}", e.error);
@@ -377,9 +391,33 @@ fn open_reader(game: GameKind, path: &Path, bounds: ProbeBounds) -> Result<Open>
 }
 
 /// A position text answered by a reader.
-fn probe_with(open: &mut Open, position: &str) -> Result<Answer, ProbeError> {
+fn probe_with(open: &mut Open, position: &str, detail: Detail) -> Result<Answer, ProbeError> {
+    if detail == Detail::Value {
+        return probe_value_in(open, position);
+    }
     let answer = probe_in(open, position, false)?;
     Ok(answer.expect("an answer that may search always comes"))
+}
+
+/// The value of a position text (the answer's moves empty) with one reader.
+fn probe_value_in(open: &mut Open, position: &str) -> Result<Answer, ProbeError> {
+    match open {
+        Open::Dots(tb, _) => {
+            let parsed =
+                notation::parse_position(&tb.board(), position).map_err(ProbeError::position)?;
+            let probe = tb.probe_value_parsed(&parsed).map_err(ProbeError::of)?;
+            Ok(Answer::Dots(probe))
+        }
+        Open::Morris(tb) => {
+            let position = tb.parse_position(position).map_err(ProbeError::position)?;
+            let value = tb.value(&position).map_err(ProbeError::of)?;
+            let probe = solve::Probe {
+                value,
+                moves: Vec::new(),
+            };
+            Ok(Answer::Morris(position, probe))
+        }
+    }
 }
 
 /// The answer for a position text with one reader; with `book_only`, `None` when

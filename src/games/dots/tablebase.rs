@@ -239,11 +239,7 @@ impl Tablebase {
     /// the answer takes a search.
     pub fn probe_from_book(&self, position: Lines) -> Result<Option<Probe>> {
         let board = self.spec.board;
-        if position & self.spec.start != self.spec.start {
-            bail!(
-                "the position lacks lines of this tablebase's start position, so it is not in it"
-            );
-        }
+        self.check_has_start(position)?;
         if let Some(value) = self.value(position)? {
             let open = || (0..board.num_lines()).filter(|&l| position >> l & 1 == 0);
             // The children (a full position has none): where each value lies,
@@ -285,6 +281,44 @@ impl Tablebase {
             }
         }
         Ok(None)
+    }
+
+    /// The value of a position without its moves' (`moves` empty): stored, or by
+    /// the search fallback when its layer is not stored. One value read instead
+    /// of one per move.
+    pub fn probe_value(&self, position: Lines) -> Result<Probe> {
+        self.check_has_start(position)?;
+        match self.value(position)? {
+            Some(value) => Ok(Probe {
+                position,
+                value: value as i32,
+                source: Source::Book,
+                moves: Vec::new(),
+                loony: None,
+            }),
+            None => {
+                let mut probe = self.probe_by_search(position)?;
+                probe.moves.clear();
+                Ok(probe)
+            }
+        }
+    }
+
+    /// [`Tablebase::probe_value`] of a parsed position (its penalty checked as by
+    /// [`Tablebase::probe_parsed`]).
+    pub fn probe_value_parsed(&self, parsed: &ParsedPosition) -> Result<Probe> {
+        self.check_penalty(parsed)?;
+        self.probe_value(parsed.lines)
+    }
+
+    /// An error unless `position` has every line of the table's start.
+    fn check_has_start(&self, position: Lines) -> Result<()> {
+        if position & self.spec.start != self.spec.start {
+            bail!(
+                "the position lacks lines of this tablebase's start position, so it is not in it"
+            );
+        }
+        Ok(())
     }
 
     /// The search fallback of [`Tablebase::probe`] (an error past its limit).
