@@ -124,6 +124,12 @@ enum Command {
         /// positions on boards at least 2x2 with all four corners free).
         #[arg(long)]
         corners: bool,
+        /// Wilson's loony analysis: each position also stores who can be forced to
+        /// make the next loony move under best play (probe marks ^ and v, JSON
+        /// "loony"); the same values as a plain build. Boards of at most 20 boxes
+        /// (with the penalty); the default file gets `-loony` in its name.
+        #[arg(long)]
+        loony: bool,
         /// No progress output.
         #[arg(long, short)]
         quiet: bool,
@@ -428,6 +434,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             plan,
             symmetry,
             corners,
+            loony,
         } => {
             if game == "morris" {
                 let dots_only = [
@@ -437,6 +444,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     ("--groups", groups.is_some()),
                     ("--symmetry", symmetry.is_some()),
                     ("--corners", corners),
+                    ("--loony", loony),
                 ];
                 if let Some((flag, _)) = dots_only.iter().find(|(_, given)| *given) {
                     bail!(
@@ -472,6 +480,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 chunk: chunk.unwrap_or(spec::DEFAULT_CHUNK_POSITIONS),
                 symmetry: symmetry != Some(SymmetryArg::None),
                 corners,
+                loony,
             };
             let spec = request.spec()?;
             if plan {
@@ -505,9 +514,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 outln!("{}", db.display());
             } else {
                 outln!(
-                    "{} start value {:+} -> {}",
+                    "{} start value {:+}{} -> {}",
                     summary.spec.board,
                     summary.start_value,
+                    summary.loony_mark(),
                     db.display()
                 );
             }

@@ -275,3 +275,131 @@ fn the_whole_3x3_game() {
     let mut l = Loony::new(3, 3, 0);
     assert_eq!(check(&mut l, 0), (-3, Who::Me));
 }
+
+/// Rows of `tb export --format jsonl`: position bits, value, flag.
+fn export_rows(db: &std::path::Path) -> Vec<(String, Value, Value)> {
+    let output = tb()
+        .args(["export", "--db"])
+        .arg(db)
+        .args(["--format", "jsonl"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let row: Value = serde_json::from_str(line).unwrap();
+            let position = row["position"].as_str().unwrap().to_string();
+            (position, row["value"].clone(), row["loony"].clone())
+        })
+        .collect()
+}
+
+/// `tb build --loony` against the brute force: every stored position's value and
+/// flag (from `tb export`), every move of sampled positions (from `tb probe
+/// --json`), `tb verify`, and the values of a plain build of the same board.
+#[test]
+fn loony_builds_match_the_brute_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = Rng::new(0x100_0e2);
+    let mut flags = BTreeMap::new();
+    for (rows, cols, penalty, options) in [
+        (2, 2, 0, vec![]),
+        (2, 3, 0, vec![]),
+        (2, 3, -1, vec!["--symmetry", "none"]),
+        (2, 3, 0, vec!["--corners"]),
+        (
+            3,
+            3,
+            0,
+            vec![
+                "--corners",
+                "--start",
+                "h0.0,h0.2,v0.0,v0.3,h3.0,h3.2,v2.0,v2.3",
+            ],
+        ),
+        (2, 4, 0, vec!["--groups", "11,11"]),
+    ] {
+        let mut l = Loony::new(rows, cols, penalty);
+        let board = l.o.board_name();
+        let name = format!("{board}{}{}", penalty, options.join(""));
+        let penalty_arg = format!("--penalty={penalty}");
+        let mut args = vec![board.as_str(), penalty_arg.as_str()];
+        args.extend(&options);
+        let plain = harness::build_file(dir.path(), &format!("{name}.tb"), &args);
+        args.push("--loony");
+        let db = harness::build_file(dir.path(), &format!("{name}-loony.tb"), &args);
+
+        let rows_loony = export_rows(&db);
+        let rows_plain = export_rows(&plain);
+        assert_eq!(rows_loony.len(), rows_plain.len(), "{name}");
+        for ((position, value, who), (plain_position, plain_value, plain_who)) in
+            rows_loony.iter().zip(&rows_plain)
+        {
+            assert_eq!((position, value), (plain_position, plain_value), "{name}");
+            assert_eq!(
+                *plain_who,
+                Value::Null,
+                "{name}: a plain export has no flag"
+            );
+            let (v, w) = l.solve(l.o.parse_bits(position));
+            assert_eq!(
+                (value, who),
+                (&Value::from(v), &w.json()),
+                "{name} {position}"
+            );
+            *flags.entry(format!("{w:?}")).or_insert(0) += 1;
+        }
+
+        // Every move of sampled positions, through probe.
+        let positions: Vec<u64> = (0..40)
+            .map(|_| {
+                let position = rng.superset(l.o.parse_bits(&rows_loony[0].0), l.o.full());
+                if position == l.o.full() {
+                    position & !1
+                } else {
+                    position
+                }
+            })
+            .collect();
+        let input: String = positions.iter().map(|&p| l.o.bits(p) + "\n").collect();
+        let output = tb()
+            .args(["probe", "--json", "--db"])
+            .arg(&db)
+            .write_stdin(input)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", describe(&output));
+        for (line, &position) in String::from_utf8(output.stdout)
+            .unwrap()
+            .lines()
+            .zip(&positions)
+        {
+            let answer: Value = serde_json::from_str(line).unwrap();
+            let at = l.o.move_list(position);
+            let (value, who) = l.solve(position);
+            assert_eq!(answer["source"], "book", "{name} {at}");
+            assert_eq!(
+                (&answer["value"], &answer["loony"]),
+                (&Value::from(value), &who.json()),
+                "{name} {at}"
+            );
+            for m in answer["moves"].as_array().unwrap() {
+                let line = l.o.line_by_name(m["name"].as_str().unwrap()).unwrap();
+                let (v, w) = l.play(position, line);
+                assert_eq!(
+                    (&m["value"], &m["loony"]),
+                    (&Value::from(v), &w.json()),
+                    "{name} {at} + {}",
+                    m["name"]
+                );
+            }
+        }
+
+        let output = tb().args(["verify", "--db"]).arg(&db).output().unwrap();
+        assert!(output.status.success(), "{name}: {}", describe(&output));
+    }
+    // Every flag occurs, so the test tells them apart.
+    assert_eq!(flags.len(), 3, "{flags:?}");
+}

@@ -520,7 +520,13 @@ impl Table {
         detail: Detail,
     ) -> PyResult<Bound<'py, PyAny>> {
         match (answer, &self.dots) {
-            (Answer::Dots(probe), Some(dots)) => dots.dict(py, keys, probe, detail),
+            // Answers with loony flags (loony files) go through JSON: the quick
+            // dicts have no `loony` fields.
+            (Answer::Dots(probe), Some(dots))
+                if probe.loony.is_none() && probe.moves.iter().all(|m| m.loony.is_none()) =>
+            {
+                dots.dict(py, keys, probe, detail)
+            }
             (answer, _) => {
                 let object = json_loads(py, &self.table.json(answer))?;
                 if detail == Detail::Value {

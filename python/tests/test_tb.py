@@ -158,6 +158,20 @@ def test_probe_morris_equals_cli_json(tables):
     assert [list(a) for a in values] == [list(without_moves(a)) for a in expected]
 
 
+def test_loony_tables_answer_with_their_flags(tmp_path):
+    db = tmp_path / "2x2-loony.tb"
+    run("build", "2x2", "--loony", "--quiet", "--db", db)
+    positions = dots_positions(12, 300, 12, seed=10)
+    expected = cli_probe(db, positions)
+    assert any(a.get("loony") == "mover" for a in expected)
+    assert any(a.get("loony") == "opponent" for a in expected)
+    t = tb.open(db)
+    answers = t.probe_many(positions, errors="return")
+    assert answers == expected
+    assert [list(a) for a in answers] == [list(a) for a in expected]
+    assert t.probe_many(positions, errors="return", moves=False) == [without_moves(a) for a in expected]
+
+
 def test_wilson_text_and_its_penalty(tables):
     t = tb.open(tables["1x1"])
     grid = "+ +\n\n+ +\n"

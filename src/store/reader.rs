@@ -72,6 +72,11 @@ impl std::fmt::Display for ChunkError {
 impl std::error::Error for ChunkError {}
 
 impl ChunkError {
+    /// A damaged file, as `why` says.
+    pub fn damaged(why: String) -> anyhow::Error {
+        ChunkError(why).into()
+    }
+
     /// The error for `cause` (its cause chain on one line).
     fn wrap(cause: &anyhow::Error) -> anyhow::Error {
         ChunkError(format!("{cause:#}")).into()

@@ -4,9 +4,10 @@
 //! and the summary of a build.
 
 use super::board::{Board, Lines};
-use super::groups::{auto_groups, default_book_lines, peak_block_bytes, symmetric_groups};
-use super::kernel::Kernel;
+use super::groups::{auto_groups, default_book_lines, symmetric_groups};
+use super::kernel::{Kernel, LoonyChild};
 use super::layout::Layout;
+use super::loony::{self, Detector, Loony};
 use super::spec::{self, Spec};
 use crate::retro::build::{Builder, RunOptions, RunSummary};
 use crate::retro::progress::Progress;
@@ -16,6 +17,7 @@ use crate::store::checksum::digest_element;
 use crate::store::{MAX_CHUNK_POSITIONS, Store, chunk_len};
 use crate::units::human_bytes;
 use anyhow::{Context, Result, bail};
+use rayon::prelude::*;
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -42,6 +44,8 @@ pub struct BuildRequest {
     pub symmetry: bool,
     /// Fraser's corner reduction.
     pub corners: bool,
+    /// Wilson's loony analysis.
+    pub loony: bool,
 }
 
 impl BuildRequest {
@@ -51,9 +55,19 @@ impl BuildRequest {
         let board = self.board;
         let start = spec::parse_start(&board, &self.start)?;
         let penalty = spec::check_penalty(self.penalty.or(start.penalty).unwrap_or(0))?;
+        if self.loony {
+            spec::check_loony_range(&board, penalty as i32)?;
+        }
         if !(1..=MAX_CHUNK_POSITIONS).contains(&self.chunk) {
             bail!("--chunk must be between 1 and {MAX_CHUNK_POSITIONS}");
         }
+        // A loony build's kernel needs 3 bytes a position (see
+        // `Spec::peak_block_bytes`): groups chosen for a third of the budget.
+        let group_memory = if self.loony {
+            self.memory / 3
+        } else {
+            self.memory
+        };
         let groups = match &self.groups {
             Some(text) => {
                 let groups = spec::parse_groups(&board, start.lines, text)?;
@@ -65,11 +79,11 @@ impl BuildRequest {
             None if self.symmetry || self.corners => symmetric_groups(
                 &board,
                 start.lines,
-                self.memory,
+                group_memory,
                 self.symmetry,
                 self.corners,
             ),
-            None => auto_groups(&board, start.lines, self.memory),
+            None => auto_groups(&board, start.lines, group_memory),
         };
         let mut spec = Spec {
             board,
@@ -81,6 +95,7 @@ impl BuildRequest {
             chunk_positions: self.chunk,
             symmetry: self.symmetry,
             corners: self.corners,
+            loony: self.loony,
         };
         spec.book_lines = match self.book_lines {
             Some(k) if k > board.num_lines() => {
@@ -97,13 +112,19 @@ impl BuildRequest {
 
     /// The default database file: `<board>[-<start>][-p<penalty>].tb`.
     pub fn default_db(&self, spec: &Spec) -> PathBuf {
-        Spec::default_db_name(&self.board, &spec.start_name, spec.penalty as i32).into()
+        Spec::default_db_name(
+            &self.board,
+            &spec.start_name,
+            spec.penalty as i32,
+            spec.loony,
+        )
+        .into()
     }
 }
 
 /// Refuses a build whose largest block plus its children exceed half the budget.
 pub fn check_budget(spec: &Spec, memory: u64) -> Result<()> {
-    let peak = peak_block_bytes(&spec.layout());
+    let peak = spec.peak_block_bytes(&spec.layout());
     if peak > memory / 2 {
         bail!(
             "a block of this build and its children need {} but --memory is {}; raise --memory or give --groups (see `tb build ... --plan`)",
@@ -153,18 +174,38 @@ pub struct BuildSummary {
     pub corners: bool,
     /// Value of the start position.
     pub start_value: i8,
+    /// Loony builds: who can be forced to make the next loony move from the start
+    /// (JSON `"loony"`: `"mover"`, `"opponent"`, or null for neither); absent
+    /// otherwise.
+    #[serde(
+        rename = "loony",
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "serialize_loony"
+    )]
+    pub start_loony: Option<Loony>,
+}
+
+/// A loony build's flag as DESIGN.md fixes it in JSON.
+fn serialize_loony<S: serde::Serializer>(flag: &Option<Loony>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_some(&flag.and_then(Loony::json))
 }
 
 impl BuildSummary {
     /// The final summary line of a build.
     pub fn text(&self) -> String {
         format!(
-            "built {} {}: start value {:+}, {}",
+            "built {} {}: start value {:+}{}, {}",
             self.board,
             self.start,
             self.start_value,
+            self.loony_mark(),
             self.run.text("blocks")
         )
+    }
+
+    /// The start's loony mark (`^`, `v`, or nothing; nothing for a plain build).
+    pub fn loony_mark(&self) -> &'static str {
+        self.start_loony.map_or("", Loony::mark)
     }
 }
 
@@ -198,7 +239,7 @@ pub fn build(mut opts: BuildOptions, progress: &mut dyn Progress) -> Result<Buil
         },
         progress,
     )?;
-    let start_value = {
+    let start_entry = {
         let (counts, index) = layout.locate(spec.start);
         let chunk = index / spec.chunk_positions;
         let len = chunk_len(layout.block_size(&counts), spec.chunk_positions, chunk);
@@ -206,6 +247,13 @@ pub fn build(mut opts: BuildOptions, progress: &mut dyn Progress) -> Result<Buil
             .store()
             .read_chunk(layout.start_lines(), &counts, chunk, len)?;
         values[(index % spec.chunk_positions) as usize]
+    };
+    let (start_value, start_loony) = if spec.loony {
+        let (value, flag, _) = loony::decode(start_entry as u8)
+            .context("the start's stored loony byte is not one tb writes")?;
+        (value as i8, Some(flag))
+    } else {
+        (start_entry, None)
     };
     let summary = BuildSummary {
         spec: spec.clone(),
@@ -217,10 +265,14 @@ pub fn build(mut opts: BuildOptions, progress: &mut dyn Progress) -> Result<Buil
         symmetries: layout.symmetries(),
         corners: layout.has_corners(),
         start_value,
+        start_loony,
     };
     progress.finish(&summary.text());
     Ok(summary)
 }
+
+/// Positions per parallel task of the loony bytes' last pass.
+const LOONY_TILE: usize = 1 << 16;
 
 /// Dots-and-Boxes as the scheduler sees it: layer n = positions with n lines drawn,
 /// built from the full board down; block (n; c1..cG) reads the blocks one line
@@ -301,7 +353,32 @@ impl Game for DotsGame<'_> {
         let kernel = self
             .kernel
             .get_or_init(|| Kernel::new(self.layout, self.completion, self.spec.penalty));
-        Ok(kernel.compute_block(key, &children))
+        if !self.spec.loony {
+            return Ok(kernel.compute_block(key, &children));
+        }
+        // Loony: the children's bytes read as move keys, the kernel's best keys
+        // turned into bytes with each position's own offer bit.
+        let table: Vec<LoonyChild> = (0..=255u8).map(loony::kernel_child).collect();
+        let read: Vec<Option<Vec<LoonyChild>>> = children
+            .iter()
+            .map(|c| c.map(|c| c.par_iter().map(|&b| table[b as u8 as usize]).collect()))
+            .collect();
+        let read: Vec<Option<&[LoonyChild]>> = read.iter().map(|c| c.as_deref()).collect();
+        let mut entries = kernel.compute_block(key, &read);
+        let detector = Detector::new(&self.spec.board);
+        entries
+            .par_chunks_mut(LOONY_TILE)
+            .enumerate()
+            .for_each(|(t, tile)| {
+                let len = tile.len();
+                let mut keys = tile.iter_mut();
+                let first = (t * LOONY_TILE) as u64;
+                self.layout.visit(key, first, len, |position| {
+                    let k = keys.next().expect("one key per position");
+                    *k = loony::entry_of_key(*k, detector.offers(position)) as i8;
+                });
+            });
+        Ok(entries)
     }
 
     fn keeps(&self, layer: usize) -> bool {
@@ -323,6 +400,10 @@ impl Game for DotsGame<'_> {
     }
 
     fn value_range(&self) -> RangeInclusive<i8> {
+        if self.spec.loony {
+            // Bytes of `loony::encode`, read as i8.
+            return i8::MIN..=i8::MAX;
+        }
         // Net boxes still to take, plus the last-move penalty.
         let bound = self.spec.board.num_boxes() as i32 + (self.spec.penalty as i32).abs();
         let bound = bound.min(i8::MAX as i32) as i8;

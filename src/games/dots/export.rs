@@ -12,9 +12,11 @@ use std::io::Write;
 /// Row formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
-    /// `{"position":"...","lines":n,"value":v}` per line.
+    /// `{"position":"...","lines":n,"value":v}` per line (loony files: and
+    /// `"loony":"mover"|"opponent"|null`).
     Jsonl,
-    /// Header `position,lines,value`, then one row per position.
+    /// Header `position,lines,value` (loony files: and `loony`, empty for
+    /// neither), then one row per position.
     Csv,
 }
 
@@ -32,8 +34,13 @@ pub fn export(
     let board = tb.board();
     let layout = tb.layout();
     let chunk_positions = tb.spec().chunk_positions;
+    let loony = tb.is_loony();
     if format == Format::Csv {
-        writeln!(out, "position,lines,value")?;
+        writeln!(
+            out,
+            "position,lines,value{}",
+            if loony { ",loony" } else { "" }
+        )?;
     }
     let mut rows = 0u64;
     let layers: Vec<usize> = tb
@@ -54,7 +61,13 @@ pub fn export(
             let mut odo = Odometer::new(tables, 0);
             for chunk in 0..size.div_ceil(chunk_positions) {
                 let len = chunk_len(size, chunk_positions, chunk);
-                for v in tb.store().read_chunk(n, &counts, chunk, len)? {
+                for entry in tb.store().read_chunk(n, &counts, chunk, len)? {
+                    let (v, flag) = if loony {
+                        let (value, flag, _) = tb.loony_entry(entry)?;
+                        (value, Some(flag.json()))
+                    } else {
+                        (entry as i32, None)
+                    };
                     let stored = layout.start | odo.mask();
                     let members = match (&layout.reduction, expand) {
                         (Some(_), true) => layout.class_members(stored),
@@ -62,12 +75,20 @@ pub fn export(
                     };
                     for p in members {
                         let position = format_position(&board, p);
-                        match format {
-                            Format::Jsonl => writeln!(
+                        match (format, flag) {
+                            (Format::Jsonl, None) => writeln!(
                                 out,
                                 "{{\"position\":\"{position}\",\"lines\":{n},\"value\":{v}}}"
                             )?,
-                            Format::Csv => writeln!(out, "{position},{n},{v}")?,
+                            (Format::Jsonl, Some(who)) => writeln!(
+                                out,
+                                "{{\"position\":\"{position}\",\"lines\":{n},\"value\":{v},\"loony\":{}}}",
+                                who.map_or("null".to_string(), |w| format!("\"{w}\""))
+                            )?,
+                            (Format::Csv, None) => writeln!(out, "{position},{n},{v}")?,
+                            (Format::Csv, Some(who)) => {
+                                writeln!(out, "{position},{n},{v},{}", who.unwrap_or(""))?
+                            }
                         }
                         rows += 1;
                     }

@@ -41,6 +41,12 @@ pub struct InfoReport {
     pub complete: bool,
     /// Value of the start position, once built.
     pub start_value: Option<i8>,
+    /// Whether the file holds loony analysis (`tb build --loony`).
+    pub loony: bool,
+    /// Loony files, once built: who can be forced to make the next loony move
+    /// from the start (`"mover"`, `"opponent"`, or null for neither).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_loony: Option<Option<&'static str>>,
     /// Size of the file.
     pub file_bytes: u64,
     /// Largest size the file reached during the build (disk needed).
@@ -66,6 +72,9 @@ pub struct LayerInfo {
     pub seconds: f64,
     /// Value -> count.
     pub histogram: BTreeMap<i8, u64>,
+    /// Loony files: positions per flag (`mover`, `neither`, `opponent`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loony_flags: Option<FlagCounts>,
     /// Digest of its stored positions' values (layout-independent without a
     /// reduction).
     pub digest: Option<String>,
@@ -79,18 +88,32 @@ pub fn info(tb: &Tablebase) -> Result<InfoReport> {
         .layers()
         .values()
         .rev()
-        .map(|r| LayerInfo {
-            n: r.n,
-            status: r.status.as_str().to_string(),
-            positions: r.positions,
-            stored_bytes: r.bytes,
-            bits_per_position: r.bytes as f64 * 8.0 / r.positions.max(1) as f64,
-            seconds: r.seconds,
-            histogram: r.histogram.clone(),
-            digest: r.digest.clone(),
+        .map(|r| {
+            let (histogram, loony_flags) = if spec.loony {
+                let (values, flags) = loony_histograms(tb, &r.histogram)?;
+                (values, Some(flags))
+            } else {
+                (r.histogram.clone(), None)
+            };
+            Ok(LayerInfo {
+                n: r.n,
+                status: r.status.as_str().to_string(),
+                positions: r.positions,
+                stored_bytes: r.bytes,
+                bits_per_position: r.bytes as f64 * 8.0 / r.positions.max(1) as f64,
+                seconds: r.seconds,
+                histogram,
+                loony_flags,
+                digest: r.digest.clone(),
+            })
         })
-        .collect();
+        .collect::<Result<_>>()?;
     let complete = tb.has_layer(first);
+    let start_entry = if complete {
+        tb.entry(spec.start)?
+    } else {
+        None
+    };
     let meta = tb.store().meta()?;
     let layout = tb.layout();
     Ok(InfoReport {
@@ -112,14 +135,36 @@ pub fn info(tb: &Tablebase) -> Result<InfoReport> {
         peak_file_bytes: meta.get("peak_file_bytes").and_then(|v| v.parse().ok()),
         meta,
         complete,
-        start_value: if complete {
-            tb.value(spec.start)?
-        } else {
-            None
+        start_value: match start_entry {
+            Some(entry) if spec.loony => Some(tb.loony_entry(entry)?.0 as i8),
+            entry => entry,
+        },
+        loony: spec.loony,
+        start_loony: match start_entry {
+            Some(entry) if spec.loony => Some(tb.loony_entry(entry)?.1.json()),
+            _ => None,
         },
         file_bytes: tb.store().file_bytes()?,
         layers,
     })
+}
+
+/// Positions per loony flag (`mover`, `neither`, `opponent`).
+type FlagCounts = BTreeMap<&'static str, u64>;
+
+/// A loony layer's byte histogram as a histogram of values and one of flags.
+fn loony_histograms(
+    tb: &Tablebase,
+    bytes: &BTreeMap<i8, u64>,
+) -> Result<(BTreeMap<i8, u64>, FlagCounts)> {
+    let mut values = BTreeMap::new();
+    let mut flags = BTreeMap::new();
+    for (&byte, &count) in bytes {
+        let (value, flag, _) = tb.loony_entry(byte)?;
+        *values.entry(value as i8).or_insert(0) += count;
+        *flags.entry(flag.json().unwrap_or("neither")).or_insert(0) += count;
+    }
+    Ok((values, flags))
 }
 
 /// Human-readable rendering.
@@ -146,7 +191,14 @@ pub fn info_text(r: &InfoReport) -> String {
     s += &format!(
         "status {}, start value {}, file {} (peak during the build {})\n",
         if r.complete { "complete" } else { "incomplete" },
-        r.start_value.map_or("-".to_string(), |v| format!("{v:+}")),
+        r.start_value.map_or("-".to_string(), |v| format!(
+            "{v:+}{}",
+            match r.start_loony {
+                Some(Some("mover")) => "v",
+                Some(Some(_)) => "^",
+                _ => "",
+            }
+        )),
         human_bytes(r.file_bytes),
         r.peak_file_bytes.map_or("unknown".to_string(), human_bytes)
     );

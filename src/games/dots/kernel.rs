@@ -6,6 +6,10 @@
 //! parent, and so are their children along any move in group g: the kernel streams
 //! through runs of both arrays. The box test needs the whole position, whose later-
 //! group part ("suffix mask") depends only on the offset inside the row.
+//!
+//! What a child's entry means is the [`Child`] type's: a plain value (`i8`), or
+//! for loony analysis a [`LoonyChild`]; the kernel folds the greatest move value
+//! (a value, or a loony key) into each parent.
 
 use super::board::{Lines, move_value_i8};
 use super::group_symmetry::GroupSymmetry;
@@ -30,6 +34,55 @@ struct LastMove {
 
 /// Boxes completed for each 2-bit "box i is complete" pattern.
 const BOXES: [i8; 4] = [0, 1, 1, 2];
+
+/// A child position's entry as the kernel reads it: what a move into it is worth
+/// to the side making it.
+pub trait Child: Copy + Send + Sync {
+    /// A move that completes `boxes` boxes (0, 1 or 2); the kernel keeps the
+    /// greatest over a position's moves.
+    fn moved(self, boxes: i8) -> i8;
+    /// The entry of a position without moves (the full board) whose value is the
+    /// last-move `penalty`.
+    fn terminal(penalty: i8) -> i8;
+}
+
+/// A plain value: net boxes for the side to move.
+impl Child for i8 {
+    #[inline(always)]
+    fn moved(self, boxes: i8) -> i8 {
+        move_value_i8(boxes, self)
+    }
+
+    fn terminal(penalty: i8) -> i8 {
+        penalty
+    }
+}
+
+/// A child of loony analysis ([`super::loony`]), made from its stored byte: the
+/// key of a move into it that completes no box, and the key of one that completes
+/// boxes before adding them (`4 * value + flag`; each box adds 4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoonyChild {
+    /// The key of a move completing boxes, less 4 per box.
+    pub capture: i8,
+    /// The key of a move completing none.
+    pub quiet: i8,
+}
+
+impl Child for LoonyChild {
+    #[inline(always)]
+    fn moved(self, boxes: i8) -> i8 {
+        if boxes == 0 {
+            self.quiet
+        } else {
+            self.capture.wrapping_add(4 * boxes)
+        }
+    }
+
+    fn terminal(penalty: i8) -> i8 {
+        super::loony::key(penalty as i32, super::loony::Loony::Neither) as i8
+    }
+}
 
 /// The retrograde kernel for one layout: box-test masks and per-group move tables.
 pub struct Kernel<'a> {
@@ -97,7 +150,7 @@ impl<'a> Kernel<'a> {
 
     /// Computes block `counts`. `children[g]` must hold block `counts + e_g` for every
     /// group that still has a free line (and is ignored otherwise).
-    pub fn compute_block(&self, counts: &[u8], children: &[Option<&[i8]>]) -> Vec<i8> {
+    pub fn compute_block<T: Child>(&self, counts: &[u8], children: &[Option<&[T]>]) -> Vec<i8> {
         let size = self.layout.block_size(counts) as usize;
         let groups = &self.layout.groups;
         let has_move = groups
@@ -105,7 +158,7 @@ impl<'a> Kernel<'a> {
             .zip(counts)
             .any(|(g, &c)| (c as usize) < g.len());
         if !has_move {
-            return vec![self.penalty; size];
+            return vec![T::terminal(self.penalty); size];
         }
         let mut values = vec![i8::MIN; size];
         for (g, group) in groups.iter().enumerate() {
@@ -126,7 +179,7 @@ impl<'a> Kernel<'a> {
     /// own row here, so instead of streaming, the pass walks precomputed move lists
     /// (parent rank -> child rank) for each line of the group; the children of one
     /// row of the earlier groups lie in one short run of the child block.
-    fn last_group_pass(&self, counts: &[u8], child: &[i8], parent: &mut [i8]) {
+    fn last_group_pass<T: Child>(&self, counts: &[u8], child: &[T], parent: &mut [i8]) {
         let groups = &self.layout.groups;
         let g = groups.len() - 1;
         let group = &groups[g];
@@ -169,7 +222,7 @@ impl<'a> Kernel<'a> {
     }
 
     /// Folds every move in group `g` (not the last) into `parent`.
-    fn pass(&self, counts: &[u8], g: usize, child: &[i8], parent: &mut [i8]) {
+    fn pass<T: Child>(&self, counts: &[u8], g: usize, child: &[T], parent: &mut [i8]) {
         let groups = &self.layout.groups;
         let group = &groups[g];
         let c = counts[g] as usize;
@@ -218,7 +271,7 @@ impl<'a> Kernel<'a> {
                 let end = start + out.len() as u64;
                 let mut outer = Odometer::new(outer_tables.clone(), start / row_len);
                 let mut scratch: Vec<Lines> = Vec::new();
-                let mut gathered: Vec<i8> = Vec::new();
+                let mut gathered: Vec<T> = Vec::new();
                 let mut pos = start;
                 while pos < end {
                     let row = pos / row_len;
@@ -304,7 +357,7 @@ impl RowPermutation {
     }
 
     /// Fills `out` with the child values of row offsets `from..from + len`.
-    fn gather(&self, child_row: &[i8], from: u64, len: usize, out: &mut Vec<i8>) {
+    fn gather<T: Child>(&self, child_row: &[T], from: u64, len: usize, out: &mut Vec<T>) {
         out.clear();
         for_segments(self.inner_len, from, len, |mut o, j, take| {
             let mut base = 0u64;
@@ -392,10 +445,10 @@ impl<'a> SuffixMasks<'a> {
 
 /// `out[m.parent] = max(out[m.parent], value of move m)` for one line's move list.
 #[inline(always)]
-fn fold_last_moves_body(out: &mut [i8], child: &[i8], list: &[LastMove], ready: u8) {
+fn fold_last_moves_body<T: Child>(out: &mut [i8], child: &[T], list: &[LastMove], ready: u8) {
     for m in list {
         let v = child[m.child as usize];
-        let value = move_value_i8(BOXES[(m.local & ready) as usize], v);
+        let value = v.moved(BOXES[(m.local & ready) as usize]);
         let o = &mut out[m.parent as usize];
         *o = (*o).max(value);
     }
@@ -419,17 +472,17 @@ fn suffix_test(base: Lines, box_mask: Lines, suffix_lines: Lines) -> Lines {
 /// `k = #{t in tests: suffix[i] & t == t}` boxes; its value is `k + child` if k > 0
 /// (same player again), else `-child`.
 #[inline(always)]
-fn fold_moves_body(out: &mut [i8], child: &[i8], suffix: &[Lines], tests: [Lines; 2]) {
+fn fold_moves_body<T: Child>(out: &mut [i8], child: &[T], suffix: &[Lines], tests: [Lines; 2]) {
     let constant = |t: Lines| t == 0 || t == u64::MAX;
     if constant(tests[0]) && constant(tests[1]) {
         let k = tests.iter().filter(|&&t| t == 0).count() as i8;
         if k == 0 {
             for (o, &c) in out.iter_mut().zip(child) {
-                *o = (*o).max(c.wrapping_neg());
+                *o = (*o).max(c.moved(0));
             }
         } else {
             for (o, &c) in out.iter_mut().zip(child) {
-                *o = (*o).max(c.wrapping_add(k));
+                *o = (*o).max(c.moved(k));
             }
         }
         return;
@@ -437,7 +490,7 @@ fn fold_moves_body(out: &mut [i8], child: &[i8], suffix: &[Lines], tests: [Lines
     let [t1, t2] = tests;
     for ((o, &c), &s) in out.iter_mut().zip(child).zip(suffix) {
         let k = ((s & t1) == t1) as i8 + ((s & t2) == t2) as i8;
-        *o = (*o).max(move_value_i8(k, c));
+        *o = (*o).max(c.moved(k));
     }
 }
 
@@ -448,12 +501,12 @@ macro_rules! dispatch {
     ($name:ident, $fast:ident, $body:ident, ($($arg:ident: $ty:ty),*)) => {
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "avx2,bmi1,bmi2,popcnt")]
-        fn $fast($($arg: $ty),*) {
+        fn $fast<T: Child>($($arg: $ty),*) {
             $body($($arg),*)
         }
 
         #[inline]
-        fn $name($($arg: $ty),*) {
+        fn $name<T: Child>($($arg: $ty),*) {
             #[cfg(target_arch = "x86_64")]
             if std::is_x86_feature_detected!("avx2")
                 && std::is_x86_feature_detected!("bmi1")
@@ -468,5 +521,5 @@ macro_rules! dispatch {
     };
 }
 
-dispatch!(fold_moves, fold_moves_avx2, fold_moves_body, (out: &mut [i8], child: &[i8], suffix: &[Lines], tests: [Lines; 2]));
-dispatch!(fold_last_moves, fold_last_moves_avx2, fold_last_moves_body, (out: &mut [i8], child: &[i8], list: &[LastMove], ready: u8));
+dispatch!(fold_moves, fold_moves_avx2, fold_moves_body, (out: &mut [i8], child: &[T], suffix: &[Lines], tests: [Lines; 2]));
+dispatch!(fold_last_moves, fold_last_moves_avx2, fold_last_moves_body, (out: &mut [i8], child: &[T], list: &[LastMove], ready: u8));

@@ -24,6 +24,7 @@
 //! flag + 3 * offers` ([`encode`]), values `MIN_VALUE..=MAX_VALUE`.
 
 use super::board::{Board, Lines};
+use super::kernel::LoonyChild;
 use super::tablebase::{MoveValue, Probe, Source};
 use anyhow::{Result, bail};
 
@@ -123,6 +124,34 @@ pub fn move_key(boxes: u32, child: u8) -> Option<i32> {
     })
 }
 
+/// What the build's kernel reads of a child's stored byte: the keys of moves into
+/// it, as [`move_key`] gives them (for boxes > 0, less 4 per box). A byte
+/// [`encode`] never gives (a build never reads one: chunks are checksummed) reads
+/// as the least key.
+pub fn kernel_child(byte: u8) -> LoonyChild {
+    match decode(byte) {
+        Some((value, flag, offers)) => LoonyChild {
+            capture: key(value, flag) as i8,
+            quiet: if offers {
+                key(-value, Loony::Mover) as i8
+            } else {
+                key(-value, flag.swapped()) as i8
+            },
+        },
+        None => LoonyChild {
+            capture: key(MIN_VALUE, Loony::Mover) as i8,
+            quiet: key(MIN_VALUE, Loony::Mover) as i8,
+        },
+    }
+}
+
+/// The stored byte of a position from the kernel's key (the best move's) and
+/// whether the position offers a loony capture.
+pub fn entry_of_key(key: i8, offers: bool) -> u8 {
+    let (value, flag) = unkey(key as i32);
+    encode(value, flag, offers)
+}
+
 /// Finds loony captures with a few shifts and masks per position: per box, four
 /// bit maps (which of its top, bottom, left and right lines are drawn), their sum
 /// bit-sliced.
@@ -209,12 +238,7 @@ pub fn solve(board: &Board, position: Lines, penalty: i32) -> Result<Probe> {
             "loony analysis by exhaustion takes at most {MAX_EXHAUSTIVE_OPEN} open lines; this position has {k}"
         );
     }
-    let boxes = (board.rows() * board.cols()) as i32;
-    if boxes + penalty.abs() > MAX_VALUE.min(-MIN_VALUE) {
-        bail!(
-            "loony analysis stores values {MIN_VALUE}..={MAX_VALUE}: a board of {boxes} boxes with penalty {penalty} can exceed them"
-        );
-    }
+    super::spec::check_loony_range(board, penalty)?;
     let detector = Detector::new(board);
     let completion = board.completion_masks();
     let lines_of = |s: u64| -> Lines {
@@ -346,6 +370,24 @@ mod tests {
         assert_eq!(decode(252), None);
         assert!(key(1, Loony::Mover) > key(0, Loony::Opponent));
         assert!(key(-1, Loony::Opponent) > key(-1, Loony::Neither));
+    }
+
+    #[test]
+    fn the_kernel_reads_children_as_move_key_does() {
+        for byte in 0..=251u8 {
+            let child = kernel_child(byte);
+            for boxes in 0..=2 {
+                let expected = move_key(boxes, byte).unwrap();
+                let got = if boxes == 0 {
+                    child.quiet as i32
+                } else {
+                    child.capture as i32 + 4 * boxes as i32
+                };
+                assert_eq!(got, expected, "byte {byte}, boxes {boxes}");
+            }
+            let (value, flag, offers) = decode(byte).unwrap();
+            assert_eq!(entry_of_key(key(value, flag) as i8, offers), byte);
+        }
     }
 
     #[test]

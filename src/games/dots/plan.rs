@@ -88,7 +88,7 @@ pub fn plan(spec: &Spec, memory: u64, threads: usize) -> Plan {
         })
         .collect();
     let size = |n: usize| layers.iter().find(|l| l.n == n).map_or(0, |l| l.positions);
-    let peak_block_bytes = super::groups::peak_block_bytes(&layout);
+    let peak_block_bytes = spec.peak_block_bytes(&layout);
     let kept = (first..full)
         .map(|n| size(n).min(memory / 4) + size(n + 1).min(memory / 4))
         .max()
@@ -204,6 +204,7 @@ mod tests {
                             chunk_positions: 1 << 16,
                             symmetry,
                             corners,
+                            loony: false,
                         };
                         spec.book_lines = default_book_lines(&spec.layout());
                         let p = plan(&spec, memory, 2);

@@ -11,6 +11,11 @@ use std::collections::BTreeMap;
 /// Format version of the stored values (bump when their meaning changes).
 pub const FORMAT_VERSION: u32 = 1;
 
+/// Format version of loony files: each stored byte is [`super::loony::encode`]'s
+/// (value, flag, offers), which a reader of version 1 would take for values, so
+/// those refuse it.
+pub const LOONY_FORMAT_VERSION: u32 = 2;
+
 /// Default positions per chunk (64 KiB of raw values).
 pub const DEFAULT_CHUNK_POSITIONS: u64 = 1 << 16;
 
@@ -38,6 +43,10 @@ pub struct Spec {
     pub symmetry: bool,
     /// Fraser's corner reduction (`--corners`).
     pub corners: bool,
+    /// Wilson's loony analysis (`--loony`): every stored byte holds the value, who
+    /// can be forced to make the next loony move, and whether the position offers
+    /// a loony capture ([`super::loony::encode`]).
+    pub loony: bool,
 }
 
 /// A start as given on the command line.
@@ -172,14 +181,36 @@ impl Spec {
         )
     }
 
+    /// Memory of the largest block and its children while the kernel computes it
+    /// ([`super::groups::peak_block_bytes`]); a loony build also reads each child
+    /// as two keys a byte ([`super::kernel::LoonyChild`]), so it counts 3 bytes.
+    pub fn peak_block_bytes(&self, layout: &Layout) -> u64 {
+        super::groups::peak_block_bytes(layout) * self.kernel_bytes_per_position()
+    }
+
+    /// Bytes per position of a block and its children in the kernel's memory.
+    pub fn kernel_bytes_per_position(&self) -> u64 {
+        if self.loony { 3 } else { 1 }
+    }
+
     /// The `--symmetry` name of this tablebase's symmetry option.
     pub fn symmetry_name(&self) -> &'static str {
         if self.symmetry { "wilson" } else { "none" }
     }
 
-    /// The metadata rows that identify the tablebase.
+    /// The format version of the stored values.
+    pub fn format_version(&self) -> u32 {
+        if self.loony {
+            LOONY_FORMAT_VERSION
+        } else {
+            FORMAT_VERSION
+        }
+    }
+
+    /// The metadata rows that identify the tablebase (`loony` only in loony files,
+    /// so plain files stay as they were).
     pub fn to_meta(&self) -> Vec<(&'static str, String)> {
-        vec![
+        let mut meta = vec![
             ("game", "dots-and-boxes".to_string()),
             ("board", self.board.to_string()),
             ("start", self.start_name.clone()),
@@ -196,8 +227,12 @@ impl Spec {
             ("chunk_positions", self.chunk_positions.to_string()),
             ("symmetry", self.symmetry_name().to_string()),
             ("corners", self.corners.to_string()),
-            ("format_version", FORMAT_VERSION.to_string()),
-        ]
+            ("format_version", self.format_version().to_string()),
+        ];
+        if self.loony {
+            meta.push(("loony", "true".to_string()));
+        }
+        meta
     }
 
     /// Reads the identity back from metadata.
@@ -213,11 +248,16 @@ impl Spec {
             );
         }
         let version: u32 = get("format_version")?.parse()?;
-        if version > FORMAT_VERSION {
+        if version > LOONY_FORMAT_VERSION {
             bail!(
-                "the file's value format {version} is newer than this tb understands ({FORMAT_VERSION})"
+                "the file's value format {version} is newer than this tb understands ({LOONY_FORMAT_VERSION})"
             );
         }
+        let loony = match meta.get("loony").map(String::as_str) {
+            None => false,
+            Some("true") => true,
+            Some(other) => bail!("the file has a bad `loony` value `{other}`"),
+        };
         let board: Board = get("board")?.parse()?;
         let start = notation::parse_position(&board, get("start_position")?)?.lines;
         // Typed and checked against the board: a tampered file must give an error
@@ -273,7 +313,11 @@ impl Spec {
                 Some(other) => bail!("the file uses symmetry `{other}`, unknown to this tb"),
             },
             corners,
+            loony,
         };
+        if loony {
+            check_loony_range(&spec.board, spec.penalty as i32)?;
+        }
         // What was read must be exactly what this tb writes for it: no value
         // that merely parses (padding, another spelling) is taken on trust.
         // Files from before the reduction keys lack them (and stored every
@@ -291,8 +335,8 @@ impl Spec {
         Ok(spec)
     }
 
-    /// Default file name: `<board>[-<start>][-p<penalty>].tb`.
-    pub fn default_db_name(board: &Board, start_name: &str, penalty: i32) -> String {
+    /// Default file name: `<board>[-<start>][-p<penalty>][-loony].tb`.
+    pub fn default_db_name(board: &Board, start_name: &str, penalty: i32, loony: bool) -> String {
         let mut name = board.to_string();
         if start_name != "empty" {
             name.push('-');
@@ -301,8 +345,25 @@ impl Spec {
         if penalty != 0 {
             name.push_str(&format!("-p{penalty}"));
         }
+        if loony {
+            name.push_str("-loony");
+        }
         name + ".tb"
     }
+}
+
+/// Refuses loony analysis where a value could fall outside what a loony byte holds
+/// ([`super::loony::MIN_VALUE`]..=[`super::loony::MAX_VALUE`]): boards of more than
+/// 20 boxes, or a penalty that takes a value past them.
+pub fn check_loony_range(board: &Board, penalty: i32) -> Result<()> {
+    use super::loony::{MAX_VALUE, MIN_VALUE};
+    let boxes = board.num_boxes() as i32;
+    if boxes + penalty.abs() > MAX_VALUE.min(-MIN_VALUE) {
+        bail!(
+            "loony analysis stores values {MIN_VALUE}..={MAX_VALUE}: a board of {boxes} boxes with penalty {penalty} can exceed them"
+        );
+    }
+    Ok(())
 }
 
 #[cfg(test)]

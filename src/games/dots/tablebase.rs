@@ -9,7 +9,7 @@ use super::notation::ParsedPosition;
 use super::search::{Limits, SearchOptions, SolveResult, Solver};
 use super::spec::Spec;
 use crate::retro::audit::prepare_read;
-use crate::store::reader::ChunkReader;
+use crate::store::reader::{ChunkError, ChunkReader};
 use crate::store::{LayerRow, Store, readable_layers};
 use anyhow::{Result, bail};
 use std::cell::RefCell;
@@ -191,6 +191,15 @@ impl Tablebase {
     /// Stored value of a position; `None` if its layer is not stored or the position
     /// lacks some of the start's lines. A corrupt chunk is an error.
     pub fn value(&self, position: Lines) -> Result<Option<i8>> {
+        Ok(match self.entry(position)? {
+            Some(entry) if self.spec.loony => Some(self.loony_entry(entry)?.0 as i8),
+            entry => entry,
+        })
+    }
+
+    /// What is stored for a position: its value, or in a loony file the byte of
+    /// [`super::loony::encode`] (as i8); `None` as for [`Tablebase::value`].
+    pub fn entry(&self, position: Lines) -> Result<Option<i8>> {
         if position & self.spec.start != self.spec.start
             || position & !self.spec.board.all_lines() != 0
         {
@@ -201,6 +210,34 @@ impl Tablebase {
             return Ok(None);
         }
         Ok(Some(self.stored(n, self.layout.locate_packed(position))?))
+    }
+
+    /// A loony file's stored byte decoded: value, flag, offers.
+    pub fn loony_entry(&self, entry: i8) -> Result<(i32, Loony, bool)> {
+        super::loony::decode(entry as u8).ok_or_else(|| {
+            ChunkError::damaged(format!(
+                "stored byte {} is no loony entry tb writes",
+                entry as u8
+            ))
+        })
+    }
+
+    /// The value and, in a loony file, flag of a move completing `boxes` boxes into
+    /// a child whose stored entry is `child`.
+    fn move_entry(&self, boxes: u32, child: i8) -> Result<(i32, Option<Loony>)> {
+        if self.spec.loony {
+            self.loony_entry(child)?;
+            let key = super::loony::move_key(boxes, child as u8).expect("a checked byte");
+            let (value, flag) = super::loony::unkey(key);
+            Ok((value, Some(flag)))
+        } else {
+            Ok((super::board::move_value(boxes, child as i32), None))
+        }
+    }
+
+    /// Whether this is a loony file (`tb build --loony`).
+    pub fn is_loony(&self) -> bool {
+        self.spec.loony
     }
 
     /// The value at `(packed, index)` ([`Layout::locate_packed`]) of layer `n`,
@@ -240,7 +277,13 @@ impl Tablebase {
     pub fn probe_from_book(&self, position: Lines) -> Result<Option<Probe>> {
         let board = self.spec.board;
         self.check_has_start(position)?;
-        if let Some(value) = self.value(position)? {
+        if let Some(entry) = self.entry(position)? {
+            let (value, loony) = if self.spec.loony {
+                let (value, flag, _) = self.loony_entry(entry)?;
+                (value, Some(flag))
+            } else {
+                (entry as i32, None)
+            };
             let open = || (0..board.num_lines()).filter(|&l| position >> l & 1 == 0);
             // The children (a full position has none): where each value lies,
             // every read hinted first so that the scattered reads overlap.
@@ -256,27 +299,27 @@ impl Tablebase {
             let mut moves = Vec::new();
             for (&place, line) in located.iter().zip(open()) {
                 let boxes = self.boxes_completed(position, line);
-                let child = if stored {
-                    Some(self.stored(n, place)?)
+                let (value, loony) = if stored {
+                    let (value, loony) = self.move_entry(boxes, self.stored(n, place)?)?;
+                    (Some(value), loony)
                 } else {
-                    None
+                    (None, None)
                 };
-                let value = child.map(|c| super::board::move_value(boxes, c as i32));
                 moves.push(MoveValue {
                     line,
                     value,
                     boxes,
-                    loony: None,
+                    loony,
                 });
             }
             if moves.iter().all(|m| m.value.is_some()) || !self.searchable(position) {
                 sort_moves(&mut moves);
                 return Ok(Some(Probe {
                     position,
-                    value: value as i32,
+                    value,
                     source: Source::Book,
                     moves,
-                    loony: None,
+                    loony,
                 }));
             }
         }
@@ -288,14 +331,22 @@ impl Tablebase {
     /// of one per move.
     pub fn probe_value(&self, position: Lines) -> Result<Probe> {
         self.check_has_start(position)?;
-        match self.value(position)? {
-            Some(value) => Ok(Probe {
-                position,
-                value: value as i32,
-                source: Source::Book,
-                moves: Vec::new(),
-                loony: None,
-            }),
+        match self.entry(position)? {
+            Some(entry) => {
+                let (value, loony) = if self.spec.loony {
+                    let (value, flag, _) = self.loony_entry(entry)?;
+                    (value, Some(flag))
+                } else {
+                    (entry as i32, None)
+                };
+                Ok(Probe {
+                    position,
+                    value,
+                    source: Source::Book,
+                    moves: Vec::new(),
+                    loony,
+                })
+            }
             None => {
                 let mut probe = self.probe_by_search(position)?;
                 probe.moves.clear();
@@ -395,7 +446,14 @@ impl Tablebase {
 
 /// Best first, ties by lower line; unknown values last.
 pub fn sort_moves(moves: &mut [MoveValue]) {
-    moves.sort_by_key(|m| (m.value.is_none(), std::cmp::Reverse(m.value), m.line));
+    // Loony flags (all or none) break ties in the order the mover prefers them.
+    moves.sort_by_key(|m| {
+        (
+            m.value.is_none(),
+            std::cmp::Reverse((m.value, m.loony)),
+            m.line,
+        )
+    });
 }
 
 /// `[1,2,3,7]` -> "1..3, 7".

@@ -1,7 +1,8 @@
 //! `tb verify`: the file's audit (every block and chunk its layout implies, each
 //! chunk read once against its checksum, histograms, digests and counts against the
 //! values; [`crate::retro::audit`]), then stored values recomputed one ply deep from
-//! the layer above (independently of the kernel: plain per-position lookups).
+//! the layer above (independently of the kernel: plain per-position lookups); in a
+//! loony file the whole stored byte (value, flag, offer bit).
 
 use super::board::Lines;
 use super::layout::Counts;
@@ -150,37 +151,73 @@ fn cross_check_search(tb: &Tablebase, count: u64, rng: &mut u64, report: &mut Ve
     }
 }
 
-/// Compares one stored value with its one-ply recomputation.
+/// Compares one stored entry with its one-ply recomputation.
 fn check_position(tb: &Tablebase, position: Lines, report: &mut VerifyReport) {
     report.recomputed += 1;
     // A failing read was already reported as a bad chunk.
-    let (Ok(stored), Ok(expected)) = (tb.value(position), recompute(tb, position)) else {
+    let (Ok(stored), Ok(expected)) = (tb.entry(position), recompute(tb, position)) else {
         return;
     };
     if stored != Some(expected) {
         report.mismatch_count += 1;
         if report.mismatches.len() < MAX_LISTED {
             report.mismatches.push(format!(
-                "{} stored {}, recomputed {expected}",
+                "{} stored {}, recomputed {}",
                 format_position(&tb.board(), position),
-                stored.map_or("nothing".to_string(), |v| v.to_string())
+                stored.map_or("nothing".to_string(), |e| entry_text(tb, e)),
+                entry_text(tb, expected)
             ));
         }
     }
 }
 
-/// The value of a position from its children's stored values (penalty when full).
+/// A stored entry for messages: the value, or a loony byte's value, flag mark and
+/// offer bit.
+fn entry_text(tb: &Tablebase, entry: i8) -> String {
+    if !tb.is_loony() {
+        return entry.to_string();
+    }
+    match tb.loony_entry(entry) {
+        Ok((value, flag, offers)) => format!(
+            "{value}{}{}",
+            flag.mark(),
+            if offers {
+                " (offers a loony capture)"
+            } else {
+                ""
+            }
+        ),
+        Err(_) => format!("byte {}", entry as u8),
+    }
+}
+
+/// The entry of a position from its children's stored entries: the best move's
+/// value (penalty when full), in a loony file with its flag and the position's
+/// offer bit.
 fn recompute(tb: &Tablebase, position: Lines) -> Result<i8> {
+    use super::loony;
     let board = tb.board();
     let mut best: Option<i32> = None;
     for line in (0..board.num_lines()).filter(|&l| position >> l & 1 == 0) {
         let child = tb
-            .value(position | 1 << line)?
-            .ok_or_else(|| anyhow::anyhow!("child layer missing"))? as i32;
-        let v = super::board::move_value(tb.boxes_completed(position, line), child);
+            .entry(position | 1 << line)?
+            .ok_or_else(|| anyhow::anyhow!("child layer missing"))?;
+        let boxes = tb.boxes_completed(position, line);
+        let v = if tb.is_loony() {
+            tb.loony_entry(child)?;
+            loony::move_key(boxes, child as u8).expect("a checked byte")
+        } else {
+            super::board::move_value(boxes, child as i32)
+        };
         best = Some(best.map_or(v, |b| b.max(v)));
     }
-    Ok(best.unwrap_or(tb.spec().penalty as i32) as i8)
+    let penalty = tb.spec().penalty as i32;
+    if tb.is_loony() {
+        let key = best.unwrap_or(loony::key(penalty, loony::Loony::Neither));
+        let offers = loony::Detector::new(&board).offers(position);
+        return Ok(loony::entry_of_key(key as i8, offers) as i8);
+    }
+    Ok(best.unwrap_or(penalty) as i8)
 }
 
 /// The position at `index` of a layer whose blocks are `blocks`, in block order.
