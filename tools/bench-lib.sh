@@ -28,6 +28,7 @@ row_args() {
     echo "$board --start $start"
     case "$flags" in *+none*) echo "--symmetry none" ;; esac
     case "$flags" in *+corners*) echo "--corners" ;; esac
+    case "$flags" in *+loony*) echo "--loony" ;; esac
 }
 
 # Markdown header matching row_markdown.
@@ -51,9 +52,10 @@ if s.get("game") == "morris":
         bits=s["bits_per_position"], file=s["file_bytes"] / 2**20))
     sys.exit(0)
 red = "{}{}".format(s["symmetry"] if s["symmetry"] != "none" else "", "+corners" if s["corners"] else "") or "none"
-print("| {row} | {pos} | {factor:.2f}x {red} ({k} sym) | {secs:.1f} | {pps:.1f} | {rss:.0f} | {disk:.0f} | {bits:.3f} | {file:.1f} | {v:+d} |".format(
+mark = {"mover": "v", "opponent": "^"}.get(s.get("loony"), "")
+print("| {row} | {pos} | {factor:.2f}x {red} ({k} sym) | {secs:.1f} | {pps:.1f} | {rss:.0f} | {disk:.0f} | {bits:.3f} | {file:.1f} | {v:+d}{mark} |".format(
     row=sys.argv[1], pos=s["total_positions"], factor=s["raw_positions"] / s["total_positions"],
     red=red, k=s["symmetries"], secs=secs, pps=s["total_positions"] / secs / 1e6,
     rss=(s["peak_rss_bytes"] or 0) / 2**20, disk=s["peak_file_bytes"] / 2**20,
-    bits=s["bits_per_position"], file=s["file_bytes"] / 2**20, v=s["start_value"]))' "$@"
+    bits=s["bits_per_position"], file=s["file_bytes"] / 2**20, v=s["start_value"], mark=mark))' "$@"
 }
