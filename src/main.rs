@@ -89,7 +89,7 @@ enum Command {
         /// Value of the full board (Wilson's last-move penalty); -1 gives nimstring-like play.
         #[arg(long, allow_negative_numbers = true)]
         penalty: Option<i32>,
-        /// Database file [default: <board>[-<start>][-p<penalty>].tb; morris.tb or
+        /// Database file [default: <board>[-<start>][-p<penalty>][-loony].tb; morris.tb or
         /// morris-<N>.tb].
         #[arg(long)]
         db: Option<PathBuf>,
