@@ -11,7 +11,7 @@ use tb::games::dots::build::{BuildOptions, BuildRequest, build, check_budget};
 use tb::games::dots::spec;
 use tb::games::dots::tablebase::Tablebase;
 use tb::games::dots::{export, info, notation, output, plan, search, verify};
-use tb::games::{GameKind, game_of_file};
+use tb::games::{GameKind, OpenTablebase, game_of_file};
 use tb::retro::progress;
 
 /// Writes a line to stdout, failing (instead of panicking) when stdout is closed.
@@ -529,15 +529,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
             positions,
             search_limit,
             bounds,
-        } => match game_of_file(&db)? {
-            GameKind::Morris if search_limit.is_some() || bounds.given() => {
+        } => match tb::games::open_tablebase(&db)? {
+            OpenTablebase::Morris(_) if search_limit.is_some() || bounds.given() => {
                 bail!(
                     "--search-limit, --max-nodes and --time-limit are Dots-and-Boxes options (Morris has no search solver)"
                 )
             }
-            GameKind::Morris => cli::morris::probe(&db, json, positions),
-            GameKind::Dots => probe(
-                &db,
+            OpenTablebase::Morris(tb) => cli::morris::probe(&tb, json, positions),
+            OpenTablebase::Dots(tb) => probe(
+                *tb,
                 json,
                 positions,
                 search_limit.unwrap_or(tb::games::dots::tablebase::DEFAULT_SEARCH_LIMIT),
@@ -798,13 +798,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
 
 /// Probes Dots-and-Boxes positions from the arguments or stdin.
 fn probe(
-    db: &Path,
+    mut tb: Tablebase,
     json: bool,
     positions: Vec<String>,
     search_limit: u32,
     limits: search::Limits,
 ) -> Result<ExitCode> {
-    let mut tb = Tablebase::open(db)?;
     tb.set_search_limit(search_limit);
     tb.set_search_bounds(limits);
     let board = tb.board();

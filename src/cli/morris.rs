@@ -143,8 +143,7 @@ fn print_plan(spec: &MorrisSpec, json: bool) -> Result<()> {
 }
 
 /// Probes Morris positions from the arguments or stdin.
-pub fn probe(db: &Path, json: bool, positions: Vec<String>) -> Result<ExitCode> {
-    let tb = MorrisTablebase::open(db)?;
+pub fn probe(tb: &MorrisTablebase, json: bool, positions: Vec<String>) -> Result<ExitCode> {
     super::probe_batch(positions, json, |input, _| {
         let position = tb.parse_position(input)?;
         let answer = tb.probe(&position)?;

@@ -23,7 +23,39 @@ pub enum GameKind {
 
 /// Which game a tablebase file holds (its `game` metadata).
 pub fn game_of_file(path: &Path) -> Result<GameKind> {
-    let meta = Store::meta_of(path)?;
+    game_of_meta(&Store::meta_of(path)?, path)
+}
+
+/// A tablebase file of either game, open for reading.
+pub enum OpenTablebase {
+    /// A Dots-and-Boxes file.
+    Dots(Box<dots::tablebase::Tablebase>),
+    /// A Nine Men's Morris file.
+    Morris(Box<morris::tablebase::MorrisTablebase>),
+}
+
+/// Opens a tablebase file of either game read-only, with one SQLite connection
+/// (a cold probe pays for each open).
+pub fn open_tablebase(path: &Path) -> Result<OpenTablebase> {
+    let store = Store::open_read(path)?;
+    let meta = store
+        .meta()
+        .map_err(|e| e.context(path.display().to_string()))?;
+    Ok(match game_of_meta(&meta, path)? {
+        GameKind::Dots => OpenTablebase::Dots(Box::new(dots::tablebase::Tablebase::from_store(
+            path, store,
+        )?)),
+        GameKind::Morris => OpenTablebase::Morris(Box::new(
+            morris::tablebase::MorrisTablebase::from_store(path, store)?,
+        )),
+    })
+}
+
+/// The game named by a file's metadata (`path` for messages).
+fn game_of_meta(
+    meta: &std::collections::BTreeMap<String, String>,
+    path: &Path,
+) -> Result<GameKind> {
     match meta.get("game").map(String::as_str) {
         Some("dots-and-boxes") => Ok(GameKind::Dots),
         Some("morris") => Ok(GameKind::Morris),

@@ -16,7 +16,7 @@ use crate::games::morris::rules::Position;
 use crate::games::morris::solve;
 use crate::games::morris::spec::pair_label;
 use crate::games::morris::tablebase::{MorrisTablebase, probe_json};
-use crate::games::{GameKind, game_of_file};
+use crate::games::{GameKind, OpenTablebase, open_tablebase};
 use crate::store::readable_layers;
 use crate::store::reader::ChunkError;
 use anyhow::{Context, Result};
@@ -204,8 +204,10 @@ impl Table {
         bounds: ProbeBounds,
         max_readers: usize,
     ) -> Result<Table> {
-        let game = game_of_file(path)?;
-        let open = open_reader(game, path, bounds)?;
+        let (game, open) = match open_tablebase(path)? {
+            OpenTablebase::Dots(tb) => (GameKind::Dots, dots_reader(tb, bounds)),
+            OpenTablebase::Morris(tb) => (GameKind::Morris, Open::Morris(tb)),
+        };
         let (game_name, identity, stored, board) = match &open {
             Open::Dots(tb, _) => (
                 "dots-and-boxes",
@@ -379,15 +381,17 @@ fn default_readers() -> usize {
 /// Opens a reader of `path`.
 fn open_reader(game: GameKind, path: &Path, bounds: ProbeBounds) -> Result<Open> {
     Ok(match game {
-        GameKind::Dots => {
-            let mut tb = Tablebase::open(path)?;
-            tb.set_search_limit(bounds.search_limit);
-            tb.set_search_bounds(bounds.limits);
-            let writer = JsonWriter::new(&tb.board());
-            Open::Dots(Box::new(tb), writer)
-        }
+        GameKind::Dots => dots_reader(Box::new(Tablebase::open(path)?), bounds),
         GameKind::Morris => Open::Morris(Box::new(MorrisTablebase::open(path)?)),
     })
+}
+
+/// A Dots-and-Boxes reader with the probe fallback's bounds.
+fn dots_reader(mut tb: Box<Tablebase>, bounds: ProbeBounds) -> Open {
+    tb.set_search_limit(bounds.search_limit);
+    tb.set_search_bounds(bounds.limits);
+    let writer = JsonWriter::new(&tb.board());
+    Open::Dots(tb, writer)
 }
 
 /// A position text answered by a reader.

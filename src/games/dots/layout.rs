@@ -85,9 +85,24 @@ impl Group {
             .iter()
             .filter_map(|&(a, b)| Some((bit(a)?, bit(b)?)))
             .collect();
+        // Global masks a byte of the local mask at a time (a cold probe builds
+        // these tables for up to 2^16 subsets; bit by bit was a quarter of it).
+        let scatter: Vec<[Lines; 256]> = (0..k.div_ceil(8))
+            .map(|j| std::array::from_fn(|b| to_global(&lines, (b as u32) << (8 * j))))
+            .collect();
         let global = local
             .iter()
-            .map(|subsets| subsets.iter().map(|&m| to_global(&lines, m)).collect())
+            .map(|subsets| {
+                subsets
+                    .iter()
+                    .map(|&m| {
+                        scatter
+                            .iter()
+                            .enumerate()
+                            .fold(0, |g, (j, table)| g | table[(m >> (8 * j)) as usize & 255])
+                    })
+                    .collect()
+            })
             .collect();
         let gather = (0..8)
             .map(|j| {

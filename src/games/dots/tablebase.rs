@@ -114,7 +114,11 @@ const PROBE_TT_BYTES: usize = 64 << 20;
 impl Tablebase {
     /// Opens a tablebase file read-only.
     pub fn open(path: &Path) -> Result<Tablebase> {
-        let mut store = Store::open_read(path)?;
+        Tablebase::from_store(path, Store::open_read(path)?)
+    }
+
+    /// A tablebase from the file `path` opened as `store` ([`Store::open_read`]).
+    pub fn from_store(path: &Path, mut store: Store) -> Result<Tablebase> {
         // Every problem of the file names it.
         let in_file = |e: anyhow::Error| e.context(path.display().to_string());
         let spec = store

@@ -27,7 +27,11 @@ pub struct MorrisTablebase {
 impl MorrisTablebase {
     /// Opens a Morris file read-only.
     pub fn open(path: &Path) -> Result<MorrisTablebase> {
-        let mut store = Store::open_read(path)?;
+        MorrisTablebase::from_store(path, Store::open_read(path)?)
+    }
+
+    /// A tablebase from the file `path` opened as `store` ([`Store::open_read`]).
+    pub fn from_store(path: &Path, mut store: Store) -> Result<MorrisTablebase> {
         // Every problem of the file names it.
         let in_file = |e: anyhow::Error| e.context(path.display().to_string());
         let meta = store.meta().map_err(in_file)?;
