@@ -180,14 +180,9 @@ pub struct BuildSummary {
     #[serde(
         rename = "loony",
         skip_serializing_if = "Option::is_none",
-        serialize_with = "serialize_loony"
+        serialize_with = "loony::serialize_flag"
     )]
     pub start_loony: Option<Loony>,
-}
-
-/// A loony build's flag as DESIGN.md fixes it in JSON.
-fn serialize_loony<S: serde::Serializer>(flag: &Option<Loony>, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_some(&flag.and_then(Loony::json))
 }
 
 impl BuildSummary {

@@ -1,5 +1,6 @@
 //! `tb info`: metadata and per-layer statistics.
 
+use super::loony::Loony;
 use super::tablebase::Tablebase;
 use crate::units::human_bytes;
 use anyhow::Result;
@@ -45,8 +46,11 @@ pub struct InfoReport {
     pub loony: bool,
     /// Loony files, once built: who can be forced to make the next loony move
     /// from the start (`"mover"`, `"opponent"`, or null for neither).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub start_loony: Option<Option<&'static str>>,
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "super::loony::serialize_flag"
+    )]
+    pub start_loony: Option<Loony>,
     /// Size of the file.
     pub file_bytes: u64,
     /// Largest size the file reached during the build (disk needed).
@@ -141,7 +145,7 @@ pub fn info(tb: &Tablebase) -> Result<InfoReport> {
         },
         loony: spec.loony,
         start_loony: match start_entry {
-            Some(entry) if spec.loony => Some(tb.loony_entry(entry)?.1.json()),
+            Some(entry) if spec.loony => Some(tb.loony_entry(entry)?.1),
             _ => None,
         },
         file_bytes: tb.store().file_bytes()?,
@@ -193,11 +197,7 @@ pub fn info_text(r: &InfoReport) -> String {
         if r.complete { "complete" } else { "incomplete" },
         r.start_value.map_or("-".to_string(), |v| format!(
             "{v:+}{}",
-            match r.start_loony {
-                Some(Some("mover")) => "v",
-                Some(Some(_)) => "^",
-                _ => "",
-            }
+            r.start_loony.map_or("", Loony::mark)
         )),
         human_bytes(r.file_bytes),
         r.peak_file_bytes.map_or("unknown".to_string(), human_bytes)

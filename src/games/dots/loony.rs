@@ -79,6 +79,12 @@ impl Loony {
     }
 }
 
+/// Serialises a present flag as DESIGN.md fixes it in JSON (`"mover"`,
+/// `"opponent"`, null for neither); for `Option<Loony>` fields skipped when `None`.
+pub fn serialize_flag<S: serde::Serializer>(flag: &Option<Loony>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_some(&flag.and_then(Loony::json))
+}
+
 /// Least value a loony byte holds.
 pub const MIN_VALUE: i32 = -21;
 /// Greatest value a loony byte holds (42 values times 6 flag states fit a byte).
