@@ -174,7 +174,12 @@ pub fn canonical(x: Cells, o: Cells) -> ((Cells, Cells), usize) {
     let mut best = (x, o);
     let mut which = 0;
     for (i, a) in automorphisms().iter().enumerate().skip(1) {
-        let image = (a.apply(x), a.apply(o));
+        // O's image only matters when X's ties or wins (most images lose on X's).
+        let ix = a.apply(x);
+        if ix > best.0 {
+            continue;
+        }
+        let image = (ix, a.apply(o));
         if image < best {
             best = image;
             which = i;

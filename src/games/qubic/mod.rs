@@ -3,6 +3,9 @@
 //! forced wins by continuous threats ([`threats`]), the ground the search for a
 //! near-minimal winning strategy stands on.
 
+pub mod check;
 pub mod geometry;
 pub mod position;
+pub mod prover;
+pub mod strategy;
 pub mod threats;

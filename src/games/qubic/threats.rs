@@ -12,8 +12,10 @@
 //!   without a threat of its own, blocks one); one threat forces `you` to block it,
 //!   and the search goes on from there (the block may give `you` a threat).
 
-use super::geometry::{Cells, has_line, lines};
+use super::geometry::{CELLS, Cells, has_line, lines};
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::OnceLock;
 
 /// Empty cells that complete a line of three of `own` (none of `other` on it).
 #[inline]
@@ -40,10 +42,85 @@ fn empty_cells_of_lines_with(own: Cells, other: Cells, count: u32) -> Cells {
     out
 }
 
+/// The lines through each cell (4 or 7), padded with empty sets.
+fn cell_lines() -> &'static [[Cells; 7]; CELLS] {
+    static TABLE: OnceLock<[[Cells; 7]; CELLS]> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut out = [[0; 7]; CELLS];
+        for (c, slot) in out.iter_mut().enumerate() {
+            let through = lines().iter().filter(|&&l| l >> c & 1 == 1);
+            for (k, &l) in through.enumerate() {
+                slot[k] = l;
+            }
+        }
+        out
+    })
+}
+
+/// The threats of `own` on the lines through `cell` (a cell `own` just took): the
+/// only threats a move can add.
+#[inline]
+fn threats_through(cell: usize, own: Cells, other: Cells) -> Cells {
+    let mut out = 0;
+    for &l in &cell_lines()[cell] {
+        if other & l == 0 && (own & l).count_ones() == 3 {
+            out |= l & !own;
+        }
+    }
+    out
+}
+
+/// Whether `me` (to move) wins against `you` by playing the cells of `attack` in
+/// order, each a threat `you` must block (the block is then forced), until two
+/// threats or four in a line: a forced win found in one position, replayed in
+/// another (the defender's extra stone may have broken it).
+pub fn wins_by(mut me: Cells, mut you: Cells, attack: &[usize]) -> bool {
+    for &m in attack {
+        if threats(me, you) != 0 {
+            return true;
+        }
+        let theirs = threats(you, me);
+        if (me | you) >> m & 1 == 1 || theirs.count_ones() >= 2 || (theirs != 0 && theirs != 1 << m)
+        {
+            return false;
+        }
+        me |= 1 << m;
+        let made = threats(me, you);
+        match made.count_ones() {
+            0 => return false,
+            1 => you |= made,
+            _ => return true,
+        }
+    }
+    threats(me, you) != 0
+}
+
+/// A multiply-xor hasher for position keys (SipHash is several times slower, and
+/// the keys are not chosen by an attacker).
+#[derive(Default, Clone, Copy)]
+pub struct PositionHasher(u64);
+
+impl Hasher for PositionHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(23) ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+/// A hash map keyed by positions `(x, o)`.
+pub type PositionMap<V> = HashMap<(Cells, Cells), V, BuildHasherDefault<PositionHasher>>;
+
 /// A search for forced wins with a cache of the positions settled.
 #[derive(Default)]
 pub struct ForcedSearch {
-    settled: HashMap<(Cells, Cells), Option<u8>>,
+    settled: PositionMap<Option<u8>>,
     /// Positions searched.
     pub nodes: u64,
 }
@@ -59,6 +136,12 @@ impl ForcedSearch {
         self.settled.len()
     }
 
+    /// Records that `me` (to move) has no forced win against `you`, known without
+    /// a search (see the prover: an extra stone of `you` never creates one).
+    pub fn note_no_win(&mut self, me: Cells, you: Cells) {
+        self.settled.insert((me, you), None);
+    }
+
     /// Forgets the cache.
     pub fn clear(&mut self) {
         self.settled.clear();
@@ -72,16 +155,20 @@ impl ForcedSearch {
         if mine != 0 {
             return Some(mine.trailing_zeros() as usize);
         }
+        self.without_own_threat(me, you, threats(you, me))
+    }
+
+    /// [`Self::win`] where `me` has no threat and `theirs` are `you`'s threats.
+    fn without_own_threat(&mut self, me: Cells, you: Cells, theirs: Cells) -> Option<usize> {
         if let Some(&known) = self.settled.get(&(me, you)) {
             return known.map(usize::from);
         }
-        let found = self.search(me, you);
+        let found = self.search(me, you, theirs);
         self.settled.insert((me, you), found.map(|c| c as u8));
         found
     }
 
-    fn search(&mut self, me: Cells, you: Cells) -> Option<usize> {
-        let theirs = threats(you, me);
+    fn search(&mut self, me: Cells, you: Cells, theirs: Cells) -> Option<usize> {
         if theirs.count_ones() >= 2 {
             return None;
         }
@@ -93,11 +180,17 @@ impl ForcedSearch {
             let m = candidates.trailing_zeros() as usize;
             candidates &= candidates - 1;
             let me2 = me | 1 << m;
-            let made = threats(me2, you);
+            // `me` had no threat, so every threat now is on a line through `m`; `m`
+            // took `you`'s one threat cell if there was one.
+            let made = threats_through(m, me2, you);
             match made.count_ones() {
                 0 => {}
                 1 => {
-                    if self.win(me2, you | made).is_some() {
+                    self.nodes += 1;
+                    let block = made.trailing_zeros() as usize;
+                    let you2 = you | made;
+                    let theirs2 = threats_through(block, you2, me2);
+                    if self.without_own_threat(me2, you2, theirs2).is_some() {
                         return Some(m);
                     }
                 }

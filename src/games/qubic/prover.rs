@@ -1,0 +1,359 @@
+//! The proof search: depth-first proof-number search (df-pn) over positions in
+//! canonical form, X the attacker. An X-to-move position is an OR node (one winning
+//! move is enough), an O-to-move position an AND node (every reply must lose).
+//! Leaves are settled without search where the rules allow: X to move with a forced
+//! win by continuous threats ([`ForcedSearch`]) is won; X unable to stop two O
+//! threats, or a full board, is not.
+//!
+//! Proof and disproof numbers live in a transposition table keyed by the canonical
+//! form (the 192 automorphisms), so a position and its images are proven once.
+
+use super::geometry::{Cells, canonical};
+use super::threats::{ForcedSearch, PositionMap, threats, wins_by};
+
+/// "Infinite" proof or disproof number: the position is disproven or proven.
+pub const INFINITE: u32 = u32::MAX / 4;
+
+/// A canonical position: X's cells, O's cells (the side to move follows from the
+/// counts).
+pub type Key = (Cells, Cells);
+
+/// Proof and disproof numbers of a position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Numbers {
+    /// Leaves still to prove (0: X wins).
+    pub pn: u32,
+    /// Leaves still to disprove (0: X does not win).
+    pub dn: u32,
+}
+
+impl Numbers {
+    const PROVEN: Numbers = Numbers {
+        pn: 0,
+        dn: INFINITE,
+    };
+    const DISPROVEN: Numbers = Numbers {
+        pn: INFINITE,
+        dn: 0,
+    };
+    const UNKNOWN: Numbers = Numbers { pn: 1, dn: 1 };
+}
+
+type Table<V> = PositionMap<V>;
+
+/// Whether X is to move in `(x, o)`.
+#[inline]
+pub fn x_to_move(x: Cells, o: Cells) -> bool {
+    x.count_ones() == o.count_ones()
+}
+
+/// The moves worth searching for the side to move in `(x, o)`: the one cell that
+/// blocks a single opponent threat, else every empty cell. (Two opponent threats, or
+/// an own threat, are settled before moves are asked for.)
+pub fn candidate_moves(x: Cells, o: Cells) -> Cells {
+    let (me, you) = if x_to_move(x, o) { (x, o) } else { (o, x) };
+    let theirs = threats(you, me);
+    if theirs != 0 { theirs } else { !(x | o) }
+}
+
+/// What the prover calls with itself every 2^16 expansions.
+type ProgressReport = Box<dyn FnMut(&Prover)>;
+
+/// The df-pn prover with its tables.
+pub struct Prover {
+    table: Table<Numbers>,
+    forced: ForcedSearch,
+    /// Interior nodes expanded (calls of the search on an unsettled position).
+    pub expansions: u64,
+    /// Positions settled by the rules or the forced-win search.
+    pub leaves: u64,
+    /// Entries above which the table is thinned (least-worked unsettled entries go).
+    capacity: usize,
+    progress: Option<ProgressReport>,
+    deadline: Option<std::time::Instant>,
+    /// The deadline passed: every search returns at once, unproven.
+    pub aborted: bool,
+}
+
+impl Prover {
+    /// A prover whose table holds about `capacity` positions.
+    pub fn new(capacity: usize) -> Prover {
+        Prover {
+            table: Table::default(),
+            forced: ForcedSearch::new(),
+            expansions: 0,
+            leaves: 0,
+            capacity,
+            progress: None,
+            deadline: None,
+            aborted: false,
+        }
+    }
+
+    /// Calls `report` every 2^16 expansions.
+    pub fn on_progress(&mut self, report: impl FnMut(&Prover) + 'static) {
+        self.progress = Some(Box::new(report));
+    }
+
+    /// Positions the forced-win search visited.
+    pub fn forced_nodes(&self) -> u64 {
+        self.forced.nodes
+    }
+
+    /// Gives up after `seconds` (the search then answers "not proven").
+    pub fn set_deadline(&mut self, seconds: f64) {
+        self.deadline =
+            Some(std::time::Instant::now() + std::time::Duration::from_secs_f64(seconds));
+    }
+
+    /// Whether the deadline has passed.
+    pub fn out_of_time(&self) -> bool {
+        self.deadline
+            .is_some_and(|d| std::time::Instant::now() >= d)
+    }
+
+    /// Positions in the table.
+    pub fn table_len(&self) -> usize {
+        self.table.len()
+    }
+
+    /// The numbers the table holds for a canonical position, if any.
+    pub fn lookup(&self, key: Key) -> Option<Numbers> {
+        self.table.get(&key).copied()
+    }
+
+    /// Whether X wins from `(x, o)` (any orientation), proving as needed.
+    pub fn prove(&mut self, x: Cells, o: Cells) -> bool {
+        let (key, _) = canonical(x, o);
+        let n = self.search(key, INFINITE, INFINITE);
+        n.pn == 0
+    }
+
+    /// Whether X wins from a canonical position, proving as needed (the table's
+    /// answer when it has one).
+    pub fn prove_key(&mut self, key: Key) -> bool {
+        self.search(key, INFINITE, INFINITE).pn == 0
+    }
+
+    /// Whether X (to move) wins by continuous threats (or has a threat).
+    pub fn forced_win(&mut self, x: Cells, o: Cells) -> bool {
+        self.forced.win(x, o).is_some()
+    }
+
+    /// The numbers of a position before it is searched: settled by the rules or the
+    /// forced-win search, else unknown.
+    pub fn leaf(&mut self, (x, o): Key) -> Option<Numbers> {
+        if let Some(&n) = self.table.get(&(x, o)) {
+            return Some(n);
+        }
+        let settled = if x_to_move(x, o) {
+            if threats(x, o) != 0 || self.forced.win(x, o).is_some() {
+                Some(Numbers::PROVEN)
+            } else if threats(o, x).count_ones() >= 2 || !(x | o) == 0 {
+                Some(Numbers::DISPROVEN)
+            } else {
+                None
+            }
+        } else if threats(o, x) != 0 || !(x | o) == 0 {
+            // O completes a line (or the board is full: a draw).
+            Some(Numbers::DISPROVEN)
+        } else if threats(x, o).count_ones() >= 2 {
+            Some(Numbers::PROVEN)
+        } else {
+            None
+        };
+        if let Some(n) = settled {
+            self.leaves += 1;
+            self.table.insert((x, o), n);
+        }
+        settled
+    }
+
+    /// The distinct children of a canonical position, canonical. For O to move,
+    /// X's forced win if O could pass is replayed after every reply: the replies
+    /// it survives are settled here, without a search of their own.
+    pub fn children(&mut self, (x, o): Key) -> Vec<Key> {
+        let x_moves = x_to_move(x, o);
+        let mut moves = candidate_moves(x, o);
+        // X's forced win if O could pass. Without one, no reply gives X one (an O
+        // stone only blocks X's lines and adds O's threats: the same attack works
+        // with the stone taken away), so the replies need no forced-win search.
+        let pass_win = (!x_moves).then(|| self.forced.line(x, o));
+        let attack: Vec<usize> = match &pass_win {
+            Some(Some(line)) => line.iter().copied().step_by(2).collect(),
+            _ => Vec::new(),
+        };
+        let no_win_after_reply = matches!(pass_win, Some(None));
+        let mut out: Vec<Key> = Vec::with_capacity(moves.count_ones() as usize);
+        while moves != 0 {
+            let m = moves.trailing_zeros();
+            moves &= moves - 1;
+            let child = if x_moves {
+                canonical(x | 1 << m, o).0
+            } else {
+                canonical(x, o | 1 << m).0
+            };
+            if out.contains(&child) {
+                continue;
+            }
+            if no_win_after_reply && threats(child.0, child.1) == 0 {
+                self.forced.note_no_win(child.0, child.1);
+            }
+            if !attack.is_empty()
+                && !self.table.contains_key(&child)
+                && wins_by(x, o | 1 << m, &attack)
+            {
+                self.leaves += 1;
+                self.table.insert(child, Numbers::PROVEN);
+            }
+            out.push(child);
+        }
+        if x_moves && tuning().2 {
+            // Moves that leave O a choice of defences only (a threat, or a forced
+            // win if O passed), when there are such moves.
+            let forcing: Vec<Key> = out
+                .iter()
+                .copied()
+                .filter(|&(cx, co)| threats(cx, co) != 0 || self.forced.win(cx, co).is_some())
+                .collect();
+            if !forcing.is_empty() {
+                return forcing;
+            }
+        }
+        out
+    }
+
+    /// A position's numbers: the table's, or settled as a leaf, or a first
+    /// estimate (stored, so it is made once). For O to move the estimate is how
+    /// much X threatens: a threat leaves O one reply; a forced win if O could pass
+    /// leaves O a few defences; otherwise O has many good replies.
+    fn numbers(&mut self, key: Key) -> Numbers {
+        if let Some(n) = self.leaf(key) {
+            return n;
+        }
+        let (x, o) = key;
+        let estimate = if x_to_move(x, o) || threats(x, o) != 0 {
+            Numbers::UNKNOWN
+        } else if self.forced.win(x, o).is_some() {
+            Numbers {
+                pn: tuning().0,
+                dn: 1,
+            }
+        } else {
+            Numbers {
+                pn: tuning().1,
+                dn: 1,
+            }
+        };
+        self.table.insert(key, estimate);
+        estimate
+    }
+
+    /// df-pn with the 1+epsilon threshold (a quarter) against re-expansion.
+    fn search(&mut self, key: Key, th_pn: u32, th_dn: u32) -> Numbers {
+        if let Some(n) = self.leaf(key)
+            && (n.pn == 0 || n.dn == 0 || n.pn >= th_pn || n.dn >= th_dn)
+        {
+            return n;
+        }
+        if self.aborted {
+            return Numbers::UNKNOWN;
+        }
+        self.expansions += 1;
+        if self.expansions & 0xfff == 0 && self.out_of_time() {
+            self.aborted = true;
+            return Numbers::UNKNOWN;
+        }
+        if self.expansions & 0xffff == 0 {
+            if let Some(mut report) = self.progress.take() {
+                report(self);
+                self.progress = Some(report);
+            }
+            if self.table.len() > self.capacity {
+                self.thin();
+            }
+        }
+        let or_node = x_to_move(key.0, key.1);
+        let children = self.children(key);
+        let mut numbers: Vec<Numbers> = Vec::with_capacity(children.len());
+        loop {
+            numbers.clear();
+            for &c in &children {
+                let n = self.numbers(c);
+                numbers.push(n);
+            }
+            // In the OR node "pn" is the minimum of the children's, "dn" the sum; the
+            // AND node the other way round. Work with (min side, sum side).
+            let (mins, sums): (Vec<u32>, Vec<u32>) = if or_node {
+                numbers.iter().map(|n| (n.pn, n.dn)).unzip()
+            } else {
+                numbers.iter().map(|n| (n.dn, n.pn)).unzip()
+            };
+            let mut best = 0;
+            let mut second = INFINITE;
+            for i in 1..mins.len() {
+                if mins[i] < mins[best] {
+                    second = mins[best];
+                    best = i;
+                } else if mins[i] < second {
+                    second = mins[i];
+                }
+            }
+            let min = mins.get(best).copied().unwrap_or(INFINITE);
+            let sum = sums
+                .iter()
+                .fold(0u32, |s, &v| s.saturating_add(v).min(INFINITE));
+            let here = if or_node {
+                Numbers { pn: min, dn: sum }
+            } else {
+                Numbers { pn: sum, dn: min }
+            };
+            let (th_min, th_sum) = if or_node {
+                (th_pn, th_dn)
+            } else {
+                (th_dn, th_pn)
+            };
+            if min >= th_min || sum >= th_sum || min == 0 || sum == 0 {
+                self.table.insert(key, here);
+                return here;
+            }
+            let child_th_min = th_min.min(second.saturating_add(second / 4).max(second + 1));
+            let child_th_sum = (th_sum - sum).saturating_add(sums[best]).min(INFINITE);
+            let (c_pn, c_dn) = if or_node {
+                (child_th_min, child_th_sum)
+            } else {
+                (child_th_sum, child_th_min)
+            };
+            self.search(children[best], c_pn, c_dn);
+            if self.aborted {
+                return here;
+            }
+        }
+    }
+
+    /// Drops the unsettled half of the table (settled positions stay: they are the
+    /// proof).
+    fn thin(&mut self) {
+        self.table.retain(|_, n| n.pn == 0 || n.dn == 0);
+        if self.forced.cached() > self.capacity {
+            self.forced.clear();
+        }
+    }
+}
+
+fn tuning() -> (u32, u32, bool) {
+    static T: std::sync::OnceLock<(u32, u32, bool)> = std::sync::OnceLock::new();
+    *T.get_or_init(|| {
+        let get = |k: &str, d: u32| {
+            std::env::var(k)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(d)
+        };
+        (
+            get("QUBIC_PASS", 2),
+            get("QUBIC_FREE", 10),
+            get("QUBIC_FORCING", 0) == 1,
+        )
+    })
+}
