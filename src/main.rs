@@ -130,6 +130,13 @@ enum Command {
         /// (with the penalty); the default file gets `-loony` in its name.
         #[arg(long)]
         loony: bool,
+        /// Qubic: X's first move, a cell 0..=63 [default: 0, a corner].
+        #[arg(long, value_name = "CELL")]
+        first: Option<u8>,
+        /// Qubic: stop after this many seconds (the O replies proven so far are kept;
+        /// running again goes on).
+        #[arg(long, value_name = "SECONDS")]
+        time_limit: Option<f64>,
         /// No progress output.
         #[arg(long, short)]
         quiet: bool,
@@ -435,7 +442,41 @@ fn run(cli: Cli) -> Result<ExitCode> {
             symmetry,
             corners,
             loony,
+            first,
+            time_limit,
         } => {
+            if game == "qubic" {
+                let others = [
+                    ("--stones", stones.is_some()),
+                    ("--phase", phase.is_some()),
+                    ("--penalty", penalty.is_some()),
+                    ("--book-lines", book_lines.is_some()),
+                    ("--groups", groups.is_some()),
+                    ("--chunk", chunk.is_some()),
+                    ("--symmetry", symmetry.is_some()),
+                    ("--corners", corners),
+                    ("--loony", loony),
+                    ("--plan", plan),
+                    ("--threads", threads.is_some()),
+                ];
+                if let Some((flag, _)) = others.iter().find(|(_, given)| *given) {
+                    bail!(
+                        "{flag} is not a Qubic option; qubic takes --first, --start, --time-limit, --db, --memory, --quiet, --json"
+                    );
+                }
+                return cli::qubic::build(
+                    db,
+                    first,
+                    start,
+                    cli::memory("--memory", memory.as_deref(), 8 << 30)?,
+                    time_limit,
+                    quiet,
+                    json,
+                );
+            }
+            if first.is_some() || time_limit.is_some() {
+                bail!("--first and --time-limit are Qubic options (tb build qubic)");
+            }
             if game == "morris" {
                 let dots_only = [
                     ("--start", start.is_some()),
@@ -536,6 +577,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 )
             }
             OpenTablebase::Morris(tb) => cli::morris::probe(&tb, json, positions),
+            OpenTablebase::Qubic(_) if search_limit.is_some() || bounds.given() => {
+                bail!("--search-limit, --max-nodes and --time-limit are Dots-and-Boxes options")
+            }
+            OpenTablebase::Qubic(file) => cli::qubic::probe(&file, json, positions),
             OpenTablebase::Dots(tb) => probe(
                 *tb,
                 json,
@@ -628,8 +673,26 @@ fn run(cli: Cli) -> Result<ExitCode> {
             output,
             expand,
         } => {
-            if game_of_file(&db)? == GameKind::Morris {
-                return cli::morris::export(&db, format == Format::Csv, max_lines, expand, output);
+            match game_of_file(&db)? {
+                GameKind::Morris => {
+                    return cli::morris::export(
+                        &db,
+                        format == Format::Csv,
+                        max_lines,
+                        expand,
+                        output,
+                    );
+                }
+                GameKind::Qubic => {
+                    return cli::qubic::export(
+                        &db,
+                        format == Format::Csv,
+                        max_lines,
+                        expand,
+                        output,
+                    );
+                }
+                GameKind::Dots => {}
             }
             let tb = Tablebase::open(&db)?;
             let format = match format {
@@ -664,8 +727,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Info { db, json } => {
-            if game_of_file(&db)? == GameKind::Morris {
-                return cli::morris::info(&db, json);
+            match game_of_file(&db)? {
+                GameKind::Morris => return cli::morris::info(&db, json),
+                GameKind::Qubic => return cli::qubic::info(&db, json),
+                GameKind::Dots => {}
             }
             let tb = Tablebase::open(&db)?;
             let report = info::info(&tb)?;
@@ -777,8 +842,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
             search,
             json,
         } => {
-            if game_of_file(&db)? == GameKind::Morris {
-                return cli::morris::verify(&db, sample, search, json);
+            match game_of_file(&db)? {
+                GameKind::Morris => return cli::morris::verify(&db, sample, search, json),
+                GameKind::Qubic => return cli::qubic::verify(&db, sample, search, json),
+                GameKind::Dots => {}
             }
             let tb = Tablebase::open(&db)?;
             let report = verify::verify(&tb, sample, search.unwrap_or(0))?;

@@ -4,6 +4,7 @@
 //! library.
 
 pub mod morris;
+pub mod qubic;
 
 use anyhow::{Context, Result, bail};
 use serde::Serialize;

@@ -19,6 +19,8 @@ pub enum GameKind {
     Dots,
     /// Nine Men's Morris (`game` meta `morris`).
     Morris,
+    /// Qubic, a winning strategy (`game` meta `qubic`).
+    Qubic,
 }
 
 /// Which game a tablebase file holds (its `game` metadata).
@@ -32,6 +34,8 @@ pub enum OpenTablebase {
     Dots(Box<dots::tablebase::Tablebase>),
     /// A Nine Men's Morris file.
     Morris(Box<morris::tablebase::MorrisTablebase>),
+    /// A Qubic strategy file.
+    Qubic(Box<qubic::stored::StrategyFile>),
 }
 
 /// Opens a tablebase file of either game read-only, with one SQLite connection
@@ -48,6 +52,9 @@ pub fn open_tablebase(path: &Path) -> Result<OpenTablebase> {
         GameKind::Morris => OpenTablebase::Morris(Box::new(
             morris::tablebase::MorrisTablebase::from_store(path, store)?,
         )),
+        GameKind::Qubic => OpenTablebase::Qubic(Box::new(qubic::stored::StrategyFile::from_store(
+            path, store,
+        )?)),
     })
 }
 
@@ -59,6 +66,7 @@ fn game_of_meta(
     match meta.get("game").map(String::as_str) {
         Some("dots-and-boxes") => Ok(GameKind::Dots),
         Some("morris") => Ok(GameKind::Morris),
+        Some(qubic::stored::GAME) => Ok(GameKind::Qubic),
         Some(other) => bail!(
             "{} holds the game `{other}`, which this tb does not know",
             path.display()
@@ -81,6 +89,10 @@ pub fn recode(
     match game_of_file(from)? {
         GameKind::Dots => dots::build::recode(from, out, chunk, progress),
         GameKind::Morris => morris::build::recode(from, out, chunk, progress),
+        GameKind::Qubic => bail!(
+            "{} is a Qubic strategy (one small block per reply): there is nothing to recode",
+            from.display()
+        ),
     }
 }
 

@@ -19,7 +19,7 @@ use crate::games::morris::tablebase::{MorrisTablebase, probe_json};
 use crate::games::{GameKind, OpenTablebase, open_tablebase};
 use crate::store::readable_layers;
 use crate::store::reader::ChunkError;
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -207,6 +207,10 @@ impl Table {
         let (game, open) = match open_tablebase(path)? {
             OpenTablebase::Dots(tb) => (GameKind::Dots, dots_reader(tb, bounds)),
             OpenTablebase::Morris(tb) => (GameKind::Morris, Open::Morris(tb)),
+            OpenTablebase::Qubic(_) => bail!(
+                "{} is a Qubic strategy: probe it with tb probe (tb serve and the Python module serve Dots-and-Boxes and Morris tables)",
+                path.display()
+            ),
         };
         let (game_name, identity, stored, board) = match &open {
             Open::Dots(tb, _) => (
@@ -383,6 +387,7 @@ fn open_reader(game: GameKind, path: &Path, bounds: ProbeBounds) -> Result<Open>
     Ok(match game {
         GameKind::Dots => dots_reader(Box::new(Tablebase::open(path)?), bounds),
         GameKind::Morris => Open::Morris(Box::new(MorrisTablebase::open(path)?)),
+        GameKind::Qubic => bail!("{}: Qubic strategies are not served", path.display()),
     })
 }
 

@@ -146,13 +146,13 @@ impl Checker {
         won
     }
 
-    /// Walks the strategy from `start` (X to move), `choice` giving X's stored move
-    /// in a canonical position.
-    pub fn check(&self, start: Pair, choice: &dyn Fn(Pair) -> Option<u8>) -> CheckReport {
+    /// Walks the strategy from `starts` (X to move), `choice` giving X's stored
+    /// move in a canonical position.
+    pub fn check(&self, starts: &[Pair], choice: &dyn Fn(Pair) -> Option<u8>) -> CheckReport {
         let mut report = CheckReport::default();
         let mut seen: HashSet<Pair> = HashSet::new();
         let mut memo: HashMap<Pair, bool> = HashMap::new();
-        let mut stack = vec![start];
+        let mut stack = starts.to_vec();
         while let Some(position) = stack.pop() {
             let (x, o) = self.canonical(position);
             if !seen.insert((x, o)) {

@@ -3,9 +3,12 @@
 //! forced wins by continuous threats ([`threats`]), the ground the search for a
 //! near-minimal winning strategy stands on.
 
+pub mod build;
 pub mod check;
 pub mod geometry;
 pub mod position;
 pub mod prover;
+pub mod report;
+pub mod stored;
 pub mod strategy;
 pub mod threats;

@@ -124,17 +124,23 @@ impl Strategy {
 
 /// O's replies in an O-to-move canonical position, as distinct canonical
 /// positions.
-pub fn o_replies((x, o): Key) -> Vec<Key> {
+pub fn o_replies(key: Key) -> Vec<Key> {
+    reply_classes(key).into_iter().map(|(_, k)| k).collect()
+}
+
+/// O's replies in an O-to-move position, one per class: the cell (in the
+/// position's own cells) and the canonical position after it.
+pub fn reply_classes((x, o): Key) -> Vec<(u8, Key)> {
     debug_assert!(!x_to_move(x, o));
-    let mut out: Vec<Key> = Vec::new();
+    let mut out: Vec<(u8, Key)> = Vec::new();
     // X's threat, if there is one, is all O may answer (else X completes it).
     let mut moves: Cells = candidate_moves(x, o);
     while moves != 0 {
         let m = moves.trailing_zeros();
         moves &= moves - 1;
         let child = canonical(x, o | 1 << m).0;
-        if !out.contains(&child) {
-            out.push(child);
+        if !out.iter().any(|&(_, k)| k == child) {
+            out.push((m as u8, child));
         }
     }
     out

@@ -1,0 +1,275 @@
+//! `tb build qubic`: X's first move, then every O reply (one class per canonical
+//! position) proven in turn by the df-pn prover, its strategy read off the proof
+//! and stored as one block in its own transaction: a killed build resumes at the
+//! first reply not stored. The proof table is shared by the replies of one run
+//! (positions reached from several replies are proven once).
+
+use super::geometry::canonical;
+use super::position::{Position, Side};
+use super::prover::{Key, Prover};
+use super::stored::{self, GAME, OPENING_BLOCK, Record};
+use super::strategy::{Strategy, o_replies, reply_classes};
+use crate::store::{LayerFinish, LayerStatus, Store};
+use anyhow::{Result, bail, ensure};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Bytes the prover's tables take per position held (key, numbers, hash slack,
+/// and the forced-win cache beside it).
+const BYTES_PER_ENTRY: u64 = 96;
+
+/// What to build.
+#[derive(Debug, Clone)]
+pub struct BuildOptions {
+    /// The file.
+    pub path: PathBuf,
+    /// Where the strategy starts: a position with O to move (X's first move on
+    /// the empty board for the whole game).
+    pub start: Position,
+    /// Memory for the prover's tables.
+    pub memory: u64,
+    /// Stop after this many seconds (the replies stored so far stay).
+    pub time_limit: Option<f64>,
+}
+
+/// One O reply to the first move.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReplyOutcome {
+    /// O's cell, in the canonical position after X's first move.
+    pub reply: u8,
+    /// Proven (a winning strategy stored).
+    pub proven: bool,
+    /// Strategic positions of its strategy.
+    pub strategic: u64,
+    /// Seconds spent (in the run that proved it).
+    pub seconds: f64,
+    /// Stored by an earlier run.
+    pub resumed: bool,
+}
+
+/// What a build did.
+#[derive(Debug, Clone, Serialize)]
+pub struct BuildSummary {
+    /// The file.
+    pub path: String,
+    /// The start (O to move), 64 characters.
+    pub start: String,
+    /// Whether X's strategy is complete (every reply proven).
+    pub complete: bool,
+    /// Distinct strategic positions of the whole strategy (the opening included).
+    pub strategic: u64,
+    /// Per reply.
+    pub replies: Vec<ReplyOutcome>,
+    /// df-pn expansions in this run.
+    pub expansions: u64,
+    /// Seconds of this run.
+    pub seconds: f64,
+    /// Peak resident memory of the process.
+    pub peak_rss_bytes: Option<u64>,
+    /// Bytes of the file.
+    pub file_bytes: u64,
+}
+
+/// Builds (or resumes) a strategy file. `report` receives progress lines.
+pub fn build(options: &BuildOptions, report: &mut dyn FnMut(&str)) -> Result<BuildSummary> {
+    let start = options.start;
+    ensure!(
+        start.to_move() == Side::O && !start.has_four(Side::X) && !start.has_four(Side::O),
+        "a Qubic strategy starts after a move of X: {start} has {} to move{}",
+        start.to_move().letter(),
+        if start.has_four(Side::X) || start.has_four(Side::O) {
+            " and the game is over"
+        } else {
+            ""
+        }
+    );
+    let started = Instant::now();
+    let mut store = Store::open_for_build(&options.path, 1 << 20)?;
+    check_or_write_meta(&mut store, &options.path, start)?;
+    let done = store.finished_blocks(0)?;
+    // Replies are named by their cells in the start's own cells.
+    let after_first = (start.x, start.o);
+    let capacity = (options.memory / BYTES_PER_ENTRY).max(1 << 16) as usize;
+    let mut prover = Prover::new(capacity);
+    if let Some(limit) = options.time_limit {
+        prover.set_deadline(limit);
+    }
+    let mut replies = Vec::new();
+    let mut complete = true;
+    for (reply, child) in reply_classes(after_first) {
+        if let Some(stats) = done.get(&reply.to_string()) {
+            replies.push(ReplyOutcome {
+                reply,
+                proven: true,
+                strategic: stats.positions,
+                seconds: stats.seconds,
+                resumed: true,
+            });
+            continue;
+        }
+        report(&format!("O {reply}: proving ..."));
+        let t = Instant::now();
+        let proven = prover.prove_key(child);
+        if !proven {
+            complete = false;
+            if prover.aborted {
+                report(&format!(
+                    "O {reply}: not proven within the time limit ({} expansions)",
+                    prover.expansions
+                ));
+                break;
+            }
+            bail!("X does not win from {start} against O {reply}");
+        }
+        let strategy = Strategy::extract(&mut prover, child)?;
+        let mut records = records_of(&strategy);
+        let seconds = t.elapsed().as_secs_f64();
+        stored::write_block(&mut store, reply, &mut records, seconds)?;
+        report(&format!(
+            "O {reply}: proven in {seconds:.1} s, {} strategic positions ({} expansions so far, table {})",
+            records.len(),
+            prover.expansions,
+            prover.table_len()
+        ));
+        replies.push(ReplyOutcome {
+            reply,
+            proven: true,
+            strategic: records.len() as u64,
+            seconds,
+            resumed: false,
+        });
+    }
+    let mut strategic = 0;
+    if complete {
+        if let Some(first) = stored::first_move(start) {
+            let worst = replies_plies(&store)?;
+            let mut records = vec![Record {
+                // The empty board is its own canonical form: the move is stored as is.
+                key: (0, 0),
+                cell: first,
+                subtree: 1 + replies.iter().map(|r| r.strategic as u32).sum::<u32>(),
+                plies: worst,
+            }];
+            stored::write_block(&mut store, OPENING_BLOCK, &mut records, 0.0)?;
+        }
+        let stats = store.finished_blocks(0)?;
+        let mut totals = crate::store::BlockStats::default();
+        for s in stats.values() {
+            totals.merge(s);
+        }
+        store.finish_layer(
+            0,
+            &LayerFinish {
+                status: LayerStatus::Complete,
+                stats: totals,
+                prune: Vec::new(),
+            },
+        )?;
+        store.set_meta(&[("status", "complete".to_string())])?;
+        drop(store);
+        strategic = stored::StrategyFile::open(&options.path)?.records.len() as u64;
+    }
+    Ok(BuildSummary {
+        path: options.path.display().to_string(),
+        start: start.to_string(),
+        complete,
+        strategic,
+        replies,
+        expansions: prover.expansions,
+        seconds: started.elapsed().as_secs_f64(),
+        peak_rss_bytes: crate::sys::peak_rss_bytes(),
+        file_bytes: std::fs::metadata(&options.path).map_or(0, |m| m.len()),
+    })
+}
+
+/// The most plies any stored reply's strategy needs, plus X's first move and O's
+/// reply.
+fn replies_plies(store: &Store) -> Result<u8> {
+    let mut worst = 0u8;
+    // The replies' plies are in their records: the largest is a bound for all.
+    let rows = store.block_rows()?;
+    for ((_, key), row) in rows {
+        if key == OPENING_BLOCK.to_string() {
+            continue;
+        }
+        let reply: u8 = key.parse()?;
+        let len = row.positions as usize * stored::RECORD_BYTES;
+        let raw = store.read_chunk(0, &[reply], 0, len)?;
+        let bytes: Vec<u8> = raw.iter().map(|&v| v as u8).collect();
+        for r in stored::decode_records(&bytes)? {
+            worst = worst.max(r.plies);
+        }
+    }
+    Ok(worst.saturating_add(2))
+}
+
+/// The records of a strategy: subtree sizes and plies under the chosen moves.
+fn records_of(strategy: &Strategy) -> Vec<Record> {
+    let mut plies: crate::games::qubic::threats::PositionMap<u8> = Default::default();
+    let keys: Vec<Key> = strategy.choices.keys().copied().collect();
+    keys.iter()
+        .map(|&key| {
+            let choice = strategy.choices[&key];
+            Record {
+                key,
+                cell: choice.cell,
+                subtree: choice.subtree.min(u32::MAX as u64) as u32,
+                plies: plies_of(strategy, key, &mut plies),
+            }
+        })
+        .collect()
+}
+
+/// Plies to X's four from a position of the strategy (X to move) against the
+/// longest defence: a forced win's length, or X's move, O's reply and the rest.
+fn plies_of(
+    strategy: &Strategy,
+    key: Key,
+    memo: &mut crate::games::qubic::threats::PositionMap<u8>,
+) -> u8 {
+    if let Some(&p) = memo.get(&key) {
+        return p;
+    }
+    let p = match strategy.choices.get(&key) {
+        None => stored::forced_line(key.0, key.1).map_or(0, |l| l.len() as u8),
+        Some(choice) => {
+            let after = canonical(key.0 | 1 << choice.cell, key.1).0;
+            let mut worst = 0u8;
+            if super::geometry::has_line(after.0) {
+                worst = 0;
+            } else {
+                for child in o_replies(after) {
+                    worst = worst.max(1 + plies_of(strategy, child, memo));
+                }
+            }
+            1 + worst
+        }
+    };
+    memo.insert(key, p);
+    p
+}
+
+/// A new file gets the game's metadata; an existing one must be the same build.
+fn check_or_write_meta(store: &mut Store, path: &Path, start: Position) -> Result<()> {
+    let meta = store.meta()?;
+    match meta.get("game") {
+        None => store.set_meta(&[
+            ("game", GAME.to_string()),
+            ("start", start.to_string()),
+            ("format_version", "1".to_string()),
+            ("status", "building".to_string()),
+            ("rules", "4x4x4, 76 lines of four, X first".to_string()),
+        ]),
+        Some(g) if g == GAME => {
+            let stored_start = meta.get("start").cloned().unwrap_or_default();
+            ensure!(
+                stored_start == start.to_string(),
+                "{} holds a strategy from {stored_start}, not from {start}",
+                path.display()
+            );
+            Ok(())
+        }
+        Some(other) => bail!("{} holds the game `{other}`, not qubic", path.display()),
+    }
+}

@@ -1,0 +1,202 @@
+//! What `tb info`, `tb verify` and `tb export` say of a Qubic strategy file.
+
+use super::check::Checker;
+use super::position::Position;
+use super::stored::{Record, StrategyFile};
+use super::threats::threats;
+use anyhow::Result;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::time::Instant;
+
+/// How X's stored move acts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MoveKind {
+    /// It blocks O's threat (X has no other move).
+    Block,
+    /// It makes a threat (O's reply is forced).
+    Threat,
+    /// Neither: a strategic move in Patashnik's sense.
+    Quiet,
+}
+
+/// The kind of a record's move.
+pub fn move_kind(r: &Record) -> MoveKind {
+    let (x, o) = r.key;
+    if threats(o, x) != 0 {
+        MoveKind::Block
+    } else if threats(x | 1 << r.cell, o) != 0 {
+        MoveKind::Threat
+    } else {
+        MoveKind::Quiet
+    }
+}
+
+/// `tb info` of a strategy file.
+#[derive(Debug, Serialize)]
+pub struct QubicInfo {
+    /// Always `qubic`.
+    pub game: &'static str,
+    /// Where the strategy starts (O to move).
+    pub start: String,
+    /// X's first move, when the strategy starts on the empty board.
+    pub first_move: Option<u8>,
+    /// Strategic positions (distinct, canonical; the empty board included).
+    pub strategic: usize,
+    /// Of which X's move is quiet (neither a block nor a threat).
+    pub quiet: usize,
+    /// Of which X's move makes a threat.
+    pub threats: usize,
+    /// Of which X's move blocks O's threat.
+    pub blocks: usize,
+    /// Strategic positions by stones on the board.
+    pub by_stones: BTreeMap<u32, usize>,
+    /// Records per stored block (O's reply classes; 64 is the opening).
+    pub blocks_stored: BTreeMap<u8, usize>,
+    /// Plies to X's four from the empty board under the strategy.
+    pub plies: u8,
+}
+
+/// Counts of a strategy file.
+pub fn info(file: &StrategyFile) -> QubicInfo {
+    let mut i = QubicInfo {
+        game: super::stored::GAME,
+        start: file.start.to_string(),
+        first_move: super::stored::first_move(file.start),
+        strategic: file.records.len(),
+        quiet: 0,
+        threats: 0,
+        blocks: 0,
+        by_stones: BTreeMap::new(),
+        blocks_stored: file.blocks.iter().copied().collect(),
+        plies: 0,
+    };
+    for r in file.records.values() {
+        match move_kind(r) {
+            MoveKind::Block => i.blocks += 1,
+            MoveKind::Threat => i.threats += 1,
+            MoveKind::Quiet => i.quiet += 1,
+        }
+        *i.by_stones
+            .entry((r.key.0 | r.key.1).count_ones())
+            .or_default() += 1;
+        if r.key == (0, 0) {
+            i.plies = r.plies;
+        }
+    }
+    i
+}
+
+/// `tb info` as text.
+pub fn info_text(i: &QubicInfo) -> String {
+    let from = match i.first_move {
+        Some(cell) => format!(
+            "X's first move {cell}, four in a line within {} plies",
+            i.plies
+        ),
+        None => format!("{} (O to move)", i.start),
+    };
+    let mut s = format!(
+        "game: qubic (4x4x4), X wins from {from}\n\
+         strategic positions: {} ({} quiet moves, {} threats, {} blocks)\n\
+         stones  strategic positions\n",
+        i.strategic, i.quiet, i.threats, i.blocks
+    );
+    for (stones, count) in &i.by_stones {
+        s.push_str(&format!("{stones:>6}  {count}\n"));
+    }
+    s
+}
+
+/// What `tb verify` found.
+#[derive(Debug, Serialize)]
+pub struct QubicVerify {
+    /// Strategic positions the checker walked.
+    pub strategic: u64,
+    /// Fringe positions it proved forced wins itself.
+    pub forced: u64,
+    /// Gaps found.
+    pub gaps: u64,
+    /// The first gaps, described.
+    pub examples: Vec<String>,
+    /// Seconds.
+    pub seconds: f64,
+}
+
+impl QubicVerify {
+    /// Whether the strategy is complete.
+    pub fn ok(&self) -> bool {
+        self.gaps == 0
+    }
+
+    /// As text.
+    pub fn text(&self) -> String {
+        let mut s = format!(
+            "checked {} strategic positions and {} forced wins in {:.1} s: {}\n",
+            self.strategic,
+            self.forced,
+            self.seconds,
+            if self.ok() {
+                "OK, X wins against every defence".to_string()
+            } else {
+                format!("{} GAPS", self.gaps)
+            }
+        );
+        for e in &self.examples {
+            s.push_str(&format!("  {e}\n"));
+        }
+        s
+    }
+}
+
+/// Walks the whole strategy from the empty board with the independent checker.
+pub fn verify(file: &StrategyFile) -> QubicVerify {
+    let t = Instant::now();
+    let checker = Checker::new();
+    let lookup = |k: (u64, u64)| file.records.get(&k).map(|r| r.cell);
+    let start = file.start;
+    let starts: Vec<(u64, u64)> = if file.records.contains_key(&(0, 0)) {
+        vec![(0, 0)]
+    } else {
+        // Every O reply from the start.
+        (0..64)
+            .filter(|&c| start.empty() >> c & 1 == 1)
+            .map(|c| (start.x, start.o | 1 << c))
+            .collect()
+    };
+    let r = checker.check(&starts, &lookup);
+    QubicVerify {
+        strategic: r.strategic,
+        forced: r.forced,
+        gaps: r.gap_count,
+        examples: r.gaps,
+        seconds: t.elapsed().as_secs_f64(),
+    }
+}
+
+/// Writes every strategic position (by stones, then position): JSON lines
+/// `{"position","move","subtree","plies"}` or CSV; returns the rows written.
+pub fn export(file: &StrategyFile, csv: bool, sink: &mut dyn Write) -> Result<u64> {
+    let mut records: Vec<&Record> = file.records.values().collect();
+    records.sort_by_key(|r| ((r.key.0 | r.key.1).count_ones(), r.key));
+    if csv {
+        writeln!(sink, "position,move,subtree,plies")?;
+    }
+    for r in &records {
+        let position = Position {
+            x: r.key.0,
+            o: r.key.1,
+        };
+        if csv {
+            writeln!(sink, "{position},{},{},{}", r.cell, r.subtree, r.plies)?;
+        } else {
+            writeln!(
+                sink,
+                "{{\"position\":\"{position}\",\"move\":{},\"subtree\":{},\"plies\":{}}}",
+                r.cell, r.subtree, r.plies
+            )?;
+        }
+    }
+    Ok(records.len() as u64)
+}

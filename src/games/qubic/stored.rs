@@ -1,0 +1,323 @@
+//! A winning strategy in a tablebase file: layer 0 holds one block per O reply to
+//! X's first move (key: the reply's cell in the canonical position after X's first
+//! move) and block `64` for the empty board; each block is one chunk of
+//! fixed-size records, one per strategic position, sorted by position. Reading
+//! checks every record (a tampered file is an error, never a wrong move).
+
+use super::geometry::{CELLS, Cells, automorphisms, canonical};
+use super::position::{Position, Side};
+use super::prover::{Key, x_to_move};
+use super::threats::{ForcedSearch, PositionMap, threats};
+use crate::store::{BlockStats, EncodedChunk, Store, codec};
+use anyhow::{Context, Result, bail, ensure};
+use std::path::Path;
+
+/// Bytes of one record: X's cells, O's cells (little-endian), X's move, the
+/// strategic positions below (u32), the plies to X's four under the strategy.
+pub const RECORD_BYTES: usize = 8 + 8 + 1 + 4 + 1;
+/// The block key of the empty board's record.
+pub const OPENING_BLOCK: u8 = 64;
+/// The `game` metadata of a Qubic file.
+pub const GAME: &str = "qubic";
+
+/// One strategic position of the strategy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Record {
+    /// The canonical position (X to move).
+    pub key: Key,
+    /// X's move, a cell of the canonical position.
+    pub cell: u8,
+    /// Strategic positions in the subtree below, this one included (as a tree).
+    pub subtree: u32,
+    /// Plies until X's four in a line under the strategy against any defence.
+    pub plies: u8,
+}
+
+/// Records as bytes, sorted by position.
+pub fn encode_records(records: &mut [Record]) -> Vec<u8> {
+    records.sort_by_key(|r| r.key);
+    let mut out = Vec::with_capacity(records.len() * RECORD_BYTES);
+    for r in records.iter() {
+        out.extend_from_slice(&r.key.0.to_le_bytes());
+        out.extend_from_slice(&r.key.1.to_le_bytes());
+        out.push(r.cell);
+        out.extend_from_slice(&r.subtree.to_le_bytes());
+        out.push(r.plies);
+    }
+    out
+}
+
+/// Reads records, checking each: a whole number of records, disjoint cells, X to
+/// move, canonical, the move on an empty cell, plies that fit the empty cells.
+pub fn decode_records(bytes: &[u8]) -> Result<Vec<Record>> {
+    ensure!(
+        bytes.len().is_multiple_of(RECORD_BYTES),
+        "a strategy block of {} bytes is not a whole number of {RECORD_BYTES}-byte records",
+        bytes.len()
+    );
+    let mut out = Vec::with_capacity(bytes.len() / RECORD_BYTES);
+    for r in bytes.chunks_exact(RECORD_BYTES) {
+        let x = u64::from_le_bytes(r[0..8].try_into().expect("8 bytes"));
+        let o = u64::from_le_bytes(r[8..16].try_into().expect("8 bytes"));
+        let record = Record {
+            key: (x, o),
+            cell: r[16],
+            subtree: u32::from_le_bytes(r[17..21].try_into().expect("4 bytes")),
+            plies: r[21],
+        };
+        let empty = !(x | o);
+        ensure!(
+            x & o == 0 && x_to_move(x, o),
+            "a strategy record holds an impossible position (X {x:#x}, O {o:#x})"
+        );
+        ensure!(
+            (record.cell as usize) < CELLS && empty >> record.cell & 1 == 1,
+            "a strategy record's move {} is not an empty cell",
+            record.cell
+        );
+        ensure!(
+            record.plies >= 1 && u32::from(record.plies) <= empty.count_ones(),
+            "a strategy record's plies ({}) do not fit the board",
+            record.plies
+        );
+        ensure!(
+            canonical(x, o).0 == (x, o),
+            "a strategy record's position is not in canonical form"
+        );
+        out.push(record);
+    }
+    Ok(out)
+}
+
+/// Stores one block of records (its own transaction: a block is whole or absent).
+pub fn write_block(store: &mut Store, key: u8, records: &mut [Record], seconds: f64) -> Result<()> {
+    let bytes = encode_records(records);
+    let raw: Vec<i8> = bytes.iter().map(|&b| b as i8).collect();
+    let chunk = EncodedChunk::encode(&raw, codec::ChunkCoding::Zstd(19), Vec::new)?;
+    let stats = BlockStats {
+        positions: records.len() as u64,
+        bytes: chunk.data.len() as u64,
+        seconds,
+        histogram: Default::default(),
+        digest: chunk.checksum,
+    };
+    store.write_block(0, &[key], &[chunk], &stats, &[], None)
+}
+
+/// X's first move when `start` is one X stone on the empty board.
+pub fn first_move(start: Position) -> Option<u8> {
+    (start.o == 0 && start.x.count_ones() == 1).then(|| start.x.trailing_zeros() as u8)
+}
+
+/// A strategy file open for probes and checks.
+pub struct StrategyFile {
+    /// Where the strategy starts (O to move).
+    pub start: Position,
+    /// Every record, by position.
+    pub records: PositionMap<Record>,
+    /// Records per block key (O's reply classes, and the opening).
+    pub blocks: Vec<(u8, usize)>,
+}
+
+impl StrategyFile {
+    /// Opens a finished strategy file.
+    pub fn open(path: &Path) -> Result<StrategyFile> {
+        Self::from_store(path, Store::open_read(path)?)
+    }
+
+    /// Reads the strategy of an open store.
+    pub fn from_store(path: &Path, store: Store) -> Result<StrategyFile> {
+        let meta = store.meta()?;
+        ensure!(
+            meta.get("game").map(String::as_str) == Some(GAME),
+            "{} is not a Qubic strategy file",
+            path.display()
+        );
+        ensure!(
+            meta.get("status").map(String::as_str) == Some("complete"),
+            "{}: the strategy is not finished (run tb build qubic again to go on)",
+            path.display()
+        );
+        let start = meta
+            .get("start")
+            .and_then(|v| Position::parse(v).ok())
+            .filter(|p| p.to_move() == Side::O)
+            .with_context(|| format!("{}: no valid start metadata", path.display()))?;
+        let mut records = PositionMap::default();
+        let mut blocks = Vec::new();
+        for ((n, key), row) in store.block_rows()? {
+            ensure!(n == 0, "{}: a Qubic file has only layer 0", path.display());
+            let block: u8 = key
+                .parse()
+                .ok()
+                .filter(|&k: &u8| k <= OPENING_BLOCK)
+                .with_context(|| format!("{}: bad block key `{key}`", path.display()))?;
+            ensure!(
+                row.chunks == 1,
+                "{}: block {key} claims {} chunks (one expected)",
+                path.display(),
+                row.chunks
+            );
+            let len = usize::try_from(row.positions)
+                .ok()
+                .and_then(|p| p.checked_mul(RECORD_BYTES))
+                .filter(|&l| l <= 64 << 20)
+                .with_context(|| format!("{}: block {key} claims a bad size", path.display()))?;
+            let raw = store.read_chunk(0, &[block], 0, len)?;
+            let bytes: Vec<u8> = raw.iter().map(|&v| v as u8).collect();
+            let decoded = decode_records(&bytes)
+                .with_context(|| format!("{}: block {key}", path.display()))?;
+            blocks.push((block, decoded.len()));
+            for r in decoded {
+                records.entry(r.key).or_insert(r);
+            }
+        }
+        if let Some(first) = first_move(start) {
+            match records.get(&(0, 0)) {
+                Some(r) if r.cell == first => {}
+                _ => bail!(
+                    "{}: the strategy has no opening move {first}",
+                    path.display()
+                ),
+            }
+        }
+        Ok(StrategyFile {
+            start,
+            records,
+            blocks,
+        })
+    }
+
+    /// The strategy's move in a position, in the position's own cells, with the
+    /// record (None: not a strategic position of the strategy).
+    pub fn lookup(&self, p: Position) -> Option<(usize, Record)> {
+        let ((x, o), which) = canonical(p.x, p.o);
+        let r = *self.records.get(&(x, o))?;
+        let perm = &automorphisms()[which].perm;
+        let cell = perm.iter().position(|&c| c == r.cell)?;
+        Some((cell, r))
+    }
+
+    /// The answer for a position (see [`QubicAnswer`]).
+    pub fn probe(&self, p: Position) -> QubicAnswer {
+        let mut answer = QubicAnswer {
+            position: p,
+            result: "unknown",
+            cell: None,
+            source: None,
+            plies: None,
+        };
+        if p.has_four(Side::X) || p.has_four(Side::O) {
+            // The game is over: the side to move has lost (its opponent just won).
+            answer.result = "loss";
+            answer.plies = Some(0);
+            return answer;
+        }
+        if p.to_move() == Side::O {
+            // O to move: X wins when every reply leads to a position X wins.
+            let mut worst = 0u32;
+            let mut empty = p.empty();
+            while empty != 0 {
+                let r = empty.trailing_zeros() as usize;
+                empty &= empty - 1;
+                let after = p.play(r).expect("an empty cell");
+                match self.x_answer(after) {
+                    Some((_, _, plies)) => worst = worst.max(1 + plies),
+                    None => return answer,
+                }
+            }
+            if worst > 0 {
+                answer.result = "loss";
+                answer.plies = Some(worst);
+            }
+            return answer;
+        }
+        if let Some((cell, source, plies)) = self.x_answer(p) {
+            answer.result = "win";
+            answer.cell = Some(cell);
+            answer.source = Some(source);
+            answer.plies = Some(plies);
+        }
+        answer
+    }
+
+    /// X to move: X's winning move, where it comes from, and the plies to X's four.
+    fn x_answer(&self, p: Position) -> Option<(usize, &'static str, u32)> {
+        if let Some((cell, r)) = self.lookup(p) {
+            return Some((cell, "strategy", u32::from(r.plies)));
+        }
+        let line = forced_line(p.x, p.o)?;
+        Some((line[0], "forced", line.len() as u32))
+    }
+}
+
+/// X's forced win by continuous threats from `(x, o)` (X to move) as moves in
+/// order, ending with X's four; None without one.
+pub fn forced_line(x: Cells, o: Cells) -> Option<Vec<usize>> {
+    if threats(x, o) == 0 && threats(o, x).count_ones() >= 2 {
+        return None;
+    }
+    ForcedSearch::new().line(x, o)
+}
+
+/// A probe's answer.
+#[derive(Debug, Clone)]
+pub struct QubicAnswer {
+    /// The position asked.
+    pub position: Position,
+    /// For the side to move: `win`, `loss` or `unknown` (outside the strategy).
+    pub result: &'static str,
+    /// X's winning move (X to move, `win`).
+    pub cell: Option<usize>,
+    /// `strategy` or `forced`.
+    pub source: Option<&'static str>,
+    /// Plies to X's four under the strategy.
+    pub plies: Option<u32>,
+}
+
+impl QubicAnswer {
+    /// The probe JSON object (DESIGN.md section 6).
+    pub fn json(&self) -> String {
+        #[derive(serde::Serialize)]
+        struct Json<'a> {
+            game: &'a str,
+            position: String,
+            to_move: String,
+            result: &'a str,
+            #[serde(rename = "move", skip_serializing_if = "Option::is_none")]
+            cell: Option<usize>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            source: Option<&'a str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            plies: Option<u32>,
+        }
+        serde_json::to_string(&Json {
+            game: GAME,
+            position: self.position.to_string(),
+            to_move: self.position.to_move().letter().to_string(),
+            result: self.result,
+            cell: self.cell,
+            source: self.source,
+            plies: self.plies,
+        })
+        .expect("answers serialise")
+    }
+
+    /// One line of text.
+    pub fn text(&self) -> String {
+        let side = self.position.to_move().letter();
+        match (self.result, self.cell) {
+            ("win", Some(cell)) => format!(
+                "{side} to move wins: play {cell} ({}; four in a line in {} plies)",
+                self.source.unwrap_or("strategy"),
+                self.plies.unwrap_or(0)
+            ),
+            ("loss", _) if self.plies == Some(0) => format!("{side} to move: the game is over"),
+            ("loss", _) => format!(
+                "{side} to move loses: X has four in a line within {} plies whatever O plays",
+                self.plies.unwrap_or(0)
+            ),
+            _ => format!("{side} to move: outside the strategy (unknown)"),
+        }
+    }
+}
