@@ -672,6 +672,7 @@ impl Table {
         match self.table.game() {
             GameKind::Dots => "dots-and-boxes",
             GameKind::Morris => "morris",
+            GameKind::Qubic => "qubic",
         }
     }
 
