@@ -5,8 +5,9 @@
 //! every win `tb` reports is also replayed move by move against every defence.
 
 use std::collections::{BTreeSet, HashSet};
-use tb::games::qubic::geometry::{automorphisms, lines};
-use tb::games::qubic::threats::ForcedSearch;
+use tb::games::qubic::check::Checker;
+use tb::games::qubic::geometry::{automorphisms, canonical, lines};
+use tb::games::qubic::threats::{ForcedSearch, wins_by};
 
 /// The lines: all sets {p, p+d, p+2d, p+3d} on the board, d any nonzero step of
 /// -1/0/1 per coordinate.
@@ -180,6 +181,8 @@ fn forced_wins_match_the_brute_force_on_random_positions() {
     let mut rng = Rng(0x51_0b1c);
     let (mut checked, mut wins) = (0, 0);
     let mut search = ForcedSearch::new();
+    let checker = Checker::new();
+    let mut checker_memo = std::collections::HashMap::new();
     for game in 0..1500 {
         let stones = 6 + game % 18;
         let mut x = [false; 64];
@@ -216,9 +219,32 @@ fn forced_wins_match_the_brute_force_on_random_positions() {
             pack(&me),
             pack(&you)
         );
+        // The strategy checker's own search (a third implementation) agrees.
+        assert_eq!(
+            checker.forced_win(pack(&me), pack(&you), &mut checker_memo),
+            expected,
+            "checker, game {game}"
+        );
+        // So does its canonical form (its own group), with the builder's.
+        assert_eq!(
+            checker.canonical((pack(&x), pack(&o))),
+            canonical(pack(&x), pack(&o)).0
+        );
         if expected {
             wins += 1;
             oracle.replay_win(&mut search, me, you);
+            // The win's attacking moves, replayed from the position, still win.
+            let line = search.line(pack(&me), pack(&you)).expect("a win");
+            let attack: Vec<usize> = line.iter().copied().step_by(2).collect();
+            assert!(wins_by(pack(&me), pack(&you), &attack));
+            // ... and fail when the defender has already taken the first one.
+            if attack.len() > 1 {
+                let mut you2 = you;
+                you2[attack[0]] = true;
+                if !oracle.four(&you2) {
+                    assert!(!wins_by(pack(&me), pack(&you2), &attack));
+                }
+            }
         }
         checked += 1;
     }

@@ -232,7 +232,7 @@ fn plies_of(
         return p;
     }
     let p = match strategy.choices.get(&key) {
-        None => stored::forced_line(key.0, key.1).map_or(0, |l| l.len() as u8),
+        None => stored::forced_win(key.0, key.1).map_or(0, |(_, p)| p as u8),
         Some(choice) => {
             let after = canonical(key.0 | 1 << choice.cell, key.1).0;
             let mut worst = 0u8;

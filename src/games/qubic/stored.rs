@@ -7,7 +7,7 @@
 use super::geometry::{CELLS, Cells, automorphisms, canonical};
 use super::position::{Position, Side};
 use super::prover::{Key, x_to_move};
-use super::threats::{ForcedSearch, PositionMap, threats};
+use super::threats::{ForcedSearch, PositionMap};
 use crate::store::{BlockStats, EncodedChunk, Store, codec};
 use anyhow::{Context, Result, bail, ensure};
 use std::path::Path;
@@ -246,18 +246,21 @@ impl StrategyFile {
         if let Some((cell, r)) = self.lookup(p) {
             return Some((cell, "strategy", u32::from(r.plies)));
         }
-        let line = forced_line(p.x, p.o)?;
-        Some((line[0], "forced", line.len() as u32))
+        let (cell, plies) = forced_win(p.x, p.o)?;
+        Some((cell, "forced", plies))
     }
 }
 
-/// X's forced win by continuous threats from `(x, o)` (X to move) as moves in
-/// order, ending with X's four; None without one.
-pub fn forced_line(x: Cells, o: Cells) -> Option<Vec<usize>> {
-    if threats(x, o) == 0 && threats(o, x).count_ones() >= 2 {
-        return None;
-    }
-    ForcedSearch::new().line(x, o)
+/// X's forced win by continuous threats from `(x, o)` (X to move), searched in
+/// the position's canonical form (so that every image of a position gets the
+/// same line, mapped back): its first move (in the position's own cells) and its
+/// plies to X's four when O blocks every threat.
+pub fn forced_win(x: Cells, o: Cells) -> Option<(usize, u32)> {
+    let ((cx, co), which) = canonical(x, o);
+    let line = ForcedSearch::new().line(cx, co)?;
+    let perm = &automorphisms()[which].perm;
+    let cell = perm.iter().position(|&c| c as usize == line[0])?;
+    Some((cell, line.len() as u32))
 }
 
 /// A probe's answer.

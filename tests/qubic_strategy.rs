@@ -1,0 +1,226 @@
+//! `tb build qubic` end to end on positions small enough for CI: the real binary
+//! builds a strategy file, `tb verify` (the independent checker) accepts it, games
+//! against random defences played by the probe answers end in X's four (lines
+//! counted here, from the rules), a damaged strategy is caught, and a build killed
+//! with SIGKILL resumes.
+
+mod interrupt;
+
+use serde_json::Value;
+use std::path::Path;
+use std::time::Duration;
+use tb::games::qubic::position::Position;
+use tb::games::qubic::report;
+use tb::games::qubic::stored::StrategyFile;
+
+fn tb() -> assert_cmd::Command {
+    assert_cmd::cargo::cargo_bin_cmd!("tb")
+}
+
+fn run_ok(cmd: &mut assert_cmd::Command, what: &str) -> std::process::Output {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{what} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// A start with 57 O replies whose strategy is proven in a few seconds.
+const SMALL: &str = "0-3-60-21-15-63-12";
+/// A richer one (a few hundred strategic positions, ~10 s).
+const RICHER: &str = "0-63-21-42-15";
+
+fn build(dir: &Path, start: &str) -> (std::path::PathBuf, Value) {
+    let db = dir.join(format!("{}.tb", start.replace('-', "_")));
+    let out = run_ok(
+        tb().args(["build", "qubic", "--start", start, "--json", "-q", "--db"])
+            .arg(&db),
+        "build qubic",
+    );
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["complete"], true, "{summary}");
+    (db, summary)
+}
+
+/// The 76 lines, from the rules: four cells in a row along any of the 13
+/// directions.
+fn lines() -> Vec<u64> {
+    let mut out = Vec::new();
+    for a in 0..64i32 {
+        for d in [1, 4, 16, 5, 3, 17, 15, 20, 12, 21, 19, 13, 11] {
+            let cells: Vec<i32> = (0..4).map(|k| a + k * d).collect();
+            let xyz = |c: i32| (c % 4, c / 4 % 4, c / 16);
+            // Consecutive cells must be neighbours in every coordinate.
+            let ok = cells.iter().all(|&c| (0..64).contains(&c))
+                && cells.windows(2).all(|w| {
+                    let (p, q) = (xyz(w[0]), xyz(w[1]));
+                    (p.0 - q.0).abs() <= 1 && (p.1 - q.1).abs() <= 1 && (p.2 - q.2).abs() <= 1
+                });
+            if ok {
+                out.push(cells.iter().fold(0u64, |m, &c| m | 1 << c));
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn four(lines: &[u64], cells: u64) -> bool {
+    lines.iter().any(|&l| cells & l == l)
+}
+
+#[test]
+fn strategies_verify_and_win_every_random_game() {
+    let lines = lines();
+    assert_eq!(lines.len(), 76);
+    let dir = tempfile::tempdir().unwrap();
+    for start in [SMALL, RICHER] {
+        let (db, summary) = build(dir.path(), start);
+        assert!(summary["strategic"].as_u64().unwrap() >= 1);
+        let out = run_ok(
+            tb().args(["verify", "--json", "--db"]).arg(&db),
+            "verify qubic",
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["gaps"], 0, "{v}");
+        assert!(v["forced"].as_u64().unwrap() > 0);
+
+        // Random games: O plays at random, X plays what the probe says.
+        let file = StrategyFile::open(&db).unwrap();
+        let begin = Position::parse(start).unwrap();
+        let mut seed = 0x9e37_79b9u64;
+        for game in 0..300 {
+            let mut p = begin;
+            let promised = file.probe(p).plies.expect("the start is won");
+            let mut plies = 0;
+            loop {
+                assert!(!four(&lines, p.o), "game {game}: O has four at {p}");
+                if four(&lines, p.x) {
+                    break;
+                }
+                // O's move: a block of X's threat three times in four, else random.
+                let empty: Vec<usize> = (0..64).filter(|&c| p.empty() >> c & 1 == 1).collect();
+                let blocks: Vec<usize> = empty
+                    .iter()
+                    .copied()
+                    .filter(|&c| four(&lines, p.x | 1 << c))
+                    .collect();
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let pick = (seed >> 33) as usize;
+                let r = if !blocks.is_empty() && pick % 4 != 0 {
+                    blocks[pick / 4 % blocks.len()]
+                } else {
+                    empty[pick % empty.len()]
+                };
+                p = p.play(r).unwrap();
+                plies += 1;
+                if four(&lines, p.o) {
+                    panic!("game {game}: O completed a line at {p}");
+                }
+                let answer = file.probe(p);
+                assert_eq!(answer.result, "win", "game {game}: {}", answer.json());
+                let m = answer.cell.unwrap();
+                assert_eq!(p.empty() >> m & 1, 1, "game {game}: move {m} taken at {p}");
+                p = p.play(m).unwrap();
+                plies += 1;
+                assert!(plies <= 64, "game {game} never ends");
+            }
+            // The plies are those of the lines the strategy was stored with; the
+            // probe's later forced lines may be other ones (see the README).
+            assert!(promised >= 1 && plies <= 64, "game {game}");
+        }
+
+        // The CLI's probe JSON is the library's answer.
+        let after = begin.play(begin.empty().trailing_zeros() as usize).unwrap();
+        let out = run_ok(
+            tb().args(["probe", "--json", "--db"])
+                .arg(&db)
+                .arg(after.to_string()),
+            "probe qubic",
+        );
+        assert_eq!(
+            String::from_utf8(out.stdout).unwrap().trim(),
+            file.probe(after).json()
+        );
+    }
+}
+
+#[test]
+fn a_damaged_strategy_is_caught_by_verify() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, _) = build(dir.path(), RICHER);
+    let whole = StrategyFile::open(&db).unwrap();
+    assert!(report::verify(&whole).ok());
+    // Every stored position is strategic (no forced win there): without its
+    // record the checker must find a gap, whichever record goes.
+    let keys: Vec<(u64, u64)> = whole.records.keys().copied().collect();
+    for key in keys.iter().step_by(7) {
+        let mut damaged = StrategyFile::open(&db).unwrap();
+        damaged.records.remove(key);
+        assert!(!report::verify(&damaged).ok(), "{key:?} removed");
+    }
+    // Moves changed to another empty cell: most lose somewhere.
+    let mut caught = 0;
+    for key in keys.iter().take(20) {
+        let mut damaged = StrategyFile::open(&db).unwrap();
+        let r = damaged.records.get_mut(key).unwrap();
+        let empty = !(key.0 | key.1) & !(1u64 << r.cell);
+        r.cell = (63 - empty.leading_zeros()) as u8;
+        caught += usize::from(!report::verify(&damaged).ok());
+    }
+    assert!(caught >= 10, "only {caught} of 20 wrong moves caught");
+}
+
+#[test]
+fn a_killed_qubic_build_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("resume.tb");
+    let blocks = |db: &Path| -> i64 {
+        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .and_then(|c| c.query_row("SELECT COUNT(*) FROM blocks", [], |r| r.get(0)))
+            .unwrap_or(0)
+    };
+    let killed = interrupt::kill_build_midway(
+        &["build", "qubic", "--start", SMALL, "-q"],
+        &db,
+        5,
+        Duration::from_secs(60),
+        |db| blocks(db) >= 3,
+        |db| blocks(db) >= 1 && StrategyFile::open(db).is_err(),
+    );
+    assert!(killed, "the build was never killed midway");
+    let before = blocks(&db);
+    let out = run_ok(
+        tb().args(["build", "qubic", "--start", SMALL, "--json", "-q", "--db"])
+            .arg(&db),
+        "resumed build",
+    );
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["complete"], true);
+    let resumed = summary["replies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["resumed"] == true)
+        .count();
+    assert_eq!(resumed as i64, before, "{summary}");
+    let out = run_ok(
+        tb().args(["verify", "--json", "--db"]).arg(&db),
+        "verify resumed",
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["gaps"], 0, "{v}");
+    // A different start on the same file is refused.
+    let out = tb()
+        .args(["build", "qubic", "--start", RICHER, "-q", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("holds a strategy from"));
+}
