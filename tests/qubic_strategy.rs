@@ -69,7 +69,7 @@ fn lines() -> Vec<u64> {
 }
 
 fn four(lines: &[u64], cells: u64) -> bool {
-    lines.iter().any(|&l| cells & l == l)
+    lines.iter().any(|&l| (cells & l).count_ones() == 4)
 }
 
 #[test]
@@ -112,7 +112,7 @@ fn strategies_verify_and_win_every_random_game() {
                     .wrapping_mul(6364136223846793005)
                     .wrapping_add(1442695040888963407);
                 let pick = (seed >> 33) as usize;
-                let r = if !blocks.is_empty() && pick % 4 != 0 {
+                let r = if !blocks.is_empty() && !pick.is_multiple_of(4) {
                     blocks[pick / 4 % blocks.len()]
                 } else {
                     empty[pick % empty.len()]
