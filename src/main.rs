@@ -44,7 +44,7 @@ const EXIT_FAILURE: u8 = 1;
     name = "tb",
     version,
     about = "Embedded, SQLite-backed endgame tablebase builder for Dots-and-Boxes and Nine Men's Morris",
-    long_about = "Builds endgame tablebases by retrograde analysis, stores them as zstd-compressed blocks in one SQLite file, probes positions and exports them.\n\nThe first argument of build and solve names the game: RxC is Dots-and-Boxes (David Wilson's method: layer by layer from the full board back to the start; values are net future boxes for the player to move; positions are E characters 0/1 in line order, a move list such as h0.0,v1.2, or a file in Wilson's format), `morris` is Nine Men's Morris (Gasser's rules; tables per stone counts; positions are 24 characters ./W/B in the order a1 d1 g1 b2 d2 f2 c3 d3 e3 a4 b4 c4 e4 f4 g4 c5 d5 e5 b6 d6 f6 a7 d7 g7 and the side to move w/b, e.g. `WW......BB.....W.B...... w`; values W<plies>, L<plies>, D).\n\nprobe, export, info and verify read the game from the file.",
+    long_about = "Builds endgame tablebases by retrograde analysis, stores them as zstd-compressed blocks in one SQLite file, probes positions and exports them.\n\nThe first argument of build and solve names the game: RxC is Dots-and-Boxes (David Wilson's method: layer by layer from the full board back to the start; values are net future boxes for the player to move; positions are E characters 0/1 in line order, a move list such as h0.0,v1.2, or a file in Wilson's format), `morris` is Nine Men's Morris (Gasser's rules; tables per stone counts; positions are 24 characters ./W/B in the order a1 d1 g1 b2 d2 f2 c3 d3 e3 a4 b4 c4 e4 f4 g4 c5 d5 e5 b6 d6 f6 a7 d7 g7 and the side to move w/b, e.g. `WW......BB.....W.B...... w`; values W<plies>, L<plies>, D), `qubic` is 4x4x4 tic-tac-toe (a winning strategy for X, the first player: positions are move lists of cells 0..63 such as 0-3-60-21, or 64 characters ./X/O).\n\nprobe, export, info and verify read the game from the file.",
     after_help = "Exit codes: 0 success, 1 runtime error, 2 usage error."
 )]
 struct Cli {
@@ -65,15 +65,18 @@ enum SymmetryArg {
 enum Command {
     /// Build (or resume building) a tablebase.
     #[command(
-        after_help = "Examples:\n  tb build 3x3\n  tb build 3x4 --start swedish --book-lines 20\n  tb build 2x3 --penalty -1 --db nim.tb\n  tb build morris --stones 5\n  tb build morris --stones 4 --phase all"
+        after_help = "Examples:\n  tb build 3x3\n  tb build 3x4 --start swedish --book-lines 20\n  tb build 2x3 --penalty -1 --db nim.tb\n  tb build morris --stones 5\n  tb build morris --stones 4 --phase all\n  tb build qubic\n  tb build qubic --start 0-63-21-42-15 --db small.tb"
     )]
     Build {
         /// The game: a Dots-and-Boxes board RxC in boxes (e.g. 3x5 = 3 rows by 5
-        /// columns of boxes), or `morris` (Nine Men's Morris; see --phase).
+        /// columns of boxes), `morris` (Nine Men's Morris; see --phase), or `qubic`
+        /// (a winning strategy for X in 4x4x4 tic-tac-toe; see --first, --start).
         game: String,
         /// Dots-and-Boxes start: empty, swedish (perimeter drawn), icelandic (top and
         /// left perimeter drawn), a position (0/1 string or move list) or a file in
-        /// Wilson's format [default: empty].
+        /// Wilson's format [default: empty]. Qubic: a position with O to move (a move
+        /// list such as 0-63-21-42-15) to build the strategy from, instead of X's
+        /// first move.
         #[arg(long)]
         start: Option<String>,
         /// Morris: build the tables with at most N stones a side (3..=9) [default: 9,

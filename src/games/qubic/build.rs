@@ -19,6 +19,9 @@ use std::time::Instant;
 /// and the forced-win cache beside it).
 const BYTES_PER_ENTRY: u64 = 96;
 
+/// Seconds between progress lines while a reply is proven.
+const PROGRESS_SECONDS: f64 = 15.0;
+
 /// What to build.
 #[derive(Debug, Clone)]
 pub struct BuildOptions {
@@ -92,9 +95,6 @@ pub fn build(options: &BuildOptions, report: &mut dyn FnMut(&str)) -> Result<Bui
     let after_first = (start.x, start.o);
     let capacity = (options.memory / BYTES_PER_ENTRY).max(1 << 16) as usize;
     let mut prover = Prover::new(capacity);
-    if let Some(limit) = options.time_limit {
-        prover.set_deadline(limit);
-    }
     let mut replies = Vec::new();
     let mut complete = true;
     for (reply, child) in reply_classes(after_first) {
@@ -110,7 +110,26 @@ pub fn build(options: &BuildOptions, report: &mut dyn FnMut(&str)) -> Result<Bui
         }
         report(&format!("O {reply}: proving ..."));
         let t = Instant::now();
-        let proven = prover.prove_key(child);
+        // Proven in slices of PROGRESS_SECONDS: a slice that runs out keeps what it
+        // proved in the table, and the next one goes on from there.
+        let proven = loop {
+            let left = options
+                .time_limit
+                .map_or(f64::INFINITY, |l| l - started.elapsed().as_secs_f64());
+            prover.set_deadline(left.clamp(0.0, PROGRESS_SECONDS));
+            if prover.prove_key(child) {
+                break true;
+            }
+            if !prover.aborted || left <= PROGRESS_SECONDS {
+                break false;
+            }
+            report(&format!(
+                "O {reply}: {:.0} s, {} expansions, {} positions in the table",
+                t.elapsed().as_secs_f64(),
+                prover.expansions,
+                prover.table_len()
+            ));
+        };
         if !proven {
             complete = false;
             if prover.aborted {

@@ -109,6 +109,7 @@ impl Prover {
 
     /// Gives up after `seconds` (the search then answers "not proven").
     pub fn set_deadline(&mut self, seconds: f64) {
+        self.aborted = false;
         self.deadline =
             Some(std::time::Instant::now() + std::time::Duration::from_secs_f64(seconds));
     }
