@@ -15,10 +15,6 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-/// Bytes the prover's tables take per position held (key, numbers, hash slack,
-/// and the forced-win cache beside it).
-const BYTES_PER_ENTRY: u64 = 96;
-
 /// Seconds between progress lines while a reply is proven.
 const PROGRESS_SECONDS: f64 = 15.0;
 
@@ -93,8 +89,7 @@ pub fn build(options: &BuildOptions, report: &mut dyn FnMut(&str)) -> Result<Bui
     let done = store.finished_blocks(0)?;
     // Replies are named by their cells in the start's own cells.
     let after_first = (start.x, start.o);
-    let capacity = (options.memory / BYTES_PER_ENTRY).max(1 << 16) as usize;
-    let mut prover = Prover::new(capacity);
+    let mut prover = Prover::new(options.memory);
     let mut replies = Vec::new();
     let mut complete = true;
     for (reply, child) in reply_classes(after_first) {

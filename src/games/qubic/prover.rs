@@ -63,6 +63,10 @@ pub fn candidate_moves(x: Cells, o: Cells) -> Cells {
     if theirs != 0 { theirs } else { !(x | o) }
 }
 
+/// Bytes a table entry may take: 24 bytes and a control byte per bucket, buckets
+/// up to twice the entries, and the old buckets beside the new while growing.
+const BYTES_PER_ENTRY: u64 = 64;
+
 /// What the prover calls with itself every 2^16 expansions.
 type ProgressReport = Box<dyn FnMut(&Prover)>;
 
@@ -83,8 +87,9 @@ pub struct Prover {
 }
 
 impl Prover {
-    /// A prover whose table holds about `capacity` positions.
-    pub fn new(capacity: usize) -> Prover {
+    /// A prover whose tables take about `memory` bytes.
+    pub fn new(memory: u64) -> Prover {
+        let capacity = (memory / 2 / BYTES_PER_ENTRY).max(1 << 16) as usize;
         Prover {
             table: Table::default(),
             forced: ForcedSearch::new(),
@@ -265,9 +270,11 @@ impl Prover {
                 report(self);
                 self.progress = Some(report);
             }
-            if self.table.len() > self.capacity {
-                self.thin();
-            }
+        }
+        if self.expansions & 0xfff == 0
+            && (self.table.len() > self.capacity || self.forced.cached() > self.capacity)
+        {
+            self.thin();
         }
         let or_node = x_to_move(key.0, key.1);
         let children = self.children(key);
@@ -327,12 +334,20 @@ impl Prover {
         }
     }
 
-    /// Drops the unsettled half of the table (settled positions stay: they are the
-    /// proof).
+    /// Keeps the tables within their capacity: the forced-win cache is forgotten
+    /// (it is only a cache); the table drops its unsettled positions, then if need
+    /// be its disproven ones (the proven ones are the proof read off at the end,
+    /// and proven again if missing).
     fn thin(&mut self) {
-        self.table.retain(|_, n| n.pn == 0 || n.dn == 0);
         if self.forced.cached() > self.capacity {
             self.forced.clear();
+        }
+        if self.table.len() > self.capacity {
+            self.table.retain(|_, n| n.pn == 0 || n.dn == 0);
+            if self.table.len() > self.capacity / 4 * 3 {
+                self.table.retain(|_, n| n.pn == 0);
+            }
+            self.table.shrink_to_fit();
         }
     }
 }
