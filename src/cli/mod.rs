@@ -15,6 +15,52 @@ use std::process::ExitCode;
 /// The JSON object for an input line that could not be answered.
 pub use tb::games::probe_error_json as error_json;
 
+/// Prints a report as JSON (pretty or on one line) or as its text.
+pub fn print_report<T: Serialize>(
+    report: &T,
+    json: Option<JsonStyle>,
+    text: impl FnOnce(&T) -> String,
+) -> Result<()> {
+    let mut stdout = std::io::stdout();
+    match json {
+        Some(JsonStyle::Pretty) => writeln!(stdout, "{}", serde_json::to_string_pretty(report)?)?,
+        Some(JsonStyle::Line) => writeln!(stdout, "{}", serde_json::to_string(report)?)?,
+        None => write!(stdout, "{}", text(report))?,
+    }
+    Ok(())
+}
+
+/// How [`print_report`] writes JSON.
+#[derive(Debug, Clone, Copy)]
+pub enum JsonStyle {
+    /// Indented (`tb info --json`).
+    Pretty,
+    /// One line (`tb verify --json`).
+    Line,
+}
+
+/// Exit code of a check: success, or failure when it found something.
+pub fn verdict(ok: bool) -> ExitCode {
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(crate::EXIT_FAILURE)
+    }
+}
+
+/// Refuses the Dots-and-Boxes export options for a game whose export lists
+/// every stored entry (`what` names them).
+pub fn refuse_dots_export_options(
+    max_lines: Option<usize>,
+    expand: bool,
+    what: &str,
+) -> Result<()> {
+    if max_lines.is_some() || expand {
+        bail!("--max-lines and --expand are Dots-and-Boxes options; {what}");
+    }
+    Ok(())
+}
+
 /// Longest line a probe batch reads from stdin.
 pub const MAX_LINE_BYTES: usize = 1 << 20;
 

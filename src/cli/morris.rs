@@ -163,11 +163,11 @@ pub fn export(
     expand: bool,
     output: Option<PathBuf>,
 ) -> Result<ExitCode> {
-    if max_lines.is_some() || expand {
-        bail!(
-            "--max-lines and --expand are Dots-and-Boxes options; a Morris export lists every stored class"
-        );
-    }
+    super::refuse_dots_export_options(
+        max_lines,
+        expand,
+        "a Morris export lists every stored class",
+    )?;
     let tb = MorrisTablebase::open(db)?;
     let format = if csv { Format::Csv } else { Format::Jsonl };
     super::export_to(output.as_deref(), db, |sink| {
@@ -179,12 +179,11 @@ pub fn export(
 pub fn info(db: &Path, json: bool) -> Result<ExitCode> {
     let tb = MorrisTablebase::open(db)?;
     let i = report::info(&tb)?;
-    let mut stdout = std::io::stdout();
-    if json {
-        writeln!(stdout, "{}", serde_json::to_string_pretty(&i)?)?;
-    } else {
-        write!(stdout, "{}", report::info_text(&i))?;
-    }
+    super::print_report(
+        &i,
+        json.then_some(super::JsonStyle::Pretty),
+        report::info_text,
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -195,15 +194,6 @@ pub fn verify(db: &Path, sample: Option<u64>, search: Option<u64>, json: bool) -
     }
     let tb = MorrisTablebase::open(db)?;
     let r = report::verify(&tb, sample)?;
-    let mut stdout = std::io::stdout();
-    if json {
-        writeln!(stdout, "{}", serde_json::to_string(&r)?)?;
-    } else {
-        write!(stdout, "{}", r.text())?;
-    }
-    Ok(if r.ok() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(crate::EXIT_FAILURE)
-    })
+    super::print_report(&r, json.then_some(super::JsonStyle::Line), |r| r.text())?;
+    Ok(super::verdict(r.ok()))
 }

@@ -74,11 +74,7 @@ pub fn build(
             summary.seconds, summary.path
         )?;
     }
-    Ok(if summary.complete {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(crate::EXIT_FAILURE)
-    })
+    Ok(super::verdict(summary.complete))
 }
 
 /// `tb probe` on a strategy file.
@@ -96,12 +92,11 @@ pub fn probe(file: &StrategyFile, json: bool, positions: Vec<String>) -> Result<
 /// `tb info`.
 pub fn info(db: &Path, json: bool) -> Result<ExitCode> {
     let i = report::info(&StrategyFile::open(db)?);
-    let mut stdout = std::io::stdout();
-    if json {
-        writeln!(stdout, "{}", serde_json::to_string_pretty(&i)?)?;
-    } else {
-        write!(stdout, "{}", report::info_text(&i))?;
-    }
+    super::print_report(
+        &i,
+        json.then_some(super::JsonStyle::Pretty),
+        report::info_text,
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -111,17 +106,8 @@ pub fn verify(db: &Path, sample: Option<u64>, search: Option<u64>, json: bool) -
         bail!("--sample and --search do not apply to a Qubic strategy (it is checked whole)");
     }
     let r = report::verify(&StrategyFile::open(db)?);
-    let mut stdout = std::io::stdout();
-    if json {
-        writeln!(stdout, "{}", serde_json::to_string(&r)?)?;
-    } else {
-        write!(stdout, "{}", r.text())?;
-    }
-    Ok(if r.ok() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(crate::EXIT_FAILURE)
-    })
+    super::print_report(&r, json.then_some(super::JsonStyle::Line), |r| r.text())?;
+    Ok(super::verdict(r.ok()))
 }
 
 /// `tb export`.
@@ -132,11 +118,11 @@ pub fn export(
     expand: bool,
     output: Option<PathBuf>,
 ) -> Result<ExitCode> {
-    if max_lines.is_some() || expand {
-        bail!(
-            "--max-lines and --expand are Dots-and-Boxes options; a Qubic export lists every strategic position"
-        );
-    }
+    super::refuse_dots_export_options(
+        max_lines,
+        expand,
+        "a Qubic export lists every strategic position",
+    )?;
     let file = StrategyFile::open(db)?;
     super::export_to(output.as_deref(), db, |sink| {
         report::export(&file, csv, sink)

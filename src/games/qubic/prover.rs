@@ -67,9 +67,6 @@ pub fn candidate_moves(x: Cells, o: Cells) -> Cells {
 /// up to twice the entries, and the old buckets beside the new while growing.
 const BYTES_PER_ENTRY: u64 = 64;
 
-/// What the prover calls with itself every 2^16 expansions.
-type ProgressReport = Box<dyn FnMut(&Prover)>;
-
 /// The df-pn prover with its tables.
 pub struct Prover {
     table: Table<Numbers>,
@@ -80,7 +77,6 @@ pub struct Prover {
     pub leaves: u64,
     /// Entries above which the table is thinned (least-worked unsettled entries go).
     capacity: usize,
-    progress: Option<ProgressReport>,
     deadline: Option<std::time::Instant>,
     /// The deadline passed: every search returns at once, unproven.
     pub aborted: bool,
@@ -96,15 +92,9 @@ impl Prover {
             expansions: 0,
             leaves: 0,
             capacity,
-            progress: None,
             deadline: None,
             aborted: false,
         }
-    }
-
-    /// Calls `report` every 2^16 expansions.
-    pub fn on_progress(&mut self, report: impl FnMut(&Prover) + 'static) {
-        self.progress = Some(Box::new(report));
     }
 
     /// Positions the forced-win search visited.
@@ -264,12 +254,6 @@ impl Prover {
         if self.expansions & 0xfff == 0 && self.out_of_time() {
             self.aborted = true;
             return Numbers::UNKNOWN;
-        }
-        if self.expansions & 0xffff == 0 {
-            if let Some(mut report) = self.progress.take() {
-                report(self);
-                self.progress = Some(report);
-            }
         }
         if self.expansions & 0xfff == 0
             && (self.table.len() > self.capacity || self.forced.cached() > self.capacity)
