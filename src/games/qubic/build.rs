@@ -132,6 +132,13 @@ pub fn build(options: &BuildOptions, report: &mut dyn FnMut(&str)) -> Result<Bui
                     "O {reply}: not proven within the time limit ({} expansions)",
                     prover.expansions
                 ));
+                replies.push(ReplyOutcome {
+                    reply,
+                    proven: false,
+                    strategic: 0,
+                    seconds: t.elapsed().as_secs_f64(),
+                    resumed: false,
+                });
                 break;
             }
             bail!("X does not win from {start} against O {reply}");
@@ -181,7 +188,10 @@ pub fn build(options: &BuildOptions, report: &mut dyn FnMut(&str)) -> Result<Bui
             },
         )?;
         store.set_meta(&[("status", "complete".to_string())])?;
-        drop(store);
+    }
+    // Closing the file checkpoints its WAL: the size below is the file's.
+    drop(store);
+    if complete {
         strategic = stored::StrategyFile::open(&options.path)?.records.len() as u64;
     }
     Ok(BuildSummary {
