@@ -13,6 +13,7 @@
 pub mod checksum;
 mod cm;
 pub mod codec;
+pub mod hash;
 pub mod reader;
 
 use anyhow::{Context, Result, bail};

@@ -5,6 +5,7 @@
 
 use super::Store;
 use super::codec::Neighbours;
+use super::hash::KeyHash;
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -15,33 +16,6 @@ pub const CACHE_BYTES: u64 = 256 << 20;
 
 /// (layer, packed block key, chunk number).
 type ChunkKey = (u32, u128, u64);
-
-/// A fast hasher for chunk keys (the default SipHash dominated warm probes).
-#[derive(Default, Clone, Copy)]
-struct KeyHasher(u64);
-
-impl std::hash::Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        super::checksum::mix(self.0)
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-    fn write_u32(&mut self, i: u32) {
-        self.write_u64(i as u64);
-    }
-    fn write_u64(&mut self, i: u64) {
-        self.0 = (self.0.rotate_left(29) ^ i).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-    fn write_u128(&mut self, i: u128) {
-        self.write_u64(i as u64);
-        self.write_u64((i >> 64) as u64);
-    }
-}
-
-type KeyHash = std::hash::BuildHasherDefault<KeyHasher>;
 
 #[derive(Default)]
 struct ChunkCache {

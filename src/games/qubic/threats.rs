@@ -13,8 +13,8 @@
 //!   and the search goes on from there (the block may give `you` a threat).
 
 use super::geometry::{CELLS, Cells, has_line, lines};
+use crate::store::hash::KeyHash;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::OnceLock;
 
 /// Empty cells that complete a line of three of `own` (none of `other` on it).
@@ -95,27 +95,8 @@ pub fn wins_by(mut me: Cells, mut you: Cells, attack: &[usize]) -> bool {
     threats(me, you) != 0
 }
 
-/// A multiply-xor hasher for position keys (SipHash is several times slower, and
-/// the keys are not chosen by an attacker).
-#[derive(Default, Clone, Copy)]
-pub struct PositionHasher(u64);
-
-impl Hasher for PositionHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0.rotate_left(23) ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
-
 /// A hash map keyed by positions `(x, o)`.
-pub type PositionMap<V> = HashMap<(Cells, Cells), V, BuildHasherDefault<PositionHasher>>;
+pub type PositionMap<V> = HashMap<(Cells, Cells), V, KeyHash>;
 
 /// A search for forced wins with a cache of the positions settled.
 #[derive(Default)]
