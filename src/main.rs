@@ -462,11 +462,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     ("--plan", plan),
                     ("--threads", threads.is_some()),
                 ];
-                if let Some((flag, _)) = others.iter().find(|(_, given)| *given) {
-                    bail!(
-                        "{flag} is not a Qubic option; qubic takes --first, --start, --time-limit, --db, --memory, --quiet, --json"
-                    );
-                }
+                cli::refuse_given(
+                    &others,
+                    "is not a Qubic option; qubic takes --first, --start, --time-limit, --db, --memory, --quiet, --json",
+                )?;
                 return cli::qubic::build(
                     db,
                     first,
@@ -490,11 +489,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     ("--corners", corners),
                     ("--loony", loony),
                 ];
-                if let Some((flag, _)) = dots_only.iter().find(|(_, given)| *given) {
-                    bail!(
-                        "{flag} is a Dots-and-Boxes option; morris takes --stones, --phase, --db, --threads, --memory, --chunk, --plan, --quiet, --json"
-                    );
-                }
+                cli::refuse_given(
+                    &dots_only,
+                    "is a Dots-and-Boxes option; morris takes --stones, --phase, --db, --threads, --memory, --chunk, --plan, --quiet, --json",
+                )?;
                 return cli::morris::build(cli::morris::BuildArgs {
                     stones,
                     phase: match phase {

@@ -48,6 +48,14 @@ pub fn verdict(ok: bool) -> ExitCode {
     }
 }
 
+/// Refuses the first option given among `flags` (name, given) with "<name> <why>".
+pub fn refuse_given(flags: &[(&str, bool)], why: &str) -> Result<()> {
+    if let Some((flag, _)) = flags.iter().find(|(_, given)| *given) {
+        bail!("{flag} {why}");
+    }
+    Ok(())
+}
+
 /// Refuses the Dots-and-Boxes export options for a game whose export lists
 /// every stored entry (`what` names them).
 pub fn refuse_dots_export_options(
