@@ -4,11 +4,13 @@
 //! first reply not stored. The proof table is shared by the replies of one run
 //! (positions reached from several replies are proven once).
 
-use super::geometry::canonical;
+use super::geometry::{canonical, has_line};
 use super::position::{Position, Side};
+use super::prover::child_classes;
 use super::prover::{Key, Prover};
 use super::stored::{self, GAME, OPENING_BLOCK, Record};
-use super::strategy::{Strategy, o_replies, reply_classes};
+use super::strategy::{Strategy, o_replies};
+use super::threats::{ForcedSearch, PositionMap};
 use crate::store::{LayerFinish, LayerStatus, Store};
 use anyhow::{Result, bail, ensure};
 use serde::Serialize;
@@ -92,7 +94,7 @@ pub fn build(options: &BuildOptions, report: &mut dyn FnMut(&str)) -> Result<Bui
     let mut prover = Prover::new(options.memory);
     let mut replies = Vec::new();
     let mut complete = true;
-    for (reply, child) in reply_classes(after_first) {
+    for (reply, child) in child_classes(after_first) {
         if let Some(stats) = done.get(&reply.to_string()) {
             replies.push(ReplyOutcome {
                 reply,
@@ -161,7 +163,6 @@ pub fn build(options: &BuildOptions, report: &mut dyn FnMut(&str)) -> Result<Bui
             resumed: false,
         });
     }
-    let mut strategic = 0;
     if complete {
         if let Some(first) = stored::first_move(start) {
             let worst = replies_plies(&store)?;
@@ -191,9 +192,11 @@ pub fn build(options: &BuildOptions, report: &mut dyn FnMut(&str)) -> Result<Bui
     }
     // Closing the file checkpoints its WAL: the size below is the file's.
     drop(store);
-    if complete {
-        strategic = stored::StrategyFile::open(&options.path)?.records.len() as u64;
-    }
+    let strategic = if complete {
+        stored::StrategyFile::open(&options.path)?.records.len() as u64
+    } else {
+        0
+    };
     Ok(BuildSummary {
         path: options.path.display().to_string(),
         start: start.to_string(),
@@ -212,17 +215,12 @@ pub fn build(options: &BuildOptions, report: &mut dyn FnMut(&str)) -> Result<Bui
 fn replies_plies(store: &Store) -> Result<u8> {
     let mut worst = 0u8;
     // The replies' plies are in their records: the largest is a bound for all.
-    let rows = store.block_rows()?;
-    for ((_, key), row) in rows {
-        if key == OPENING_BLOCK.to_string() {
-            continue;
-        }
+    for ((_, key), row) in store.block_rows()? {
         let reply: u8 = key.parse()?;
-        let len = row.positions as usize * stored::RECORD_BYTES;
-        let raw = store.read_chunk(0, &[reply], 0, len)?;
-        let bytes: Vec<u8> = raw.iter().map(|&v| v as u8).collect();
-        for r in stored::decode_records(&bytes)? {
-            worst = worst.max(r.plies);
+        if reply != OPENING_BLOCK {
+            for r in stored::read_block(store, reply, row.positions)? {
+                worst = worst.max(r.plies);
+            }
         }
     }
     Ok(worst.saturating_add(2))
@@ -230,17 +228,17 @@ fn replies_plies(store: &Store) -> Result<u8> {
 
 /// The records of a strategy: subtree sizes and plies under the chosen moves.
 fn records_of(strategy: &Strategy) -> Vec<Record> {
-    let mut plies: crate::games::qubic::threats::PositionMap<u8> = Default::default();
-    let keys: Vec<Key> = strategy.choices.keys().copied().collect();
-    keys.iter()
-        .map(|&key| {
-            let choice = strategy.choices[&key];
-            Record {
-                key,
-                cell: choice.cell,
-                subtree: choice.subtree.min(u32::MAX as u64) as u32,
-                plies: plies_of(strategy, key, &mut plies),
-            }
+    let mut plies = PositionMap::default();
+    // One forced-win search for all the fringe positions: its cache is shared.
+    let mut forced = ForcedSearch::new();
+    strategy
+        .choices
+        .iter()
+        .map(|(&key, choice)| Record {
+            key,
+            cell: choice.cell,
+            subtree: choice.subtree.min(u32::MAX as u64) as u32,
+            plies: plies_of(strategy, key, &mut forced, &mut plies),
         })
         .collect()
 }
@@ -250,21 +248,20 @@ fn records_of(strategy: &Strategy) -> Vec<Record> {
 fn plies_of(
     strategy: &Strategy,
     key: Key,
-    memo: &mut crate::games::qubic::threats::PositionMap<u8>,
+    forced: &mut ForcedSearch,
+    memo: &mut PositionMap<u8>,
 ) -> u8 {
     if let Some(&p) = memo.get(&key) {
         return p;
     }
     let p = match strategy.choices.get(&key) {
-        None => stored::forced_win(key.0, key.1).map_or(0, |(_, p)| p as u8),
+        None => stored::forced_win(forced, key.0, key.1).map_or(0, |(_, p)| p as u8),
         Some(choice) => {
             let after = canonical(key.0 | 1 << choice.cell, key.1).0;
             let mut worst = 0u8;
-            if super::geometry::has_line(after.0) {
-                worst = 0;
-            } else {
+            if !has_line(after.0) {
                 for child in o_replies(after) {
-                    worst = worst.max(1 + plies_of(strategy, child, memo));
+                    worst = worst.max(1 + plies_of(strategy, child, forced, memo));
                 }
             }
             1 + worst

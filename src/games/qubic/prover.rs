@@ -46,8 +46,6 @@ impl Numbers {
     const UNKNOWN: Numbers = Numbers { pn: 1, dn: 1 };
 }
 
-type Table<V> = PositionMap<V>;
-
 /// Whether X is to move in `(x, o)`.
 #[inline]
 pub fn x_to_move(x: Cells, o: Cells) -> bool {
@@ -63,18 +61,37 @@ pub fn candidate_moves(x: Cells, o: Cells) -> Cells {
     if theirs != 0 { theirs } else { !(x | o) }
 }
 
+/// The children of a position, one per class: the first move (a cell of the
+/// position) reaching each distinct canonical position after the candidate moves.
+pub fn child_classes((x, o): Key) -> Vec<(u8, Key)> {
+    let x_moves = x_to_move(x, o);
+    let mut moves = candidate_moves(x, o);
+    let mut out: Vec<(u8, Key)> = Vec::with_capacity(moves.count_ones() as usize);
+    while moves != 0 {
+        let m = moves.trailing_zeros() as u8;
+        moves &= moves - 1;
+        let child = if x_moves {
+            canonical(x | 1 << m, o).0
+        } else {
+            canonical(x, o | 1 << m).0
+        };
+        if !out.iter().any(|&(_, k)| k == child) {
+            out.push((m, child));
+        }
+    }
+    out
+}
+
 /// Bytes a table entry may take: 24 bytes and a control byte per bucket, buckets
 /// up to twice the entries, and the old buckets beside the new while growing.
 const BYTES_PER_ENTRY: u64 = 64;
 
 /// The df-pn prover with its tables.
 pub struct Prover {
-    table: Table<Numbers>,
+    table: PositionMap<Numbers>,
     forced: ForcedSearch,
     /// Interior nodes expanded (calls of the search on an unsettled position).
     pub expansions: u64,
-    /// Positions settled by the rules or the forced-win search.
-    pub leaves: u64,
     /// Entries above which the table is thinned (least-worked unsettled entries go).
     capacity: usize,
     deadline: Option<std::time::Instant>,
@@ -87,19 +104,13 @@ impl Prover {
     pub fn new(memory: u64) -> Prover {
         let capacity = (memory / 2 / BYTES_PER_ENTRY).max(1 << 16) as usize;
         Prover {
-            table: Table::default(),
+            table: PositionMap::default(),
             forced: ForcedSearch::new(),
             expansions: 0,
-            leaves: 0,
             capacity,
             deadline: None,
             aborted: false,
         }
-    }
-
-    /// Positions the forced-win search visited.
-    pub fn forced_nodes(&self) -> u64 {
-        self.forced.nodes
     }
 
     /// Gives up after `seconds` (the search then answers "not proven").
@@ -110,7 +121,7 @@ impl Prover {
     }
 
     /// Whether the deadline has passed.
-    pub fn out_of_time(&self) -> bool {
+    fn out_of_time(&self) -> bool {
         self.deadline
             .is_some_and(|d| std::time::Instant::now() >= d)
     }
@@ -123,13 +134,6 @@ impl Prover {
     /// The numbers the table holds for a canonical position, if any.
     pub fn lookup(&self, key: Key) -> Option<Numbers> {
         self.table.get(&key).copied()
-    }
-
-    /// Whether X wins from `(x, o)` (any orientation), proving as needed.
-    pub fn prove(&mut self, x: Cells, o: Cells) -> bool {
-        let (key, _) = canonical(x, o);
-        let n = self.search(key, INFINITE, INFINITE);
-        n.pn == 0
     }
 
     /// Whether X wins from a canonical position, proving as needed (the table's
@@ -166,7 +170,6 @@ impl Prover {
             None
         };
         if let Some(n) = settled {
-            self.leaves += 1;
             self.table.insert((x, o), n);
         }
         settled
@@ -177,7 +180,6 @@ impl Prover {
     /// it survives are settled here, without a search of their own.
     pub fn children(&mut self, (x, o): Key) -> Vec<Key> {
         let x_moves = x_to_move(x, o);
-        let mut moves = candidate_moves(x, o);
         // X's forced win if O could pass. Without one, no reply gives X one (an O
         // stone only blocks X's lines and adds O's threats: the same attack works
         // with the stone taken away), so the replies need no forced-win search.
@@ -187,18 +189,8 @@ impl Prover {
             _ => Vec::new(),
         };
         let no_win_after_reply = matches!(pass_win, Some(None));
-        let mut out: Vec<Key> = Vec::with_capacity(moves.count_ones() as usize);
-        while moves != 0 {
-            let m = moves.trailing_zeros();
-            moves &= moves - 1;
-            let child = if x_moves {
-                canonical(x | 1 << m, o).0
-            } else {
-                canonical(x, o | 1 << m).0
-            };
-            if out.contains(&child) {
-                continue;
-            }
+        let classes = child_classes((x, o));
+        for &(m, child) in &classes {
             if no_win_after_reply && threats(child.0, child.1) == 0 {
                 self.forced.note_no_win(child.0, child.1);
             }
@@ -206,12 +198,10 @@ impl Prover {
                 && !self.table.contains_key(&child)
                 && wins_by(x, o | 1 << m, &attack)
             {
-                self.leaves += 1;
                 self.table.insert(child, Numbers::PROVEN);
             }
-            out.push(child);
         }
-        out
+        classes.into_iter().map(|(_, child)| child).collect()
     }
 
     /// A position's numbers: the table's, or settled as a leaf, or a first
@@ -251,45 +241,30 @@ impl Prover {
             return Numbers::UNKNOWN;
         }
         self.expansions += 1;
-        if self.expansions & 0xfff == 0 && self.out_of_time() {
-            self.aborted = true;
-            return Numbers::UNKNOWN;
-        }
-        if self.expansions & 0xfff == 0
-            && (self.table.len() > self.capacity || self.forced.cached() > self.capacity)
-        {
+        if self.expansions & 0xfff == 0 {
+            if self.out_of_time() {
+                self.aborted = true;
+                return Numbers::UNKNOWN;
+            }
             self.thin();
         }
         let or_node = x_to_move(key.0, key.1);
         let children = self.children(key);
-        let mut numbers: Vec<Numbers> = Vec::with_capacity(children.len());
         loop {
-            numbers.clear();
-            for &c in &children {
-                let n = self.numbers(c);
-                numbers.push(n);
-            }
             // In the OR node "pn" is the minimum of the children's, "dn" the sum; the
             // AND node the other way round. Work with (min side, sum side).
-            let (mins, sums): (Vec<u32>, Vec<u32>) = if or_node {
-                numbers.iter().map(|n| (n.pn, n.dn)).unzip()
-            } else {
-                numbers.iter().map(|n| (n.dn, n.pn)).unzip()
-            };
-            let mut best = 0;
-            let mut second = INFINITE;
-            for i in 1..mins.len() {
-                if mins[i] < mins[best] {
-                    second = mins[best];
-                    best = i;
-                } else if mins[i] < second {
-                    second = mins[i];
+            let (mut best, mut min, mut second, mut sum, mut best_sum) =
+                (0, INFINITE, INFINITE, 0u32, 0);
+            for (i, &c) in children.iter().enumerate() {
+                let n = self.numbers(c);
+                let (m, v) = if or_node { (n.pn, n.dn) } else { (n.dn, n.pn) };
+                if m < min {
+                    (second, min, best, best_sum) = (min, m, i, v);
+                } else if m < second {
+                    second = m;
                 }
+                sum = sum.saturating_add(v).min(INFINITE);
             }
-            let min = mins.get(best).copied().unwrap_or(INFINITE);
-            let sum = sums
-                .iter()
-                .fold(0u32, |s, &v| s.saturating_add(v).min(INFINITE));
             let here = if or_node {
                 Numbers { pn: min, dn: sum }
             } else {
@@ -305,7 +280,7 @@ impl Prover {
                 return here;
             }
             let child_th_min = th_min.min(second.saturating_add(second / 4).max(second + 1));
-            let child_th_sum = (th_sum - sum).saturating_add(sums[best]).min(INFINITE);
+            let child_th_sum = (th_sum - sum).saturating_add(best_sum).min(INFINITE);
             let (c_pn, c_dn) = if or_node {
                 (child_th_min, child_th_sum)
             } else {

@@ -104,6 +104,18 @@ pub fn write_block(store: &mut Store, key: u8, records: &mut [Record], seconds: 
     store.write_block(0, &[key], &[chunk], &stats, &[], None)
 }
 
+/// Reads and checks the records of block `key`, which claims `records` of them.
+pub fn read_block(store: &Store, key: u8, records: i64) -> Result<Vec<Record>> {
+    let len = usize::try_from(records)
+        .ok()
+        .and_then(|p| p.checked_mul(RECORD_BYTES))
+        .filter(|&l| l <= 64 << 20)
+        .context("the block claims a bad size")?;
+    let raw = store.read_chunk(0, &[key], 0, len)?;
+    let bytes: Vec<u8> = raw.iter().map(|&v| v as u8).collect();
+    decode_records(&bytes)
+}
+
 /// X's first move when `start` is one X stone on the empty board.
 pub fn first_move(start: Position) -> Option<u8> {
     (start.o == 0 && start.x.count_ones() == 1).then(|| start.x.trailing_zeros() as u8)
@@ -158,14 +170,7 @@ impl StrategyFile {
                 path.display(),
                 row.chunks
             );
-            let len = usize::try_from(row.positions)
-                .ok()
-                .and_then(|p| p.checked_mul(RECORD_BYTES))
-                .filter(|&l| l <= 64 << 20)
-                .with_context(|| format!("{}: block {key} claims a bad size", path.display()))?;
-            let raw = store.read_chunk(0, &[block], 0, len)?;
-            let bytes: Vec<u8> = raw.iter().map(|&v| v as u8).collect();
-            let decoded = decode_records(&bytes)
+            let decoded = read_block(&store, block, row.positions)
                 .with_context(|| format!("{}: block {key}", path.display()))?;
             blocks.push((block, decoded.len()));
             for r in decoded {
@@ -246,18 +251,18 @@ impl StrategyFile {
         if let Some((cell, r)) = self.lookup(p) {
             return Some((cell, "strategy", u32::from(r.plies)));
         }
-        let (cell, plies) = forced_win(p.x, p.o)?;
+        let (cell, plies) = forced_win(&mut ForcedSearch::new(), p.x, p.o)?;
         Some((cell, "forced", plies))
     }
 }
 
 /// X's forced win by continuous threats from `(x, o)` (X to move), searched in
 /// the position's canonical form (so that every image of a position gets the
-/// same line, mapped back): its first move (in the position's own cells) and its
-/// plies to X's four when O blocks every threat.
-pub fn forced_win(x: Cells, o: Cells) -> Option<(usize, u32)> {
+/// same line, mapped back) with `search` (its cache): its first move (in the
+/// position's own cells) and its plies to X's four when O blocks every threat.
+pub fn forced_win(search: &mut ForcedSearch, x: Cells, o: Cells) -> Option<(usize, u32)> {
     let ((cx, co), which) = canonical(x, o);
-    let line = ForcedSearch::new().line(cx, co)?;
+    let line = search.line(cx, co)?;
     let perm = &automorphisms()[which].perm;
     let cell = perm.iter().position(|&c| c as usize == line[0])?;
     Some((cell, line.len() as u32))

@@ -3,8 +3,8 @@
 //! chosen among the proven ones for the smallest subtree; every O reply to it
 //! leads to a strategic position of the strategy or to a forced win.
 
-use super::geometry::{Cells, canonical};
-use super::prover::{Key, Prover, candidate_moves, x_to_move};
+use super::geometry::canonical;
+use super::prover::{Key, Prover, child_classes, x_to_move};
 use super::threats::PositionMap;
 use anyhow::{Result, bail};
 
@@ -39,16 +39,6 @@ impl Strategy {
         Ok(s)
     }
 
-    /// Strategic positions in the strategy.
-    pub fn len(&self) -> usize {
-        self.choices.len()
-    }
-
-    /// Whether the strategy is empty (X wins by continuous threats at once).
-    pub fn is_empty(&self) -> bool {
-        self.choices.is_empty()
-    }
-
     fn x_node(
         &mut self,
         prover: &mut Prover,
@@ -67,16 +57,10 @@ impl Strategy {
             bail!("the proof does not cover {key:?}: X does not win there");
         }
         let mut best: Option<Choice> = None;
-        let mut moves = candidate_moves(x, o);
-        let mut seen: Vec<Key> = Vec::new();
-        while moves != 0 {
-            let m = moves.trailing_zeros() as u8;
-            moves &= moves - 1;
-            let child = canonical(x | 1 << m, o).0;
-            if seen.contains(&child) || prover.lookup(child).is_none_or(|n| n.pn != 0) {
+        for (m, child) in child_classes(key) {
+            if prover.lookup(child).is_none_or(|n| n.pn != 0) {
                 continue;
             }
-            seen.push(child);
             let size = self.o_node(prover, child, memo)?;
             if best.is_none_or(|b| 1 + size < b.subtree) {
                 best = Some(Choice {
@@ -125,23 +109,6 @@ impl Strategy {
 /// O's replies in an O-to-move canonical position, as distinct canonical
 /// positions.
 pub fn o_replies(key: Key) -> Vec<Key> {
-    reply_classes(key).into_iter().map(|(_, k)| k).collect()
-}
-
-/// O's replies in an O-to-move position, one per class: the cell (in the
-/// position's own cells) and the canonical position after it.
-pub fn reply_classes((x, o): Key) -> Vec<(u8, Key)> {
-    debug_assert!(!x_to_move(x, o));
-    let mut out: Vec<(u8, Key)> = Vec::new();
-    // X's threat, if there is one, is all O may answer (else X completes it).
-    let mut moves: Cells = candidate_moves(x, o);
-    while moves != 0 {
-        let m = moves.trailing_zeros();
-        moves &= moves - 1;
-        let child = canonical(x, o | 1 << m).0;
-        if !out.iter().any(|&(_, k)| k == child) {
-            out.push((m as u8, child));
-        }
-    }
-    out
+    debug_assert!(!x_to_move(key.0, key.1));
+    child_classes(key).into_iter().map(|(_, k)| k).collect()
 }
