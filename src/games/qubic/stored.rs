@@ -219,14 +219,16 @@ impl StrategyFile {
             return answer;
         }
         if p.to_move() == Side::O {
-            // O to move: X wins when every reply leads to a position X wins.
+            // O to move: X wins when every reply leads to a position X wins (one
+            // forced-win search over the replies: they share positions).
+            let mut forced = ForcedSearch::new();
             let mut worst = 0u32;
             let mut empty = p.empty();
             while empty != 0 {
                 let r = empty.trailing_zeros() as usize;
                 empty &= empty - 1;
                 let after = p.play(r).expect("an empty cell");
-                match self.x_answer(after) {
+                match self.x_answer(after, &mut forced) {
                     Some((_, _, plies)) => worst = worst.max(1 + plies),
                     None => return answer,
                 }
@@ -237,7 +239,7 @@ impl StrategyFile {
             }
             return answer;
         }
-        if let Some((cell, source, plies)) = self.x_answer(p) {
+        if let Some((cell, source, plies)) = self.x_answer(p, &mut ForcedSearch::new()) {
             answer.result = "win";
             answer.cell = Some(cell);
             answer.source = Some(source);
@@ -247,11 +249,15 @@ impl StrategyFile {
     }
 
     /// X to move: X's winning move, where it comes from, and the plies to X's four.
-    fn x_answer(&self, p: Position) -> Option<(usize, &'static str, u32)> {
+    fn x_answer(
+        &self,
+        p: Position,
+        forced: &mut ForcedSearch,
+    ) -> Option<(usize, &'static str, u32)> {
         if let Some((cell, r)) = self.lookup(p) {
             return Some((cell, "strategy", u32::from(r.plies)));
         }
-        let (cell, plies) = forced_win(&mut ForcedSearch::new(), p.x, p.o)?;
+        let (cell, plies) = forced_win(forced, p.x, p.o)?;
         Some((cell, "forced", plies))
     }
 }
