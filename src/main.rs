@@ -140,6 +140,12 @@ enum Command {
         /// running again goes on).
         #[arg(long, value_name = "SECONDS")]
         time_limit: Option<f64>,
+        /// Qubic: after each O reply is proven, every position of its strategy
+        /// whose subtree has at most N+1 strategic moves is searched exhaustively
+        /// for a move with fewer (0: keep the strategy read off the proof)
+        /// [default: 3].
+        #[arg(long, value_name = "N")]
+        shrink: Option<u32>,
         /// No progress output.
         #[arg(long, short)]
         quiet: bool,
@@ -447,6 +453,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             loony,
             first,
             time_limit,
+            shrink,
         } => {
             if game == "qubic" {
                 let others = [
@@ -464,20 +471,20 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 ];
                 cli::refuse_given(
                     &others,
-                    "is not a Qubic option; qubic takes --first, --start, --time-limit, --db, --memory, --quiet, --json",
+                    "is not a Qubic option; qubic takes --first, --start, --time-limit, --shrink, --db, --memory, --quiet, --json",
                 )?;
-                return cli::qubic::build(
+                let args = cli::qubic::BuildArgs {
                     db,
                     first,
                     start,
-                    cli::memory("--memory", memory.as_deref(), 8 << 30)?,
+                    memory: cli::memory("--memory", memory.as_deref(), 8 << 30)?,
                     time_limit,
-                    quiet,
-                    json,
-                );
+                    shrink: shrink.unwrap_or(3),
+                };
+                return cli::qubic::build(args, quiet, json);
             }
-            if first.is_some() || time_limit.is_some() {
-                bail!("--first and --time-limit are Qubic options (tb build qubic)");
+            if first.is_some() || time_limit.is_some() || shrink.is_some() {
+                bail!("--first, --time-limit and --shrink are Qubic options (tb build qubic)");
             }
             if game == "morris" {
                 let dots_only = [

@@ -251,3 +251,175 @@ fn forced_wins_match_the_brute_force_on_random_positions() {
     assert!(checked > 1000, "{checked} positions checked");
     assert!(wins > 50, "{wins} forced wins among {checked}");
 }
+
+impl Oracle {
+    /// The fewest strategic moves (X's moves other than forced blocks) X needs
+    /// to win from `(x, o)`, X to move, counting O's replies once per class of
+    /// the automorphism group: Some(cost) when at most `bound`, None when more or
+    /// not a win; Err when `budget` runs out. Plain recursion over every move.
+    fn least(
+        &self,
+        x: &mut [bool; 64],
+        o: &mut [bool; 64],
+        bound: u32,
+        budget: &mut u64,
+    ) -> Result<Option<u32>, ()> {
+        if self.four(o) {
+            return Ok(None);
+        }
+        let mut b = 30_000;
+        match self.forced(x, o, &mut b) {
+            None => return Err(()),
+            Some(true) => return Ok(Some(0)),
+            Some(false) => {}
+        }
+        if *budget == 0 {
+            return Err(());
+        }
+        *budget -= 1;
+        let theirs = self.winning_cells(o, x);
+        if theirs.len() >= 2 || (0..64).all(|c| x[c] || o[c]) {
+            return Ok(None);
+        }
+        let (moves, add): (Vec<usize>, u32) = if theirs.len() == 1 {
+            (theirs, 0)
+        } else {
+            ((0..64).filter(|&c| !x[c] && !o[c]).collect(), 1)
+        };
+        if add > bound {
+            return Ok(None);
+        }
+        let mut best: Option<u32> = None;
+        for m in moves {
+            let limit = best.map_or(bound, |b| b - 1) - add;
+            x[m] = true;
+            let r = self.least_after(x, o, limit, budget);
+            x[m] = false;
+            if let Some(c) = r? {
+                best = Some(add + c);
+                if c == 0 {
+                    break;
+                }
+            }
+            if best == Some(add) {
+                break;
+            }
+        }
+        Ok(best)
+    }
+
+    /// O to move: the sum over O's distinct replies (the block when X threatens).
+    fn least_after(
+        &self,
+        x: &mut [bool; 64],
+        o: &mut [bool; 64],
+        bound: u32,
+        budget: &mut u64,
+    ) -> Result<Option<u32>, ()> {
+        if self.four(x) {
+            return Ok(Some(0));
+        }
+        let mine = self.winning_cells(x, o);
+        if mine.len() >= 2 {
+            return Ok(Some(0));
+        }
+        if !self.winning_cells(o, x).is_empty() {
+            return Ok(None);
+        }
+        let replies: Vec<usize> = if mine.len() == 1 {
+            mine
+        } else {
+            (0..64).filter(|&c| !x[c] && !o[c]).collect()
+        };
+        static CHECKER: std::sync::OnceLock<Checker> = std::sync::OnceLock::new();
+        let checker = CHECKER.get_or_init(Checker::new);
+        let pack = |b: &[bool; 64]| (0..64).filter(|&c| b[c]).fold(0u64, |m, c| m | 1 << c);
+        let mut seen = HashSet::new();
+        let mut sum = 0u32;
+        for r in replies {
+            o[r] = true;
+            let class = checker.canonical((pack(x), pack(o)));
+            let result = if seen.insert(class) {
+                self.least(x, o, bound - sum, budget)
+            } else {
+                Ok(Some(0))
+            };
+            o[r] = false;
+            match result? {
+                Some(c) => sum += c,
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(sum))
+    }
+}
+
+#[test]
+fn least_strategic_moves_match_the_brute_force() {
+    use tb::games::qubic::position::Position;
+    use tb::games::qubic::prover::{Prover, child_classes};
+    use tb::games::qubic::shrink::Shrinker;
+    use tb::games::qubic::strategy::Strategy;
+    let oracle = Oracle {
+        lines: oracle_lines(),
+    };
+    let unpack = |b: u64| {
+        let mut a = [false; 64];
+        for (c, slot) in a.iter_mut().enumerate() {
+            *slot = b >> c & 1 == 1;
+        }
+        a
+    };
+    // X-to-move positions of real strategies (small costs), and random positions
+    // a few moves off them (won or not).
+    let mut positions = Vec::new();
+    let start = Position::parse("0-63-21-42-15").unwrap();
+    let mut prover = Prover::new(1 << 28);
+    for (_, key) in child_classes(canonical(start.x, start.o).0)
+        .into_iter()
+        .take(12)
+    {
+        assert!(prover.prove_key(key));
+        let strategy = Strategy::extract(&mut prover, key).unwrap();
+        positions.extend(strategy.choices.keys().copied());
+    }
+    let mut rng = Rng(0x5eed_c057);
+    for i in 0..positions.len() * 2 {
+        let (mut x, mut o) = positions[i / 2];
+        for _ in 0..1 + i % 3 {
+            let empty: Vec<usize> = (0..64).filter(|&c| (x | o) >> c & 1 == 0).collect();
+            x |= 1 << empty[rng.below(empty.len())];
+            let empty: Vec<usize> = (0..64).filter(|&c| (x | o) >> c & 1 == 0).collect();
+            o |= 1 << empty[rng.below(empty.len())];
+        }
+        positions.push((x, o));
+    }
+    let mut shrinker = Shrinker::new(1 << 28);
+    let (mut compared, mut costly) = (0, 0);
+    for &(x, o) in &positions {
+        // The brute force is slow on open boards.
+        if (x | o).count_ones() < 10 || oracle.four(&unpack(x)) || oracle.four(&unpack(o)) {
+            continue;
+        }
+        for bound in [1u32, 2] {
+            let mut budget = 20_000;
+            let Ok(expected) = oracle.least(&mut unpack(x), &mut unpack(o), bound, &mut budget)
+            else {
+                continue;
+            };
+            assert_eq!(
+                shrinker.least_cost(x, o, bound),
+                expected,
+                "{x:#x} {o:#x} bound {bound}"
+            );
+            compared += 1;
+            costly += usize::from(expected.is_some_and(|c| c >= 1));
+        }
+    }
+    eprintln!(
+        "{compared} compared of {}, {costly} of cost 1 or 2",
+        positions.len()
+    );
+    assert!(compared > 200, "{compared} compared of {}", positions.len());
+    assert!(costly > 25, "{costly} positions of cost 1 or 2");
+}

@@ -10,16 +10,32 @@ use tb::games::qubic::position::Position;
 use tb::games::qubic::report;
 use tb::games::qubic::stored::StrategyFile;
 
+/// What `tb build qubic` was given.
+pub struct BuildArgs {
+    /// --db.
+    pub db: Option<PathBuf>,
+    /// --first.
+    pub first: Option<u8>,
+    /// --start.
+    pub start: Option<String>,
+    /// --memory, in bytes.
+    pub memory: u64,
+    /// --time-limit, in seconds.
+    pub time_limit: Option<f64>,
+    /// --shrink.
+    pub shrink: u32,
+}
+
 /// `tb build qubic`.
-pub fn build(
-    db: Option<PathBuf>,
-    first: Option<u8>,
-    start: Option<String>,
-    memory: u64,
-    time_limit: Option<f64>,
-    quiet: bool,
-    json: bool,
-) -> Result<ExitCode> {
+pub fn build(args: BuildArgs, quiet: bool, json: bool) -> Result<ExitCode> {
+    let BuildArgs {
+        db,
+        first,
+        start,
+        memory,
+        time_limit,
+        shrink,
+    } = args;
     let (start, default_name) = match (first, start) {
         (Some(_), Some(_)) => bail!("give --first or --start, not both"),
         (_, Some(text)) => {
@@ -47,6 +63,7 @@ pub fn build(
         start,
         memory,
         time_limit,
+        shrink,
     };
     let summary = build::build(&options, &mut |line| {
         if !quiet {
@@ -59,8 +76,9 @@ pub fn build(
     } else if summary.complete {
         writeln!(
             stdout,
-            "X wins from {} (O to move): {} strategic positions, {} O replies, {:.1} s -> {}",
+            "X wins from {} (O to move): {} strategic moves ({} positions with forced blocks), {} O replies, {:.1} s -> {}",
             summary.start,
+            summary.strategic_moves,
             summary.strategic,
             summary.replies.len(),
             summary.seconds,

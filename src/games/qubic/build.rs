@@ -8,8 +8,9 @@ use super::geometry::{canonical, has_line};
 use super::position::{Position, Side};
 use super::prover::child_classes;
 use super::prover::{Key, Prover};
+use super::shrink::{Shrinker, tree_cost};
 use super::stored::{self, GAME, OPENING_BLOCK, Record};
-use super::strategy::{Strategy, o_replies};
+use super::strategy::{Strategy, move_cost, o_replies};
 use super::threats::{ForcedSearch, PositionMap};
 use crate::store::{LayerFinish, LayerStatus, Store};
 use anyhow::{Result, bail, ensure};
@@ -32,7 +33,15 @@ pub struct BuildOptions {
     pub memory: u64,
     /// Stop after this many seconds (the replies stored so far stay).
     pub time_limit: Option<f64>,
+    /// Each reply's strategy is shrunk: every position whose subtree has at most
+    /// `shrink + 1` strategic moves is searched exhaustively for a cheaper move
+    /// (0: the strategy as read off the proof).
+    pub shrink: u32,
 }
+
+/// Nodes the shrinking search may spend on one position before it keeps the move
+/// it has (measured on the corner opening: with a bound of 3 no position needs it).
+const SHRINK_BUDGET: u64 = 1_000_000;
 
 /// One O reply to the first move.
 #[derive(Debug, Clone, Serialize)]
@@ -41,8 +50,10 @@ pub struct ReplyOutcome {
     pub reply: u8,
     /// Proven (a winning strategy stored).
     pub proven: bool,
-    /// Strategic positions of its strategy.
+    /// Positions stored for it (strategic moves and forced blocks).
     pub strategic: u64,
+    /// Strategic moves below it (X's moves other than forced blocks, as a tree).
+    pub moves: u64,
     /// Seconds spent (in the run that proved it).
     pub seconds: f64,
     /// Stored by an earlier run.
@@ -58,8 +69,10 @@ pub struct BuildSummary {
     pub start: String,
     /// Whether X's strategy is complete (every reply proven).
     pub complete: bool,
-    /// Distinct strategic positions of the whole strategy (the opening included).
+    /// Distinct positions stored for the whole strategy (the opening included).
     pub strategic: u64,
+    /// Of which X's move is a strategic one (not a forced block).
+    pub strategic_moves: u64,
     /// Per reply.
     pub replies: Vec<ReplyOutcome>,
     /// df-pn expansions in this run.
@@ -91,7 +104,10 @@ pub fn build(options: &BuildOptions, report: &mut dyn FnMut(&str)) -> Result<Bui
     let done = store.finished_blocks(0)?;
     // Replies are named by their cells in the start's own cells.
     let after_first = (start.x, start.o);
-    let mut prover = Prover::new(options.memory);
+    // The prover's tables take three quarters of the memory, the shrinking search's
+    // forced-win cache the rest.
+    let mut prover = Prover::new(options.memory / 4 * 3);
+    let mut shrinker = Shrinker::new(options.memory / 4);
     let mut replies = Vec::new();
     let mut complete = true;
     for (reply, child) in child_classes(after_first) {
@@ -100,6 +116,7 @@ pub fn build(options: &BuildOptions, report: &mut dyn FnMut(&str)) -> Result<Bui
                 reply,
                 proven: true,
                 strategic: stats.positions,
+                moves: stored_moves(&store, reply, stats)?,
                 seconds: stats.seconds,
                 resumed: true,
             });
@@ -138,6 +155,7 @@ pub fn build(options: &BuildOptions, report: &mut dyn FnMut(&str)) -> Result<Bui
                     reply,
                     proven: false,
                     strategic: 0,
+                    moves: 0,
                     seconds: t.elapsed().as_secs_f64(),
                     resumed: false,
                 });
@@ -145,12 +163,27 @@ pub fn build(options: &BuildOptions, report: &mut dyn FnMut(&str)) -> Result<Bui
             }
             bail!("X does not win from {start} against O {reply}");
         }
-        let strategy = Strategy::extract(&mut prover, child)?;
+        let proven_in = t.elapsed().as_secs_f64();
+        let mut strategy = Strategy::extract(&mut prover, child)?;
+        let mut moves = tree_cost(&strategy, child, &mut PositionMap::default());
+        if options.shrink > 0 {
+            let (smaller, stats) = shrinker.shrink(&strategy, child, options.shrink, SHRINK_BUDGET);
+            report(&format!(
+                "O {reply}: proven in {proven_in:.1} s; shrunk from {} to {} strategic moves in {:.1} s ({} moves replaced, {} searches over budget, {} nodes)",
+                stats.cost_before,
+                stats.cost_after,
+                t.elapsed().as_secs_f64() - proven_in,
+                stats.replaced,
+                stats.gave_up,
+                stats.nodes
+            ));
+            (strategy, moves) = (smaller, stats.cost_after);
+        }
         let mut records = records_of(&strategy);
         let seconds = t.elapsed().as_secs_f64();
         stored::write_block(&mut store, reply, &mut records, seconds)?;
         report(&format!(
-            "O {reply}: proven in {seconds:.1} s, {} strategic positions ({} expansions so far, table {})",
+            "O {reply}: stored in {seconds:.1} s: {} positions, {moves} strategic moves ({} expansions so far, table {})",
             records.len(),
             prover.expansions,
             prover.table_len()
@@ -159,6 +192,7 @@ pub fn build(options: &BuildOptions, report: &mut dyn FnMut(&str)) -> Result<Bui
             reply,
             proven: true,
             strategic: records.len() as u64,
+            moves,
             seconds,
             resumed: false,
         });
@@ -170,7 +204,7 @@ pub fn build(options: &BuildOptions, report: &mut dyn FnMut(&str)) -> Result<Bui
                 // The empty board is its own canonical form: the move is stored as is.
                 key: (0, 0),
                 cell: first,
-                subtree: 1 + replies.iter().map(|r| r.strategic as u32).sum::<u32>(),
+                subtree: 1 + replies.iter().map(|r| r.moves as u32).sum::<u32>(),
                 plies: worst,
             }];
             stored::write_block(&mut store, OPENING_BLOCK, &mut records, 0.0)?;
@@ -192,22 +226,36 @@ pub fn build(options: &BuildOptions, report: &mut dyn FnMut(&str)) -> Result<Bui
     }
     // Closing the file checkpoints its WAL: the size below is the file's.
     drop(store);
-    let strategic = if complete {
-        stored::StrategyFile::open(&options.path)?.records.len() as u64
+    let (strategic, strategic_moves) = if complete {
+        let file = stored::StrategyFile::open(&options.path)?;
+        let moves = file.records.keys().filter(|&&k| move_cost(k) == 1).count();
+        (file.records.len() as u64, moves as u64)
     } else {
-        0
+        (0, 0)
     };
     Ok(BuildSummary {
         path: options.path.display().to_string(),
         start: start.to_string(),
         complete,
         strategic,
+        strategic_moves,
         replies,
         expansions: prover.expansions,
         seconds: started.elapsed().as_secs_f64(),
         peak_rss_bytes: crate::sys::peak_rss_bytes(),
         file_bytes: std::fs::metadata(&options.path).map_or(0, |m| m.len()),
     })
+}
+
+/// Strategic moves below a stored reply: its root's subtree (the root is the
+/// record of the canonical position after the reply).
+fn stored_moves(store: &Store, reply: u8, stats: &crate::store::BlockStats) -> Result<u64> {
+    let records = stored::read_block(store, reply, stats.positions as i64)?;
+    // The root is the record with the fewest stones.
+    Ok(records
+        .iter()
+        .min_by_key(|r| (r.key.0 | r.key.1).count_ones())
+        .map_or(0, |r| u64::from(r.subtree)))
 }
 
 /// The most plies any stored reply's strategy needs, plus X's first move and O's

@@ -9,6 +9,7 @@ pub mod geometry;
 pub mod position;
 pub mod prover;
 pub mod report;
+pub mod shrink;
 pub mod stored;
 pub mod strategy;
 pub mod threats;

@@ -5,7 +5,7 @@
 
 use super::geometry::canonical;
 use super::prover::{Key, Prover, child_classes, x_to_move};
-use super::threats::PositionMap;
+use super::threats::{PositionMap, threats};
 use anyhow::{Result, bail};
 
 /// What the strategy says in one strategic position (canonical).
@@ -13,8 +13,8 @@ use anyhow::{Result, bail};
 pub struct Choice {
     /// X's move (a cell of the canonical position).
     pub cell: u8,
-    /// Strategic positions in the subtree below it, this one included, counted as
-    /// a tree (a position reached twice counts twice).
+    /// Strategic moves in the subtree below it, this one included unless it is a
+    /// forced block, counted as a tree (a position reached twice counts twice).
     pub subtree: u64,
 }
 
@@ -61,11 +61,11 @@ impl Strategy {
             if prover.lookup(child).is_none_or(|n| n.pn != 0) {
                 continue;
             }
-            let size = self.o_node(prover, child, memo)?;
-            if best.is_none_or(|b| 1 + size < b.subtree) {
+            let size = u64::from(move_cost(key)) + self.o_node(prover, child, memo)?;
+            if best.is_none_or(|b| size < b.subtree) {
                 best = Some(Choice {
                     cell: m,
-                    subtree: 1 + size,
+                    subtree: size,
                 });
             }
         }
@@ -104,6 +104,12 @@ impl Strategy {
             self.reach(child, reached);
         }
     }
+}
+
+/// What X's move in an X-to-move position costs the strategy: nothing when it is
+/// forced (it blocks O's threat), else one strategic move.
+pub fn move_cost((x, o): Key) -> u32 {
+    u32::from(threats(o, x) == 0)
 }
 
 /// O's replies in an O-to-move canonical position, as distinct canonical
