@@ -11,7 +11,7 @@ row_args() {
     local row="$1" spec flags board start
     case "$row" in
     morris) echo "morris --memory 16GiB"; return ;;
-    qubic) echo "qubic --memory 12GiB"; return ;;
+    qubic) echo "qubic"; return ;;
     morris+all) echo "morris --phase all --memory 16GiB"; return ;;
     morris-*+all)
         spec="${row#morris-}"
