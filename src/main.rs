@@ -11,6 +11,7 @@ use tb::games::dots::build::{BuildOptions, BuildRequest, build, check_budget};
 use tb::games::dots::spec;
 use tb::games::dots::tablebase::Tablebase;
 use tb::games::dots::{export, info, notation, output, plan, search, verify};
+use tb::games::qubic::report;
 use tb::games::{GameKind, OpenTablebase, game_of_file};
 use tb::retro::progress;
 
@@ -416,6 +417,9 @@ enum Format {
     Jsonl,
     /// Comma-separated values with a header.
     Csv,
+    /// Qubic only: the strategic moves (forced blocks left out) one per line in
+    /// the style of Patashnik's dictionary, `X's cells / O's cells : X's move`.
+    Patashnik,
 }
 
 fn main() -> ExitCode {
@@ -682,6 +686,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             expand,
         } => {
             match game_of_file(&db)? {
+                GameKind::Morris if format == Format::Patashnik => {
+                    bail!("--format patashnik is for Qubic strategy files");
+                }
                 GameKind::Morris => {
                     return cli::morris::export(
                         &db,
@@ -692,13 +699,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     );
                 }
                 GameKind::Qubic => {
-                    return cli::qubic::export(
-                        &db,
-                        format == Format::Csv,
-                        max_lines,
-                        expand,
-                        output,
-                    );
+                    let format = match format {
+                        Format::Jsonl => report::ExportFormat::Jsonl,
+                        Format::Csv => report::ExportFormat::Csv,
+                        Format::Patashnik => report::ExportFormat::Patashnik,
+                    };
+                    return cli::qubic::export(&db, format, max_lines, expand, output);
                 }
                 GameKind::Dots => {}
             }
@@ -706,6 +712,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let format = match format {
                 Format::Jsonl => export::Format::Jsonl,
                 Format::Csv => export::Format::Csv,
+                Format::Patashnik => bail!("--format patashnik is for Qubic strategy files"),
             };
             cli::export_to(output.as_deref(), &db, |sink| {
                 export::export(&tb, format, max_lines, expand, sink)

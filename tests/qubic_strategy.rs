@@ -33,10 +33,19 @@ const SMALL: &str = "0-3-60-21-15-63-12";
 const RICHER: &str = "0-63-21-42-15";
 
 fn build(dir: &Path, start: &str) -> (std::path::PathBuf, Value) {
-    let db = dir.join(format!("{}.tb", start.replace('-', "_")));
+    build_with(dir, start, &[])
+}
+
+fn build_with(dir: &Path, start: &str, options: &[&str]) -> (std::path::PathBuf, Value) {
+    let db = dir.join(format!(
+        "{}{}.tb",
+        start.replace('-', "_"),
+        options.join("")
+    ));
     let out = run_ok(
         tb().args(["build", "qubic", "--start", start, "--json", "-q", "--db"])
-            .arg(&db),
+            .arg(&db)
+            .args(options),
         "build qubic",
     );
     let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -147,7 +156,44 @@ fn strategies_verify_and_win_every_random_game() {
             String::from_utf8(out.stdout).unwrap().trim(),
             file.probe(after).json()
         );
+
+        // The Patashnik-style export: one line per strategic move (no forced
+        // blocks), each a stored position and its move.
+        let out = run_ok(
+            tb().args(["export", "--format", "patashnik", "--db"])
+                .arg(&db),
+            "export patashnik",
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        let mut rows = 0;
+        for line in text.lines().filter(|l| !l.starts_with('#')) {
+            let (stones, m) = line.split_once(" : ").unwrap();
+            let (xs, os) = stones.split_once(" / ").unwrap();
+            let set = |t: &str| {
+                t.split(' ')
+                    .fold(0u64, |s, c| s | 1 << c.parse::<u32>().unwrap())
+            };
+            let (x, o) = (set(xs), set(os));
+            let r = file.records.get(&(x, o)).expect("a stored position");
+            assert_eq!(r.cell.to_string(), m);
+            assert_eq!(o.count_ones(), x.count_ones(), "X to move");
+            rows += 1;
+        }
+        assert_eq!(
+            rows,
+            summary["strategic_moves"].as_u64().unwrap(),
+            "{summary}"
+        );
     }
+
+    // Shrinking pays: the same start read off the proof as it is needs more
+    // strategic moves.
+    let (_, plain) = build_with(dir.path(), RICHER, &["--shrink", "0"]);
+    let (_, shrunk) = build(dir.path(), RICHER);
+    assert!(
+        shrunk["strategic_moves"].as_u64().unwrap() < plain["strategic_moves"].as_u64().unwrap(),
+        "{shrunk} vs {plain}"
+    );
 }
 
 #[test]

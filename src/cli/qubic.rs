@@ -131,7 +131,7 @@ pub fn verify(db: &Path, sample: Option<u64>, search: Option<u64>, json: bool) -
 /// `tb export`.
 pub fn export(
     db: &Path,
-    csv: bool,
+    format: report::ExportFormat,
     max_lines: Option<usize>,
     expand: bool,
     output: Option<PathBuf>,
@@ -143,6 +143,6 @@ pub fn export(
     )?;
     let file = StrategyFile::open(db)?;
     super::export_to(output.as_deref(), db, |sink| {
-        report::export(&file, csv, sink)
+        report::export(&file, format, sink)
     })
 }

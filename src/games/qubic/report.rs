@@ -175,27 +175,59 @@ pub fn verify(file: &StrategyFile) -> QubicVerify {
     }
 }
 
-/// Writes every strategic position (by stones, then position): JSON lines
-/// `{"position","move","subtree","plies"}` or CSV; returns the rows written.
-pub fn export(file: &StrategyFile, csv: bool, sink: &mut dyn Write) -> Result<u64> {
+/// How `tb export` writes a strategy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExportFormat {
+    /// JSON lines `{"position","move","subtree","plies"}`, every stored position.
+    Jsonl,
+    /// The same as CSV with a header.
+    Csv,
+    /// In the style of Patashnik's dictionary: only the strategic moves (no forced
+    /// blocks), one per line, `X's cells / O's cells : X's move` (cells 0..63
+    /// ascending), after a `#` header line.
+    Patashnik,
+}
+
+/// Writes the strategy's positions (by stones, then position); returns the rows
+/// written.
+pub fn export(file: &StrategyFile, format: ExportFormat, sink: &mut dyn Write) -> Result<u64> {
     let mut records: Vec<&Record> = file.records.values().collect();
     records.sort_by_key(|r| ((r.key.0 | r.key.1).count_ones(), r.key));
-    if csv {
-        writeln!(sink, "position,move,subtree,plies")?;
+    match format {
+        ExportFormat::Csv => writeln!(sink, "position,move,subtree,plies")?,
+        ExportFormat::Patashnik => {
+            records.retain(|r| move_kind(r) != MoveKind::Block);
+            writeln!(
+                sink,
+                "# {} strategic moves of X from {} (canonical positions; X's cells / O's cells : X's move)",
+                records.len(),
+                file.start
+            )?;
+        }
+        ExportFormat::Jsonl => {}
     }
+    let cells = |set: u64| {
+        (0..64)
+            .filter(|c| set >> c & 1 == 1)
+            .map(|c| c.to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
     for r in &records {
         let position = Position {
             x: r.key.0,
             o: r.key.1,
         };
-        if csv {
-            writeln!(sink, "{position},{},{},{}", r.cell, r.subtree, r.plies)?;
-        } else {
-            writeln!(
+        match format {
+            ExportFormat::Csv => writeln!(sink, "{position},{},{},{}", r.cell, r.subtree, r.plies)?,
+            ExportFormat::Jsonl => writeln!(
                 sink,
                 "{{\"position\":\"{position}\",\"move\":{},\"subtree\":{},\"plies\":{}}}",
                 r.cell, r.subtree, r.plies
-            )?;
+            )?,
+            ExportFormat::Patashnik => {
+                writeln!(sink, "{} / {} : {}", cells(r.key.0), cells(r.key.1), r.cell)?
+            }
         }
     }
     Ok(records.len() as u64)
