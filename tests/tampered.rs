@@ -1,5 +1,5 @@
-//! The tampered-file suite: a built 3x3 Dots-and-Boxes file and a 3-stone Morris
-//! file, each changed in a few hundred ways (metadata, layer, block and chunk rows,
+//! The tampered-file suite: a built 3x3 Dots-and-Boxes file, a 3-stone Morris
+//! file and a small Qubic strategy, each changed in a few hundred ways (metadata, layer, block and chunk rows,
 //! forged chunks, raw bytes of the SQLite file), and every reading command run on
 //! each. A tampered file may be refused, but never with a panic, a hang, more than
 //! [`MEMORY_LIMIT`] of memory, or a wrong answer with exit 0; and `verify` fails on
@@ -733,9 +733,17 @@ fn tampered_files_are_refused_or_answered_right() {
     let mut total = 0;
     let worst = std::sync::Mutex::new(Worst::default());
     // Dots-and-Boxes 3x3 values lie within +-9; every Morris byte is a value.
-    for (label, args, out_of_range) in [
-        ("3x3", vec!["3x3"], Some(120)),
-        ("morris-3", vec!["morris", "--stones", "3"], None),
+    // A Qubic strategy's records have no value byte: forged records are tested as
+    // wrong, not out of range.
+    for (label, args, out_of_range, every) in [
+        ("3x3", vec!["3x3"], Some(120), 150_001),
+        ("morris-3", vec!["morris", "--stones", "3"], None, 150_001),
+        (
+            "qubic",
+            vec!["qubic", "--start", "0-3-60-21-15-63-12"],
+            None,
+            9,
+        ),
     ] {
         // Build once to sample positions, then the subject itself.
         let sample_db = dir.path().join(format!("{label}-sample.tb"));
@@ -747,7 +755,7 @@ fn tampered_files_are_refused_or_answered_right() {
                 .arg(&sample_db),
             label,
         );
-        let positions = sample_positions(&sample_db, 150_001);
+        let positions = sample_positions(&sample_db, every);
         let s = subject(label, &args, positions, out_of_range, dir.path());
         let (count, found) = check_subject(&s, &worst);
         total += count;

@@ -42,16 +42,20 @@ pub struct QubicInfo {
     pub start: String,
     /// X's first move, when the strategy starts on the empty board.
     pub first_move: Option<u8>,
-    /// Strategic positions (distinct, canonical; the empty board included).
+    /// Positions stored (distinct, canonical; the empty board included).
     pub strategic: usize,
+    /// Of which X's move is a strategic one (quiet or a threat; Patashnik's count).
+    pub strategic_moves: usize,
     /// Of which X's move is quiet (neither a block nor a threat).
     pub quiet: usize,
     /// Of which X's move makes a threat.
     pub threats: usize,
     /// Of which X's move blocks O's threat.
     pub blocks: usize,
-    /// Strategic positions by stones on the board.
+    /// Positions stored, by stones on the board.
     pub by_stones: BTreeMap<u32, usize>,
+    /// Strategic moves, by stones on the board.
+    pub moves_by_stones: BTreeMap<u32, usize>,
     /// Records per stored block (O's reply classes; 64 is the opening).
     pub blocks_stored: BTreeMap<u8, usize>,
     /// Plies to X's four from the empty board under the strategy.
@@ -65,10 +69,12 @@ pub fn info(file: &StrategyFile) -> QubicInfo {
         start: file.start.to_string(),
         first_move: super::stored::first_move(file.start),
         strategic: file.records.len(),
+        strategic_moves: 0,
         quiet: 0,
         threats: 0,
         blocks: 0,
         by_stones: BTreeMap::new(),
+        moves_by_stones: BTreeMap::new(),
         blocks_stored: file.blocks.iter().copied().collect(),
         plies: 0,
     };
@@ -78,9 +84,13 @@ pub fn info(file: &StrategyFile) -> QubicInfo {
             MoveKind::Threat => i.threats += 1,
             MoveKind::Quiet => i.quiet += 1,
         }
-        *i.by_stones
-            .entry((r.key.0 | r.key.1).count_ones())
-            .or_default() += 1;
+        let stones = (r.key.0 | r.key.1).count_ones();
+        *i.by_stones.entry(stones).or_default() += 1;
+        let moves = i.moves_by_stones.entry(stones).or_default();
+        if move_kind(r) != MoveKind::Block {
+            *moves += 1;
+            i.strategic_moves += 1;
+        }
         if r.key == (0, 0) {
             i.plies = r.plies;
         }
@@ -99,12 +109,13 @@ pub fn info_text(i: &QubicInfo) -> String {
     };
     let mut s = format!(
         "game: qubic (4x4x4), X wins from {from}\n\
-         strategic positions: {} ({} quiet moves, {} threats, {} blocks)\n\
-         stones  strategic positions\n",
-        i.strategic, i.quiet, i.threats, i.blocks
+         strategic moves: {} ({} quiet, {} threats); positions stored: {} (with {} forced blocks)\n\
+         stones  strategic moves  positions\n",
+        i.strategic_moves, i.quiet, i.threats, i.strategic, i.blocks
     );
     for (stones, count) in &i.by_stones {
-        s.push_str(&format!("{stones:>6}  {count}\n"));
+        let moves = i.moves_by_stones.get(stones).copied().unwrap_or(0);
+        s.push_str(&format!("{stones:>6}  {moves:>15}  {count:>9}\n"));
     }
     s
 }
@@ -133,7 +144,7 @@ impl QubicVerify {
     /// As text.
     pub fn text(&self) -> String {
         let mut s = format!(
-            "checked {} strategic positions and {} forced wins in {:.1} s: {}\n",
+            "checked {} positions of the strategy and {} forced wins in {:.1} s: {}\n",
             self.strategic,
             self.forced,
             self.seconds,
