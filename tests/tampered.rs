@@ -291,6 +291,19 @@ fn mutations(subject: &Subject) -> Vec<Mutation> {
     let conn = Connection::open(&subject.db).expect("open");
     let mut list = Vec::new();
     let quote = |s: &str| s.replace('\'', "''");
+    // Whether `column = value` changes the rows of `table` that `at` selects (a
+    // change that changes nothing is no mutation).
+    let changes = |table: &str, at: &str, change: &str| {
+        let (column, value) = change.split_once(" = ").expect("column = value");
+        let differ: i64 = conn
+            .query_row(
+                &format!("SELECT count(*) FROM {table} {at} AND ({column}) IS NOT ({value})"),
+                [],
+                |r| r.get(0),
+            )
+            .expect("compare");
+        differ > 0
+    };
 
     // Metadata: every key deleted or given values of every shape.
     let meta: Vec<(String, String)> = conn
@@ -387,9 +400,20 @@ fn mutations(subject: &Subject) -> Vec<Mutation> {
             "digest = 'zz'",
             "digest = '0000000000000000'",
         ] {
+            if !changes("layers", &at, change) {
+                continue;
+            }
+            // (A histogram with no values, such as a Qubic strategy's, says as
+            // much as none.)
+            let empty = !changes("layers", &at, "histogram = '{}'");
+            let kind = if change == "histogram = NULL" && empty {
+                Kind::Harmless
+            } else {
+                Kind::Harmful
+            };
             list.push(sql(
                 "layer",
-                Kind::Harmful,
+                kind,
                 format!("UPDATE layers SET {change} {at}"),
             ));
         }
@@ -436,6 +460,9 @@ fn mutations(subject: &Subject) -> Vec<Mutation> {
             "counts = '1.2.3'",
             "counts = ''",
         ] {
+            if !changes("blocks", &at, change) {
+                continue;
+            }
             list.push(sql(
                 "block",
                 Kind::Harmful,
@@ -457,7 +484,12 @@ fn mutations(subject: &Subject) -> Vec<Mutation> {
             Kind::Harmful,
             format!(
                 "INSERT INTO blocks SELECT n, '{}', positions, chunks, bytes, seconds, histogram, digest FROM blocks {at}",
-                counts.replace('.', ".1")
+                // (Qubic's block keys have no dots: a key it never writes.)
+                if counts.contains('.') {
+                    counts.replace('.', ".1")
+                } else {
+                    format!("{counts}.1")
+                }
             ),
         ));
     }
@@ -484,7 +516,7 @@ fn mutations(subject: &Subject) -> Vec<Mutation> {
         .iter()
         .find(|c| c.3 == big_len && (c.0, &c.1, c.2) != (big_n, &big_counts, 0))
         .cloned();
-    for (n, counts, chunk, _) in [chunks[0].clone(), last.clone(), lone] {
+    for (n, counts, chunk, raw_len) in [chunks[0].clone(), last.clone(), lone] {
         let at = format!("WHERE n = {n} AND counts = '{counts}' AND chunk = {chunk}");
         for change in [
             "raw_len = 0",
@@ -501,6 +533,10 @@ fn mutations(subject: &Subject) -> Vec<Mutation> {
             "data = substr(data, 1, length(data) / 2) || x'ff' || substr(data, length(data) / 2 + 2)",
             "chunk = chunk + 1000",
         ] {
+            // (An empty block's chunk already holds no values.)
+            if raw_len == 0 && change == "raw_len = 0" {
+                continue;
+            }
             list.push(sql(
                 "chunk",
                 Kind::Harmful,

@@ -326,9 +326,9 @@ fn check_or_write_meta(store: &mut Store, path: &Path, start: Position) -> Resul
         None => store.set_meta(&[
             ("game", GAME.to_string()),
             ("start", start.to_string()),
-            ("format_version", "1".to_string()),
+            ("format_version", stored::FORMAT_VERSION.to_string()),
             ("status", "building".to_string()),
-            ("rules", "4x4x4, 76 lines of four, X first".to_string()),
+            ("rules", stored::RULES.to_string()),
         ]),
         Some(g) if g == GAME => {
             let stored_start = meta.get("start").cloned().unwrap_or_default();

@@ -6,9 +6,10 @@
 
 use super::geometry::{CELLS, Cells, automorphisms, canonical};
 use super::position::{Position, Side};
+use super::prover::child_classes;
 use super::prover::{Key, x_to_move};
 use super::threats::{ForcedSearch, PositionMap};
-use crate::store::{BlockStats, EncodedChunk, Store, codec};
+use crate::store::{BlockStats, EncodedChunk, LayerStatus, Store, checksum, codec};
 use anyhow::{Context, Result, bail, ensure};
 use std::path::Path;
 
@@ -19,6 +20,10 @@ pub const RECORD_BYTES: usize = 8 + 8 + 1 + 4 + 1;
 pub const OPENING_BLOCK: u8 = 64;
 /// The `game` metadata of a Qubic file.
 pub const GAME: &str = "qubic";
+/// The `format_version` metadata this reader reads.
+pub const FORMAT_VERSION: &str = "1";
+/// The `rules` metadata.
+pub const RULES: &str = "4x4x4, 76 lines of four, X first";
 
 /// One strategic position of the strategy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,14 +111,95 @@ pub fn write_block(store: &mut Store, key: u8, records: &mut [Record], seconds: 
 
 /// Reads and checks the records of block `key`, which claims `records` of them.
 pub fn read_block(store: &Store, key: u8, records: i64) -> Result<Vec<Record>> {
+    decode_records(&read_block_bytes(store, key, records)?)
+}
+
+/// The raw bytes of block `key`, which claims `records` records (its chunk's
+/// length and checksum checked).
+fn read_block_bytes(store: &Store, key: u8, records: i64) -> Result<Vec<u8>> {
     let len = usize::try_from(records)
         .ok()
         .and_then(|p| p.checked_mul(RECORD_BYTES))
         .filter(|&l| l <= 64 << 20)
         .context("the block claims a bad size")?;
     let raw = store.read_chunk(0, &[key], 0, len)?;
-    let bytes: Vec<u8> = raw.iter().map(|&v| v as u8).collect();
-    decode_records(&bytes)
+    Ok(raw.iter().map(|&v| v as u8).collect())
+}
+
+/// Records per block key.
+type BlockSizes = Vec<(u8, usize)>;
+
+/// Every block of a finished strategy file, checked against its rows: one block
+/// per O reply to the start (named by the reply's cell) and the opening's when the
+/// start is X's first move, no other; each one chunk whose row, and the block and
+/// layer rows, agree with what is stored. Returns the records (by position) and the
+/// records per block.
+fn read_blocks(store: &Store, start: Position) -> Result<(PositionMap<Record>, BlockSizes)> {
+    let mut expected: Vec<String> = child_classes((start.x, start.o))
+        .iter()
+        .map(|(reply, _)| reply.to_string())
+        .collect();
+    if first_move(start).is_some() {
+        expected.push(OPENING_BLOCK.to_string());
+    }
+    expected.sort();
+    let rows = store.block_rows()?;
+    let mut keys: Vec<String> = rows.keys().map(|(_, k)| k.clone()).collect();
+    keys.sort();
+    ensure!(
+        rows.keys().all(|(n, _)| *n == 0) && keys == expected,
+        "the blocks are not one per O reply to the start"
+    );
+    let chunks = store.chunk_rows()?;
+    ensure!(
+        chunks.len() == rows.len()
+            && chunks
+                .keys()
+                .all(|(n, key, c)| *n == 0 && *c == 0 && rows.contains_key(&(0, key.clone()))),
+        "the chunks are not one per block"
+    );
+    let mut records = PositionMap::default();
+    let mut blocks = Vec::new();
+    let mut totals = BlockStats::default();
+    for ((_, key), row) in &rows {
+        let block: u8 = key.parse().context("a block key")?;
+        let bytes = read_block_bytes(store, block, row.positions)
+            .with_context(|| format!("block {key}"))?;
+        let coded = store.stored_chunk(0, &[block], 0)?.data.len();
+        // The block's digest is its chunk's checksum before it is keyed to its place.
+        let digest = checksum::checksum(&bytes);
+        ensure!(
+            row.chunks == 1
+                && row.bytes == coded as i64
+                && row.digest == digest
+                && row.histogram.as_ref().is_some_and(|h| h.is_empty()),
+            "block {key}: its row does not match its chunk"
+        );
+        let decoded = decode_records(&bytes).with_context(|| format!("block {key}"))?;
+        totals.merge(&BlockStats {
+            positions: decoded.len() as u64,
+            bytes: coded as u64,
+            seconds: 0.0,
+            histogram: Default::default(),
+            digest,
+        });
+        blocks.push((block, decoded.len()));
+        for r in decoded {
+            records.entry(r.key).or_insert(r);
+        }
+    }
+    let layers = store.layers()?;
+    let layer = layers.get(&0);
+    ensure!(
+        layers.len() == 1
+            && layer.is_some_and(|l| l.status == LayerStatus::Complete
+                && l.positions == totals.positions
+                && l.bytes == totals.bytes
+                && l.histogram.is_empty()
+                && l.digest.as_deref() == Some(checksum::digest_hex(totals.digest).as_str())),
+        "the layer row does not match the blocks"
+    );
+    Ok((records, blocks))
 }
 
 /// X's first move when `start` is one X stone on the empty board.
@@ -150,33 +236,24 @@ impl StrategyFile {
             "{}: the strategy is not finished (run tb build qubic again to go on)",
             path.display()
         );
+        ensure!(
+            meta.get("format_version").map(String::as_str) == Some(FORMAT_VERSION),
+            "{}: not a strategy file of format version {FORMAT_VERSION}",
+            path.display()
+        );
+        ensure!(
+            meta.get("rules").map(String::as_str) == Some(RULES),
+            "{}: the rules metadata is not `{RULES}`",
+            path.display()
+        );
+        // The start exactly as the builder writes it (64 characters, O to move).
         let start = meta
             .get("start")
-            .and_then(|v| Position::parse(v).ok())
+            .and_then(|v| Position::parse(v).ok().filter(|p| p.to_string() == *v))
             .filter(|p| p.to_move() == Side::O)
             .with_context(|| format!("{}: no valid start metadata", path.display()))?;
-        let mut records = PositionMap::default();
-        let mut blocks = Vec::new();
-        for ((n, key), row) in store.block_rows()? {
-            ensure!(n == 0, "{}: a Qubic file has only layer 0", path.display());
-            let block: u8 = key
-                .parse()
-                .ok()
-                .filter(|&k: &u8| k <= OPENING_BLOCK)
-                .with_context(|| format!("{}: bad block key `{key}`", path.display()))?;
-            ensure!(
-                row.chunks == 1,
-                "{}: block {key} claims {} chunks (one expected)",
-                path.display(),
-                row.chunks
-            );
-            let decoded = read_block(&store, block, row.positions)
-                .with_context(|| format!("{}: block {key}", path.display()))?;
-            blocks.push((block, decoded.len()));
-            for r in decoded {
-                records.entry(r.key).or_insert(r);
-            }
-        }
+        let (records, blocks) = read_blocks(&store, start)
+            .with_context(|| format!("{}: the strategy's blocks", path.display()))?;
         if let Some(first) = first_move(start) {
             match records.get(&(0, 0)) {
                 Some(r) if r.cell == first => {}
