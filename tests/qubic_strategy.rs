@@ -171,6 +171,7 @@ fn strategies_verify_and_win_every_random_game() {
             let (xs, os) = stones.split_once(" / ").unwrap();
             let set = |t: &str| {
                 t.split(' ')
+                    .filter(|&c| c != "-")
                     .fold(0u64, |s, c| s | 1 << c.parse::<u32>().unwrap())
             };
             let (x, o) = (set(xs), set(os));

@@ -217,7 +217,11 @@ pub fn export(file: &StrategyFile, format: ExportFormat, sink: &mut dyn Write) -
         }
         ExportFormat::Jsonl => {}
     }
+    // ("-" for a side with no stones: the empty board's line.)
     let cells = |set: u64| {
+        if set == 0 {
+            return "-".to_string();
+        }
         (0..64)
             .filter(|c| set >> c & 1 == 1)
             .map(|c| c.to_string())
