@@ -66,6 +66,17 @@ pub struct ShrinkStats {
     pub nodes: u64,
 }
 
+/// One shrinking pass over a strategy: its settings and what it has done.
+struct Pass {
+    max_bound: u32,
+    budget: u64,
+    /// The move chosen at each position of the strategy walked so far.
+    improved: PositionMap<Choice>,
+    /// Their costs (tree counts of strategic moves).
+    costs: PositionMap<u64>,
+    stats: ShrinkStats,
+}
+
 impl Shrinker {
     /// A search whose forced-win cache takes about `memory` bytes at most (its own
     /// tables are small: the positions it searches).
@@ -92,22 +103,20 @@ impl Shrinker {
         max_bound: u32,
         budget: u64,
     ) -> (Strategy, ShrinkStats) {
-        let mut stats = ShrinkStats::default();
-        let mut improved: PositionMap<Choice> = PositionMap::default();
-        let mut costs: PositionMap<u64> = PositionMap::default();
-        let nodes_before = self.nodes;
-        stats.cost_before = tree_cost(strategy, root, &mut PositionMap::default());
-        self.improve(
-            strategy,
-            root,
+        let mut pass = Pass {
             max_bound,
             budget,
-            &mut improved,
-            &mut costs,
-            &mut stats,
-        );
+            improved: PositionMap::default(),
+            costs: PositionMap::default(),
+            stats: ShrinkStats::default(),
+        };
+        let nodes_before = self.nodes;
+        pass.stats.cost_before = tree_cost(strategy, root, &mut PositionMap::default());
+        self.improve(strategy, root, &mut pass);
         let mut out = Strategy::default();
-        stats.cost_after = self.read_out(root, &improved, &mut out, &mut PositionMap::default());
+        let mut stats = pass.stats;
+        stats.cost_after =
+            self.read_out(root, &pass.improved, &mut out, &mut PositionMap::default());
         stats.nodes = self.nodes - nodes_before;
         (out, stats)
     }
@@ -122,23 +131,13 @@ impl Shrinker {
 
     /// Children first: the cost of `key` under the strategy with its subtrees
     /// shrunk, then an exact search for a cheaper move when the cost is small.
-    #[allow(clippy::too_many_arguments)]
-    fn improve(
-        &mut self,
-        strategy: &Strategy,
-        key: Key,
-        max_bound: u32,
-        budget: u64,
-        improved: &mut PositionMap<Choice>,
-        costs: &mut PositionMap<u64>,
-        stats: &mut ShrinkStats,
-    ) -> u64 {
-        if let Some(&c) = costs.get(&key) {
+    fn improve(&mut self, strategy: &Strategy, key: Key, pass: &mut Pass) -> u64 {
+        if let Some(&c) = pass.costs.get(&key) {
             return c;
         }
         let Some(choice) = strategy.choices.get(&key).copied() else {
             // A fringe position: a forced win.
-            costs.insert(key, 0);
+            pass.costs.insert(key, 0);
             return 0;
         };
         let (x, o) = key;
@@ -146,7 +145,7 @@ impl Shrinker {
         let mut cost = u64::from(move_cost(key));
         if !has_line(after.0) {
             for child in o_replies(after) {
-                cost += self.improve(strategy, child, max_bound, budget, improved, costs, stats);
+                cost += self.improve(strategy, child, pass);
             }
         }
         let mut chosen = Choice {
@@ -155,25 +154,25 @@ impl Shrinker {
         };
         // A block has no alternative; a cost of one is the least a strategic move has.
         if move_cost(key) == 1 && cost > 1 {
-            let bound = (cost - 1).min(u64::from(max_bound)) as u32;
+            let bound = (cost - 1).min(u64::from(pass.max_bound)) as u32;
             self.gave_up = false;
-            self.give_up_at = self.nodes + budget;
+            self.give_up_at = self.nodes + pass.budget;
             let found = self.x_cost(key, bound);
             if self.gave_up {
-                stats.gave_up += 1;
+                pass.stats.gave_up += 1;
             } else if found <= bound {
                 let known = self.x_known[&key];
                 chosen = Choice {
                     cell: known.cell,
                     subtree: u64::from(found),
                 };
-                stats.replaced += 1;
+                pass.stats.replaced += 1;
             }
             self.give_up_at = u64::MAX;
             self.gave_up = false;
         }
-        improved.insert(key, chosen);
-        costs.insert(key, chosen.subtree);
+        pass.improved.insert(key, chosen);
+        pass.costs.insert(key, chosen.subtree);
         chosen.subtree
     }
 
