@@ -685,10 +685,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             output,
             expand,
         } => {
-            match game_of_file(&db)? {
-                GameKind::Morris if format == Format::Patashnik => {
-                    bail!("--format patashnik is for Qubic strategy files");
-                }
+            let game = game_of_file(&db)?;
+            if format == Format::Patashnik && game != GameKind::Qubic {
+                bail!("--format patashnik is for Qubic strategy files");
+            }
+            match game {
                 GameKind::Morris => {
                     return cli::morris::export(
                         &db,
@@ -709,10 +710,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 GameKind::Dots => {}
             }
             let tb = Tablebase::open(&db)?;
-            let format = match format {
-                Format::Jsonl => export::Format::Jsonl,
-                Format::Csv => export::Format::Csv,
-                Format::Patashnik => bail!("--format patashnik is for Qubic strategy files"),
+            let format = if format == Format::Csv {
+                export::Format::Csv
+            } else {
+                export::Format::Jsonl
             };
             cli::export_to(output.as_deref(), &db, |sink| {
                 export::export(&tb, format, max_lines, expand, sink)

@@ -4,13 +4,12 @@
 //! first reply not stored. The proof table is shared by the replies of one run
 //! (positions reached from several replies are proven once).
 
-use super::geometry::{canonical, has_line};
 use super::position::{Position, Side};
 use super::prover::child_classes;
 use super::prover::{Key, Prover};
-use super::shrink::{Shrinker, tree_cost};
+use super::shrink::Shrinker;
 use super::stored::{self, GAME, OPENING_BLOCK, Record};
-use super::strategy::{Strategy, move_cost, o_replies};
+use super::strategy::{Strategy, replies_after};
 use super::threats::{ForcedSearch, PositionMap};
 use crate::store::{LayerFinish, LayerStatus, Store};
 use anyhow::{Result, bail, ensure};
@@ -165,7 +164,7 @@ pub fn build(options: &BuildOptions, report: &mut dyn FnMut(&str)) -> Result<Bui
         }
         let proven_in = t.elapsed().as_secs_f64();
         let mut strategy = Strategy::extract(&mut prover, child)?;
-        let mut moves = tree_cost(&strategy, child, &mut PositionMap::default());
+        let mut moves = strategy.cost_below(child);
         if options.shrink > 0 {
             let (smaller, stats) = shrinker.shrink(&strategy, child, options.shrink, SHRINK_BUDGET);
             report(&format!(
@@ -227,9 +226,8 @@ pub fn build(options: &BuildOptions, report: &mut dyn FnMut(&str)) -> Result<Bui
     // Closing the file checkpoints its WAL: the size below is the file's.
     drop(store);
     let (strategic, strategic_moves) = if complete {
-        let file = stored::StrategyFile::open(&options.path)?;
-        let moves = file.records.keys().filter(|&&k| move_cost(k) == 1).count();
-        (file.records.len() as u64, moves as u64)
+        let info = super::report::info(&stored::StrategyFile::open(&options.path)?);
+        (info.strategic as u64, info.strategic_moves as u64)
     } else {
         (0, 0)
     };
@@ -305,12 +303,9 @@ fn plies_of(
     let p = match strategy.choices.get(&key) {
         None => stored::forced_win(forced, key.0, key.1).map_or(0, |(_, p)| p as u8),
         Some(choice) => {
-            let after = canonical(key.0 | 1 << choice.cell, key.1).0;
             let mut worst = 0u8;
-            if !has_line(after.0) {
-                for child in o_replies(after) {
-                    worst = worst.max(1 + plies_of(strategy, child, forced, memo));
-                }
+            for child in replies_after(key, choice.cell) {
+                worst = worst.max(1 + plies_of(strategy, child, forced, memo));
             }
             1 + worst
         }

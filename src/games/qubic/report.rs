@@ -87,14 +87,12 @@ pub fn info(file: &StrategyFile) -> QubicInfo {
         let stones = (r.key.0 | r.key.1).count_ones();
         *i.by_stones.entry(stones).or_default() += 1;
         let moves = i.moves_by_stones.entry(stones).or_default();
-        if move_kind(r) != MoveKind::Block {
-            *moves += 1;
-            i.strategic_moves += 1;
-        }
+        *moves += usize::from(move_kind(r) != MoveKind::Block);
         if r.key == (0, 0) {
             i.plies = r.plies;
         }
     }
+    i.strategic_moves = i.quiet + i.threats;
     i
 }
 

@@ -14,7 +14,7 @@
 
 use super::geometry::{Cells, canonical, has_line};
 use super::prover::{Key, candidate_moves, child_classes};
-use super::strategy::{Choice, Strategy, move_cost, o_replies};
+use super::strategy::{Choice, Strategy, move_cost, replies_after};
 use super::threats::{ForcedSearch, PositionMap, threats, wins_by};
 
 /// A cost too large to matter: the position is not won (or the search gave up).
@@ -111,7 +111,7 @@ impl Shrinker {
             stats: ShrinkStats::default(),
         };
         let nodes_before = self.nodes;
-        pass.stats.cost_before = tree_cost(strategy, root, &mut PositionMap::default());
+        pass.stats.cost_before = strategy.cost_below(root);
         self.improve(strategy, root, &mut pass);
         let mut out = Strategy::default();
         let mut stats = pass.stats;
@@ -140,13 +140,9 @@ impl Shrinker {
             pass.costs.insert(key, 0);
             return 0;
         };
-        let (x, o) = key;
-        let after = canonical(x | 1 << choice.cell, o).0;
         let mut cost = u64::from(move_cost(key));
-        if !has_line(after.0) {
-            for child in o_replies(after) {
-                cost += self.improve(strategy, child, pass);
-            }
+        for child in replies_after(key, choice.cell) {
+            cost += self.improve(strategy, child, pass);
         }
         let mut chosen = Choice {
             cell: choice.cell,
@@ -202,12 +198,9 @@ impl Shrinker {
             memo.insert(key, 0);
             return 0;
         };
-        let after = canonical(key.0 | 1 << cell, key.1).0;
         let mut cost = u64::from(move_cost(key));
-        if !has_line(after.0) {
-            for child in o_replies(after) {
-                cost += self.read_out(child, improved, out, memo);
-            }
+        for child in replies_after(key, cell) {
+            cost += self.read_out(child, improved, out, memo);
         }
         out.choices.insert(
             key,
@@ -315,11 +308,11 @@ impl Shrinker {
         }
         let (x, o) = key;
         if has_line(x) || threats(x, o).count_ones() >= 2 {
-            return self.o_exact(key, 0);
+            return self.remember_o(key, 0, true);
         }
         if threats(o, x) != 0 {
             // O completes a line.
-            return self.o_exact(key, INFINITE);
+            return self.remember_o(key, INFINITE, true);
         }
         if self.out_of_budget() {
             return bound + 1;
@@ -371,7 +364,7 @@ impl Shrinker {
                 children.push((child, lower));
                 rest = rest.saturating_add(lower).min(INFINITE);
                 if rest > bound {
-                    return self.o_lower(key, rest);
+                    return self.remember_o(key, rest, false);
                 }
             }
         }
@@ -388,31 +381,21 @@ impl Shrinker {
             }
             if c > limit {
                 let lb = sum.saturating_add(c).saturating_add(rest).min(INFINITE);
-                return self.o_lower(key, lb);
+                return self.remember_o(key, lb, false);
             }
             sum += c;
         }
-        self.o_exact(key, sum)
+        self.remember_o(key, sum, true)
     }
 
-    fn o_exact(&mut self, key: Key, cost: u32) -> u32 {
+    /// Remembers an O-to-move position's cost (exact, or a lower bound) and
+    /// returns it.
+    fn remember_o(&mut self, key: Key, cost: u32, exact: bool) -> u32 {
         self.o_known.insert(
             key,
             Known {
                 cost,
-                exact: true,
-                cell: 0,
-            },
-        );
-        cost
-    }
-
-    fn o_lower(&mut self, key: Key, cost: u32) -> u32 {
-        self.o_known.insert(
-            key,
-            Known {
-                cost,
-                exact: false,
+                exact,
                 cell: 0,
             },
         );
@@ -431,32 +414,4 @@ impl Shrinker {
         }
         self.gave_up
     }
-}
-
-/// The cost of a strategy below `key` (tree count of strategic moves).
-pub fn tree_cost(strategy: &Strategy, key: Key, memo: &mut PositionMap<u64>) -> u64 {
-    if let Some(&c) = memo.get(&key) {
-        return c;
-    }
-    let Some(choice) = strategy.choices.get(&key) else {
-        return 0;
-    };
-    let after = canonical(key.0 | 1 << choice.cell, key.1).0;
-    let mut cost = u64::from(move_cost(key));
-    if !has_line(after.0) {
-        for child in o_replies(after) {
-            cost += tree_cost(strategy, child, memo);
-        }
-    }
-    memo.insert(key, cost);
-    cost
-}
-
-/// Strategic moves of a strategy: positions whose move is not a forced block.
-pub fn strategic_moves(strategy: &Strategy) -> usize {
-    strategy
-        .choices
-        .keys()
-        .filter(|&&k| move_cost(k) == 1)
-        .count()
 }

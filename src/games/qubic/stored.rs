@@ -120,19 +120,20 @@ pub fn write_block(store: &mut Store, key: u8, records: &mut [Record], seconds: 
 
 /// Reads and checks the records of block `key`, which claims `records` of them.
 pub fn read_block(store: &Store, key: u8, records: i64) -> Result<Vec<Record>> {
-    decode_records(&read_block_bytes(store, key, records)?)
+    decode_records(&read_block_bytes(store, key, records)?.0)
 }
 
 /// The raw bytes of block `key`, which claims `records` records (its chunk's
-/// length and checksum checked).
-fn read_block_bytes(store: &Store, key: u8, records: i64) -> Result<Vec<u8>> {
+/// length and checksum checked), and the chunk's coded size.
+fn read_block_bytes(store: &Store, key: u8, records: i64) -> Result<(Vec<u8>, usize)> {
     let len = usize::try_from(records)
         .ok()
         .and_then(|p| p.checked_mul(RECORD_BYTES))
         .filter(|&l| l <= 64 << 20)
         .context("the block claims a bad size")?;
-    let raw = store.read_chunk(0, &[key], 0, len)?;
-    Ok(raw.iter().map(|&v| v as u8).collect())
+    let chunk = store.stored_chunk(0, &[key], 0)?;
+    let raw = chunk.decode(len, |_| Vec::new())?;
+    Ok((raw.iter().map(|&v| v as u8).collect(), chunk.data.len()))
 }
 
 /// Records per block key.
@@ -172,9 +173,8 @@ fn read_blocks(store: &Store, start: Position) -> Result<(PositionMap<Record>, B
     let mut totals = BlockStats::default();
     for ((_, key), row) in &rows {
         let block: u8 = key.parse().context("a block key")?;
-        let bytes = read_block_bytes(store, block, row.positions)
+        let (bytes, coded) = read_block_bytes(store, block, row.positions)
             .with_context(|| format!("block {key}"))?;
-        let coded = store.stored_chunk(0, &[block], 0)?.data.len();
         // The block's digest is its chunk's checksum before it is keyed to its place.
         let digest = checksum::checksum(&bytes);
         ensure!(

@@ -3,7 +3,7 @@
 //! chosen among the proven ones for the smallest subtree; every O reply to it
 //! leads to a strategic position of the strategy or to a forced win.
 
-use super::geometry::canonical;
+use super::geometry::{canonical, has_line};
 use super::prover::{Key, Prover, child_classes, x_to_move};
 use super::threats::{PositionMap, threats};
 use anyhow::{Result, bail};
@@ -90,6 +90,12 @@ impl Strategy {
         Ok(total)
     }
 
+    /// Strategic moves below `key` under this strategy (its choice's tree count;
+    /// 0 for a forced win).
+    pub fn cost_below(&self, key: Key) -> u64 {
+        self.choices.get(&key).map_or(0, |c| c.subtree)
+    }
+
     /// Marks the strategic positions the chosen moves reach from `key`.
     fn reach(&self, key: Key, reached: &mut PositionMap<()>) {
         let Some(choice) = self.choices.get(&key) else {
@@ -98,9 +104,7 @@ impl Strategy {
         if reached.insert(key, ()).is_some() {
             return;
         }
-        let (x, o) = key;
-        let after = canonical(x | 1 << choice.cell, o).0;
-        for child in o_replies(after) {
+        for child in replies_after(key, choice.cell) {
             self.reach(child, reached);
         }
     }
@@ -110,6 +114,17 @@ impl Strategy {
 /// forced (it blocks O's threat), else one strategic move.
 pub fn move_cost((x, o): Key) -> u32 {
     u32::from(threats(o, x) == 0)
+}
+
+/// O's replies (distinct, canonical) after X plays `cell` in the X-to-move
+/// position `key`; none when the move completes X's four.
+pub fn replies_after(key: Key, cell: u8) -> Vec<Key> {
+    let after = canonical(key.0 | 1 << cell, key.1).0;
+    if has_line(after.0) {
+        Vec::new()
+    } else {
+        o_replies(after)
+    }
 }
 
 /// O's replies in an O-to-move canonical position, as distinct canonical
