@@ -111,23 +111,30 @@ pub fn serve(options: ServeOptions, ready: impl FnOnce(SocketAddr)) -> Result<()
         let listener = tokio::net::TcpListener::bind(options.listen)
             .await
             .with_context(|| format!("cannot listen on {}", options.listen))?;
+        // The handlers are installed before anyone is told the server is up, so
+        // a SIGTERM sent right after the first answer cannot kill the process
+        // (a lazily installed handler would leave the default action in place).
+        let shutdown = shutdown_signal()?;
         ready(listener.local_addr()?);
         axum::serve(listener, app)
-            .with_graceful_shutdown(shutdown_signal())
+            .with_graceful_shutdown(shutdown)
             .await
             .context("the server failed")
     })
 }
 
-/// Resolves on SIGTERM or Ctrl-C.
-async fn shutdown_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .expect("a SIGTERM handler");
-    tokio::select! {
-        _ = ctrl_c => {}
-        _ = term.recv() => {}
-    }
+/// Installs the SIGTERM and Ctrl-C handlers now and returns a future that
+/// resolves when either signal arrives.
+fn shutdown_signal() -> Result<impl std::future::Future<Output = ()>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut interrupt = signal(SignalKind::interrupt()).context("cannot handle Ctrl-C")?;
+    let mut term = signal(SignalKind::terminate()).context("cannot handle SIGTERM")?;
+    Ok(async move {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = term.recv() => {}
+        }
+    })
 }
 
 /// A JSON error response.
