@@ -630,6 +630,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             request.tt_bytes = cli::memory("--tt", tt.as_deref(), request.tt_bytes)?;
             let lines = request.lines;
             if loony {
+                if !request.chains.is_empty() {
+                    bail!("--loony analyses every line on its own: remove the chain dots");
+                }
                 if pv || bounds.given() || tt.is_some() {
                     bail!(
                         "--loony analyses by exhaustion: --pv, --tt, --max-nodes and --time-limit do not apply"

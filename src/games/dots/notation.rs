@@ -11,6 +11,7 @@
 use std::path::Path;
 
 use super::board::{Board, BoardError, Lines};
+use super::chains::{ChainError, Chains};
 
 /// A player as written in Wilson's files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +59,8 @@ pub struct ParsedPosition {
     pub to_move: Option<Player>,
     /// Boxes marked `A` (index 0) and `B` (index 1) in a Wilson grid.
     pub captured: [u32; 2],
+    /// Chains marked with dots in a Wilson grid (none in the other forms).
+    pub chains: Chains,
 }
 
 impl ParsedPosition {
@@ -68,6 +71,7 @@ impl ParsedPosition {
             penalty: None,
             to_move: None,
             captured: [0, 0],
+            chains: Chains::none(),
         }
     }
 }
@@ -181,6 +185,9 @@ pub enum NotationError {
         /// Names of the undrawn sides.
         missing: String,
     },
+    /// Dots in a Wilson grid that do not mark chains.
+    #[error("Wilson grid: {0}")]
+    Chain(#[from] ChainError),
     /// A position file that cannot be read.
     #[error("cannot read position file `{path}`: {error}")]
     ReadFile {
@@ -431,13 +438,15 @@ fn parse_wilson(board: &Board, text: &str) -> Result<ParsedPosition, NotationErr
     let grid_start = rest.iter().position(|r| !r.is_blank()).unwrap_or(0);
     let grid = Grid::split(header, &rest[grid_start..])?;
     grid.check_size(board)?;
-    let lines = grid.read_lines(board)?;
+    let (lines, dotted) = grid.read_lines(board)?;
     let captured = grid.read_captures(board, lines)?;
+    let chains = Chains::from_dotted(board, lines, dotted)?;
     Ok(ParsedPosition {
         lines,
         penalty: Some(penalty),
         to_move,
         captured,
+        chains,
     })
 }
 
@@ -596,12 +605,14 @@ impl<'a> Grid<'a> {
         }
     }
 
-    /// Reads the drawn lines, rejecting any character without a meaning.
-    fn read_lines(&self, board: &Board) -> Result<Lines, NotationError> {
-        let mut lines = 0;
+    /// Reads the drawn lines and the dotted ones (chain lines), rejecting any
+    /// character without a meaning.
+    fn read_lines(&self, board: &Board) -> Result<(Lines, Lines), NotationError> {
+        let (mut lines, mut dotted) = (0, 0);
         for (r, row) in self.dot_rows.iter().enumerate() {
             for (col, &ch) in row.chars.iter().enumerate() {
                 match (self.column(col), ch) {
+                    (Column::Between(c), '.') => dotted |= 1 << board.h(r, c),
                     (Column::Dot(_), '+') | (_, ' ' | '.') => {}
                     (Column::Between(c), '-') => lines |= 1 << board.h(r, c),
                     (kind, _) => return Err(grid_char(row, col, ch, kind, true)),
@@ -614,13 +625,14 @@ impl<'a> Grid<'a> {
                     match (self.column(col), ch) {
                         // A vertical line counts as drawn if any of its rows shows it.
                         (Column::Dot(c), '|') => lines |= 1 << board.v(r, c),
+                        (Column::Dot(c), '.') => dotted |= 1 << board.v(r, c),
                         (Column::Between(_), 'A' | 'B') | (_, ' ' | '.') => {}
                         (kind, _) => return Err(grid_char(row, col, ch, kind, false)),
                     }
                 }
             }
         }
-        Ok(lines)
+        Ok((lines, dotted))
     }
 
     /// Counts the `A`/`B` boxes; each must be complete and marked by one player.
@@ -758,6 +770,23 @@ mod tests {
              v0.2 v0.3 v1.1 v1.2 v2.1 v2.2 v3.2 v3.4 v4.2",
         );
         let p = parse_position(&b, WILSON_5X5).unwrap();
+        // The dotted chains, read off by hand too: 15 lines in 6 chains.
+        let mut chains: Vec<Lines> = [
+            "h0.2 h1.2 v1.3",
+            "h1.1 h2.1 h3.1",
+            "v2.3 v2.4 h3.2",
+            "h3.4 v3.5",
+            "v3.3 h4.3",
+            "h4.2 v4.3",
+        ]
+        .iter()
+        .map(|names| moves(&b, names))
+        .collect();
+        chains.sort_unstable();
+        let mut read = p.chains.masks().to_vec();
+        read.sort_unstable();
+        assert_eq!(read, chains);
+        assert_eq!(p.chains.open_units(p.lines, b.all_lines()), 36);
         assert_eq!(
             p,
             ParsedPosition {
@@ -765,6 +794,7 @@ mod tests {
                 penalty: Some(0),
                 to_move: None,
                 captured: [0, 0],
+                chains: p.chains.clone(),
             }
         );
     }

@@ -3,16 +3,19 @@
 //! solver without a database.
 
 use super::board::{Board, Lines};
+use super::chains::Chains;
 use super::notation::{NotationError, ParsedPosition};
 use super::search::{SearchOptions, Solver};
 use super::spec;
 use anyhow::Result;
 
 /// A search to run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SolveRequest {
     /// The position.
     pub lines: Lines,
+    /// Chains marked in the position's Wilson file, played as pseudo-lines.
+    pub chains: Chains,
     /// Value of the full board (Wilson's last-move penalty).
     pub penalty: i8,
     /// Transposition table size in bytes.
@@ -34,17 +37,18 @@ impl SolveRequest {
         penalty: Option<i32>,
     ) -> Result<SolveRequest> {
         let start = spec::parse_start(board, start)?;
-        let (lines, file_penalty) = match position {
+        let (lines, file_penalty, chains) = match position {
             Some(text) => {
                 let p = parse(board, text)?;
-                (p.lines, p.penalty)
+                (p.lines, p.penalty, p.chains)
             }
-            None => (start.lines, start.penalty),
+            None => (start.lines, start.penalty, start.chains),
         };
         let penalty = spec::check_penalty(penalty.or(file_penalty).unwrap_or(0))?;
         let open = board.num_lines() as u32 - lines.count_ones();
         Ok(SolveRequest {
             lines,
+            chains,
             penalty,
             tt_bytes: default_tt_bytes(open),
         })
@@ -52,13 +56,17 @@ impl SolveRequest {
 
     /// A solver for the request on `board`.
     pub fn solver(&self, board: Board) -> Solver {
-        Solver::new(
+        let mut solver = Solver::new(
             board,
             SearchOptions {
                 penalty: self.penalty as i32,
                 tt_bytes: self.tt_bytes as usize,
             },
-        )
+        );
+        if !self.chains.is_empty() {
+            solver.set_chains(self.chains.clone());
+        }
+        solver
     }
 }
 

@@ -2,6 +2,7 @@
 //! chunking, and how it is written to (and read from) the `meta` table.
 
 use super::board::{Board, Lines};
+use super::chains::Chains;
 use super::layout::{Layout, MAX_GROUP_LINES, MAX_GROUPS, split_sizes};
 use super::notation;
 use crate::store::MAX_CHUNK_POSITIONS;
@@ -58,6 +59,8 @@ pub struct Start {
     pub lines: Lines,
     /// A penalty carried by a Wilson file, if any.
     pub penalty: Option<i32>,
+    /// Chains marked with dots in a Wilson file.
+    pub chains: Chains,
 }
 
 /// Parses `--start`: a preset name, a position text, or a file holding one.
@@ -66,6 +69,7 @@ pub fn parse_start(board: &Board, text: &str) -> Result<Start> {
         name: name.to_string(),
         lines,
         penalty: None,
+        chains: Chains::none(),
     };
     Ok(match text {
         "empty" => preset("empty", 0),
@@ -78,6 +82,7 @@ pub fn parse_start(board: &Board, text: &str) -> Result<Start> {
                 name: "position".to_string(),
                 lines: p.lines,
                 penalty: p.penalty,
+                chains: p.chains,
             }
         }
     })

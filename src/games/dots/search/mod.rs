@@ -91,6 +91,7 @@ pub mod symmetry;
 mod tt;
 
 use super::board::{Board, Lines, boxes_completed_with};
+use super::chains::Chains;
 use std::time::{Duration, Instant};
 use symmetry::Symmetries;
 use tt::{NO_MOVE, Table};
@@ -306,6 +307,10 @@ pub struct Solver {
     etc_min: u32,
     /// Limits and progress of the current call.
     guard: Guard,
+    /// Chains played as pseudo-lines (none: the plain game); see [`Solver::set_chains`].
+    chains: Chains,
+    /// Every side of a box that borders a chain line: captures there are not forced.
+    near_chains: Lines,
 }
 
 impl Solver {
@@ -349,7 +354,33 @@ impl Solver {
                 .saturating_sub(ETC_DEPTH)
                 .max(ETC_MIN_OPEN),
             guard: Guard::idle(None),
+            chains: Chains::none(),
+            near_chains: 0,
         }
+    }
+
+    /// Plays `chains` as pseudo-lines from now on (see [`super::chains`]): while a
+    /// chain is partly drawn only its lines may be drawn. Clears the table, and turns
+    /// symmetry off when there are chains (a symmetry need not keep them).
+    pub fn set_chains(&mut self, chains: Chains) {
+        self.near_chains = self
+            .boxes
+            .iter()
+            .filter(|&&b| b & chains.all() != 0)
+            .fold(0, |near, &b| near | b);
+        self.syms = if chains.is_empty() {
+            Symmetries::new(self.board)
+        } else {
+            Symmetries::identity(self.board)
+        };
+        self.chains = chains;
+        self.table.clear();
+    }
+
+    /// The lines that may be drawn in `position`.
+    #[inline]
+    fn legal(&self, position: Lines) -> Lines {
+        self.chains.legal(position, self.all & !position)
     }
 
     /// Calls `progress` about once a second during long searches (`None`: never).
@@ -480,7 +511,7 @@ impl Solver {
     fn solve_armed(&mut self, position: Lines) -> Option<SolveResult> {
         let value = self.mtdf_root(position)?;
         let mut moves = Vec::new();
-        for line in lines_of(self.all & !position) {
+        for line in lines_of(self.legal(position)) {
             let k = self.completes(position, line);
             let child = self.mtdf(position | 1 << line);
             if self.guard.stopped.is_some() {
@@ -507,7 +538,7 @@ impl Solver {
     fn principal_variation(&mut self, mut position: Lines, mut value: i32) -> Option<Vec<usize>> {
         let mut pv = Vec::new();
         while position != self.all {
-            let (line, child_value) = lines_of(self.all & !position)
+            let (line, child_value) = lines_of(self.legal(position))
                 .find_map(|line| {
                     let k = self.completes(position, line);
                     let child = position | 1 << line;
@@ -617,7 +648,21 @@ impl Solver {
             return self.penalty;
         }
         let scan = self.scan(position);
-        let forced = scan.captures & !scan.thirds;
+        let mut forced = scan.captures & !scan.thirds;
+        let mut legal = open;
+        if !self.chains.is_empty() {
+            // Inside a partly drawn chain only its lines are legal, and rule 1 holds
+            // among them; elsewhere it is applied only away from the chains, whose
+            // resolution a capture next to them could change (checked against a
+            // brute force of the chain game in tests/chains_oracle.rs).
+            match self.chains.partial(position) {
+                Some(chain) => {
+                    legal &= chain;
+                    forced &= chain;
+                }
+                None => forced &= !self.near_chains,
+            }
+        }
         if forced != 0 {
             let line = forced.trailing_zeros() as usize;
             let k = self.completes(position, line);
@@ -655,10 +700,15 @@ impl Solver {
 
         // Move list: hint, captures, safe moves, sacrifices; safe moves and
         // sacrifices nearest the centre of the board first.
-        let captures = scan.captures;
-        let mut quiet = open & !captures;
-        for line in lines_of(captures) {
-            quiet &= self.chain_reply(position, line);
+        let captures = scan.captures & legal;
+        let mut quiet = legal & !captures;
+        if legal == open {
+            // Rule 2 (with chains: between chains, for captures outside them, and
+            // never pruning a chain's line; see `chain_reply`).
+            let chain_lines = self.chains.all();
+            for line in lines_of(captures & scan.thirds & !chain_lines) {
+                quiet &= self.chain_reply(position, line, chain_lines);
+            }
         }
         let safe = quiet & !scan.thirds;
         let sacrifices = quiet & scan.thirds;
@@ -757,8 +807,13 @@ impl Solver {
     /// leaves, i.e. the mask of the other open side `y` of `b'`, or nothing when `y`
     /// continues the chain into a two-sided box `c` whose other open side `z` does
     /// not complete a box.
+    ///
+    /// With chains (whose lines `chain_lines` are never pruned), the proof needs every
+    /// move it plays after another to be legal then: it holds for a capture `line`
+    /// outside the chains when no chain is partly drawn, and `y` is pruned only when
+    /// `z` is outside the chains too.
     #[inline]
-    fn chain_reply(&self, position: Lines, line: usize) -> Lines {
+    fn chain_reply(&self, position: Lines, line: usize, chain_lines: Lines) -> Lines {
         let open_sides = |b: usize| self.boxes[b] & !position;
         let other = |l: usize, b: usize| {
             let [a, c] = self.adjacent[l];
@@ -775,14 +830,14 @@ impl Solver {
         let y = (open_sides(b2) & !(1 << line)).trailing_zeros() as usize;
         let c = other(y, b2);
         if c == NO_BOX || open_sides(c).count_ones() != 2 {
-            return 1 << y;
+            return 1 << y | chain_lines;
         }
         let z = (open_sides(c) & !(1 << y)).trailing_zeros() as usize;
         let d = other(z, c);
-        if d != NO_BOX && open_sides(d).count_ones() == 1 {
-            return 1 << y;
+        if d != NO_BOX && open_sides(d).count_ones() == 1 || chain_lines >> z & 1 == 1 {
+            return 1 << y | chain_lines;
         }
-        0
+        chain_lines
     }
 
     /// Whether a symmetry fixing the position maps `line` to a smaller line (so the

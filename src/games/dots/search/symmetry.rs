@@ -54,8 +54,18 @@ impl Symmetries {
     /// Computes the symmetries of `board`: 8 if it is square, 4 otherwise. Symmetry 0
     /// is always the identity.
     pub fn new(board: Board) -> Symmetries {
+        let count = if board.rows() == board.cols() { 8 } else { 4 };
+        Symmetries::first(board, count)
+    }
+
+    /// The identity alone: for positions whose structure no symmetry keeps (chains).
+    pub fn identity(board: Board) -> Symmetries {
+        Symmetries::first(board, 1)
+    }
+
+    /// The first `count` symmetries of [`DOT_MAPS`].
+    fn first(board: Board, count: usize) -> Symmetries {
         let (rows, cols) = (board.rows(), board.cols());
-        let count = if rows == cols { 8 } else { 4 };
         let lines = board.num_lines();
         let hcount = (rows + 1) * cols;
         // Endpoints (two dots) of every line.

@@ -1,0 +1,186 @@
+//! Chains as pseudo-lines (Wilson, `../shared/seeds/001_*`, "chains").
+//!
+//! A *chain* is a string of one or more boxes that have two sides drawn; its lines
+//! are the open sides of those boxes. Wilson's analyzer treats each chain of the
+//! start position as one pseudo-line, on the assumption that once either player draws
+//! a line of the chain, best play fills the rest of that chain (by one player or the
+//! other) before any other line is drawn. A position is then one bit per open line
+//! outside the chains and one per chain, which is how his 5x5 problem 12.18 (30 open
+//! lines and 6 chains of 15 lines) fits 36 bits.
+//!
+//! Here the assumption is the rule of the game that is analysed: **while a chain is
+//! partly drawn, the only legal moves are its open lines.** Which line of the chain
+//! is drawn first, who takes which box, and whether the chain player takes all the
+//! boxes or hands the last two back (all the cases Wilson's program works out from
+//! the boxes around the chain: captures into the chain, extensions, loops) are then
+//! decided by the ordinary rules inside the chain, so nothing is approximated beyond
+//! the assumption itself. Between chains the game is the usual one.
+//!
+//! Chains are marked in Wilson files with dots on their lines (and, for the eye, in
+//! their boxes), as his diagram of problem 12.18 does: a dotted line is an open line
+//! of a chain, and two dotted lines belong to the same chain when they are the open
+//! sides of a box whose two other sides are drawn.
+
+use super::board::{Board, Lines};
+
+/// The chains of a position: disjoint masks of open lines.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Chains {
+    masks: Vec<Lines>,
+    /// Every chain line.
+    all: Lines,
+}
+
+/// Why dotted lines do not make chains.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChainError {
+    /// A dotted line that no box with two drawn sides joins to a chain.
+    #[error(
+        "dotted line {0} is not a side of a chain box (a chain runs through boxes whose two other sides are drawn)"
+    )]
+    Stray(String),
+    /// A dotted line that is also drawn.
+    #[error("line {0} is both drawn and dotted")]
+    Drawn(String),
+}
+
+impl Chains {
+    /// No chains: the plain game.
+    pub fn none() -> Chains {
+        Chains::default()
+    }
+
+    /// Groups the dotted (open) lines of `lines` into chains: two dotted lines are in
+    /// one chain when they are the two open sides of a box with two drawn sides.
+    /// Every dotted line must be a side of such a box.
+    pub fn from_dotted(board: &Board, lines: Lines, dotted: Lines) -> Result<Chains, ChainError> {
+        if let Some(line) = first_line(lines & dotted) {
+            return Err(ChainError::Drawn(board.line_name(line)));
+        }
+        // Union-find over lines: each chain box joins its two dotted sides.
+        let mut parent: Vec<usize> = (0..board.num_lines()).collect();
+        fn root(parent: &mut [usize], mut l: usize) -> usize {
+            while parent[l] != l {
+                parent[l] = parent[parent[l]];
+                l = parent[l];
+            }
+            l
+        }
+        let mut in_box = 0;
+        for r in 0..board.rows() {
+            for c in 0..board.cols() {
+                let sides = board.box_mask(r, c);
+                if (sides & lines).count_ones() == 2 && (sides & dotted).count_ones() == 2 {
+                    let a = first_line(sides & dotted).expect("two dotted sides");
+                    let b = first_line(sides & dotted & !(1 << a)).expect("two dotted sides");
+                    let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
+                    parent[ra] = rb;
+                    in_box |= sides & dotted;
+                }
+            }
+        }
+        if let Some(line) = first_line(dotted & !in_box) {
+            return Err(ChainError::Stray(board.line_name(line)));
+        }
+        let mut masks: Vec<Lines> = Vec::new();
+        let mut roots: Vec<usize> = Vec::new();
+        for line in (0..board.num_lines()).filter(|&l| dotted >> l & 1 == 1) {
+            let r = root(&mut parent, line);
+            match roots.iter().position(|&x| x == r) {
+                Some(i) => masks[i] |= 1 << line,
+                None => {
+                    roots.push(r);
+                    masks.push(1 << line);
+                }
+            }
+        }
+        Ok(Chains { masks, all: dotted })
+    }
+
+    /// Whether there are no chains.
+    pub fn is_empty(&self) -> bool {
+        self.masks.is_empty()
+    }
+
+    /// The chains' line masks, in order of their lowest line.
+    pub fn masks(&self) -> &[Lines] {
+        &self.masks
+    }
+
+    /// Every chain line.
+    pub fn all(&self) -> Lines {
+        self.all
+    }
+
+    /// The lines that may be drawn in `position` among `open`: the open lines of the
+    /// chain that is partly drawn, if any, else all of `open`.
+    #[inline]
+    pub fn legal(&self, position: Lines, open: Lines) -> Lines {
+        match self.partial(position) {
+            Some(chain) => chain & open,
+            None => open,
+        }
+    }
+
+    /// The chain that is partly drawn in `position`, if any.
+    #[inline]
+    pub fn partial(&self, position: Lines) -> Option<Lines> {
+        if self.all & position == 0 {
+            return None;
+        }
+        self.masks.iter().copied().find(|&c| {
+            let drawn = c & position;
+            drawn != 0 && drawn != c
+        })
+    }
+
+    /// How many units a position has open: open lines outside the chains plus chains
+    /// not yet drawn (Wilson's bits).
+    pub fn open_units(&self, position: Lines, all: Lines) -> u32 {
+        (all & !position & !self.all).count_ones()
+            + self.masks.iter().filter(|&&c| c & position == 0).count() as u32
+    }
+}
+
+fn first_line(mask: Lines) -> Option<usize> {
+    (mask != 0).then(|| mask.trailing_zeros() as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn board(spec: &str) -> Board {
+        spec.parse().unwrap()
+    }
+
+    fn mask(b: &Board, names: &[&str]) -> Lines {
+        names.iter().map(|n| 1 << b.parse_line(n).unwrap()).sum()
+    }
+
+    #[test]
+    fn dotted_sides_of_two_sided_boxes_make_chains() {
+        let b = board("2x2");
+        // Box (0,0) has its top and left drawn; its right and bottom are dotted.
+        let lines = mask(&b, &["h0.0", "v0.0"]);
+        let dotted = mask(&b, &["v0.1", "h1.0"]);
+        let chains = Chains::from_dotted(&b, lines, dotted).unwrap();
+        assert_eq!(chains.masks(), &[dotted]);
+        // Drawing one of its lines makes it partial: only the other is legal.
+        let open = b.all_lines() & !lines;
+        let one = lines | mask(&b, &["v0.1"]);
+        assert_eq!(chains.legal(one, open & !one), mask(&b, &["h1.0"]));
+        assert_eq!(chains.legal(lines, open), open);
+        assert_eq!(chains.open_units(lines, b.all_lines()), 12 - 2 - 2 + 1);
+    }
+
+    #[test]
+    fn stray_and_drawn_dots_are_refused() {
+        let b = board("2x2");
+        let lines = mask(&b, &["h0.0"]);
+        let err = Chains::from_dotted(&b, lines, mask(&b, &["v0.1"])).unwrap_err();
+        assert_eq!(err, ChainError::Stray("v0.1".into()));
+        let err = Chains::from_dotted(&b, lines, lines).unwrap_err();
+        assert_eq!(err, ChainError::Drawn("h0.0".into()));
+    }
+}

@@ -1,0 +1,243 @@
+//! Chains as pseudo-lines against an independent brute force.
+//!
+//! Random positions of small boards get chains marked with dots in a Wilson file
+//! written here (the chain boxes and their grouping found by this test's own code);
+//! the crate reads the file and searches with the chains as pseudo-lines. The brute
+//! force below plays the same game with no pruning and no shared code: while a chain
+//! is partly drawn only its lines may be drawn, otherwise any line. Every value and
+//! every move's value must agree. The plain game's value (no chains) is compared too:
+//! the test prints how often Wilson's assumption changes a value, and checks that the
+//! chain game never changes it where every chain is long (three or more boxes, both
+//! ends on the edge), where theory says it cannot.
+
+mod oracle;
+
+use oracle::{Oracle, Rng};
+use std::collections::HashMap;
+use tb::games::dots::board::Board;
+use tb::games::dots::notation;
+use tb::games::dots::search::{SearchOptions, Solver};
+
+/// The chain game by plain recursion.
+struct ChainGame<'a> {
+    oracle: &'a Oracle,
+    chains: Vec<u64>,
+    penalty: i32,
+    memo: HashMap<u64, i32>,
+}
+
+impl ChainGame<'_> {
+    fn legal(&self, p: u64) -> u64 {
+        let open = self.oracle.full() & !p;
+        for &c in &self.chains {
+            if c & p != 0 && c & p != c {
+                return c & open;
+            }
+        }
+        open
+    }
+
+    fn move_value(&mut self, p: u64, line: usize) -> i32 {
+        let k = self.oracle.boxes_completed(p, line) as i32;
+        let child = self.value(p | 1 << line);
+        if k > 0 { k + child } else { -child }
+    }
+
+    fn value(&mut self, p: u64) -> i32 {
+        if p == self.oracle.full() {
+            return self.penalty;
+        }
+        if let Some(&v) = self.memo.get(&p) {
+            return v;
+        }
+        let moves = self.legal(p);
+        let best = (0..64)
+            .filter(|l| moves >> l & 1 == 1)
+            .map(|l| self.move_value(p, l))
+            .max()
+            .expect("a legal move");
+        self.memo.insert(p, best);
+        best
+    }
+}
+
+/// Open sides of the boxes with exactly two drawn sides, grouped into chains: two
+/// such sides are in one chain when a box joins them (connected components).
+fn chain_components(o: &Oracle, p: u64) -> Vec<u64> {
+    let mut components: Vec<u64> = Vec::new();
+    for r in 0..o.rows() {
+        for c in 0..o.cols() {
+            let sides = o.box_lines(r, c).iter().fold(0u64, |m, &l| m | 1 << l);
+            if (sides & p).count_ones() != 2 {
+                continue;
+            }
+            let open = sides & !p;
+            // Merge every component this box touches with its two open sides.
+            let mut merged = open;
+            components.retain(|&comp| {
+                let touches = comp & open != 0;
+                if touches {
+                    merged |= comp;
+                }
+                !touches
+            });
+            components.push(merged);
+        }
+    }
+    components
+}
+
+/// A Wilson file of `p` with `dotted` lines marked.
+fn wilson(o: &Oracle, p: u64, dotted: u64, penalty: i32) -> String {
+    let mut text = format!("{penalty}\n");
+    for r in 0..=o.rows() {
+        text.push('+');
+        for c in 0..o.cols() {
+            let l = o.h(r, c);
+            text.push_str(if p >> l & 1 == 1 {
+                "-----"
+            } else if dotted >> l & 1 == 1 {
+                "  .  "
+            } else {
+                "     "
+            });
+            text.push('+');
+        }
+        text.push('\n');
+        if r == o.rows() {
+            break;
+        }
+        for _ in 0..3 {
+            let mut row = String::new();
+            for c in 0..=o.cols() {
+                let l = o.v(r, c);
+                row.push(if p >> l & 1 == 1 {
+                    '|'
+                } else if dotted >> l & 1 == 1 {
+                    '.'
+                } else {
+                    ' '
+                });
+                if c < o.cols() {
+                    row.push_str("     ");
+                }
+            }
+            text.push_str(row.trim_end());
+            text.push('\n');
+        }
+    }
+    text
+}
+
+/// Whether every chain is "long": three or more boxes, both ends on the edge of the
+/// board (each end line borders one box only).
+fn all_long_and_grounded(o: &Oracle, chains: &[u64]) -> bool {
+    chains.iter().all(|&c| {
+        let lines: Vec<usize> = (0..64).filter(|l| c >> l & 1 == 1).collect();
+        let boxes = lines.len() - 1;
+        let edge = lines.iter().filter(|&&l| o.boxes_of_line(l) == 1).count();
+        boxes >= 3 && edge == 2
+    })
+}
+
+#[test]
+fn chain_games_match_the_brute_force() {
+    let mut rng = Rng::new(1218);
+    let (mut compared, mut moves_compared, mut differ_from_plain) = (0, 0, 0);
+    let mut long_chains = 0;
+    // More samples for exploration: CHAINS_ORACLE_SAMPLES=N (default 60 per case).
+    let samples: usize = std::env::var("CHAINS_ORACLE_SAMPLES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(250);
+    for &(rows, cols, min_drawn) in &[(2, 2, 3), (2, 3, 5), (3, 3, 9), (2, 4, 7)] {
+        for penalty in [0, -1] {
+            let mut plain = Oracle::new_sparse(rows, cols, penalty);
+            let board: Board = plain.board_name().parse().unwrap();
+            let lines = plain.num_lines();
+            let mut tries = 0;
+            let mut found = 0;
+            while found < samples && tries < 400 * samples {
+                tries += 1;
+                let drawn = min_drawn + rng.below(4) as usize;
+                let p = rng.position_with(lines, drawn);
+                let components = chain_components(&plain, p);
+                if components.is_empty() {
+                    continue;
+                }
+                // A random non-empty subset of the chains.
+                let pick = 1 + rng.below((1 << components.len()) - 1);
+                let chains: Vec<u64> = components
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| pick >> i & 1 == 1)
+                    .map(|(_, &c)| c)
+                    .collect();
+                let dotted = chains.iter().fold(0, |m, &c| m | c);
+                let text = wilson(&plain, p, dotted, penalty);
+                let parsed = notation::parse_position(&board, &text)
+                    .unwrap_or_else(|e| panic!("{e}\n{text}"));
+                assert_eq!(parsed.lines, p, "{text}");
+                let mut theirs = parsed.chains.masks().to_vec();
+                let mut ours = chains.clone();
+                theirs.sort_unstable();
+                ours.sort_unstable();
+                assert_eq!(theirs, ours, "chains read from\n{text}");
+
+                let mut solver = Solver::new(
+                    board,
+                    SearchOptions {
+                        penalty,
+                        tt_bytes: 1 << 20,
+                    },
+                );
+                solver.set_chains(parsed.chains);
+                let got = solver.solve(p);
+                let want = {
+                    let mut game = ChainGame {
+                        oracle: &plain,
+                        chains: chains.clone(),
+                        penalty,
+                        memo: HashMap::new(),
+                    };
+                    let want = game.value(p);
+                    assert_eq!(got.value, want, "chain value of\n{text}");
+                    let legal = game.legal(p);
+                    assert_eq!(
+                        got.moves.iter().fold(0u64, |m, mv| m | 1 << mv.line),
+                        legal,
+                        "legal moves of\n{text}"
+                    );
+                    for mv in &got.moves {
+                        assert_eq!(
+                            mv.value,
+                            game.move_value(p, mv.line),
+                            "move {} of\n{text}",
+                            plain.line_name(mv.line)
+                        );
+                        moves_compared += 1;
+                    }
+                    want
+                };
+                let plain_value = plain.value(p);
+                long_chains += usize::from(all_long_and_grounded(&plain, &chains));
+                if plain_value != want {
+                    differ_from_plain += 1;
+                    assert!(
+                        !all_long_and_grounded(&plain, &chains),
+                        "long grounded chains changed the value ({plain_value} plain, {want} with chains) of\n{text}"
+                    );
+                }
+                compared += 1;
+                found += 1;
+            }
+            assert!(
+                found >= samples / 3,
+                "{rows}x{cols}: only {found} positions with chains"
+            );
+        }
+    }
+    eprintln!(
+        "{compared} positions ({moves_compared} moves) match; Wilson's assumption changed the value of {differ_from_plain}; {long_chains} had only long grounded chains"
+    );
+}
