@@ -650,6 +650,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 }
                 return Ok(ExitCode::SUCCESS);
             }
+            if !request.chains.is_empty() && !json {
+                let chains = request.chains.masks();
+                let chain_lines: u32 = chains.iter().map(|c| c.count_ones()).sum();
+                let units = request.chains.open_units(lines, board.all_lines());
+                outln!(
+                    "chains as pseudo-lines: {} chains of {chain_lines} lines; {units} units open",
+                    chains.len()
+                );
+            }
             let started = std::time::Instant::now();
             let mut solver = request.solver(board);
             solver.set_progress(cli::search_progress());
@@ -668,7 +677,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             if json {
                 outln!(
                     "{}",
-                    output::solve_json(&board, &answer, &result, seconds, pv)
+                    output::solve_json(&board, &answer, &result, seconds, pv, &request.chains)
                 );
             } else {
                 out!("{}", output::probe_text(&board, &answer));

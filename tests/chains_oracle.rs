@@ -10,8 +10,10 @@
 //! chain game never changes it where every chain is long (three or more boxes, both
 //! ends on the edge), where theory says it cannot.
 
+mod harness;
 mod oracle;
 
+use harness::tb;
 use oracle::{Oracle, Rng};
 use std::collections::HashMap;
 use tb::games::dots::board::Board;
@@ -239,5 +241,95 @@ fn chain_games_match_the_brute_force() {
     }
     eprintln!(
         "{compared} positions ({moves_compared} moves) match; Wilson's assumption changed the value of {differ_from_plain}; {long_chains} had only long grounded chains"
+    );
+}
+
+/// The real binary: `tb solve` on a Wilson file with chains analyses them (text and
+/// JSON say so, the values are the chain game's), and the commands that answer the
+/// plain game refuse such a file instead of ignoring its dots.
+#[test]
+fn the_commands_read_chain_files() {
+    let plain = Oracle::new_sparse(3, 3, 0);
+    let board = plain.board_name();
+    // Box (1,1) with its left and right sides drawn: a one-box chain of two lines
+    // (h1.1 and h2.1); and v0.0 drawn elsewhere.
+    let p = [plain.v(1, 1), plain.v(1, 2), plain.v(0, 0)]
+        .iter()
+        .fold(0u64, |m, &l| m | 1 << l);
+    let chain = 1u64 << plain.h(1, 1) | 1 << plain.h(2, 1);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("chain.txt");
+    std::fs::write(&file, wilson(&plain, p, chain, 0)).unwrap();
+    let file = file.to_str().unwrap();
+
+    let out = harness::run_ok(tb().args(["solve", &board, file]), "tb solve");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.starts_with("chains as pseudo-lines: 1 chains of 2 lines; 20 units open\n"),
+        "{text}"
+    );
+    let out = harness::run_ok(tb().args(["solve", &board, file, "--json"]), "tb solve");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["chains"], serde_json::json!([["h1.1", "h2.1"]]), "{v}");
+    let mut game = ChainGame {
+        oracle: &plain,
+        chains: vec![chain],
+        penalty: 0,
+        memo: HashMap::new(),
+    };
+    assert_eq!(v["value"], game.value(p), "{v}");
+    // Entering the chain at either line leaves the other as the only legal move.
+    let moves: Vec<&str> = v["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    assert!(moves.contains(&"h1.1") && moves.contains(&"h2.1"), "{v}");
+    assert_eq!(game.legal(p | 1 << plain.h(1, 1)), 1 << plain.h(2, 1));
+
+    // Plain-game commands refuse chain files.
+    let db = harness::build_file(dir.path(), "3x3.tb", &["3x3"]);
+    for (args, what) in [
+        (
+            vec!["probe", "--db", db.to_str().unwrap(), file],
+            "a tablebase holds the plain game",
+        ),
+        (
+            vec!["build", &board, "--start", file, "--db", "x.tb"],
+            "tb solve analyses chains",
+        ),
+        (vec!["play", &board, file], "remove the chain dots"),
+        (
+            vec!["solve", &board, file, "--loony"],
+            "remove the chain dots",
+        ),
+    ] {
+        let out = tb().current_dir(dir.path()).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{args:?}: {}",
+            harness::describe(&out)
+        );
+        assert!(err.contains(what), "{args:?}: {err}");
+    }
+    // A dot on a line that no chain box joins is an error naming the line.
+    std::fs::write(
+        dir.path().join("stray.txt"),
+        wilson(&plain, p, 1 << plain.h(0, 2), 0),
+    )
+    .unwrap();
+    let out = tb()
+        .current_dir(dir.path())
+        .args(["solve", &board, "stray.txt"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        err.contains("dotted line h0.2 is not a side of a chain box"),
+        "{err}"
     );
 }

@@ -1,6 +1,7 @@
 //! Text and JSON renderings of probe answers (JSON shape fixed by DESIGN.md §5).
 
 use super::board::{Board, Lines};
+use super::chains::Chains;
 use super::loony::Loony;
 use super::notation::format_position;
 use super::search::{SolveResult, Stopped};
@@ -115,6 +116,7 @@ pub fn solve_json(
     result: &SolveResult,
     seconds: f64,
     with_pv: bool,
+    chains: &Chains,
 ) -> String {
     #[derive(Serialize)]
     struct Extra {
@@ -123,12 +125,21 @@ pub fn solve_json(
         peak_rss_bytes: Option<u64>,
         #[serde(skip_serializing_if = "Option::is_none")]
         pv: Option<Vec<String>>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        chains: Vec<Vec<String>>,
     }
+    let names = |mask: Lines| -> Vec<String> {
+        (0..board.num_lines())
+            .filter(|&l| mask >> l & 1 == 1)
+            .map(|l| board.line_name(l))
+            .collect()
+    };
     let extra = Extra {
         nodes: result.nodes,
         seconds,
         peak_rss_bytes: crate::sys::peak_rss_bytes(),
         pv: with_pv.then(|| result.pv.iter().map(|&l| board.line_name(l)).collect()),
+        chains: chains.masks().iter().map(|&c| names(c)).collect(),
     };
     // Both are objects: splice the extra fields into the probe object.
     let probe = JsonWriter::new(board).probe(answer);

@@ -551,7 +551,11 @@ impl Setup<'_> {
     /// The session these arguments describe.
     pub fn open(&self) -> Result<Session> {
         let parse = |board: &Board, text: &str| -> Result<ParsedPosition> {
-            Ok(notation::parse_position_arg(board, text)?)
+            let parsed = notation::parse_position_arg(board, text)?;
+            if !parsed.chains.is_empty() {
+                bail!("tb play plays every line on its own: remove the chain dots from the file");
+            }
+            Ok(parsed)
         };
         let (analyst, board, start) = match self.db {
             Some(_) if self.loony => {

@@ -362,7 +362,7 @@ impl Tablebase {
     /// [`Tablebase::probe_value`] of a parsed position (its penalty checked as by
     /// [`Tablebase::probe_parsed`]).
     pub fn probe_value_parsed(&self, parsed: &ParsedPosition) -> Result<Probe> {
-        self.check_penalty(parsed)?;
+        self.check_parsed(parsed)?;
         self.probe_value(parsed.lines)
     }
 
@@ -397,18 +397,24 @@ impl Tablebase {
     /// what it asks, so one other than the table's is refused. (Its player to move
     /// and scores change nothing: values are net future boxes for whoever moves.)
     pub fn probe_parsed(&self, parsed: &ParsedPosition) -> Result<Probe> {
-        self.check_penalty(parsed)?;
+        self.check_parsed(parsed)?;
         self.probe(parsed.lines)
     }
 
     /// [`Tablebase::probe_from_book`] of a parsed position (its penalty checked as
     /// by [`Tablebase::probe_parsed`]).
     pub fn probe_parsed_from_book(&self, parsed: &ParsedPosition) -> Result<Option<Probe>> {
-        self.check_penalty(parsed)?;
+        self.check_parsed(parsed)?;
         self.probe_from_book(parsed.lines)
     }
 
-    fn check_penalty(&self, parsed: &ParsedPosition) -> Result<()> {
+    /// A file's penalty must be the table's, and a table holds the plain game only.
+    fn check_parsed(&self, parsed: &ParsedPosition) -> Result<()> {
+        if !parsed.chains.is_empty() {
+            bail!(
+                "the position marks chains with dots, but a tablebase holds the plain game: remove the dots, or analyse the chains with tb solve"
+            );
+        }
         if let Some(penalty) = parsed.penalty
             && penalty != self.spec.penalty as i32
         {

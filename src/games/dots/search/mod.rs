@@ -309,8 +309,9 @@ pub struct Solver {
     guard: Guard,
     /// Chains played as pseudo-lines (none: the plain game); see [`Solver::set_chains`].
     chains: Chains,
-    /// Every side of a box that borders a chain line: captures there are not forced.
-    near_chains: Lines,
+    /// Per chain, its lines and every side of a box that borders one of them: while
+    /// the chain is not drawn, captures there are not forced.
+    chain_near: Vec<(Lines, Lines)>,
 }
 
 impl Solver {
@@ -355,7 +356,7 @@ impl Solver {
                 .max(ETC_MIN_OPEN),
             guard: Guard::idle(None),
             chains: Chains::none(),
-            near_chains: 0,
+            chain_near: Vec::new(),
         }
     }
 
@@ -363,11 +364,18 @@ impl Solver {
     /// chain is partly drawn only its lines may be drawn. Clears the table, and turns
     /// symmetry off when there are chains (a symmetry need not keep them).
     pub fn set_chains(&mut self, chains: Chains) {
-        self.near_chains = self
-            .boxes
+        self.chain_near = chains
+            .masks()
             .iter()
-            .filter(|&&b| b & chains.all() != 0)
-            .fold(0, |near, &b| near | b);
+            .map(|&chain| {
+                let near = self
+                    .boxes
+                    .iter()
+                    .filter(|&&b| b & chain != 0)
+                    .fold(0, |near, &b| near | b);
+                (chain, near)
+            })
+            .collect();
         self.syms = if chains.is_empty() {
             Symmetries::new(self.board)
         } else {
@@ -660,7 +668,13 @@ impl Solver {
                     legal &= chain;
                     forced &= chain;
                 }
-                None => forced &= !self.near_chains,
+                None => {
+                    for &(chain, near) in &self.chain_near {
+                        if chain & !position != 0 {
+                            forced &= !near;
+                        }
+                    }
+                }
             }
         }
         if forced != 0 {
