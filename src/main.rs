@@ -200,7 +200,7 @@ enum Command {
         /// lines, 256MiB up to 28, else 1GiB].
         #[arg(long)]
         tt: Option<String>,
-        /// Worker threads (the search runs on one thread for now).
+        /// Search threads [default: all cores] (lazy SMP over one shared table).
         #[arg(long)]
         threads: Option<usize>,
         /// Also print the principal variation to the end of the game.
@@ -619,7 +619,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 );
             }
             let board: Board = board.parse()?;
-            cli::threads(threads)?;
+            let threads = cli::threads(threads)?;
             let mut request = tb::games::dots::solve::SolveRequest::new(
                 &board,
                 position.as_deref(),
@@ -628,6 +628,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 penalty,
             )?;
             request.tt_bytes = cli::memory("--tt", tt.as_deref(), request.tt_bytes)?;
+            request.threads = threads;
             let lines = request.lines;
             if loony {
                 if !request.chains.is_empty() {

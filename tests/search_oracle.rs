@@ -159,11 +159,23 @@ fn every_position(rows: usize, cols: usize) {
 }
 
 fn random_positions(rows: usize, cols: usize, open: std::ops::RangeInclusive<usize>, count: usize) {
+    random_positions_on(rows, cols, open, count, 1);
+}
+
+/// [`random_positions`] with the solver on `threads` threads.
+fn random_positions_on(
+    rows: usize,
+    cols: usize,
+    open: std::ops::RangeInclusive<usize>,
+    count: usize,
+    threads: usize,
+) {
     let lines = (rows + 1) * cols + rows * (cols + 1);
     for penalty in [0, -1] {
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ (rows * 31 + cols) as u64 ^ penalty as u64);
         let mut oracle = Oracle::new(rows, cols, penalty);
         let mut solver = solver(rows, cols, penalty);
+        solver.set_threads(threads);
         for i in 0..count {
             let n = *open.start() + i % (open.end() - open.start() + 1);
             let p = rng.position(lines, n);
@@ -207,6 +219,15 @@ fn random_positions_of_2x4() {
 #[test]
 fn random_positions_of_3x4() {
     random_positions(3, 4, 14..=17, 40);
+}
+
+/// Lazy SMP: helper threads sharing the table change no value (the table's
+/// bucket locks keep every entry whole), on positions big enough for the helpers
+/// to run alongside the main thread.
+#[test]
+fn three_threads_agree_with_the_oracle() {
+    random_positions_on(3, 3, 14..=18, 60, 3);
+    random_positions_on(2, 4, 14..=18, 40, 3);
 }
 
 /// Thousands of small endgames (where the forced-capture rule fires most) on

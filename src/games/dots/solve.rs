@@ -20,6 +20,8 @@ pub struct SolveRequest {
     pub penalty: i8,
     /// Transposition table size in bytes.
     pub tt_bytes: u64,
+    /// Search threads (1 unless set).
+    pub threads: usize,
 }
 
 impl SolveRequest {
@@ -51,6 +53,7 @@ impl SolveRequest {
             chains,
             penalty,
             tt_bytes: default_tt_bytes(open),
+            threads: 1,
         })
     }
 
@@ -66,6 +69,7 @@ impl SolveRequest {
         if !self.chains.is_empty() {
             solver.set_chains(self.chains.clone());
         }
+        solver.set_threads(self.threads);
         solver
     }
 }

@@ -92,6 +92,8 @@ mod tt;
 
 use super::board::{Board, Lines, boxes_completed_with};
 use super::chains::Chains;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use symmetry::Symmetries;
 use tt::{NO_MOVE, Table};
@@ -220,6 +222,8 @@ pub type ProgressFn = Box<dyn FnMut(&SearchStatus) + Send>;
 
 /// Nodes between two looks at the clock (and the progress callback).
 const CLOCK_NODES: u64 = 1 << 16;
+/// Nodes between two looks of a helper thread at its halt flag.
+const HALT_NODES: u64 = 1 << 12;
 
 /// What stops a search and who hears of its progress.
 #[derive(Default)]
@@ -239,6 +243,8 @@ struct Guard {
     /// Bounds of the root value known so far.
     bounds: (i32, i32),
     progress: Option<ProgressFn>,
+    /// A helper thread's: set by the main thread when it has its answer.
+    halt: Option<Arc<AtomicBool>>,
 }
 
 impl Guard {
@@ -254,7 +260,9 @@ impl Guard {
     /// Sets the next node count to look at the limits: the node limit, or a clock
     /// check [`CLOCK_NODES`] on when a deadline or progress needs the clock.
     fn rearm(&mut self, nodes: u64) {
-        let clock = if self.deadline.is_some() || self.progress.is_some() {
+        let clock = if self.halt.is_some() {
+            nodes.saturating_add(HALT_NODES)
+        } else if self.deadline.is_some() || self.progress.is_some() {
             nodes.saturating_add(CLOCK_NODES)
         } else {
             u64::MAX
@@ -299,8 +307,11 @@ pub struct Solver {
     /// Per line, the boxes it borders (indices into `boxes`, [`NO_BOX`] if none).
     adjacent: Vec<[usize; 2]>,
     syms: Symmetries,
-    table: Table,
+    /// Shared with the helper threads of a parallel solve.
+    table: Arc<Table>,
     nodes: u64,
+    /// Threads of [`Solver::solve`] (lazy SMP: helpers share the table).
+    threads: usize,
     /// Every line, nearest the centre of the board first (ties by line index).
     centre_first: Vec<u8>,
     /// Nodes with at least this many open lines try enhanced transposition cutoffs.
@@ -348,8 +359,9 @@ impl Solver {
             completion: board.completion_masks(),
             adjacent,
             syms: Symmetries::new(board),
-            table: Table::new(options.tt_bytes),
+            table: Arc::new(Table::new(options.tt_bytes)),
             nodes: 0,
+            threads: 1,
             centre_first: centre_first(board),
             etc_min: (board.num_lines() as u32)
                 .saturating_sub(ETC_DEPTH)
@@ -382,7 +394,53 @@ impl Solver {
             Symmetries::identity(self.board)
         };
         self.chains = chains;
-        self.table.clear();
+        self.clear();
+    }
+
+    /// Runs [`Solver::solve`] and [`Solver::solve_within`] on `threads` threads:
+    /// helpers search the same position and its moves (the moves in the opposite
+    /// order) into the shared table, so that each thread finds what the others
+    /// proved. The value is the same; the node count is every thread's.
+    pub fn set_threads(&mut self, threads: usize) {
+        self.threads = threads.max(1);
+    }
+
+    /// A helper thread's solver: everything shared or copied but the counters.
+    fn helper(&self, halt: Arc<AtomicBool>) -> Solver {
+        Solver {
+            board: self.board,
+            penalty: self.penalty,
+            all: self.all,
+            boxes: self.boxes.clone(),
+            completion: self.completion.clone(),
+            adjacent: self.adjacent.clone(),
+            syms: self.syms.clone(),
+            table: Arc::clone(&self.table),
+            nodes: 0,
+            threads: 1,
+            centre_first: self.centre_first.clone(),
+            etc_min: self.etc_min,
+            guard: Guard {
+                halt: Some(halt),
+                ..Guard::idle(None)
+            },
+            chains: self.chains.clone(),
+            chain_near: self.chain_near.clone(),
+        }
+    }
+
+    /// A helper's work: every move's value, in reverse line order (the main thread
+    /// first finds the root's value, which these bound, then goes forwards), until
+    /// done or halted.
+    fn help(&mut self, position: Lines) {
+        self.guard.rearm(self.nodes);
+        let moves: Vec<usize> = lines_of(self.legal(position)).collect();
+        for &line in moves.iter().rev() {
+            if self.guard.stopped.is_some() {
+                return;
+            }
+            self.mtdf(position | 1 << line);
+        }
     }
 
     /// The lines that may be drawn in `position`.
@@ -418,7 +476,9 @@ impl Solver {
 
     /// Forgets everything in the transposition table.
     pub fn clear(&mut self) {
-        self.table.clear();
+        Arc::get_mut(&mut self.table)
+            .expect("helper threads end with the solve that started them")
+            .clear();
     }
 
     /// The exact value of `position` for the player to move. Bits above the board's
@@ -488,6 +548,11 @@ impl Solver {
         if g.stopped.is_some() {
             return true;
         }
+        if g.halt.as_ref().is_some_and(|h| h.load(Ordering::Relaxed)) {
+            g.stopped = Some("halted");
+            g.stopped_at = self.nodes;
+            return true;
+        }
         if g.max_nodes.is_some_and(|max| self.nodes >= max) {
             g.stopped = Some("node limit");
             g.stopped_at = self.nodes;
@@ -517,6 +582,34 @@ impl Solver {
 
     /// The body of [`Solver::solve_within`]: `None` once a limit stops it.
     fn solve_armed(&mut self, position: Lines) -> Option<SolveResult> {
+        if self.threads == 1 {
+            return self.solve_alone(position);
+        }
+        let halt = Arc::new(AtomicBool::new(false));
+        let helpers: Vec<Solver> = (1..self.threads)
+            .map(|_| self.helper(Arc::clone(&halt)))
+            .collect();
+        std::thread::scope(|scope| {
+            let running: Vec<_> = helpers
+                .into_iter()
+                .map(|mut helper| {
+                    scope.spawn(move || {
+                        helper.help(position);
+                        helper.nodes
+                    })
+                })
+                .collect();
+            let result = self.solve_alone(position);
+            halt.store(true, Ordering::Relaxed);
+            for helper in running {
+                self.nodes += helper.join().expect("a search helper thread panicked");
+            }
+            result
+        })
+    }
+
+    /// [`Solver::solve_armed`] on this thread.
+    fn solve_alone(&mut self, position: Lines) -> Option<SolveResult> {
         let value = self.mtdf_root(position)?;
         let mut moves = Vec::new();
         for line in lines_of(self.legal(position)) {

@@ -9,6 +9,7 @@
 //! (always replace), so deep results survive floods of shallow ones.
 
 use crate::games::dots::board::Lines;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// "No best move" marker.
 pub(crate) const NO_MOVE: u8 = u8::MAX;
@@ -56,10 +57,18 @@ impl Entry {
 /// depth-preferred, slot 1 always replaced.
 const BUCKET: usize = 4;
 
+/// Bit of a bucket's `data0` word that locks the bucket (entries use bits 0..48).
+const LOCK: u64 = 1 << 63;
+
 /// The table itself: a flat vector of words whose buckets start at a multiple of
 /// 32 bytes (so that no bucket straddles a cache line).
+///
+/// Several search threads share one table (lazy SMP). A bucket is read and written
+/// only under its lock, a bit of its first data word taken with one
+/// compare-and-swap, so no thread ever sees half of another's write: with full keys
+/// and no torn entries a hit is always the position's own bounds.
 pub(crate) struct Table {
-    words: Vec<u64>,
+    words: Vec<AtomicU64>,
     /// Index of the first word of bucket 0.
     offset: usize,
     shift: u32,
@@ -73,6 +82,28 @@ impl std::fmt::Debug for Table {
     }
 }
 
+/// A locked bucket: its four words as they were, released (with `data0` as given
+/// to [`Locked::release`]) when done.
+struct Locked<'a> {
+    words: &'a [AtomicU64],
+    read: [u64; BUCKET],
+}
+
+impl Locked<'_> {
+    /// Unlocks the bucket unchanged.
+    fn unlock(self) {
+        self.words[1].store(self.read[1], Ordering::Release);
+    }
+
+    /// Writes the bucket and unlocks it (the first data word last, as the unlock).
+    fn release(self, new: [u64; BUCKET]) {
+        self.words[0].store(new[0], Ordering::Relaxed);
+        self.words[2].store(new[2], Ordering::Relaxed);
+        self.words[3].store(new[3], Ordering::Relaxed);
+        self.words[1].store(new[1] & !LOCK, Ordering::Release);
+    }
+}
+
 impl Table {
     /// A table of at most `bytes` bytes (a power of two buckets, at least one).
     /// The memory is allocated zeroed, so pages are only touched when used.
@@ -81,7 +112,7 @@ impl Table {
         // Largest power of two not above `want`.
         let count = 1usize << (usize::BITS - 1 - want.leading_zeros());
         // `vec![0; n]` allocates zeroed memory; one spare bucket for alignment.
-        let words = vec![0u64; BUCKET * (count + 1)];
+        let words = zeroed_atomics(BUCKET * (count + 1));
         let misalign = (words.as_ptr() as usize / 8) % BUCKET;
         Table {
             words,
@@ -92,7 +123,9 @@ impl Table {
 
     /// Empties every slot.
     pub fn clear(&mut self) {
-        self.words.fill(0);
+        for w in &mut self.words {
+            *w.get_mut() = 0;
+        }
     }
 
     #[inline]
@@ -102,11 +135,37 @@ impl Table {
         self.offset + BUCKET * h.checked_shr(self.shift).unwrap_or(0) as usize
     }
 
+    /// Locks the bucket of `key` and reads it.
+    #[inline]
+    fn lock(&self, key: Lines) -> Locked<'_> {
+        let i = self.index(key);
+        let words = &self.words[i..i + BUCKET];
+        let data0 = loop {
+            let d = words[1].load(Ordering::Relaxed);
+            if d & LOCK == 0
+                && words[1]
+                    .compare_exchange_weak(d, d | LOCK, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+            {
+                break d;
+            }
+            std::hint::spin_loop();
+        };
+        let read = [
+            words[0].load(Ordering::Relaxed),
+            data0,
+            words[2].load(Ordering::Relaxed),
+            words[3].load(Ordering::Relaxed),
+        ];
+        Locked { words, read }
+    }
+
     /// The entry for `key`, if present.
     #[inline]
     pub fn probe(&self, key: Lines) -> Option<Entry> {
-        let i = self.index(key);
-        let b = &self.words[i..i + BUCKET];
+        let bucket = self.lock(key);
+        let b = bucket.read;
+        bucket.unlock();
         (0..2)
             .map(|i| Entry::unpack(b[2 * i], b[2 * i + 1]))
             .find(|e| e.depth != 0 && e.key == key)
@@ -116,10 +175,10 @@ impl Table {
     /// what the table already knows about `key` (both are true bounds of the same
     /// exact value, so the intersection is too).
     #[inline]
-    pub fn store(&mut self, key: Lines, depth: u8, lower: i16, upper: i16, best: u8) {
+    pub fn store(&self, key: Lines, depth: u8, lower: i16, upper: i16, best: u8) {
         debug_assert!(depth != 0);
-        let index = self.index(key);
-        let b = &mut self.words[index..index + BUCKET];
+        let bucket = self.lock(key);
+        let mut b = bucket.read;
         for i in 0..2 {
             let mut e = Entry::unpack(b[2 * i], b[2 * i + 1]);
             if e.depth != 0 && e.key == key {
@@ -129,6 +188,7 @@ impl Table {
                     e.best = best;
                 }
                 b[2 * i + 1] = e.pack();
+                bucket.release(b);
                 return;
             }
         }
@@ -149,7 +209,22 @@ impl Table {
             b[2] = key;
             b[3] = data;
         }
+        bucket.release(b);
     }
+}
+
+/// `n` zeroed atomic words from a zeroed allocation (pages untouched until used).
+fn zeroed_atomics(n: usize) -> Vec<AtomicU64> {
+    const _: () = assert!(
+        std::mem::size_of::<AtomicU64>() == std::mem::size_of::<u64>()
+            && std::mem::align_of::<AtomicU64>() == std::mem::align_of::<u64>()
+    );
+    let mut words = std::mem::ManuallyDrop::new(vec![0u64; n]);
+    let (ptr, len, capacity) = (words.as_mut_ptr(), words.len(), words.capacity());
+    // SAFETY: `AtomicU64` has the size, alignment and bit validity of `u64` (checked
+    // above), so the allocation of a `Vec<u64>` is one of a `Vec<AtomicU64>` with the
+    // same length and capacity; `words` is not used or dropped again.
+    unsafe { Vec::from_raw_parts(ptr.cast::<AtomicU64>(), len, capacity) }
 }
 
 #[cfg(test)]
@@ -191,9 +266,40 @@ mod tests {
 
     #[test]
     fn zero_key_is_a_valid_key() {
-        let mut t = Table::new(1 << 12);
+        let t = Table::new(1 << 12);
         assert!(t.probe(0).is_none());
         t.store(0, 25, 2, 2, NO_MOVE);
         assert_eq!(t.probe(0).unwrap().lower, 2);
+    }
+
+    /// Threads writing and reading one small table at once (every key collides
+    /// with many): a hit is always whole, the bounds of its own key and never
+    /// another's half-written entry.
+    #[test]
+    fn concurrent_entries_are_never_torn() {
+        let t = Table::new(32 * 64);
+        let bound = |key: u64| (key % 2000) as i16 - 1000;
+        std::thread::scope(|scope| {
+            for thread in 0..4u64 {
+                let t = &t;
+                scope.spawn(move || {
+                    let mut key = thread;
+                    for _ in 0..1_000_000 {
+                        key = key
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
+                        let k = (key >> 40) % 512;
+                        t.store(k, (k % 60 + 1) as u8, bound(k), bound(k), (k % 64) as u8);
+                        if let Some(e) = t.probe(k ^ 1) {
+                            assert_eq!(
+                                (e.key, e.lower, e.upper),
+                                (k ^ 1, bound(k ^ 1), bound(k ^ 1))
+                            );
+                            assert_eq!(e.best, ((k ^ 1) % 64) as u8);
+                        }
+                    }
+                });
+            }
+        });
     }
 }
