@@ -874,7 +874,7 @@ fn solve<'py>(
             let answer = Probe::from_search(request.lines, &result);
             json_loads(
                 py,
-                &output::solve_json(&board, &answer, &result, seconds, pv),
+                &output::solve_json(&board, &answer, &result, seconds, pv, &request.chains),
             )
         }
         Err(stopped) => {
