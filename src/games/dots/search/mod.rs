@@ -22,6 +22,10 @@
 //!   canonical position under all board symmetries (8 on square boards, 4 otherwise;
 //!   see [`symmetry`]), storing lower and upper bounds so that every answer is exact,
 //!   plus the best move for ordering. Two-way buckets, replace by depth.
+//! * Twin lines (Fraser's corner observation, used by Barker and Korf): the
+//!   perimeter sides of one box border nothing else, so swapping them maps the game
+//!   onto itself. Table keys put the drawn ones of each such group first, and only
+//!   the first open one is searched (the others are worth the same).
 //! * Move ordering: the table's best move, then captures, then safe moves (which give
 //!   no box a third side), then sacrifices; safe moves and sacrifices nearest the
 //!   centre of the board first. At a symmetric position only one move of
@@ -320,6 +324,11 @@ pub struct Solver {
     guard: Guard,
     /// Chains played as pseudo-lines (none: the plain game); see [`Solver::set_chains`].
     chains: Chains,
+    /// Groups of two or more interchangeable lines: the perimeter sides of one box
+    /// (a corner box's two, or more on 1xN boards), which border that box only.
+    /// Swapping them maps the game onto itself, so table keys hold the drawn ones
+    /// first and only the first open one is searched. (None that touch a chain.)
+    twins: Vec<Lines>,
     /// Per chain, its lines and every side of a box that borders one of them: while
     /// the chain is not drawn, captures there are not forced.
     chain_near: Vec<(Lines, Lines)>,
@@ -351,7 +360,7 @@ impl Solver {
                 adj
             })
             .collect();
-        Solver {
+        let mut solver = Solver {
             board,
             penalty: options.penalty,
             all: board.all_lines(),
@@ -369,7 +378,73 @@ impl Solver {
             guard: Guard::idle(None),
             chains: Chains::none(),
             chain_near: Vec::new(),
+            twins: Vec::new(),
+        };
+        solver.set_twins();
+        solver
+    }
+
+    /// Sets [`Solver::twins`] from the board and the chains.
+    fn set_twins(&mut self) {
+        let chain_lines = self.chains.all();
+        self.twins = self
+            .boxes
+            .iter()
+            .map(|&b| {
+                (0..self.board.num_lines())
+                    .filter(|&l| b >> l & 1 == 1 && self.adjacent[l][1] == NO_BOX)
+                    .fold(0, |m, l| m | 1 << l)
+            })
+            .filter(|&g: &Lines| g.count_ones() >= 2 && g & chain_lines == 0)
+            .collect();
+    }
+
+    /// `position` with the drawn lines of every twin group moved to its lowest lines.
+    #[inline]
+    fn normalize(&self, mut position: Lines) -> Lines {
+        for &group in &self.twins {
+            let drawn = position & group;
+            if drawn != 0 && drawn != group {
+                let mut low = 0;
+                let mut rest = group;
+                for _ in 0..drawn.count_ones() {
+                    let bit = rest & rest.wrapping_neg();
+                    low |= bit;
+                    rest ^= bit;
+                }
+                position = position & !group | low;
+            }
         }
+        position
+    }
+
+    /// The table key of `position` (the least normalised image under the board's
+    /// symmetries), the symmetry giving it, and the symmetries fixing `position`
+    /// itself (see [`Symmetries::canonicalize`]).
+    #[inline]
+    fn canonicalize(&self, position: Lines) -> (Lines, usize, u8) {
+        if self.twins.is_empty() {
+            return self.syms.canonicalize(position);
+        }
+        let (mut best, mut sym, mut stabilizer) = (self.normalize(position), 0, 1u8);
+        for s in 1..self.syms.len() {
+            let image = self.syms.apply(s, position);
+            if image == position {
+                stabilizer |= 1 << s;
+            }
+            let key = self.normalize(image);
+            if key < best {
+                best = key;
+                sym = s;
+            }
+        }
+        (best, sym, stabilizer)
+    }
+
+    /// The table key of `position`.
+    #[inline]
+    fn key(&self, position: Lines) -> Lines {
+        self.canonicalize(position).0
     }
 
     /// Plays `chains` as pseudo-lines from now on (see [`super::chains`]): while a
@@ -394,6 +469,7 @@ impl Solver {
             Symmetries::identity(self.board)
         };
         self.chains = chains;
+        self.set_twins();
         self.clear();
     }
 
@@ -426,6 +502,7 @@ impl Solver {
             },
             chains: self.chains.clone(),
             chain_near: self.chain_near.clone(),
+            twins: self.twins.clone(),
         }
     }
 
@@ -684,7 +761,7 @@ impl Solver {
     /// kept in the guard as they move. `None` once a limit stops it.
     fn mtdf_from(&mut self, position: Lines, bounds: (i32, i32), root: bool) -> Option<i32> {
         let (mut lower, mut upper) = bounds;
-        if let Some(e) = self.table.probe(self.syms.canonical(position)) {
+        if let Some(e) = self.table.probe(self.key(position)) {
             lower = lower.max(e.lower.into());
             upper = upper.min(e.upper.into());
         }
@@ -783,7 +860,7 @@ impl Solver {
             return -bound;
         }
 
-        let (key, sym, stabilizer) = self.syms.canonicalize(position);
+        let (key, sym, stabilizer) = self.canonicalize(position);
         let (mut lower, mut upper) = (-bound, bound);
         let mut hint = None;
         if let Some(e) = self.table.probe(key) {
@@ -807,8 +884,14 @@ impl Solver {
 
         // Move list: hint, captures, safe moves, sacrifices; safe moves and
         // sacrifices nearest the centre of the board first.
-        let captures = scan.captures & legal;
-        let mut quiet = legal & !captures;
+        // Of open twin lines only the first: the others lead to equivalent positions.
+        let mut candidates = legal;
+        for &group in &self.twins {
+            let open_twins = legal & group;
+            candidates &= !(open_twins & open_twins.wrapping_sub(1));
+        }
+        let captures = scan.captures & candidates;
+        let mut quiet = candidates & !captures;
         if legal == open {
             // Rule 2 (with chains: between chains, for captures outside them, and
             // never pruning a chain's line; see `chain_reply`).
@@ -847,7 +930,7 @@ impl Solver {
                 let line = line as usize;
                 let k = self.completes(position, line);
                 let child = position | 1 << line;
-                if let Some(e) = self.table.probe(self.syms.canonical(child)) {
+                if let Some(e) = self.table.probe(self.key(child)) {
                     let v = if k > 0 {
                         k + i32::from(e.lower)
                     } else {
