@@ -344,7 +344,8 @@ def steady(answer):
     ],
 )
 def test_solve_equals_cli(cli, args, kwargs):
-    want = json.loads(run("solve", *cli, "--json"))
+    # One thread, as tb.solve: with more, node counts vary from run to run.
+    want = json.loads(run("solve", *cli, "--json", "--threads", "1"))
     got = tb.solve(*args, **kwargs)
     assert steady(got) == steady(want)
     assert list(got) == list(want)
