@@ -121,20 +121,26 @@ impl GroupSymmetry {
         };
         let k = groups.first().map_or(0, |g| g.len());
         debug_assert!(k <= MAX_GROUP_LINES);
-        let (mut least, mut to_least) = (Vec::with_capacity(1 << k), Vec::with_capacity(1 << k));
-        for local in 0..1u32 << k {
-            let (mut best, mut best_s) = (u32::MAX, 0);
-            if !groups.is_empty() {
-                for s in 0..sym.kept.len() {
-                    let image = sym.permute_local(0, s, local);
-                    if image < best {
-                        best = image;
-                        best_s = s;
+        // One pass over all 2^k masks per symmetry (a cold probe builds this table:
+        // with the symmetry outermost, its two byte tables stay in L1).
+        let mut least: Vec<u16> = if groups.is_empty() {
+            vec![u16::MAX]
+        } else {
+            (0..1u32 << k)
+                .map(|m| sym.permute_local(0, 0, m) as u16)
+                .collect()
+        };
+        let mut to_least = vec![0u8; least.len()];
+        if !groups.is_empty() {
+            for s in 1..sym.kept.len() {
+                for (local, (best, best_s)) in least.iter_mut().zip(&mut to_least).enumerate() {
+                    let image = sym.permute_local(0, s, local as u32) as u16;
+                    if image < *best {
+                        *best = image;
+                        *best_s = s as u8;
                     }
                 }
             }
-            least.push(best as u16);
-            to_least.push(best_s as u8);
         }
         sym.least = least;
         sym.to_least = to_least;
