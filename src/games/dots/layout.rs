@@ -10,7 +10,7 @@
 use super::board::Lines;
 use super::group_symmetry::GroupSymmetry;
 pub use super::group_symmetry::MAX_GROUP_LINES;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// Most line groups a layout may have (block keys pack 8 bits per group).
 pub const MAX_GROUPS: usize = 16;
@@ -42,8 +42,9 @@ pub struct Group {
     rank: Vec<u32>,
     /// `local[c][r]` = local mask of the subset of size `c` with rank `r`.
     local: Vec<Vec<u32>>,
-    /// `global[c][r]` = the same subset as a global line mask.
-    global: Vec<Vec<Lines>>,
+    /// `global[c][r]` = the same subset as a global line mask, built when first
+    /// asked for (builds and exports unrank; a cold probe only ranks).
+    global: OnceLock<Vec<Vec<Lines>>>,
     /// `gather[j][b]`: the local bits of the group's lines found in byte `j` of a
     /// position equal to `b` (a portable stand-in for BMI2 `pext`).
     gather: Vec<[u32; 256]>,
@@ -85,25 +86,6 @@ impl Group {
             .iter()
             .filter_map(|&(a, b)| Some((bit(a)?, bit(b)?)))
             .collect();
-        // Global masks a byte of the local mask at a time (a cold probe builds
-        // these tables for up to 2^16 subsets; bit by bit was a quarter of it).
-        let scatter: Vec<[Lines; 256]> = (0..k.div_ceil(8))
-            .map(|j| std::array::from_fn(|b| to_global(&lines, (b as u32) << (8 * j))))
-            .collect();
-        let global = local
-            .iter()
-            .map(|subsets| {
-                subsets
-                    .iter()
-                    .map(|&m| {
-                        scatter
-                            .iter()
-                            .enumerate()
-                            .fold(0, |g, (j, table)| g | table[(m >> (8 * j)) as usize & 255])
-                    })
-                    .collect()
-            })
-            .collect();
         let gather = (0..8)
             .map(|j| {
                 let mut table = [0u32; 256];
@@ -121,7 +103,7 @@ impl Group {
             lines,
             rank,
             local,
-            global,
+            global: OnceLock::new(),
             gather,
             corners,
         }
@@ -172,7 +154,29 @@ impl Group {
     /// Global line masks of all stored subsets of size `count`, by rank.
     #[inline]
     pub fn globals(&self, count: usize) -> &[Lines] {
-        &self.global[count]
+        &self.global.get_or_init(|| self.global_tables())[count]
+    }
+
+    /// [`Group::globals`] for every size: the local masks scattered a byte at a
+    /// time (bit by bit was a quarter of a cold probe when it built these).
+    fn global_tables(&self) -> Vec<Vec<Lines>> {
+        let scatter: Vec<[Lines; 256]> = (0..self.lines.len().div_ceil(8))
+            .map(|j| std::array::from_fn(|b| to_global(&self.lines, (b as u32) << (8 * j))))
+            .collect();
+        self.local
+            .iter()
+            .map(|subsets| {
+                subsets
+                    .iter()
+                    .map(|&m| {
+                        scatter
+                            .iter()
+                            .enumerate()
+                            .fold(0, |g, (j, table)| g | table[(m >> (8 * j)) as usize & 255])
+                    })
+                    .collect()
+            })
+            .collect()
     }
 
     /// Mask of all the group's lines.
