@@ -133,11 +133,22 @@ impl GroupSymmetry {
         let mut to_least = vec![0u8; least.len()];
         if !groups.is_empty() {
             for s in 1..sym.kept.len() {
-                for (local, (best, best_s)) in least.iter_mut().zip(&mut to_least).enumerate() {
-                    let image = sym.permute_local(0, s, local as u32) as u16;
-                    if image < *best {
-                        *best = image;
-                        *best_s = s as u8;
+                let mut better = |local: usize, image: u32| {
+                    if (image as u16) < least[local] {
+                        least[local] = image as u16;
+                        to_least[local] = s as u8;
+                    }
+                };
+                if sym.local_corners[0].is_empty() {
+                    // No corners: the image is two byte lookups.
+                    let base = s * 512;
+                    let (low, high) = sym.local_tables[base..base + 512].split_at(256);
+                    for local in 0..1usize << k {
+                        better(local, low[local & 0xff] | high[local >> 8]);
+                    }
+                } else {
+                    for local in 0..1usize << k {
+                        better(local, sym.permute_local(0, s, local as u32));
                     }
                 }
             }
