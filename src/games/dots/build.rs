@@ -226,6 +226,8 @@ pub fn build(mut opts: BuildOptions, progress: &mut dyn Progress) -> Result<Buil
     }
     let spec = &opts.spec;
     let layout = spec.layout();
+    // The kernel unranks: its tables are made here, once, before the workers start.
+    layout.prepare_unranking();
     let completion = spec.board.completion_masks();
     let game = DotsGame::new(spec, &layout, &completion);
     let run = builder.run(

@@ -151,6 +151,12 @@ impl Group {
         &self.local[count]
     }
 
+    /// Builds the tables of [`Group::globals`] now (they are otherwise built when
+    /// first asked for).
+    pub fn prepare_unranking(&self) {
+        self.global.get_or_init(|| self.global_tables());
+    }
+
     /// Global line masks of all stored subsets of size `count`, by rank.
     #[inline]
     pub fn globals(&self, count: usize) -> &[Lines] {
@@ -332,6 +338,13 @@ impl Layout {
         let free: Vec<usize> = (0..64).filter(|&l| (all & !start) >> l & 1 == 1).collect();
         assert_eq!(sizes.iter().sum::<usize>(), free.len());
         Layout::new(start, split_sizes(&free, sizes))
+    }
+
+    /// Builds every group's unranking tables now (see [`Group::prepare_unranking`]).
+    pub fn prepare_unranking(&self) {
+        for group in &self.groups {
+            group.prepare_unranking();
+        }
     }
 
     /// Number of lines drawn at the start.
