@@ -2,6 +2,9 @@
 
 use std::sync::atomic::{AtomicU8, AtomicU16};
 
+/// Most worker threads a command (`--threads`) or `tb.solve(threads=)` accepts.
+pub const MAX_THREADS: usize = 1024;
+
 /// Peak resident set size of this process (Linux: `VmHWM` in /proc/self/status;
 /// `None` elsewhere).
 pub fn peak_rss_bytes() -> Option<u64> {

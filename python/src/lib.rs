@@ -822,10 +822,12 @@ enum Size {
 /// (default: the Wilson file's, else 0); tt: the transposition table (bytes or
 /// "256MiB"; default 64 MiB up to 24 open lines, 256 MiB up to 28, else 1 GiB).
 /// max_nodes and time_limit (seconds) stop the search with SearchLimitError.
+/// threads: search threads (default 1, the calling thread; more run lazy SMP as
+/// `tb solve --threads N` does, and the node count then varies from run to run).
 /// The GIL is released while searching. Raises PositionError for a bad position
 /// or start, ValueError for other bad arguments.
 #[pyfunction]
-#[pyo3(signature = (board, position = None, *, start = "empty", penalty = None, tt = None, max_nodes = None, time_limit = None, pv = false))]
+#[pyo3(signature = (board, position = None, *, start = "empty", penalty = None, tt = None, max_nodes = None, time_limit = None, pv = false, threads = 1))]
 #[allow(clippy::too_many_arguments)]
 fn solve<'py>(
     py: Python<'py>,
@@ -837,6 +839,7 @@ fn solve<'py>(
     max_nodes: Option<u64>,
     time_limit: Option<f64>,
     pv: bool,
+    threads: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
     if board == "morris" {
         return Err(PyValueError::new_err(
@@ -856,6 +859,13 @@ fn solve<'py>(
                 PyValueError::new_err(message)
             }
         })?;
+    if !(1..=tb::sys::MAX_THREADS).contains(&threads) {
+        return Err(PyValueError::new_err(format!(
+            "threads must be between 1 and {}, not {threads}",
+            tb::sys::MAX_THREADS
+        )));
+    }
+    request.threads = threads;
     match tt {
         Some(Size::Bytes(bytes)) => request.tt_bytes = bytes,
         Some(Size::Text(text)) => {

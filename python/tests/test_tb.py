@@ -353,11 +353,18 @@ def test_solve_equals_cli(cli, args, kwargs):
     assert got["source"] == "search"
 
 
+def test_solve_on_several_threads():
+    one = tb.solve("3x3", "h0.0,v1.1")
+    two = tb.solve("3x3", "h0.0,v1.1", threads=2)
+    same = lambda answer: {k: v for k, v in answer.items() if k not in VOLATILE | {"nodes"}}
+    assert same(two) == same(one)
+
+
 def test_solve_limits_and_errors():
     with pytest.raises(tb.SearchLimitError) as caught:
         tb.solve("3x3", max_nodes=1000)
     e = caught.value
-    want = json.loads(run("solve", "3x3", "--max-nodes", "1000", "--json", ok=(1,)))
+    want = json.loads(run("solve", "3x3", "--max-nodes", "1000", "--json", "--threads", "1", ok=(1,)))
     assert steady(e.info) == steady(want)
     assert (e.lower, e.upper, e.nodes, e.reason) == (want["lower"], want["upper"], want["nodes"], want["stopped"])
     with pytest.raises(tb.SearchLimitError):
@@ -366,7 +373,7 @@ def test_solve_limits_and_errors():
         tb.solve("2x2", "h9.9")
     with pytest.raises(tb.PositionError):
         tb.solve("2x2", start="h9.9")
-    for bad in [dict(board="3y3"), dict(board="morris"), dict(board="2x2", penalty=99), dict(board="2x2", tt="lots")]:
+    for bad in [dict(board="3y3"), dict(board="morris"), dict(board="2x2", penalty=99), dict(board="2x2", tt="lots"), dict(board="2x2", threads=0)]:
         with pytest.raises(ValueError):
             tb.solve(**bad)
     with pytest.raises(ValueError):

@@ -11,6 +11,7 @@ use serde::Serialize;
 use std::io::{BufRead, BufWriter, IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
+use tb::sys::MAX_THREADS;
 
 /// The JSON object for an input line that could not be answered.
 pub use tb::games::probe_error_json as error_json;
@@ -240,9 +241,6 @@ fn same_file(a: &Path, b: &Path) -> bool {
         _ => false,
     }
 }
-
-/// Most worker threads `--threads` accepts.
-const MAX_THREADS: usize = 1024;
 
 /// `--threads`, defaulting to every core; 0 and more than [`MAX_THREADS`] are
 /// refused.
