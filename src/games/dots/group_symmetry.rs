@@ -126,29 +126,18 @@ impl GroupSymmetry {
         let mut least: Vec<u16> = if groups.is_empty() {
             vec![u16::MAX]
         } else {
-            (0..1u32 << k)
-                .map(|m| sym.permute_local(0, 0, m) as u16)
-                .collect()
+            let normalize = sym.local_permutation(0, 0);
+            (0..1u32 << k).map(|m| normalize(m) as u16).collect()
         };
         let mut to_least = vec![0u8; least.len()];
         if !groups.is_empty() {
             for s in 1..sym.kept.len() {
-                let mut better = |local: usize, image: u32| {
-                    if (image as u16) < least[local] {
-                        least[local] = image as u16;
-                        to_least[local] = s as u8;
-                    }
-                };
-                if sym.local_corners[0].is_empty() {
-                    // No corners: the image is two byte lookups.
-                    let base = s * 512;
-                    let (low, high) = sym.local_tables[base..base + 512].split_at(256);
-                    for local in 0..1usize << k {
-                        better(local, low[local & 0xff] | high[local >> 8]);
-                    }
-                } else {
-                    for local in 0..1usize << k {
-                        better(local, sym.permute_local(0, s, local as u32));
+                let permute = sym.local_permutation(0, s);
+                for (local, (best, best_s)) in least.iter_mut().zip(&mut to_least).enumerate() {
+                    let image = permute(local as u32) as u16;
+                    if image < *best {
+                        *best = image;
+                        *best_s = s as u8;
                     }
                 }
             }
@@ -207,16 +196,26 @@ impl GroupSymmetry {
     /// lines selected by `local` (two byte lookups). With `s = 0` it normalises.
     #[inline]
     pub fn permute_local(&self, g: usize, s: usize, local: u32) -> u32 {
+        self.local_permutation(g, s)(local)
+    }
+
+    /// [`GroupSymmetry::permute_local`] for one group and symmetry, with its two
+    /// byte tables looked up once (for loops over many masks).
+    #[inline]
+    fn local_permutation(&self, g: usize, s: usize) -> impl Fn(u32) -> u32 + '_ {
         let base = (g * self.kept.len() + s) * 512;
-        let image = self.local_tables[base + (local & 0xff) as usize]
-            | self.local_tables[base + 256 + (local >> 8 & 0xff) as usize];
-        self.local_corners[g].iter().fold(image, |m, &(a, b)| {
-            if m & b != 0 && m & a == 0 {
-                m ^ (a | b)
-            } else {
-                m
-            }
-        })
+        let (low, high) = self.local_tables[base..base + 512].split_at(256);
+        let corners = &self.local_corners[g];
+        move |local| {
+            let image = low[(local & 0xff) as usize] | high[(local >> 8 & 0xff) as usize];
+            corners.iter().fold(image, |m, &(a, b)| {
+                if m & b != 0 && m & a == 0 {
+                    m ^ (a | b)
+                } else {
+                    m
+                }
+            })
+        }
     }
 
     /// For a group-1 local mask: the least normalised image of it under the kept
