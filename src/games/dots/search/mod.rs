@@ -301,6 +301,21 @@ struct Scan {
 /// positions of the same board.
 #[derive(Debug)]
 pub struct Solver {
+    /// What the search knows before it starts; each helper thread gets a copy.
+    rules: Rules,
+    /// Shared with the helper threads of a parallel solve.
+    table: Arc<Table>,
+    nodes: u64,
+    /// Threads of [`Solver::solve`] (lazy SMP: helpers share the table).
+    threads: usize,
+    /// Limits and progress of the current call.
+    guard: Guard,
+}
+
+/// The board's geometry, the rules in force (penalty, chains) and the tables
+/// derived from them: everything a search reads and never changes.
+#[derive(Debug, Clone)]
+struct Rules {
     board: Board,
     penalty: i32,
     all: Lines,
@@ -311,17 +326,10 @@ pub struct Solver {
     /// Per line, the boxes it borders (indices into `boxes`, [`NO_BOX`] if none).
     adjacent: Vec<[usize; 2]>,
     syms: Symmetries,
-    /// Shared with the helper threads of a parallel solve.
-    table: Arc<Table>,
-    nodes: u64,
-    /// Threads of [`Solver::solve`] (lazy SMP: helpers share the table).
-    threads: usize,
     /// Every line, nearest the centre of the board first (ties by line index).
     centre_first: Vec<u8>,
     /// Nodes with at least this many open lines try enhanced transposition cutoffs.
     etc_min: u32,
-    /// Limits and progress of the current call.
-    guard: Guard,
     /// Chains played as pseudo-lines (none: the plain game); see [`Solver::set_chains`].
     chains: Chains,
     /// Groups of two or more interchangeable lines: the perimeter sides of one box
@@ -360,7 +368,7 @@ impl Solver {
                 adj
             })
             .collect();
-        let mut solver = Solver {
+        let mut rules = Rules {
             board,
             penalty: options.penalty,
             all: board.all_lines(),
@@ -368,41 +376,28 @@ impl Solver {
             completion: board.completion_masks(),
             adjacent,
             syms: Symmetries::new(board),
-            table: Arc::new(Table::new(options.tt_bytes)),
-            nodes: 0,
-            threads: 1,
             centre_first: centre_first(board),
             etc_min: (board.num_lines() as u32)
                 .saturating_sub(ETC_DEPTH)
                 .max(ETC_MIN_OPEN),
-            guard: Guard::idle(None),
             chains: Chains::none(),
             chain_near: Vec::new(),
             twins: Vec::new(),
         };
-        solver.set_twins();
-        solver
-    }
-
-    /// Sets [`Solver::twins`] from the board and the chains.
-    fn set_twins(&mut self) {
-        let chain_lines = self.chains.all();
-        self.twins = self
-            .boxes
-            .iter()
-            .map(|&b| {
-                (0..self.board.num_lines())
-                    .filter(|&l| b >> l & 1 == 1 && self.adjacent[l][1] == NO_BOX)
-                    .fold(0, |m, l| m | 1 << l)
-            })
-            .filter(|&g: &Lines| g.count_ones() >= 2 && g & chain_lines == 0)
-            .collect();
+        rules.set_twins();
+        Solver {
+            rules,
+            table: Arc::new(Table::new(options.tt_bytes)),
+            nodes: 0,
+            threads: 1,
+            guard: Guard::idle(None),
+        }
     }
 
     /// `position` with the drawn lines of every twin group moved to its lowest lines.
     #[inline]
     fn normalize(&self, mut position: Lines) -> Lines {
-        for &group in &self.twins {
+        for &group in &self.rules.twins {
             let drawn = position & group;
             if drawn != 0 && drawn != group {
                 let mut low = 0;
@@ -423,22 +418,9 @@ impl Solver {
     /// itself (see [`Symmetries::canonicalize`]).
     #[inline]
     fn canonicalize(&self, position: Lines) -> (Lines, usize, u8) {
-        if self.twins.is_empty() {
-            return self.syms.canonicalize(position);
-        }
-        let (mut best, mut sym, mut stabilizer) = (self.normalize(position), 0, 1u8);
-        for s in 1..self.syms.len() {
-            let image = self.syms.apply(s, position);
-            if image == position {
-                stabilizer |= 1 << s;
-            }
-            let key = self.normalize(image);
-            if key < best {
-                best = key;
-                sym = s;
-            }
-        }
-        (best, sym, stabilizer)
+        self.rules
+            .syms
+            .canonicalize_with(position, |p| self.normalize(p))
     }
 
     /// The table key of `position`.
@@ -451,25 +433,7 @@ impl Solver {
     /// chain is partly drawn only its lines may be drawn. Clears the table, and turns
     /// symmetry off when there are chains (a symmetry need not keep them).
     pub fn set_chains(&mut self, chains: Chains) {
-        self.chain_near = chains
-            .masks()
-            .iter()
-            .map(|&chain| {
-                let near = self
-                    .boxes
-                    .iter()
-                    .filter(|&&b| b & chain != 0)
-                    .fold(0, |near, &b| near | b);
-                (chain, near)
-            })
-            .collect();
-        self.syms = if chains.is_empty() {
-            Symmetries::new(self.board)
-        } else {
-            Symmetries::identity(self.board)
-        };
-        self.chains = chains;
-        self.set_twins();
+        self.rules.set_chains(chains);
         self.clear();
     }
 
@@ -481,28 +445,17 @@ impl Solver {
         self.threads = threads.max(1);
     }
 
-    /// A helper thread's solver: everything shared or copied but the counters.
+    /// A helper thread's solver: the rules copied, the table shared, its own counters.
     fn helper(&self, halt: Arc<AtomicBool>) -> Solver {
         Solver {
-            board: self.board,
-            penalty: self.penalty,
-            all: self.all,
-            boxes: self.boxes.clone(),
-            completion: self.completion.clone(),
-            adjacent: self.adjacent.clone(),
-            syms: self.syms.clone(),
+            rules: self.rules.clone(),
             table: Arc::clone(&self.table),
             nodes: 0,
             threads: 1,
-            centre_first: self.centre_first.clone(),
-            etc_min: self.etc_min,
             guard: Guard {
                 halt: Some(halt),
                 ..Guard::idle(None)
             },
-            chains: self.chains.clone(),
-            chain_near: self.chain_near.clone(),
-            twins: self.twins.clone(),
         }
     }
 
@@ -523,7 +476,9 @@ impl Solver {
     /// The lines that may be drawn in `position`.
     #[inline]
     fn legal(&self, position: Lines) -> Lines {
-        self.chains.legal(position, self.all & !position)
+        self.rules
+            .chains
+            .legal(position, self.rules.all & !position)
     }
 
     /// Calls `progress` about once a second during long searches (`None`: never).
@@ -533,17 +488,17 @@ impl Solver {
 
     /// The board this solver works on.
     pub fn board(&self) -> Board {
-        self.board
+        self.rules.board
     }
 
     /// The penalty (value of the full board).
     pub fn penalty(&self) -> i32 {
-        self.penalty
+        self.rules.penalty
     }
 
     /// The board's symmetries, as used for the table keys.
     pub fn symmetries(&self) -> &Symmetries {
-        &self.syms
+        &self.rules.syms
     }
 
     /// Total search nodes since the solver was made.
@@ -561,7 +516,7 @@ impl Solver {
     /// The exact value of `position` for the player to move. Bits above the board's
     /// last line are ignored.
     pub fn value(&mut self, position: Lines) -> i32 {
-        self.mtdf(position & self.all)
+        self.mtdf(position & self.rules.all)
     }
 
     /// The exact value of `position`, of each of its legal moves, and a principal
@@ -581,9 +536,9 @@ impl Solver {
         limits: Limits,
     ) -> Result<SolveResult, Stopped> {
         let start = self.nodes;
-        let position = position & self.all;
+        let position = position & self.rules.all;
         let scan = self.scan(position);
-        let most = scan.unfinished + self.penalty.abs();
+        let most = scan.unfinished + self.rules.penalty.abs();
         self.arm(limits, (-most, most));
         let outcome = self.solve_armed(position);
         let reason = self.guard.stopped.take();
@@ -715,7 +670,7 @@ impl Solver {
     /// Follows the lowest best move from `position` (worth `value`) to the full board.
     fn principal_variation(&mut self, mut position: Lines, mut value: i32) -> Option<Vec<usize>> {
         let mut pv = Vec::new();
-        while position != self.all {
+        while position != self.rules.all {
             let (line, child_value) = lines_of(self.legal(position))
                 .find_map(|line| {
                     let k = self.completes(position, line);
@@ -790,7 +745,7 @@ impl Solver {
     /// Number of boxes that drawing `line` completes in `position`.
     #[inline]
     fn completes(&self, position: Lines, line: usize) -> i32 {
-        boxes_completed_with(position, self.completion[line]) as i32
+        boxes_completed_with(position, self.rules.completion[line]) as i32
     }
 
     #[inline]
@@ -800,7 +755,7 @@ impl Solver {
             thirds: 0,
             unfinished: 0,
         };
-        for &b in &self.boxes {
+        for &b in &self.rules.boxes {
             let open = b & !position;
             match open.count_ones() {
                 0 => continue,
@@ -821,38 +776,20 @@ impl Solver {
             // Unwinding a stopped search: the value is discarded by the caller.
             return alpha;
         }
-        let open = self.all & !position;
+        let open = self.rules.all & !position;
         if open == 0 {
-            return self.penalty;
+            return self.rules.penalty;
         }
         let scan = self.scan(position);
-        let mut forced = scan.captures & !scan.thirds;
-        let mut legal = open;
-        if !self.chains.is_empty() {
-            // Inside a partly drawn chain only its lines are legal, and rule 1 holds
-            // among them; elsewhere it is applied only away from the chains, whose
-            // resolution a capture next to them could change (checked against a
-            // brute force of the chain game in tests/chains_oracle.rs).
-            match self.chains.partial(position) {
-                Some(chain) => {
-                    legal &= chain;
-                    forced &= chain;
-                }
-                None => {
-                    for &(chain, near) in &self.chain_near {
-                        if chain & !position != 0 {
-                            forced &= !near;
-                        }
-                    }
-                }
-            }
-        }
+        let (legal, forced) =
+            self.rules
+                .legal_and_forced(position, open, scan.captures & !scan.thirds);
         if forced != 0 {
             let line = forced.trailing_zeros() as usize;
             let k = self.completes(position, line);
             return k + self.search(position | 1 << line, alpha - k, beta - k);
         }
-        let bound = scan.unfinished + self.penalty.abs();
+        let bound = scan.unfinished + self.rules.penalty.abs();
         if bound <= alpha {
             return bound;
         }
@@ -867,7 +804,7 @@ impl Solver {
             lower = lower.max(e.lower.into());
             upper = upper.min(e.upper.into());
             if e.best != NO_MOVE {
-                hint = Some(self.syms.unmap_line(sym, e.best.into()));
+                hint = Some(self.rules.syms.unmap_line(sym, e.best.into()));
             }
             if lower >= beta {
                 return lower;
@@ -886,7 +823,7 @@ impl Solver {
         // sacrifices nearest the centre of the board first.
         // Of open twin lines only the first: the others lead to equivalent positions.
         let mut candidates = legal;
-        for &group in &self.twins {
+        for &group in &self.rules.twins {
             let open_twins = legal & group;
             candidates &= !(open_twins & open_twins.wrapping_sub(1));
         }
@@ -895,7 +832,7 @@ impl Solver {
         if legal == open {
             // Rule 2 (with chains: between chains, for captures outside them, and
             // never pruning a chain's line; see `chain_reply`).
-            let chain_lines = self.chains.all();
+            let chain_lines = self.rules.chains.all();
             for line in lines_of(captures & scan.thirds & !chain_lines) {
                 quiet &= self.chain_reply(position, line, chain_lines);
             }
@@ -913,7 +850,7 @@ impl Solver {
         }
         for group in [safe & !hint_mask, sacrifices & !hint_mask] {
             if group != 0 {
-                for &line in &self.centre_first {
+                for &line in &self.rules.centre_first {
                     if group >> line & 1 == 1 {
                         moves[count] = line;
                         count += 1;
@@ -925,7 +862,7 @@ impl Solver {
 
         // Enhanced transposition cutoffs near the root: a child whose stored bound
         // already refutes the window ends the node before any search.
-        if open.count_ones() >= self.etc_min {
+        if open.count_ones() >= self.rules.etc_min {
             for &line in moves {
                 let line = line as usize;
                 let k = self.completes(position, line);
@@ -981,7 +918,7 @@ impl Solver {
             return best;
         }
         debug_assert!(lo <= hi, "inconsistent bounds {lo} > {hi}");
-        let canonical_move = self.syms.map_line(sym, best_move.into()) as u8;
+        let canonical_move = self.rules.syms.map_line(sym, best_move.into()) as u8;
         self.table.store(
             key,
             open.count_ones() as u8 + 1,
@@ -1004,12 +941,12 @@ impl Solver {
     /// `z` is outside the chains too.
     #[inline]
     fn chain_reply(&self, position: Lines, line: usize, chain_lines: Lines) -> Lines {
-        let open_sides = |b: usize| self.boxes[b] & !position;
+        let open_sides = |b: usize| self.rules.boxes[b] & !position;
         let other = |l: usize, b: usize| {
-            let [a, c] = self.adjacent[l];
+            let [a, c] = self.rules.adjacent[l];
             if a == b { c } else { a }
         };
-        let [a, c] = self.adjacent[line];
+        let [a, c] = self.rules.adjacent[line];
         // b' is the box of `line` with two open sides (the other has one).
         let b2 = if a != NO_BOX && open_sides(a).count_ones() == 2 {
             a
@@ -1034,9 +971,65 @@ impl Solver {
     /// move is equivalent to one searched already or later in line order).
     #[inline]
     fn has_smaller_image(&self, stabilizer: u8, line: usize) -> bool {
-        (1..self.syms.len())
+        (1..self.rules.syms.len())
             .filter(|s| stabilizer >> s & 1 == 1)
-            .any(|s| self.syms.map_line(s, line) < line)
+            .any(|s| self.rules.syms.map_line(s, line) < line)
+    }
+}
+
+impl Rules {
+    /// The legal moves of `position` (whose open lines are `open`), and those of the
+    /// captures `rule1` (which rule 1 forces in the plain game) that it still forces.
+    /// Inside a partly drawn chain only its lines are legal, and rule 1 holds among
+    /// them; elsewhere it is applied only away from the undrawn chains, whose
+    /// resolution a capture next to them could change (checked against a brute
+    /// force of the chain game in tests/chains_oracle.rs).
+    #[inline]
+    fn legal_and_forced(&self, position: Lines, open: Lines, rule1: Lines) -> (Lines, Lines) {
+        match self.chains.partial(position) {
+            Some(chain) => (open & chain, rule1 & chain),
+            None => (
+                open,
+                self.chain_near
+                    .iter()
+                    .filter(|&&(chain, _)| chain & !position != 0)
+                    .fold(rule1, |forced, &(_, near)| forced & !near),
+            ),
+        }
+    }
+
+    /// See [`Solver::set_chains`].
+    fn set_chains(&mut self, chains: Chains) {
+        self.chain_near = chains
+            .masks()
+            .iter()
+            .map(|&chain| {
+                let near = self
+                    .boxes
+                    .iter()
+                    .filter(|&&b| b & chain != 0)
+                    .fold(0, |near, &b| near | b);
+                (chain, near)
+            })
+            .collect();
+        self.syms = if chains.is_empty() {
+            Symmetries::new(self.board)
+        } else {
+            Symmetries::identity(self.board)
+        };
+        self.chains = chains;
+        self.set_twins();
+    }
+
+    /// Sets [`Rules::twins`]: each box's perimeter sides, unless they touch a chain.
+    fn set_twins(&mut self) {
+        let (perimeter, chain_lines) = (self.board.perimeter(), self.chains.all());
+        self.twins = self
+            .boxes
+            .iter()
+            .map(|&b| b & perimeter)
+            .filter(|&g| g.count_ones() >= 2 && g & chain_lines == 0)
+            .collect();
     }
 }
 

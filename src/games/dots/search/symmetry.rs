@@ -177,14 +177,27 @@ impl Symmetries {
     /// (bit `s` set when symmetry `s` maps `position` onto itself; bit 0 always set).
     #[inline]
     pub fn canonicalize(&self, position: Lines) -> (Lines, usize, u8) {
-        let (mut best, mut sym, mut stabilizer) = (position, 0, 1u8);
+        self.canonicalize_with(position, |p| p)
+    }
+
+    /// [`Symmetries::canonicalize`] where the canonical form is the smallest
+    /// `normalize`d image (a further equivalence that every symmetry respects); the
+    /// stabiliser is still that of `position` itself.
+    #[inline]
+    pub fn canonicalize_with(
+        &self,
+        position: Lines,
+        normalize: impl Fn(Lines) -> Lines,
+    ) -> (Lines, usize, u8) {
+        let (mut best, mut sym, mut stabilizer) = (normalize(position), 0, 1u8);
         for s in 1..self.perm.len() {
             let image = self.apply(s, position);
             if image == position {
                 stabilizer |= 1 << s;
             }
-            if image < best {
-                best = image;
+            let key = normalize(image);
+            if key < best {
+                best = key;
                 sym = s;
             }
         }
