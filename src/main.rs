@@ -632,9 +632,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             request.threads = threads;
             let lines = request.lines;
             if loony {
-                if !request.chains.is_empty() {
-                    bail!("--loony analyses every line on its own: remove the chain dots");
-                }
+                request.chains.plain_only("--loony analyses")?;
                 if pv || bounds.given() || tt.is_some() {
                     bail!(
                         "--loony analyses by exhaustion: --pv, --tt, --max-nodes and --time-limit do not apply"

@@ -54,11 +54,7 @@ impl BuildRequest {
     pub fn spec(&self) -> Result<Spec> {
         let board = self.board;
         let start = spec::parse_start(&board, &self.start)?;
-        if !start.chains.is_empty() {
-            bail!(
-                "the start marks chains with dots: tb build analyses every line on its own; tb solve analyses chains as pseudo-lines (or remove the dots)"
-            );
-        }
+        start.chains.plain_only("tb build analyses")?;
         let penalty = spec::check_penalty(self.penalty.or(start.penalty).unwrap_or(0))?;
         if self.loony {
             spec::check_loony_range(&board, penalty as i32)?;

@@ -42,6 +42,11 @@ pub enum ChainError {
     /// A dotted line that is also drawn.
     #[error("line {0} is both drawn and dotted")]
     Drawn(String),
+    /// Chains given to a command of the plain game; the text says which and how.
+    #[error(
+        "the position marks chains with dots, but {0} the plain game: remove the chain dots (tb solve analyses chains as pseudo-lines)"
+    )]
+    PlainGameOnly(&'static str),
 }
 
 impl Chains {
@@ -95,6 +100,16 @@ impl Chains {
             }
         }
         Ok(Chains { masks, all: dotted })
+    }
+
+    /// An error unless there are no chains: for the commands of the plain game,
+    /// `what` saying which (e.g. "a tablebase holds").
+    pub fn plain_only(&self, what: &'static str) -> Result<(), ChainError> {
+        if self.is_empty() {
+            Ok(())
+        } else {
+            Err(ChainError::PlainGameOnly(what))
+        }
     }
 
     /// Whether there are no chains.

@@ -552,9 +552,7 @@ impl Setup<'_> {
     pub fn open(&self) -> Result<Session> {
         let parse = |board: &Board, text: &str| -> Result<ParsedPosition> {
             let parsed = notation::parse_position_arg(board, text)?;
-            if !parsed.chains.is_empty() {
-                bail!("tb play plays every line on its own: remove the chain dots from the file");
-            }
+            parsed.chains.plain_only("tb play plays")?;
             Ok(parsed)
         };
         let (analyst, board, start) = match self.db {

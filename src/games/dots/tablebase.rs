@@ -410,11 +410,7 @@ impl Tablebase {
 
     /// A file's penalty must be the table's, and a table holds the plain game only.
     fn check_parsed(&self, parsed: &ParsedPosition) -> Result<()> {
-        if !parsed.chains.is_empty() {
-            bail!(
-                "the position marks chains with dots, but a tablebase holds the plain game: remove the dots, or analyse the chains with tb solve"
-            );
-        }
+        parsed.chains.plain_only("a tablebase holds")?;
         if let Some(penalty) = parsed.penalty
             && penalty != self.spec.penalty as i32
         {
