@@ -243,6 +243,14 @@ impl Board {
         }
     }
 
+    /// Names of the lines in `mask`, in line order.
+    pub fn line_names(&self, mask: Lines) -> Vec<String> {
+        (0..self.num_lines())
+            .filter(|&l| mask >> l & 1 == 1)
+            .map(|l| self.line_name(l))
+            .collect()
+    }
+
     /// Parses a line name `h<r>.<c>` / `v<r>.<c>` into its index.
     pub fn parse_line(&self, name: &str) -> Result<usize, BoardError> {
         let unknown = || BoardError::UnknownLine {

@@ -682,12 +682,7 @@ fn check_complete(
     player: Player,
     (r, c): (usize, usize),
 ) -> Result<(), NotationError> {
-    let missing: Vec<String> = board
-        .box_lines(r, c)
-        .into_iter()
-        .filter(|&l| lines >> l & 1 == 0)
-        .map(|l| board.line_name(l))
-        .collect();
+    let missing = board.line_names(board.box_mask(r, c) & !lines);
     if missing.is_empty() {
         return Ok(());
     }

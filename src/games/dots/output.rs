@@ -128,18 +128,16 @@ pub fn solve_json(
         #[serde(skip_serializing_if = "Vec::is_empty")]
         chains: Vec<Vec<String>>,
     }
-    let names = |mask: Lines| -> Vec<String> {
-        (0..board.num_lines())
-            .filter(|&l| mask >> l & 1 == 1)
-            .map(|l| board.line_name(l))
-            .collect()
-    };
     let extra = Extra {
         nodes: result.nodes,
         seconds,
         peak_rss_bytes: crate::sys::peak_rss_bytes(),
         pv: with_pv.then(|| result.pv.iter().map(|&l| board.line_name(l)).collect()),
-        chains: chains.masks().iter().map(|&c| names(c)).collect(),
+        chains: chains
+            .masks()
+            .iter()
+            .map(|&c| board.line_names(c))
+            .collect(),
     };
     // Both are objects: splice the extra fields into the probe object.
     let probe = JsonWriter::new(board).probe(answer);
