@@ -62,43 +62,26 @@ impl Chains {
         if let Some(line) = first_line(lines & dotted) {
             return Err(ChainError::Drawn(board.line_name(line)));
         }
-        // Union-find over lines: each chain box joins its two dotted sides.
-        let mut parent: Vec<usize> = (0..board.num_lines()).collect();
-        fn root(parent: &mut [usize], mut l: usize) -> usize {
-            while parent[l] != l {
-                parent[l] = parent[parent[l]];
-                l = parent[l];
-            }
-            l
-        }
-        let mut in_box = 0;
+        // Each chain box joins its two dotted sides, and every chain they touch.
+        let mut masks: Vec<Lines> = Vec::new();
         for r in 0..board.rows() {
             for c in 0..board.cols() {
                 let sides = board.box_mask(r, c);
-                if (sides & lines).count_ones() == 2 && (sides & dotted).count_ones() == 2 {
-                    let a = first_line(sides & dotted).expect("two dotted sides");
-                    let b = first_line(sides & dotted & !(1 << a)).expect("two dotted sides");
-                    let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
-                    parent[ra] = rb;
-                    in_box |= sides & dotted;
+                let pair = sides & dotted;
+                if (sides & lines).count_ones() == 2 && pair.count_ones() == 2 {
+                    let joined = masks
+                        .iter()
+                        .filter(|&&m| m & pair != 0)
+                        .fold(pair, |j, &m| j | m);
+                    masks.retain(|&m| m & pair == 0);
+                    masks.push(joined);
                 }
             }
         }
-        if let Some(line) = first_line(dotted & !in_box) {
+        if let Some(line) = first_line(dotted & !masks.iter().fold(0, |all, &m| all | m)) {
             return Err(ChainError::Stray(board.line_name(line)));
         }
-        let mut masks: Vec<Lines> = Vec::new();
-        let mut roots: Vec<usize> = Vec::new();
-        for line in (0..board.num_lines()).filter(|&l| dotted >> l & 1 == 1) {
-            let r = root(&mut parent, line);
-            match roots.iter().position(|&x| x == r) {
-                Some(i) => masks[i] |= 1 << line,
-                None => {
-                    roots.push(r);
-                    masks.push(1 << line);
-                }
-            }
-        }
+        masks.sort_unstable_by_key(|m| m.trailing_zeros());
         Ok(Chains { masks, all: dotted })
     }
 
