@@ -91,18 +91,21 @@ fn chain_components(o: &Oracle, p: u64) -> Vec<u64> {
 
 /// A Wilson file of `p` with `dotted` lines marked.
 fn wilson(o: &Oracle, p: u64, dotted: u64, penalty: i32) -> String {
+    // A line's text: drawn, dotted or open.
+    let mark = |l: usize, [drawn, dot, open]: [&'static str; 3]| {
+        if p >> l & 1 == 1 {
+            drawn
+        } else if dotted >> l & 1 == 1 {
+            dot
+        } else {
+            open
+        }
+    };
     let mut text = format!("{penalty}\n");
     for r in 0..=o.rows() {
         text.push('+');
         for c in 0..o.cols() {
-            let l = o.h(r, c);
-            text.push_str(if p >> l & 1 == 1 {
-                "-----"
-            } else if dotted >> l & 1 == 1 {
-                "  .  "
-            } else {
-                "     "
-            });
+            text.push_str(mark(o.h(r, c), ["-----", "  .  ", "     "]));
             text.push('+');
         }
         text.push('\n');
@@ -112,14 +115,7 @@ fn wilson(o: &Oracle, p: u64, dotted: u64, penalty: i32) -> String {
         for _ in 0..3 {
             let mut row = String::new();
             for c in 0..=o.cols() {
-                let l = o.v(r, c);
-                row.push(if p >> l & 1 == 1 {
-                    '|'
-                } else if dotted >> l & 1 == 1 {
-                    '.'
-                } else {
-                    ' '
-                });
+                row.push_str(mark(o.v(r, c), ["|", ".", " "]));
                 if c < o.cols() {
                     row.push_str("     ");
                 }
