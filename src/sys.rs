@@ -5,6 +5,15 @@ use std::sync::atomic::{AtomicU8, AtomicU16};
 /// Most worker threads a command (`--threads`) or `tb.solve(threads=)` accepts.
 pub const MAX_THREADS: usize = 1024;
 
+/// `threads` if it is between 1 and [`MAX_THREADS`], else an error naming the
+/// option `flag` it came from.
+pub fn check_threads(flag: &str, threads: usize) -> anyhow::Result<usize> {
+    if !(1..=MAX_THREADS).contains(&threads) {
+        anyhow::bail!("{flag} must be between 1 and {MAX_THREADS}, not {threads}");
+    }
+    Ok(threads)
+}
+
 /// Peak resident set size of this process (Linux: `VmHWM` in /proc/self/status;
 /// `None` elsewhere).
 pub fn peak_rss_bytes() -> Option<u64> {

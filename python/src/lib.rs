@@ -859,13 +859,8 @@ fn solve<'py>(
                 PyValueError::new_err(message)
             }
         })?;
-    if !(1..=tb::sys::MAX_THREADS).contains(&threads) {
-        return Err(PyValueError::new_err(format!(
-            "threads must be between 1 and {}, not {threads}",
-            tb::sys::MAX_THREADS
-        )));
-    }
-    request.threads = threads;
+    request.threads = tb::sys::check_threads("threads", threads)
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
     match tt {
         Some(Size::Bytes(bytes)) => request.tt_bytes = bytes,
         Some(Size::Text(text)) => {

@@ -11,7 +11,6 @@ use serde::Serialize;
 use std::io::{BufRead, BufWriter, IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
-use tb::sys::MAX_THREADS;
 
 /// The JSON object for an input line that could not be answered.
 pub use tb::games::probe_error_json as error_json;
@@ -242,15 +241,12 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// `--threads`, defaulting to every core; 0 and more than [`MAX_THREADS`] are
+/// `--threads`, defaulting to every core; 0 and more than [`tb::sys::MAX_THREADS`] are
 /// refused.
 pub fn threads(given: Option<usize>) -> Result<usize> {
     let threads =
         given.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    if !(1..=MAX_THREADS).contains(&threads) {
-        bail!("--threads must be between 1 and {MAX_THREADS}, not {threads}");
-    }
-    Ok(threads)
+    tb::sys::check_threads("--threads", threads)
 }
 
 /// A memory flag: the given size (checked against the machine) or the default.
