@@ -6,8 +6,7 @@
 
 use super::geometry::{CELLS, Cells, automorphisms, canonical};
 use super::position::{Position, Side};
-use super::prover::child_classes;
-use super::prover::{Key, x_to_move};
+use super::prover::{Key, child_classes, x_to_move};
 use super::threats::{ForcedSearch, PositionMap};
 use crate::store::{BlockStats, EncodedChunk, LayerStatus, Store, checksum, codec};
 use anyhow::{Context, Result, bail, ensure};
