@@ -91,6 +91,30 @@ fn a_morris_file_of_format_1_reads_like_a_fresh_build() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("format version 1 vs 2"));
 }
 
+/// A loony file of value format 2 (every byte with its offer bit, written by tb at
+/// f846811, kept in `data/loony-2x3-format2.tb`) reads like a fresh build of format
+/// 3 (offer bits left out), probes included, and verifies; resuming it is refused as
+/// another format.
+#[test]
+fn a_loony_file_of_format_2_reads_like_a_fresh_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = copy_fixture("loony-2x3-format2.tb", dir.path());
+    let fresh = dir.path().join("fresh.tb");
+    let build = ["build", "2x3", "--loony", "--book-lines", "17", "--quiet"];
+    run(&build, &fresh);
+    assert!(run(&["verify"], &old).contains("OK"));
+    let export = |db: &Path| run(&["export", "--expand"], db);
+    assert_eq!(export(&old), export(&fresh));
+    assert!(export(&old).contains("\"loony\":\"opponent\""));
+    for position in ["00000000000000000", "h0.0", "h0.0,v1.1", "h0.0,h1.0,v0.0"] {
+        let probe = |db: &Path| run(&["probe", "--json", position], db);
+        assert_eq!(probe(&old), probe(&fresh), "{position}");
+    }
+    let out = tb().args(build).arg("--db").arg(&old).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("format version 2 vs 3"));
+}
+
 /// Reading leaves nothing beside a file: neither a finished file of this tb (which
 /// leaves WAL mode) nor a WAL-mode file of an older tb gets -wal/-shm files, so
 /// shared and read-only copies stay as they are.

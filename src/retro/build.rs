@@ -6,7 +6,9 @@
 use super::cache::BlockCache;
 use super::progress::Progress;
 use super::{BlockId, Game};
-use crate::store::{BlockStats, EncodedChunk, LayerFinish, LayerStatus, Store, counts_key};
+use crate::store::{
+    BlockStats, EncodedChunk, LayerFinish, LayerStatus, Store, StoredChunk, counts_key,
+};
 use crate::units::human_bytes;
 use anyhow::{Context, Result, bail};
 use rayon::prelude::*;
@@ -488,10 +490,24 @@ pub fn load_block(store: &Store, game: &dyn Game, id: &BlockId) -> Result<Vec<i8
         .enumerate()
         .try_for_each(|(c, (out, chunk))| -> Result<()> {
             let first = (c * chunk_positions) as u64;
-            let neighbours = |len| game.chunk_neighbours(id.layer, &id.key, first, len);
-            out.copy_from_slice(&chunk.decode(out.len(), neighbours)?);
+            out.copy_from_slice(&decode_chunk(game, id, first, out.len(), chunk)?);
             Ok(())
         })?;
+    Ok(values)
+}
+
+/// The `len` values of a stored chunk of block `id` (its first is `first`),
+/// decoded and restored to what the game computed ([`Game::restore`]).
+pub fn decode_chunk(
+    game: &dyn Game,
+    id: &BlockId,
+    first: u64,
+    len: usize,
+    chunk: &StoredChunk,
+) -> Result<Vec<i8>> {
+    let neighbours = |len| game.chunk_neighbours(id.layer, &id.key, first, len);
+    let mut values = chunk.decode(len, neighbours)?;
+    game.restore(id.layer, &id.key, first, &mut values);
     Ok(values)
 }
 
@@ -530,7 +546,8 @@ pub(crate) fn encode_block(
             let first = first + i as u64 * chunk_positions;
             let stats = chunk_stats(game, block, first, raw);
             let neighbours = || game.chunk_neighbours(block.layer, &block.key, first, raw.len());
-            let chunk = EncodedChunk::encode(raw, game.chunk_coding(), neighbours)?;
+            let stored = game.stored_form(block.layer, &block.key, first, raw);
+            let chunk = EncodedChunk::encode(&stored, game.chunk_coding(), neighbours)?;
             Ok((chunk, stats))
         })
         .collect::<Result<_>>()?;

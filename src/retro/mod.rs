@@ -92,6 +92,27 @@ pub trait Game: Sync {
         ChunkCoding::Zstd(build::ZSTD_LEVEL)
     }
 
+    /// The values of a chunk (a block's from index `first` on) as the file stores
+    /// them: a game may leave out what [`Game::restore`] recomputes from the
+    /// positions (default: stored as computed). Histograms and digests are of the
+    /// values as computed.
+    fn stored_form<'a>(
+        &self,
+        layer: usize,
+        key: &[u8],
+        first: u64,
+        values: &'a [i8],
+    ) -> std::borrow::Cow<'a, [i8]> {
+        let _ = (layer, key, first);
+        std::borrow::Cow::Borrowed(values)
+    }
+
+    /// Undoes [`Game::stored_form`] on the decoded values of a chunk (a block's from
+    /// index `first` on): every value as computed again (default: nothing to do).
+    fn restore(&self, layer: usize, key: &[u8], first: u64, values: &mut [i8]) {
+        let _ = (layer, key, first, values);
+    }
+
     /// The neighbours of the `len` positions of a block from index `first` on, for
     /// [`ChunkCoding::Mix`] (see `store::codec`); part of the game's file format.
     fn chunk_neighbours(

@@ -11,7 +11,7 @@
 
 use super::Game;
 use super::audit::{check_finished, prepare_read};
-use super::build::{BuildLock, encode_block};
+use super::build::{BuildLock, decode_chunk, encode_block};
 use super::progress::Progress;
 use crate::store::{
     BlockStats, LayerFinish, LayerRow, Store, chunk_len, counts_key, readable_layers,
@@ -270,7 +270,7 @@ fn recode_block(
             .map(|chunk| {
                 let first = chunk.chunk * old_chunk;
                 let len = chunk_len(size, old_chunk, chunk.chunk);
-                chunk.decode(len, |len| source.chunk_neighbours(n, key, first, len))
+                decode_chunk(source, &id, first, len, chunk)
             })
             .collect::<Result<Vec<_>>>()?;
         for values in decoded {

@@ -105,6 +105,16 @@ pub fn decode(byte: u8) -> Option<(i32, Loony, bool)> {
     (value <= MAX_VALUE).then(|| (value, Loony::from_bits(rest % 3), rest >= 3))
 }
 
+/// `byte` (a byte of [`encode`]) with its offer bit set to `offers`: files of
+/// format 3 leave the bit out (it follows from the position), readers put it back.
+/// A byte [`encode`] never gives is returned as it is, for the reader to refuse.
+pub fn with_offers(byte: u8, offers: bool) -> u8 {
+    match decode(byte) {
+        Some((value, flag, _)) => encode(value, flag, offers),
+        None => byte,
+    }
+}
+
 /// The comparable key of a value and flag: a greater key is better for the side
 /// it belongs to (value first, then the flag).
 pub fn key(value: i32, flag: Loony) -> i32 {

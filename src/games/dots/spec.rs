@@ -14,8 +14,13 @@ pub const FORMAT_VERSION: u32 = 1;
 
 /// Format version of loony files: each stored byte is [`super::loony::encode`]'s
 /// (value, flag, offers), which a reader of version 1 would take for values, so
-/// those refuse it.
-pub const LOONY_FORMAT_VERSION: u32 = 2;
+/// those refuse it. Version 2 stored the offer bit; version 3 stores it clear (it
+/// follows from the position, and left out the bytes compress better), and readers
+/// put it back ([`super::loony::with_offers`]): they read both.
+pub const LOONY_FORMAT_VERSION: u32 = 3;
+
+/// The oldest loony format this tb reads.
+const OLDEST_LOONY_FORMAT_VERSION: u32 = 2;
 
 /// Default positions per chunk (64 KiB of raw values).
 pub const DEFAULT_CHUNK_POSITIONS: u64 = 1 << 16;
@@ -263,6 +268,18 @@ impl Spec {
             Some("true") => true,
             Some(other) => bail!("the file has a bad `loony` value `{other}`"),
         };
+        // Plain files are of format 1; loony files of 2 (offer bits stored) or 3.
+        let formats = if loony {
+            OLDEST_LOONY_FORMAT_VERSION..=LOONY_FORMAT_VERSION
+        } else {
+            FORMAT_VERSION..=FORMAT_VERSION
+        };
+        if !formats.contains(&version) {
+            bail!(
+                "the file's value format {version} is not one of a {} file ({formats:?})",
+                if loony { "loony" } else { "plain" }
+            );
+        }
         let board: Board = get("board")?.parse()?;
         let start = notation::parse_position(&board, get("start_position")?)?.lines;
         // Typed and checked against the board: a tampered file must give an error
@@ -330,6 +347,7 @@ impl Spec {
         for (key, value) in spec.to_meta() {
             match meta.get(key) {
                 Some(text) if *text == value => {}
+                Some(_) if key == "format_version" => {} // checked above
                 None if matches!(key, "corners" | "symmetry") => {}
                 Some(text) => bail!(
                     "the file's `{key}` metadata `{text}` is not as this tb writes it (`{value}`)"

@@ -4,7 +4,7 @@
 use super::board::{Board, Lines};
 use super::build::DotsGame;
 use super::layout::Layout;
-use super::loony::Loony;
+use super::loony::{Detector, Loony};
 use super::notation::ParsedPosition;
 use super::search::{Limits, SearchOptions, SolveResult, Solver};
 use super::spec::Spec;
@@ -97,6 +97,8 @@ pub struct Tablebase {
     /// `readable[n]`: layer n can be read.
     readable: Vec<bool>,
     completion: Vec<[Lines; 2]>,
+    /// Whether a position offers a loony capture (the bit format 3 leaves out).
+    detector: Detector,
     /// Positions with more open lines than this are not searched.
     search_limit: u32,
     /// Node and time limits of each search.
@@ -133,6 +135,7 @@ impl Tablebase {
             .map(|n| layers.get(&n).is_some_and(|r| r.status.readable()))
             .collect();
         let reader = ChunkReader::new(store, spec.chunk_positions);
+        let detector = Detector::new(&spec.board);
         Ok(Tablebase {
             reader,
             spec,
@@ -140,6 +143,7 @@ impl Tablebase {
             layers,
             readable,
             completion,
+            detector,
             search_limit: DEFAULT_SEARCH_LIMIT,
             search_bounds: Limits::default(),
             solver: RefCell::new(None),
@@ -213,7 +217,19 @@ impl Tablebase {
         if !self.has_layer(n) {
             return Ok(None);
         }
-        Ok(Some(self.stored(n, self.layout.locate_packed(position))?))
+        let entry = self.stored(n, self.layout.locate_packed(position))?;
+        Ok(Some(self.restored(position, entry)))
+    }
+
+    /// A stored entry of `position` as computed: in a loony file with the offer bit,
+    /// which format 3 leaves out (the position says what it is).
+    #[inline]
+    fn restored(&self, position: Lines, entry: i8) -> i8 {
+        if !self.spec.loony {
+            return entry;
+        }
+        let offers = self.detector.offers(position);
+        super::loony::with_offers(entry as u8, offers) as i8
     }
 
     /// A loony file's stored byte decoded: value, flag, offers.
@@ -304,7 +320,8 @@ impl Tablebase {
             for (&place, line) in located.iter().zip(open()) {
                 let boxes = self.boxes_completed(position, line);
                 let (value, loony) = if stored {
-                    let (value, loony) = self.move_entry(boxes, self.stored(n, place)?)?;
+                    let child = self.restored(position | 1 << line, self.stored(n, place)?);
+                    let (value, loony) = self.move_entry(boxes, child)?;
                     (Some(value), loony)
                 } else {
                     (None, None)
