@@ -14,6 +14,7 @@ use std::ops::Range;
 use std::sync::OnceLock;
 
 use anyhow::{Result, bail};
+use rayon::prelude::*;
 
 use super::geometry::{FULL, POINTS, SYM_PERM, SYMMETRIES, bits, transform};
 use crate::store::codec::Neighbours;
@@ -234,34 +235,69 @@ pub struct MoverIndex {
     pub canon: Vec<u32>,
     /// Per canonical set, its stabilizer as a bit set of symmetries.
     pub stab: Vec<u16>,
-    /// Per mover set (by [`rank24`]): `cid << 4 | s` with `transform(s, set) == canon[cid]`.
-    by_rank: Vec<u32>,
+    /// Per mover set (by [`rank24`]): `cid << 4 | s` with `transform(s, set) ==
+    /// canon[cid]`. Built for the solvers and checks that look up millions of sets
+    /// ([`MoverIndex::direct`]); until then a lookup searches `canon` (a cold probe
+    /// looks up a few dozen sets and must not wait for 1.3 M entries).
+    by_rank: OnceLock<Vec<u32>>,
 }
 
 impl MoverIndex {
-    /// Walks the sets in increasing order: the first set of an orbit not yet seen is
-    /// its least element (canonical), and its 16 images fill in the whole orbit at
-    /// once (16 transforms per orbit, not per set: a cold probe builds these).
+    /// The canonical sets in increasing order: a set is canonical when no symmetry
+    /// maps it lower (most sets fail after a transform or two). Runs of sets are
+    /// tested on all cores (a cold probe waits for this).
     fn build(m: u8) -> MoverIndex {
-        const UNSEEN: u32 = u32::MAX;
-        let total = BINOM[POINTS][m as usize] as usize;
+        const RUN: u64 = 1 << 15;
+        let total = BINOM[POINTS][m as usize];
+        let runs: Vec<(Vec<u32>, Vec<u16>)> = (0..total.div_ceil(RUN))
+            .into_par_iter()
+            .map(|run| {
+                let first = run * RUN;
+                let mut w = unrank24(m as u32, first as u32);
+                let (mut canon, mut stab) = (Vec::new(), Vec::new());
+                'sets: for _ in first..(first + RUN).min(total) {
+                    let set = w;
+                    w = next_combination(w);
+                    let mut st = 1u16;
+                    for s in 1..SYMMETRIES {
+                        let image = transform(s, set);
+                        if image < set {
+                            continue 'sets;
+                        }
+                        st |= u16::from(image == set) << s;
+                    }
+                    canon.push(set);
+                    stab.push(st);
+                }
+                (canon, stab)
+            })
+            .collect();
+        let (canon, stab) =
+            runs.into_iter()
+                .fold((Vec::new(), Vec::new()), |(mut canon, mut stab), (c, s)| {
+                    canon.extend(c);
+                    stab.extend(s);
+                    (canon, stab)
+                });
+        MoverIndex {
+            m,
+            canon,
+            stab,
+            by_rank: OnceLock::new(),
+        }
+    }
+
+    /// The table of every set's class and symmetry: each canonical set's 16 images
+    /// fill in its whole orbit. Of several symmetries reaching one image, the least
+    /// inverse (the least symmetry mapping the image back) is kept, as
+    /// [`MoverIndex::lookup`] chooses without the table.
+    fn direct_table(&self) -> Vec<u32> {
         let inverse = inverse_symmetries();
-        let mut by_rank = vec![UNSEEN; total];
-        let mut canon = Vec::new();
-        let mut stab = Vec::new();
-        for (r, w) in combinations(m as u32).enumerate() {
-            if by_rank[r] != UNSEEN {
-                continue;
-            }
-            let cid = canon.len() as u32;
+        let mut by_rank = vec![u32::MAX; BINOM[POINTS][self.m as usize] as usize];
+        for (cid, (&w, &st)) in self.canon.iter().zip(&self.stab).enumerate() {
             let images: [u32; SYMMETRIES] = std::array::from_fn(|s| transform(s, w));
-            let st = (0..SYMMETRIES)
-                .filter(|&s| images[s] == w)
-                .fold(0u16, |st, s| st | 1 << s);
-            // `inverse[s]` maps `images[s]` back to `w`; of several symmetries
-            // reaching one image, the least inverse is kept. Entries are only
-            // written, never read: the table is far larger than the caches, and a
-            // read would wait for memory.
+            // Entries are only written, never read: the table is far larger than
+            // the caches, and a read would wait for memory.
             for (s, &image) in images.iter().enumerate() {
                 let back = if st == 1 {
                     inverse[s] // 16 distinct images
@@ -272,17 +308,16 @@ impl MoverIndex {
                         .min()
                         .expect("s reaches its own image")
                 };
-                by_rank[rank24(image) as usize] = cid << 4 | back as u32;
+                by_rank[rank24(image) as usize] = (cid as u32) << 4 | back as u32;
             }
-            canon.push(w);
-            stab.push(st);
         }
-        MoverIndex {
-            m,
-            canon,
-            stab,
-            by_rank,
-        }
+        by_rank
+    }
+
+    /// The table of every set's class, built on first use (a bulk caller asks for
+    /// it before its loops; it makes [`MoverIndex::lookup`] one read).
+    pub fn direct(&self) -> &[u32] {
+        self.by_rank.get_or_init(|| self.direct_table())
     }
 
     /// The shared index for mover sets of `m` stones (built once).
@@ -293,11 +328,34 @@ impl MoverIndex {
         CACHE[m as usize].get_or_init(|| MoverIndex::build(m))
     }
 
-    /// `(cid, s)`: the canonical class of `set` and one symmetry mapping it there.
+    /// `(cid, s)`: the canonical class of `set` and the least symmetry mapping it
+    /// there; one read once [`MoverIndex::direct`] was built, else a search.
     #[inline(always)]
     pub fn lookup(&self, set: u32) -> (usize, usize) {
-        let e = self.by_rank[rank24(set) as usize];
-        ((e >> 4) as usize, (e & 15) as usize)
+        match self.by_rank.get() {
+            Some(by_rank) => {
+                let e = by_rank[rank24(set) as usize];
+                ((e >> 4) as usize, (e & 15) as usize)
+            }
+            None => self.search(set),
+        }
+    }
+
+    /// [`MoverIndex::lookup`] without the table: the least image (the first
+    /// symmetry reaching it) and a binary search for it among the canonical sets.
+    fn search(&self, set: u32) -> (usize, usize) {
+        let (mut least, mut sym) = (set, 0);
+        for s in 1..SYMMETRIES {
+            let image = transform(s, set);
+            if image < least {
+                (least, sym) = (image, s);
+            }
+        }
+        let cid = self
+            .canon
+            .binary_search(&least)
+            .expect("a set's least image is canonical");
+        (cid, sym)
     }
 }
 
@@ -517,6 +575,12 @@ impl Table {
         })
     }
 
+    /// Makes every mover lookup of this table one read (see [`MoverIndex::direct`]):
+    /// solvers and checks call it before their loops; a probe does not need it.
+    pub fn prepare_lookups(&self) {
+        self.movers.direct();
+    }
+
     /// The shared index of table (m, o), built on first use.
     pub fn get(m: u8, o: u8) -> Result<&'static Table> {
         const N: usize = MAX_STONES as usize + 1;
@@ -602,7 +666,7 @@ impl Table {
     /// Step 1: hint the mover set's entry.
     #[inline(always)]
     pub fn prefetch_mover(&self, mover: u32) {
-        crate::sys::prefetch(&self.movers.by_rank[rank24(mover) as usize]);
+        crate::sys::prefetch(&self.movers.direct()[rank24(mover) as usize]);
     }
 
     /// Step 2: the mover set's class and symmetry (after [`Table::prefetch_mover`]),
@@ -865,6 +929,26 @@ impl Table {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The mover index without its table (a probe's) and with it (a solver's) give
+    /// every set the same class and symmetry; the canonical sets are one per orbit.
+    #[test]
+    fn lookups_with_and_without_the_table_agree() {
+        for m in 0..=MAX_STONES {
+            let searched = MoverIndex::build(m);
+            let direct = MoverIndex::build(m);
+            direct.direct();
+            assert_eq!(searched.canon.len() as u64, orbit_count(FULL, u16::MAX, m));
+            // Every set for small m, a sample of the 1.3 M for the largest.
+            let step = if m <= 6 { 1 } else { 7 };
+            for w in combinations(m as u32).step_by(step) {
+                let (cid, s) = searched.lookup(w);
+                assert_eq!((cid, s), direct.lookup(w), "{m} stones: {w:#x}");
+                assert_eq!(transform(s, w), searched.canon[cid]);
+                assert!((0..s).all(|t| transform(t, w) != searched.canon[cid]));
+            }
+        }
+    }
 
     #[test]
     fn rank_helpers() {

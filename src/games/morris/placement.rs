@@ -50,6 +50,7 @@ pub fn solve_placement_table<'a>(
     done: &AtomicU64,
 ) -> Result<Vec<u8>> {
     let table = Table::get(m, o)?;
+    table.prepare_lookups();
     let (hm, ho) = hands_of(h);
     // Tables where the side to move has lost already are not stored.
     ensure!(
@@ -64,6 +65,7 @@ pub fn solve_placement_table<'a>(
     let lookup = |child_mover: u8| -> Option<(&'static Table, &'a [u8])> {
         (child_mover + ho >= MIN_STONES).then(|| {
             let t = Table::get(child_mover, m + 1).expect("child tables exist");
+            t.prepare_lookups();
             (t, child(child_mover, m + 1))
         })
     };

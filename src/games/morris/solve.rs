@@ -20,7 +20,7 @@ use anyhow::{Context, Result, bail, ensure};
 use rayon::prelude::*;
 
 use super::geometry::{ADJACENT, FULL, bits, capturable, in_mill};
-use super::index::{MAX_STONES, MIN_STONES, Table};
+use super::index::{MAX_STONES, MIN_STONES, MoverIndex, Table};
 use super::rules::{Move, Outcome, Position};
 use super::spec::hands_of;
 use super::value::{MAX_PLIES, Value, goodness_byte, parent_byte};
@@ -147,10 +147,12 @@ pub fn solve_pair_counting<'a>(
     let mut sides = Vec::new();
     for &(a, b) in &shapes {
         let table = Table::get(a, b)?;
+        table.prepare_lookups();
         let lower = if b - 1 < MIN_STONES {
             None
         } else {
             let lt = Table::get(b - 1, a)?;
+            lt.prepare_lookups();
             let lv = lower(b - 1, a);
             ensure!(
                 lv.len() as u64 == lt.size(),
@@ -726,6 +728,11 @@ pub fn verify_table(
     lookup: impl Fn(u8, u8, u8, u64) -> Result<u8> + Sync,
 ) -> Result<u64> {
     let table = Table::get(m, o)?;
+    table.prepare_lookups();
+    // Every child's mover set has o or o - 1 stones.
+    for k in [o.saturating_sub(1), o] {
+        MoverIndex::get(k).direct();
+    }
     let step = step.max(1);
     let n = table.size().div_ceil(step);
     let (hm, ho) = hands_of(h);
