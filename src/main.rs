@@ -177,6 +177,10 @@ enum Command {
         /// at most this many open lines (0: never search) [default: 26].
         #[arg(long)]
         search_limit: Option<u32>,
+        /// Dots-and-Boxes: threads answering the positions of stdin, each with its
+        /// own chunk cache [default: all cores]; answers keep the input order.
+        #[arg(long)]
+        threads: Option<usize>,
         #[command(flatten)]
         bounds: SearchBounds,
     },
@@ -582,12 +586,16 @@ fn run(cli: Cli) -> Result<ExitCode> {
             json,
             positions,
             search_limit,
+            threads,
             bounds,
         } => match tb::games::open_tablebase(&db)? {
             OpenTablebase::Morris(_) if search_limit.is_some() || bounds.given() => {
                 bail!(
                     "--search-limit, --max-nodes and --time-limit are Dots-and-Boxes options (Morris has no search solver)"
                 )
+            }
+            OpenTablebase::Morris(_) | OpenTablebase::Qubic(_) if threads.is_some() => {
+                bail!("--threads is a Dots-and-Boxes option of probe")
             }
             OpenTablebase::Morris(tb) => cli::morris::probe(&tb, json, positions),
             OpenTablebase::Qubic(_) if search_limit.is_some() || bounds.given() => {
@@ -596,10 +604,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
             OpenTablebase::Qubic(file) => cli::qubic::probe(&file, json, positions),
             OpenTablebase::Dots(tb) => probe(
                 *tb,
+                &db,
                 json,
                 positions,
-                search_limit.unwrap_or(tb::games::dots::tablebase::DEFAULT_SEARCH_LIMIT),
-                bounds.limits(),
+                ProbeLimits {
+                    search_limit: search_limit
+                        .unwrap_or(tb::games::dots::tablebase::DEFAULT_SEARCH_LIMIT),
+                    bounds: bounds.limits(),
+                    threads: cli::threads(threads)?,
+                },
             ),
         },
         Command::Solve {
@@ -891,31 +904,56 @@ fn run(cli: Cli) -> Result<ExitCode> {
     }
 }
 
-/// Probes Dots-and-Boxes positions from the arguments or stdin.
+/// How a Dots-and-Boxes probe runs: the search fallback's limits and the threads
+/// of a stdin batch.
+struct ProbeLimits {
+    search_limit: u32,
+    bounds: search::Limits,
+    threads: usize,
+}
+
+/// Probes Dots-and-Boxes positions from the arguments or stdin (a stdin batch on
+/// `limits.threads` threads, each with its own open `db`).
 fn probe(
-    mut tb: Tablebase,
+    tb: Tablebase,
+    db: &Path,
     json: bool,
     positions: Vec<String>,
-    search_limit: u32,
-    limits: search::Limits,
+    limits: ProbeLimits,
 ) -> Result<ExitCode> {
-    tb.set_search_limit(search_limit);
-    tb.set_search_bounds(limits);
     let board = tb.board();
-    let mut json_writer = output::JsonWriter::new(&board);
-    // Arguments may name Wilson files; stdin lines are positions themselves.
-    cli::probe_batch(positions, json, |input, from_args| {
-        let parsed = if from_args {
-            notation::parse_position_arg(&board, input)
-        } else {
-            notation::parse_position(&board, input)
+    let answerer = |mut tb: Tablebase| {
+        tb.set_search_limit(limits.search_limit);
+        tb.set_search_bounds(limits.bounds);
+        let mut json_writer = output::JsonWriter::new(&board);
+        // Arguments may name Wilson files; stdin lines are positions themselves.
+        move |input: &str, from_args: bool, out: &mut String| -> Result<()> {
+            let parsed = if from_args {
+                notation::parse_position_arg(&board, input)
+            } else {
+                notation::parse_position(&board, input)
+            };
+            let p = tb.probe_parsed(&parsed?)?;
+            if json {
+                json_writer.probe_into(&p, out);
+                out.push('\n');
+            } else {
+                out.push_str(&output::probe_text(&board, &p));
+            }
+            Ok(())
+        }
+    };
+    if !positions.is_empty() || limits.threads == 1 {
+        return cli::probe_batch(positions, json, answerer(tb));
+    }
+    // The file opened here answers on the first worker; the others open their own.
+    let first = std::sync::Mutex::new(Some(tb));
+    cli::probe_batch_parallel(positions, json, limits.threads, || {
+        let tb = match first.lock().expect("not poisoned").take() {
+            Some(tb) => tb,
+            None => Tablebase::open(db)?,
         };
-        let p = tb.probe_parsed(&parsed?)?;
-        Ok(if json {
-            format!("{}\n", json_writer.probe(&p))
-        } else {
-            output::probe_text(&board, &p)
-        })
+        Ok(answerer(tb))
     })
 }
 

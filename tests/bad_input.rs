@@ -539,3 +539,91 @@ fn closed_output_streams_are_not_a_panic() {
         );
     }
 }
+
+/// A batch answered on several threads prints exactly what one thread prints: every
+/// answer and error object in input order, over several batches (more than 8,192
+/// lines), with unreadable lines in their place; the exit code says some failed.
+#[test]
+fn probe_batch_answers_in_input_order_on_any_number_of_threads() {
+    let (_o, b) = small_db();
+    let mut input = Vec::new();
+    let mut expected = Vec::new();
+    for i in 0..20_000u32 {
+        if i % 997 == 5 {
+            input.extend(b"\xff\n");
+            expected.push(None);
+        } else if i % 301 == 7 {
+            input.extend(b"01x1\n");
+            expected.push(None);
+        } else {
+            let position = format!("{:04b}", i % 15);
+            input.extend(position.as_bytes());
+            input.push(b'\n');
+            expected.push(Some(position));
+        }
+    }
+    let answers = |threads: &str| {
+        let output = run(tb()
+            .args(["probe", "--json", "--threads", threads, "--db"])
+            .arg(&b.db)
+            .write_stdin(input.clone()));
+        assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+        harness::assert_no_panic(&output, "probe batch");
+        output.stdout
+    };
+    let one = answers("1");
+    let lines: Vec<Value> = String::from_utf8_lossy(&one)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON"))
+        .collect();
+    assert_eq!(lines.len(), expected.len());
+    for (line, position) in lines.iter().zip(&expected) {
+        match position {
+            Some(p) => assert_eq!(line["position"], p.as_str()),
+            None => assert!(line["error"].is_string(), "{line}"),
+        }
+    }
+    for threads in ["2", "3"] {
+        assert!(answers(threads) == one, "{threads} threads answer otherwise");
+    }
+}
+
+/// A script that writes a position and waits for its answer before the next gets
+/// each answer at once (the batch does not wait for more input).
+#[test]
+fn probe_answers_a_line_before_the_next_is_written() {
+    use std::io::{BufRead, Write};
+    let (_o, b) = small_db();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("tb"))
+        .args(["probe", "--json", "--db"])
+        .arg(&b.db)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let (sender, answers) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            if sender.send(line.unwrap()).is_err() {
+                return;
+            }
+        }
+    });
+    for position in ["0000", "1000", "1100", "01x1", "1110"] {
+        writeln!(stdin, "{position}").unwrap();
+        stdin.flush().unwrap();
+        let answer = answers
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .unwrap_or_else(|_| panic!("no answer to {position} while stdin stays open"));
+        let answer: Value = serde_json::from_str(&answer).unwrap();
+        if position.contains('x') {
+            assert!(answer["error"].is_string());
+        } else {
+            assert_eq!(answer["position"], position);
+        }
+    }
+    drop(stdin);
+    assert_eq!(child.wait().unwrap().code(), Some(1));
+}

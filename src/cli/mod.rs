@@ -73,52 +73,205 @@ pub fn refuse_dots_export_options(
 pub const MAX_LINE_BYTES: usize = 1 << 20;
 
 /// Answers positions from the arguments, or one per line on stdin: `answer(input,
-/// from_args)` gives the text to print. A bad position (or a stdin line that is
-/// not UTF-8 or longer than [`MAX_LINE_BYTES`]) prints an error (an error object
-/// with `--json`) and the batch goes on; the exit code is 1 if any failed.
+/// from_args, out)` appends the text to print to `out`. A bad position (or a stdin
+/// line that is not UTF-8 or longer than [`MAX_LINE_BYTES`]) prints an error (an
+/// error object with `--json`) and the batch goes on; the exit code is 1 if any
+/// failed.
 pub fn probe_batch(
     positions: Vec<String>,
     json: bool,
-    mut answer: impl FnMut(&str, bool) -> Result<String>,
+    mut answer: impl FnMut(&str, bool, &mut String) -> Result<()>,
+) -> Result<ExitCode> {
+    let mut answers = Answers::new(json);
+    answer_batches(positions, json, |batch, out| {
+        // One answer at a time, written while it is in the cache.
+        let mut failed = 0;
+        for (input, from_args) in batch.iter() {
+            answers.add(input, *from_args, &mut answer);
+            failed += answers.write_to(out)?;
+        }
+        Ok(failed)
+    })
+}
+
+/// [`probe_batch`] on `threads` threads: `answerer()` makes each worker's own
+/// answering function (its own open file and chunk cache, so the hot path takes no
+/// lock); each worker answers a contiguous share of a batch, and the shares are
+/// printed in input order.
+pub fn probe_batch_parallel<A>(
+    positions: Vec<String>,
+    json: bool,
+    threads: usize,
+    answerer: impl Fn() -> Result<A> + Sync,
+) -> Result<ExitCode>
+where
+    A: FnMut(&str, bool, &mut String) -> Result<()>,
+{
+    if threads <= 1 || positions.len() == 1 {
+        return probe_batch(positions, json, answerer()?);
+    }
+    type Share = (Inputs, std::ops::Range<usize>, Answers);
+    std::thread::scope(|scope| {
+        let mut workers = Vec::new();
+        for _ in 0..threads {
+            let (to_worker, inbox) = std::sync::mpsc::channel::<Share>();
+            let (reply, answered) = std::sync::mpsc::channel::<Result<Answers>>();
+            let answerer = &answerer;
+            scope.spawn(move || {
+                let mut answer = match answerer() {
+                    Ok(answer) => answer,
+                    Err(e) => return drop(reply.send(Err(e))),
+                };
+                for (batch, range, mut answers) in inbox {
+                    for (input, from_args) in &batch[range] {
+                        answers.add(input, *from_args, &mut answer);
+                    }
+                    if reply.send(Ok(answers)).is_err() {
+                        return;
+                    }
+                }
+            });
+            // Each worker's buffer comes back with its answers and goes out again.
+            workers.push((to_worker, answered, Some(Answers::new(json))));
+        }
+        answer_batches(positions, json, |batch, out| {
+            let share = batch.len().div_ceil(workers.len());
+            let mut asked = 0;
+            for (k, (to_worker, _, buffer)) in workers.iter_mut().enumerate() {
+                let range = k * share..((k + 1) * share).min(batch.len());
+                if range.is_empty() {
+                    break;
+                }
+                let buffer = buffer.take().expect("a worker's buffer is back");
+                to_worker
+                    .send((batch.clone(), range, buffer))
+                    .expect("a worker waits for work");
+                asked += 1;
+            }
+            let mut failed = 0;
+            for (_, answered, buffer) in &mut workers[..asked] {
+                let mut answers = answered.recv().expect("a worker answers every share")?;
+                failed += answers.write_to(out)?;
+                *buffer = Some(answers);
+            }
+            Ok(failed)
+        })
+    })
+}
+
+/// Answers (and errors) in print order, as one text, with the failures counted.
+struct Answers {
+    json: bool,
+    text: String,
+    /// Errors of text output (they go to stderr).
+    notes: Vec<String>,
+    failed: usize,
+}
+
+impl Answers {
+    fn new(json: bool) -> Answers {
+        Answers {
+            json,
+            text: String::new(),
+            notes: Vec::new(),
+            failed: 0,
+        }
+    }
+
+    /// Appends the answer to `input`, or its error.
+    fn add(
+        &mut self,
+        input: &str,
+        from_args: bool,
+        answer: &mut impl FnMut(&str, bool, &mut String) -> Result<()>,
+    ) {
+        let len = self.text.len();
+        if let Err(e) = answer(input, from_args, &mut self.text) {
+            self.text.truncate(len);
+            self.error(input, &e);
+        }
+    }
+
+    /// Appends the error of an input line.
+    fn error(&mut self, input: &str, e: &anyhow::Error) {
+        self.failed += 1;
+        if self.json {
+            self.text.push_str(&error_json(input, e));
+            self.text.push('\n');
+        } else {
+            self.notes.push(format!("tb: error: `{input}`: {e:#}"));
+        }
+    }
+
+    /// Writes what was added since the last call (errors of text output to
+    /// stderr); returns how many of those inputs failed.
+    fn write_to(&mut self, out: &mut dyn Write) -> Result<usize> {
+        out.write_all(self.text.as_bytes())?;
+        self.text.clear();
+        for note in self.notes.drain(..) {
+            crate::note(&note);
+        }
+        Ok(std::mem::take(&mut self.failed))
+    }
+}
+
+/// The inputs of a batch, `(input, from_args)`, shared with the workers.
+type Inputs = std::sync::Arc<Vec<(String, bool)>>;
+
+/// Positions answered together by [`answer_batches`] at most (a batch also ends
+/// where stdin has no further complete line yet, so that a script that writes a
+/// line and waits for its answer gets it, and before a line that cannot be read).
+const BATCH_LINES: usize = 8192;
+
+/// The loop of [`probe_batch`]: inputs in batches; `answer_all(batch, out)` writes a
+/// batch's answers in input order and returns how many failed; the output is
+/// flushed after each batch. Returns the exit code: 1 if any failed.
+fn answer_batches(
+    positions: Vec<String>,
+    json: bool,
+    mut answer_all: impl FnMut(Inputs, &mut dyn Write) -> Result<usize>,
 ) -> Result<ExitCode> {
     let stdout = std::io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
-    let mut failed = 0usize;
-    let mut report = |input: &str, answered: Result<String>, out: &mut dyn Write| -> Result<()> {
-        match answered {
-            Ok(text) => out.write_all(text.as_bytes())?,
-            Err(e) => {
-                failed += 1;
-                if json {
-                    writeln!(out, "{}", error_json(input, &e))?;
-                } else {
-                    crate::note(&format!("tb: error: `{input}`: {e:#}"));
-                }
-            }
-        }
-        Ok(())
+    let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
+    let mut failed = 0;
+    // Lines that cannot be read are reported here, in their place.
+    let mut unreadable = Answers::new(json);
+    let mut flush = |inputs: &mut Vec<(String, bool)>, out: &mut BufWriter<std::io::StdoutLock>| {
+        let failed = if inputs.is_empty() {
+            0
+        } else {
+            answer_all(Inputs::new(std::mem::take(inputs)), out)?
+        };
+        out.flush()?;
+        anyhow::Ok(failed)
     };
+    let mut inputs = Vec::new();
     if positions.is_empty() {
         if std::io::stdin().is_terminal() {
             bail!("no positions: give them as arguments or one per line on stdin");
         }
-        let mut stdin = std::io::stdin().lock();
-        while let Some(line) = read_line(&mut stdin)? {
-            match line {
-                Ok(text) if text.trim().is_empty() => {}
-                Ok(text) => {
-                    let input = text.trim();
-                    report(input, answer(input, false), &mut out)?;
+        let mut stdin = std::io::BufReader::with_capacity(1 << 20, std::io::stdin().lock());
+        loop {
+            // Before a read that may wait for the writer, answer what was read.
+            let more_buffered = stdin.buffer().contains(&b'\n');
+            if inputs.len() == BATCH_LINES || (!inputs.is_empty() && !more_buffered) {
+                failed += flush(&mut inputs, &mut out)?;
+            }
+            match read_line(&mut stdin)? {
+                None => break,
+                Some(Ok(text)) if text.trim().is_empty() => {}
+                Some(Ok(text)) => inputs.push((text.trim().to_string(), false)),
+                Some(Err((shown, e))) => {
+                    failed += flush(&mut inputs, &mut out)?;
+                    unreadable.error(&shown, &e);
+                    failed += unreadable.write_to(&mut out)?;
                 }
-                Err((shown, e)) => report(&shown, Err(e), &mut out)?,
             }
         }
     } else {
-        for p in &positions {
-            report(p, answer(p, true), &mut out)?;
-        }
+        inputs.extend(positions.into_iter().map(|p| (p, true)));
     }
-    out.flush()?;
+    failed += flush(&mut inputs, &mut out)?;
     Ok(if failed == 0 {
         ExitCode::SUCCESS
     } else {

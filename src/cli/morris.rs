@@ -144,14 +144,16 @@ fn print_plan(spec: &MorrisSpec, json: bool) -> Result<()> {
 
 /// Probes Morris positions from the arguments or stdin.
 pub fn probe(tb: &MorrisTablebase, json: bool, positions: Vec<String>) -> Result<ExitCode> {
-    super::probe_batch(positions, json, |input, _| {
+    super::probe_batch(positions, json, |input, _, out| {
         let position = tb.parse_position(input)?;
         let answer = tb.probe(&position)?;
-        Ok(if json {
-            format!("{}\n", probe_json(&position, &answer))
+        if json {
+            out.push_str(&probe_json(&position, &answer));
+            out.push('\n');
         } else {
-            probe_text(&position, &answer)
-        })
+            out.push_str(&probe_text(&position, &answer));
+        }
+        Ok(())
     })
 }
 

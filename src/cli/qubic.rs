@@ -97,13 +97,11 @@ pub fn build(args: BuildArgs, quiet: bool, json: bool) -> Result<ExitCode> {
 
 /// `tb probe` on a strategy file.
 pub fn probe(file: &StrategyFile, json: bool, positions: Vec<String>) -> Result<ExitCode> {
-    super::probe_batch(positions, json, |input, _| {
+    super::probe_batch(positions, json, |input, _, out| {
         let answer = file.probe(Position::parse(input)?);
-        Ok(if json {
-            format!("{}\n", answer.json())
-        } else {
-            format!("{}\n", answer.text())
-        })
+        out.push_str(&if json { answer.json() } else { answer.text() });
+        out.push('\n');
+        Ok(())
     })
 }
 

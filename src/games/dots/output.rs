@@ -47,6 +47,13 @@ impl JsonWriter {
 
     /// One JSON object (no newline) for a probe answer.
     pub fn probe(&mut self, probe: &Probe) -> String {
+        let mut s = String::with_capacity(128 + 48 * probe.moves.len());
+        self.probe_into(probe, &mut s);
+        s
+    }
+
+    /// [`JsonWriter::probe`] appended to `s` (a batch reuses one buffer).
+    pub fn probe_into(&mut self, probe: &Probe, s: &mut String) {
         use std::fmt::Write as _;
         for (i, b) in self.bits.iter_mut().enumerate() {
             *b = if probe.position >> i & 1 == 1 {
@@ -55,7 +62,6 @@ impl JsonWriter {
                 b'0'
             };
         }
-        let mut s = String::with_capacity(128 + 48 * probe.moves.len());
         let _ = write!(
             s,
             r#"{{"board":"{}","position":"{}","lines":{},"value":{}"#,
@@ -64,7 +70,7 @@ impl JsonWriter {
             probe.position.count_ones(),
             probe.value,
         );
-        loony_field(&mut s, probe.loony);
+        loony_field(s, probe.loony);
         let _ = write!(s, r#","source":"{}","moves":["#, probe.source.as_str());
         for (i, m) in probe.moves.iter().enumerate() {
             if i > 0 {
@@ -73,19 +79,18 @@ impl JsonWriter {
             s.push_str(&self.move_prefix[m.line]);
             match m.value {
                 // Book values are i8; search values are bounded by boxes + |penalty|.
-                Some(v) if v.abs() < 1000 => small_int(&mut s, v),
+                Some(v) if v.abs() < 1000 => small_int(s, v),
                 Some(v) => {
                     let _ = write!(s, "{v}");
                 }
                 None => s.push_str("null"),
             }
-            loony_field(&mut s, m.loony);
+            loony_field(s, m.loony);
             s.push_str(r#","boxes":"#);
-            small_int(&mut s, m.boxes as i32);
+            small_int(s, m.boxes as i32);
             s.push('}');
         }
         s.push_str("]}");
-        s
     }
 }
 
