@@ -584,7 +584,10 @@ fn probe_batch_answers_in_input_order_on_any_number_of_threads() {
         }
     }
     for threads in ["2", "3"] {
-        assert!(answers(threads) == one, "{threads} threads answer otherwise");
+        assert!(
+            answers(threads) == one,
+            "{threads} threads answer otherwise"
+        );
     }
 }
 

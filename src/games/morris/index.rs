@@ -14,7 +14,6 @@ use std::ops::Range;
 use std::sync::OnceLock;
 
 use anyhow::{Result, bail};
-use rayon::prelude::*;
 
 use super::geometry::{FULL, POINTS, SYM_PERM, SYMMETRIES, bits, transform};
 use crate::store::codec::Neighbours;
@@ -227,6 +226,11 @@ fn inverse_symmetries() -> [usize; SYMMETRIES] {
     })
 }
 
+/// The canonical mover sets of every size, as [`MoverIndex::build`] finds them,
+/// kept in the binary (a test checks them): a cold probe reads its sizes' sets
+/// instead of testing up to 1.3 M sets against the 16 symmetries.
+static CANONICAL_SETS: &[u8] = include_bytes!("canonical_sets.bin");
+
 /// The canonical mover sets of one size and how every mover set reaches its own.
 pub struct MoverIndex {
     /// Number of stones.
@@ -243,42 +247,24 @@ pub struct MoverIndex {
 }
 
 impl MoverIndex {
-    /// The canonical sets in increasing order: a set is canonical when no symmetry
-    /// maps it lower (most sets fail after a transform or two). Runs of sets are
-    /// tested on all cores (a cold probe waits for this).
+    /// The canonical sets in increasing order, computed: a set is canonical when no
+    /// symmetry maps it lower (what [`CANONICAL_SETS`] keeps).
+    #[cfg(test)]
     fn build(m: u8) -> MoverIndex {
-        const RUN: u64 = 1 << 15;
-        let total = BINOM[POINTS][m as usize];
-        let runs: Vec<(Vec<u32>, Vec<u16>)> = (0..total.div_ceil(RUN))
-            .into_par_iter()
-            .map(|run| {
-                let first = run * RUN;
-                let mut w = unrank24(m as u32, first as u32);
-                let (mut canon, mut stab) = (Vec::new(), Vec::new());
-                'sets: for _ in first..(first + RUN).min(total) {
-                    let set = w;
-                    w = next_combination(w);
-                    let mut st = 1u16;
-                    for s in 1..SYMMETRIES {
-                        let image = transform(s, set);
-                        if image < set {
-                            continue 'sets;
-                        }
-                        st |= u16::from(image == set) << s;
-                    }
-                    canon.push(set);
-                    stab.push(st);
+        let mut canon = Vec::new();
+        let mut stab = Vec::new();
+        'sets: for w in combinations(m as u32) {
+            let mut st = 1u16;
+            for s in 1..SYMMETRIES {
+                let image = transform(s, w);
+                if image < w {
+                    continue 'sets;
                 }
-                (canon, stab)
-            })
-            .collect();
-        let (canon, stab) =
-            runs.into_iter()
-                .fold((Vec::new(), Vec::new()), |(mut canon, mut stab), (c, s)| {
-                    canon.extend(c);
-                    stab.extend(s);
-                    (canon, stab)
-                });
+                st |= u16::from(image == w) << s;
+            }
+            canon.push(w);
+            stab.push(st);
+        }
         MoverIndex {
             m,
             canon,
@@ -320,12 +306,57 @@ impl MoverIndex {
         self.by_rank.get_or_init(|| self.direct_table())
     }
 
-    /// The shared index for mover sets of `m` stones (built once).
+    /// The shared index for mover sets of `m` stones (read once from the binary).
     pub fn get(m: u8) -> &'static MoverIndex {
         static CACHE: [OnceLock<MoverIndex>; MAX_STONES as usize + 1] =
             [const { OnceLock::new() }; MAX_STONES as usize + 1];
         assert!(m <= MAX_STONES, "at most {MAX_STONES} stones");
-        CACHE[m as usize].get_or_init(|| MoverIndex::build(m))
+        CACHE[m as usize].get_or_init(|| MoverIndex::embedded(m))
+    }
+
+    /// The index of `m` stones from [`CANONICAL_SETS`]: per size from 0 up, the
+    /// number of canonical sets (u32), the sets (u32 each), their stabilizers (u16
+    /// each), little-endian.
+    fn embedded(m: u8) -> MoverIndex {
+        let mut data = CANONICAL_SETS;
+        let mut take = |n: usize| {
+            let (head, rest) = data.split_at(n);
+            data = rest;
+            head
+        };
+        for size in 0..=m {
+            let count = u32::from_le_bytes(take(4).try_into().expect("4 bytes")) as usize;
+            let canon = take(4 * count);
+            let stab = take(2 * count);
+            if size == m {
+                return MoverIndex {
+                    m,
+                    canon: canon
+                        .chunks_exact(4)
+                        .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
+                        .collect(),
+                    stab: stab
+                        .chunks_exact(2)
+                        .map(|b| u16::from_le_bytes(b.try_into().expect("2 bytes")))
+                        .collect(),
+                    by_rank: OnceLock::new(),
+                };
+            }
+        }
+        unreachable!("the loop returns at size m")
+    }
+
+    /// What [`CANONICAL_SETS`] holds, computed ([`MoverIndex::build`] for every size).
+    #[cfg(test)]
+    fn canonical_sets_bytes() -> Vec<u8> {
+        let mut out = Vec::new();
+        for m in 0..=MAX_STONES {
+            let index = MoverIndex::build(m);
+            out.extend((index.canon.len() as u32).to_le_bytes());
+            out.extend(index.canon.iter().flat_map(|w| w.to_le_bytes()));
+            out.extend(index.stab.iter().flat_map(|st| st.to_le_bytes()));
+        }
+        out
     }
 
     /// `(cid, s)`: the canonical class of `set` and the least symmetry mapping it
@@ -929,6 +960,25 @@ impl Table {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The canonical sets kept in the binary are those computed now
+    /// (`TB_BLESS=1 cargo test --release --lib canonical_sets` rewrites the file).
+    #[test]
+    fn canonical_sets_in_the_binary_are_current() {
+        let computed = MoverIndex::canonical_sets_bytes();
+        if std::env::var_os("TB_BLESS").is_some() {
+            let path = concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/src/games/morris/canonical_sets.bin"
+            );
+            std::fs::write(path, &computed).unwrap();
+        }
+        assert!(computed == CANONICAL_SETS, "rerun with TB_BLESS=1");
+        for m in 0..=MAX_STONES {
+            let (kept, built) = (MoverIndex::embedded(m), MoverIndex::build(m));
+            assert_eq!((kept.canon, kept.stab), (built.canon, built.stab));
+        }
+    }
 
     /// The mover index without its table (a probe's) and with it (a solver's) give
     /// every set the same class and symmetry; the canonical sets are one per orbit.
