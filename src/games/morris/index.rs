@@ -619,12 +619,9 @@ impl Table {
         if m > MAX_STONES || o > MAX_STONES {
             bail!("table {m}-{o}: stones per side must be 0..={MAX_STONES}");
         }
-        let cell = &CACHE[m as usize][o as usize];
-        if let Some(t) = cell.get() {
-            return Ok(t);
-        }
-        let t = Table::new(m, o)?;
-        Ok(cell.get_or_init(|| t))
+        // One thread builds a table; others asking for it meanwhile wait for it.
+        Ok(CACHE[m as usize][o as usize]
+            .get_or_init(|| Table::new(m, o).expect("stone counts checked above")))
     }
 
     /// Number of classes (= number of stored values).
