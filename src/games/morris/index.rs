@@ -244,7 +244,14 @@ pub struct MoverIndex {
     /// ([`MoverIndex::direct`]); until then a lookup searches `canon` (a cold probe
     /// looks up a few dozen sets and must not wait for 1.3 M entries).
     by_rank: OnceLock<Vec<u32>>,
+    /// Lookups answered by search: past [`SEARCHES_BEFORE_TABLE`] (a batch of
+    /// probes), the table is built.
+    searches: std::sync::atomic::AtomicU32,
 }
+
+/// Searched lookups after which a mover index builds its direct table (a few ms of
+/// searches; the table then answers each lookup in one read).
+const SEARCHES_BEFORE_TABLE: u32 = 20_000;
 
 impl MoverIndex {
     /// The canonical sets in increasing order, computed: a set is canonical when no
@@ -270,6 +277,7 @@ impl MoverIndex {
             canon,
             stab,
             by_rank: OnceLock::new(),
+            searches: Default::default(),
         }
     }
 
@@ -340,6 +348,7 @@ impl MoverIndex {
                         .map(|b| u16::from_le_bytes(b.try_into().expect("2 bytes")))
                         .collect(),
                     by_rank: OnceLock::new(),
+                    searches: Default::default(),
                 };
             }
         }
@@ -368,7 +377,15 @@ impl MoverIndex {
                 let e = by_rank[rank24(set) as usize];
                 ((e >> 4) as usize, (e & 15) as usize)
             }
-            None => self.search(set),
+            None => {
+                let searched = self
+                    .searches
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if searched >= SEARCHES_BEFORE_TABLE {
+                    self.direct();
+                }
+                self.search(set)
+            }
         }
     }
 
@@ -525,6 +542,10 @@ pub struct Table {
     hint_shift: u32,
 }
 
+/// Every table index built so far, by (m, o).
+static TABLES: [[OnceLock<Table>; MAX_STONES as usize + 1]; MAX_STONES as usize + 1] =
+    [const { [const { OnceLock::new() }; MAX_STONES as usize + 1] }; MAX_STONES as usize + 1];
+
 /// A [`Special`] and what builds it.
 struct LazySpecial {
     free: u32,
@@ -614,14 +635,30 @@ impl Table {
 
     /// The shared index of table (m, o), built on first use.
     pub fn get(m: u8, o: u8) -> Result<&'static Table> {
-        const N: usize = MAX_STONES as usize + 1;
-        static CACHE: [[OnceLock<Table>; N]; N] = [const { [const { OnceLock::new() }; N] }; N];
         if m > MAX_STONES || o > MAX_STONES {
             bail!("table {m}-{o}: stones per side must be 0..={MAX_STONES}");
         }
         // One thread builds a table; others asking for it meanwhile wait for it.
-        Ok(CACHE[m as usize][o as usize]
+        Ok(TABLES[m as usize][o as usize]
             .get_or_init(|| Table::new(m, o).expect("stone counts checked above")))
+    }
+
+    /// Builds the tables of `shapes` (m, o) not built yet, on all cores when there
+    /// are several (shapes out of range are left for [`Table::get`] to refuse).
+    pub fn build_missing(shapes: &[(u8, u8)]) {
+        let missing: Vec<(u8, u8)> = shapes
+            .iter()
+            .copied()
+            .filter(|&(m, o)| {
+                m <= MAX_STONES && o <= MAX_STONES && TABLES[m as usize][o as usize].get().is_none()
+            })
+            .collect();
+        if missing.len() > 1 {
+            use rayon::prelude::*;
+            missing.par_iter().for_each(|&(m, o)| {
+                let _ = Table::get(m, o);
+            });
+        }
     }
 
     /// Number of classes (= number of stored values).

@@ -681,22 +681,28 @@ pub fn probe_hinted(
     hint: impl FnOnce(&[Class]),
     lookup: impl Fn(u8, u8, u8, u64) -> Result<u8>,
 ) -> Result<Probe> {
-    // Per legal move: `None` for a win at once, else where its child is stored. On
-    // all cores: a cold probe builds the index of each table it touches (two or
-    // three, a millisecond or two each).
-    let (own, moves) = rayon::join(
-        || stored_class(pos),
-        || -> Vec<(Move, Option<Result<Option<Class>>>)> {
-            pos.legal_moves()
-                .into_par_iter()
-                .map(|(mv, outcome)| match outcome {
-                    Outcome::Win => (mv, None),
-                    Outcome::Child(c) => (mv, Some(stored_class(&c))),
-                })
-                .collect()
-        },
-    );
-    let own = own?;
+    let legal = pos.legal_moves();
+    // A cold probe builds the index of each table it touches (two or three, a
+    // millisecond or two each): on all cores, before the moves are classified.
+    let counts = |p: &Position| (p.mover.count_ones() as u8, p.opponent.count_ones() as u8);
+    let mut tables = vec![counts(pos)];
+    for (_, outcome) in &legal {
+        if let Outcome::Child(c) = outcome
+            && !tables.contains(&counts(c))
+        {
+            tables.push(counts(c));
+        }
+    }
+    Table::build_missing(&tables);
+    let own = stored_class(pos)?;
+    // Per legal move: `None` for a win at once, else where its child is stored.
+    let moves: Vec<(Move, Option<Result<Option<Class>>>)> = legal
+        .into_iter()
+        .map(|(mv, outcome)| match outcome {
+            Outcome::Win => (mv, None),
+            Outcome::Child(c) => (mv, Some(stored_class(&c))),
+        })
+        .collect();
     let classes: Vec<Class> = own
         .into_iter()
         .chain(
