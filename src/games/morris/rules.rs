@@ -105,6 +105,14 @@ pub enum Outcome {
 }
 
 impl Position {
+    /// Stones on the board: (side to move, other side), the table the position is in.
+    pub fn stones(&self) -> (u8, u8) {
+        (
+            self.mover.count_ones() as u8,
+            self.opponent.count_ones() as u8,
+        )
+    }
+
     /// A moving-phase position with White's and Black's stones.
     pub fn new(white: u32, black: u32, white_to_move: bool) -> Position {
         let (mover, opponent) = if white_to_move {

@@ -637,10 +637,7 @@ fn class_value(
 /// looks it up, or `None` when the side to move has lost already (fewer than 3
 /// stones on the board and in hand).
 pub fn stored_class(pos: &Position) -> Result<Option<Class>> {
-    let (m, o) = (
-        pos.mover.count_ones() as u8,
-        pos.opponent.count_ones() as u8,
-    );
+    let (m, o) = pos.stones();
     let [hm, ho] = pos.hands;
     let h = hm + ho;
     ensure!(
@@ -684,13 +681,12 @@ pub fn probe_hinted(
     let legal = pos.legal_moves();
     // A cold probe builds the index of each table it touches (two or three, a
     // millisecond or two each): on all cores, before the moves are classified.
-    let counts = |p: &Position| (p.mover.count_ones() as u8, p.opponent.count_ones() as u8);
-    let mut tables = vec![counts(pos)];
+    let mut tables = vec![pos.stones()];
     for (_, outcome) in &legal {
         if let Outcome::Child(c) = outcome
-            && !tables.contains(&counts(c))
+            && !tables.contains(&c.stones())
         {
-            tables.push(counts(c));
+            tables.push(c.stones());
         }
     }
     Table::build_missing(&tables);

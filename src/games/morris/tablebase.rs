@@ -232,10 +232,7 @@ impl MorrisTablebase {
 
     /// The table (m, o) of a position, for messages.
     pub fn table_of(position: &Position) -> (u8, u8) {
-        (
-            position.mover.count_ones() as u8,
-            position.opponent.count_ones() as u8,
-        )
+        position.stones()
     }
 
     /// Every class of table (m, o): its representative (mover as White, White to move).
