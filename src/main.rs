@@ -943,9 +943,6 @@ fn probe(
             Ok(())
         }
     };
-    if !positions.is_empty() || limits.threads == 1 {
-        return cli::probe_batch(positions, json, answerer(tb));
-    }
     // The file opened here answers on the first worker; the others open their own.
     let first = std::sync::Mutex::new(Some(tb));
     cli::probe_batch_parallel(positions, json, limits.threads, || {

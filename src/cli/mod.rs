@@ -94,10 +94,11 @@ pub fn probe_batch(
     })
 }
 
-/// [`probe_batch`] on `threads` threads: `answerer()` makes each worker's own
-/// answering function (its own open file and chunk cache, so the hot path takes no
-/// lock); each worker answers a contiguous share of a batch, and the shares are
-/// printed in input order.
+/// [`probe_batch`] of stdin on `threads` threads: `answerer()` makes each worker's
+/// own answering function (its own open file and chunk cache, so the hot path takes
+/// no lock); each worker answers a contiguous share of a batch, and the shares are
+/// printed in input order. Positions given as arguments, or one thread, are
+/// answered on the calling thread (one `answerer()`).
 pub fn probe_batch_parallel<A>(
     positions: Vec<String>,
     json: bool,
@@ -107,7 +108,7 @@ pub fn probe_batch_parallel<A>(
 where
     A: FnMut(&str, bool, &mut String) -> Result<()>,
 {
-    if threads <= 1 || positions.len() == 1 {
+    if threads <= 1 || !positions.is_empty() {
         return probe_batch(positions, json, answerer()?);
     }
     type Share = (Inputs, std::ops::Range<usize>, Answers);
