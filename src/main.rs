@@ -536,7 +536,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 memory: cli::memory("--memory", memory.as_deref(), 8 << 30)?,
                 groups,
                 chunk: chunk.unwrap_or(spec::DEFAULT_CHUNK_POSITIONS),
-                symmetry: symmetry != Some(SymmetryArg::None),
+                symmetry: symmetry.map(|s| s != SymmetryArg::None),
                 corners,
                 loony,
             };

@@ -294,8 +294,12 @@ fn the_commands_read_chain_files() {
             "a tablebase holds the plain game",
         ),
         (
-            vec!["build", &board, "--start", file, "--db", "x.tb"],
-            "tb solve analyses chains",
+            vec!["build", &board, "--start", file, "--loony"],
+            "--loony analyses the plain game",
+        ),
+        (
+            vec!["build", &board, "--start", file, "--corners"],
+            "leave out --symmetry wilson and --corners",
         ),
         (vec!["play", &board, file], "remove the chain dots"),
         (
@@ -330,4 +334,155 @@ fn the_commands_read_chain_files() {
         err.contains("dotted line h0.2 is not a side of a chain box"),
         "{err}"
     );
+}
+
+/// A random position of `o` with `min_drawn..min_drawn + 4` lines and some of its
+/// chains (none when it has none).
+fn position_with_chains(o: &Oracle, rng: &mut Rng, min_drawn: usize) -> Option<(u64, Vec<u64>)> {
+    let drawn = min_drawn + rng.below(4) as usize;
+    let p = rng.position_with(o.num_lines(), drawn);
+    let components = chain_components(o, p);
+    if components.is_empty() {
+        return None;
+    }
+    let pick = 1 + rng.below((1 << components.len()) - 1);
+    let chains = components
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| pick >> i & 1 == 1)
+        .map(|(_, &c)| c)
+        .collect();
+    Some((p, chains))
+}
+
+/// Chain tablebases (`tb build --start FILE` where the file marks chains), built by
+/// the real binary, against the brute force: every stored position (`tb export`),
+/// probes of positions reached by random legal play (chains partly drawn among them:
+/// value and every move's), and `tb verify`.
+#[test]
+fn chain_tablebases_match_the_brute_force() {
+    let mut rng = Rng::new(1812);
+    let dir = tempfile::tempdir().unwrap();
+    let (mut builds, mut exported, mut probed) = (0, 0, 0);
+    for &(rows, cols, min_drawn, samples) in &[(2, 2, 3, 4), (2, 3, 5, 4), (3, 3, 10, 3)] {
+        for penalty in [0, -1] {
+            let plain = Oracle::new_sparse(rows, cols, penalty);
+            let board = plain.board_name();
+            let mut found = 0;
+            for _ in 0..400 * samples {
+                if found == samples {
+                    break;
+                }
+                let Some((p, chains)) = position_with_chains(&plain, &mut rng, min_drawn) else {
+                    continue;
+                };
+                let dotted = chains.iter().fold(0, |m, &c| m | c);
+                let units = (plain.full() & !p & !dotted).count_ones() + chains.len() as u32;
+                if units > 16 {
+                    continue;
+                }
+                found += 1;
+                let file = dir.path().join(format!("start{builds}.txt"));
+                std::fs::write(&file, wilson(&plain, p, dotted, penalty)).unwrap();
+                let db = dir.path().join(format!("chains{builds}.tb"));
+                builds += 1;
+                let what = format!(
+                    "{board} penalty {penalty} chains {chains:?} from\n{}",
+                    plain.bits(p)
+                );
+                harness::run_ok(
+                    tb().args(["build", &board, "--quiet", "--start"])
+                        .arg(&file)
+                        .arg("--db")
+                        .arg(&db),
+                    &format!("tb build {what}"),
+                );
+                let mut game = ChainGame {
+                    oracle: &plain,
+                    chains: chains.clone(),
+                    penalty,
+                    memo: HashMap::new(),
+                };
+                let parsed_board: Board = board.parse().unwrap();
+
+                // Every stored position: one per combination of units.
+                let out = harness::run_ok(
+                    tb().args(["export", "--format", "jsonl", "--db"]).arg(&db),
+                    &format!("tb export {what}"),
+                );
+                let text = String::from_utf8(out.stdout).unwrap();
+                let mut rows_seen = 0u64;
+                for row in text.lines() {
+                    let v: serde_json::Value = serde_json::from_str(row).unwrap();
+                    let position =
+                        notation::parse_position(&parsed_board, v["position"].as_str().unwrap())
+                            .unwrap()
+                            .lines;
+                    assert_eq!(v["lines"], position.count_ones(), "{row} of {what}");
+                    assert_eq!(v["value"], game.value(position), "{row} of {what}");
+                    rows_seen += 1;
+                }
+                assert_eq!(rows_seen, 1 << units, "positions exported of {what}");
+                exported += rows_seen;
+
+                // Random legal play from the start, each position probed.
+                let mut positions = Vec::new();
+                for _ in 0..8 {
+                    let mut q = p;
+                    let steps = rng.below(u64::from(units) + 4);
+                    for _ in 0..steps {
+                        let legal = game.legal(q);
+                        if legal == 0 {
+                            break;
+                        }
+                        let options: Vec<usize> = (0..64).filter(|l| legal >> l & 1 == 1).collect();
+                        q |= 1 << options[rng.below(options.len() as u64) as usize];
+                        positions.push(q);
+                    }
+                }
+                positions.push(p);
+                let input: String = positions.iter().map(|&q| plain.bits(q) + "\n").collect();
+                let out = harness::run_ok(
+                    tb().args(["probe", "--json", "--db"])
+                        .arg(&db)
+                        .write_stdin(input),
+                    &format!("tb probe {what}"),
+                );
+                let text = String::from_utf8(out.stdout).unwrap();
+                let answers: Vec<&str> = text.lines().collect();
+                assert_eq!(answers.len(), positions.len(), "{text}");
+                for (&q, answer) in positions.iter().zip(answers) {
+                    let v: serde_json::Value = serde_json::from_str(answer).unwrap();
+                    let here = format!("{} in {what}", plain.bits(q));
+                    assert_eq!(v["value"], game.value(q), "value of {here}: {answer}");
+                    assert_eq!(v["source"], "book", "{here}: {answer}");
+                    let moves = v["moves"].as_array().unwrap();
+                    let legal = game.legal(q);
+                    assert_eq!(
+                        moves.len() as u32,
+                        legal.count_ones(),
+                        "moves of {here}: {answer}"
+                    );
+                    for m in moves {
+                        let line = m["line"].as_u64().unwrap() as usize;
+                        assert_eq!(legal >> line & 1, 1, "move {line} of {here}");
+                        assert_eq!(
+                            m["value"],
+                            game.move_value(q, line),
+                            "move {line} of {here}"
+                        );
+                    }
+                    probed += 1;
+                }
+
+                let out = harness::run_ok(
+                    tb().args(["verify", "--db"]).arg(&db),
+                    &format!("tb verify {what}"),
+                );
+                assert!(String::from_utf8_lossy(&out.stdout).ends_with("OK\n"));
+            }
+            assert!(found == samples, "{board}: only {found} starts with chains");
+        }
+    }
+    eprintln!("{builds} chain tablebases: {exported} stored positions and {probed} probes match");
 }

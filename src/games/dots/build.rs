@@ -41,8 +41,8 @@ pub struct BuildRequest {
     pub groups: Option<String>,
     /// `--chunk`: positions per stored chunk.
     pub chunk: u64,
-    /// Wilson's symmetry reduction.
-    pub symmetry: bool,
+    /// Wilson's symmetry reduction (`None`: the default, on without chains).
+    pub symmetry: Option<bool>,
     /// Fraser's corner reduction.
     pub corners: bool,
     /// Wilson's loony analysis.
@@ -55,7 +55,19 @@ impl BuildRequest {
     pub fn spec(&self) -> Result<Spec> {
         let board = self.board;
         let start = spec::parse_start(&board, &self.start)?;
-        start.chains.plain_only("tb build analyses")?;
+        let chains = !start.chains.is_empty();
+        if chains && self.loony {
+            bail!(
+                "--loony analyses the plain game: remove the chain dots, or build without --loony"
+            );
+        }
+        if chains && (self.symmetry == Some(true) || self.corners) {
+            bail!(
+                "a build with chains stores every position (a symmetry need not keep the chains): leave out --symmetry wilson and --corners"
+            );
+        }
+        // Wilson's reduction by default, except with chains.
+        let symmetry = self.symmetry.unwrap_or(!chains);
         let penalty = spec::check_penalty(self.penalty.or(start.penalty).unwrap_or(0))?;
         if self.loony {
             spec::check_loony_range(&board, penalty as i32)?;
@@ -70,22 +82,21 @@ impl BuildRequest {
         } else {
             self.memory
         };
+        // Groups hold the free lines of the unit form: with chains, each chain's
+        // representative stands for it (see `Spec::chains`).
+        let unit_start = start.lines | start.chains.hidden();
         let groups = match &self.groups {
             Some(text) => {
-                let groups = spec::parse_groups(&board, start.lines, text)?;
+                let groups = spec::parse_groups(&board, unit_start, text)?;
                 if self.corners {
                     spec::check_corner_groups(&board, start.lines, &groups)?;
                 }
                 groups
             }
-            None if self.symmetry || self.corners => symmetric_groups(
-                &board,
-                start.lines,
-                group_memory,
-                self.symmetry,
-                self.corners,
-            ),
-            None => auto_groups(&board, start.lines, group_memory),
+            None if symmetry || self.corners => {
+                symmetric_groups(&board, start.lines, group_memory, symmetry, self.corners)
+            }
+            None => auto_groups(&board, unit_start, group_memory),
         };
         let mut spec = Spec {
             board,
@@ -95,9 +106,10 @@ impl BuildRequest {
             groups,
             book_lines: 0,
             chunk_positions: self.chunk,
-            symmetry: self.symmetry,
+            symmetry,
             corners: self.corners,
             loony: self.loony,
+            chains: start.chains,
         };
         spec.book_lines = match self.book_lines {
             Some(k) if k > board.num_lines() => {
@@ -353,6 +365,15 @@ impl Game for DotsGame<'_> {
                     .then(|| *inputs.next().expect("one input per open group"))
             })
             .collect();
+        if !self.spec.chains.is_empty() {
+            return Ok(super::chain_kernel::compute_block(
+                self.spec,
+                self.layout,
+                self.completion,
+                key,
+                &children,
+            ));
+        }
         let kernel = self
             .kernel
             .get_or_init(|| Kernel::new(self.layout, self.completion, self.spec.penalty));

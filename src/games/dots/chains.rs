@@ -23,6 +23,9 @@
 
 use super::board::{Board, Lines};
 
+/// Most lines a chain may have: [`Chains::play_out`] walks every subset of them.
+pub const MAX_CHAIN_LINES: usize = 12;
+
 /// The chains of a position: disjoint masks of open lines.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Chains {
@@ -42,6 +45,9 @@ pub enum ChainError {
     /// A dotted line that is also drawn.
     #[error("line {0} is both drawn and dotted")]
     Drawn(String),
+    /// A chain too long to play out as one unit.
+    #[error("the chain through {0} has {1} lines; a chain may have at most {MAX_CHAIN_LINES}")]
+    TooLong(String, usize),
     /// Chains given to a command of the plain game; the text says which and how.
     #[error(
         "the position marks chains with dots, but {0} the plain game: remove the chain dots (tb solve analyses chains as pseudo-lines)"
@@ -81,8 +87,24 @@ impl Chains {
         if let Some(line) = first_line(dotted & !masks.iter().fold(0, |all, &m| all | m)) {
             return Err(ChainError::Stray(board.line_name(line)));
         }
+        Chains::from_masks(board, masks)
+    }
+
+    /// Chains from their line masks (disjoint, each at most [`MAX_CHAIN_LINES`]
+    /// lines; checked by the caller except for the length).
+    pub fn from_masks(board: &Board, mut masks: Vec<Lines>) -> Result<Chains, ChainError> {
+        if let Some(&long) = masks
+            .iter()
+            .find(|m| m.count_ones() as usize > MAX_CHAIN_LINES)
+        {
+            return Err(ChainError::TooLong(
+                board.line_name(long.trailing_zeros() as usize),
+                long.count_ones() as usize,
+            ));
+        }
         masks.sort_unstable_by_key(|m| m.trailing_zeros());
-        Ok(Chains { masks, all: dotted })
+        let all = masks.iter().fold(0, |all, &m| all | m);
+        Ok(Chains { masks, all })
     }
 
     /// An error unless there are no chains: for the commands of the plain game,
@@ -130,6 +152,96 @@ impl Chains {
             let drawn = c & position;
             drawn != 0 && drawn != c
         })
+    }
+
+    /// Each chain's representative: its lowest line. In *unit form* (how a chain
+    /// tablebase indexes positions, one bit per unit) a chain's representative stands
+    /// for the whole chain and its other lines are always set.
+    pub fn representatives(&self) -> Lines {
+        self.masks
+            .iter()
+            .fold(0, |r, &m| r | (m & m.wrapping_neg()))
+    }
+
+    /// The chain lines other than the representatives (set in every unit form).
+    pub fn hidden(&self) -> Lines {
+        self.all & !self.representatives()
+    }
+
+    /// The unit form of `position`; `None` when a chain is partly drawn (such a
+    /// position is no combination of units).
+    #[inline]
+    pub fn to_units(&self, position: Lines) -> Option<Lines> {
+        if self.partial(position).is_some() {
+            return None;
+        }
+        Some(position | self.hidden())
+    }
+
+    /// The position of a unit form: each chain drawn whole when its representative
+    /// is set, not at all otherwise.
+    #[inline]
+    pub fn from_units(&self, units: Lines) -> Lines {
+        self.masks
+            .iter()
+            .filter(|&&c| units & c & c.wrapping_neg() == 0)
+            .fold(units, |p, &c| p & !c)
+    }
+
+    /// The chain whose representative is `line`, if any.
+    #[inline]
+    pub fn represented_by(&self, line: usize) -> Option<Lines> {
+        if self.all >> line & 1 == 0 {
+            return None;
+        }
+        self.masks
+            .iter()
+            .copied()
+            .find(|&c| c.trailing_zeros() as usize == line)
+    }
+
+    /// The value, for the player to move in `position`, of playing `chain` out from
+    /// there (some of its lines may be drawn already): the two players draw its open
+    /// lines by the ordinary rules (a line completing `k` boxes is worth `k` and
+    /// keeps the turn) until it is full, and `after` is the value of `position |
+    /// chain` for whoever is to move then. `completes(p, line)` is the number of
+    /// boxes `line` completes in `p`.
+    pub fn play_out(
+        position: Lines,
+        chain: Lines,
+        after: i32,
+        completes: impl Fn(Lines, usize) -> i32,
+    ) -> i32 {
+        let open = chain & !position;
+        let lines: Vec<usize> = (0..64).filter(|l| open >> l & 1 == 1).collect();
+        let n = lines.len();
+        debug_assert!(n <= MAX_CHAIN_LINES);
+        let full = (1usize << n) - 1;
+        // value[s]: the value for the player to move once the lines of subset `s`
+        // are drawn too; supersets are larger numbers, so a downward sweep has them.
+        let mut value = [0i32; 1 << MAX_CHAIN_LINES];
+        value[full] = after;
+        for s in (0..full).rev() {
+            let drawn = lines
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| s >> i & 1 == 1)
+                .fold(position, |p, (_, &l)| p | 1 << l);
+            value[s] = lines
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| s >> i & 1 == 0)
+                .map(|(i, &l)| {
+                    let rest = value[s | 1 << i];
+                    match completes(drawn, l) {
+                        0 => -rest,
+                        k => k + rest,
+                    }
+                })
+                .max()
+                .expect("an open chain line");
+        }
+        value[0]
     }
 
     /// How many units a position has open: open lines outside the chains plus chains

@@ -68,13 +68,15 @@ pub fn export(
                     } else {
                         (entry as i32, None)
                     };
-                    let stored = layout.start | odo.mask();
+                    let stored = tb.position_of_units(layout.start | odo.mask());
                     let members = match (&layout.reduction, expand) {
                         (Some(_), true) => layout.class_members(stored),
                         _ => vec![stored],
                     };
                     for p in members {
                         let position = format_position(&board, p);
+                        // Lines drawn (in a chain file `n` counts units).
+                        let n = p.count_ones();
                         match (format, flag) {
                             (Format::Jsonl, None) => writeln!(
                                 out,

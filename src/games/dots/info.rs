@@ -87,7 +87,7 @@ pub struct LayerInfo {
 /// Gathers the report.
 pub fn info(tb: &Tablebase) -> Result<InfoReport> {
     let spec = tb.spec();
-    let first = spec.start.count_ones() as usize;
+    let first = spec.unit_start().count_ones() as usize;
     let layers = tb
         .layers()
         .values()

@@ -4,6 +4,7 @@
 
 pub mod board;
 pub mod build;
+pub mod chain_kernel;
 pub mod chains;
 pub mod export;
 pub mod group_symmetry;

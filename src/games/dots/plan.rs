@@ -205,6 +205,7 @@ mod tests {
                             symmetry,
                             corners,
                             loony: false,
+                            chains: Default::default(),
                         };
                         spec.book_lines = default_book_lines(&spec.layout());
                         let p = plan(&spec, memory, 2);

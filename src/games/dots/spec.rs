@@ -22,6 +22,11 @@ pub const LOONY_FORMAT_VERSION: u32 = 3;
 /// The oldest loony format this tb reads.
 const OLDEST_LOONY_FORMAT_VERSION: u32 = 2;
 
+/// Format version of chain files (`tb build --start FILE` with chain dots): values
+/// as in version 1, but positions are indexed in unit form ([`Chains::to_units`]),
+/// which a reader of the plain game would take for positions, so those refuse it.
+pub const CHAINS_FORMAT_VERSION: u32 = 4;
+
 /// Default positions per chunk (64 KiB of raw values).
 pub const DEFAULT_CHUNK_POSITIONS: u64 = 1 << 16;
 
@@ -53,6 +58,10 @@ pub struct Spec {
     /// can be forced to make the next loony move, and whether the position offers
     /// a loony capture ([`super::loony::encode`]).
     pub loony: bool,
+    /// Chains played as pseudo-lines (none: the plain game). A chain file stores
+    /// positions in unit form ([`Chains::to_units`]): its layers count units, a chain
+    /// being one line, and its groups hold each chain's representative.
+    pub chains: Chains,
 }
 
 /// A start as given on the command line.
@@ -184,11 +193,17 @@ impl Spec {
     pub fn layout(&self) -> Layout {
         super::orbits::reduced_layout(
             &self.board,
-            self.start,
+            self.unit_start(),
             self.groups.clone(),
             self.symmetry,
             self.corners,
         )
+    }
+
+    /// The start in unit form (see [`Spec::chains`]; the start itself without
+    /// chains): the layout's start, whose free lines the groups hold.
+    pub fn unit_start(&self) -> Lines {
+        self.start | self.chains.hidden()
     }
 
     /// Memory of the largest block and its children while the kernel computes it
@@ -212,6 +227,8 @@ impl Spec {
     pub fn format_version(&self) -> u32 {
         if self.loony {
             LOONY_FORMAT_VERSION
+        } else if !self.chains.is_empty() {
+            CHAINS_FORMAT_VERSION
         } else {
             FORMAT_VERSION
         }
@@ -242,6 +259,23 @@ impl Spec {
         if self.loony {
             meta.push(("loony", "true".to_string()));
         }
+        if !self.chains.is_empty() {
+            let names: Vec<Vec<String>> = self
+                .chains
+                .masks()
+                .iter()
+                .map(|&c| {
+                    (0..64)
+                        .filter(|l| c >> l & 1 == 1)
+                        .map(|l| self.board.line_name(l))
+                        .collect()
+                })
+                .collect();
+            meta.push((
+                "chains",
+                serde_json::to_string(&names).expect("names serialise"),
+            ));
+        }
         meta
     }
 
@@ -258,9 +292,9 @@ impl Spec {
             );
         }
         let version: u32 = get("format_version")?.parse()?;
-        if version > LOONY_FORMAT_VERSION {
+        if version > CHAINS_FORMAT_VERSION {
             bail!(
-                "the file's value format {version} is newer than this tb understands ({LOONY_FORMAT_VERSION})"
+                "the file's value format {version} is newer than this tb understands ({CHAINS_FORMAT_VERSION})"
             );
         }
         let loony = match meta.get("loony").map(String::as_str) {
@@ -268,20 +302,23 @@ impl Spec {
             Some("true") => true,
             Some(other) => bail!("the file has a bad `loony` value `{other}`"),
         };
-        // Plain files are of format 1; loony files of 2 (offer bits stored) or 3.
-        let formats = if loony {
-            OLDEST_LOONY_FORMAT_VERSION..=LOONY_FORMAT_VERSION
-        } else {
-            FORMAT_VERSION..=FORMAT_VERSION
-        };
-        if !formats.contains(&version) {
-            bail!(
-                "the file's value format {version} is not one of a {} file ({formats:?})",
-                if loony { "loony" } else { "plain" }
-            );
-        }
         let board: Board = get("board")?.parse()?;
         let start = notation::parse_position(&board, get("start_position")?)?.lines;
+        let chains = match meta.get("chains") {
+            None => Chains::none(),
+            Some(text) => chains_from_meta(&board, start, text)?,
+        };
+        // Plain files are of format 1; loony files of 2 (offer bits stored) or 3;
+        // chain files of 4.
+        let (kind, formats) = match (loony, chains.is_empty()) {
+            (true, true) => ("loony", OLDEST_LOONY_FORMAT_VERSION..=LOONY_FORMAT_VERSION),
+            (false, true) => ("plain", FORMAT_VERSION..=FORMAT_VERSION),
+            (false, false) => ("chain", CHAINS_FORMAT_VERSION..=CHAINS_FORMAT_VERSION),
+            (true, false) => bail!("the file claims both loony analysis and chains"),
+        };
+        if !formats.contains(&version) {
+            bail!("the file's value format {version} is not one of a {kind} file ({formats:?})");
+        }
         // Typed and checked against the board: a tampered file must give an error
         // here, not a panic or a wrong answer later.
         let number_in = |k: &str, range: std::ops::RangeInclusive<i64>| -> Result<i64> {
@@ -301,7 +338,7 @@ impl Spec {
         let chunk_positions = number_in("chunk_positions", 1..=MAX_CHUNK_POSITIONS as i64)? as u64;
         let groups: Vec<Vec<usize>> = serde_json::from_str(get("groups")?)
             .map_err(|e| anyhow!("the file's `groups` metadata is malformed: {e}"))?;
-        let free = board.free_lines(start);
+        let free = board.free_lines(start | chains.hidden());
         check_groups(&free, &groups, "the file's `groups`")?;
         let corners = match meta.get("corners").map(String::as_str) {
             None | Some("false") => false,
@@ -336,7 +373,11 @@ impl Spec {
             },
             corners,
             loony,
+            chains,
         };
+        if !spec.chains.is_empty() && (spec.symmetry || spec.corners) {
+            bail!("the file claims chains with a symmetry or corner reduction");
+        }
         if loony {
             check_loony_range(&spec.board, spec.penalty as i32)?;
         }
@@ -373,6 +414,36 @@ impl Spec {
         }
         name + ".tb"
     }
+}
+
+/// The chains of a file's `chains` metadata (lists of line names), checked to be
+/// exactly the chains that dots on their lines would make in `start`.
+fn chains_from_meta(board: &Board, start: Lines, text: &str) -> Result<Chains> {
+    let names: Vec<Vec<String>> = serde_json::from_str(text)
+        .map_err(|e| anyhow!("the file's `chains` metadata is malformed: {e}"))?;
+    let mut masks = Vec::new();
+    let mut dotted: Lines = 0;
+    for chain in &names {
+        let mut mask: Lines = 0;
+        for name in chain {
+            let line = board
+                .parse_line(name)
+                .map_err(|e| anyhow!("the file's `chains` metadata: {e}"))?;
+            if (dotted | mask) >> line & 1 == 1 {
+                bail!("the file's `chains` metadata lists {name} twice");
+            }
+            mask |= 1 << line;
+        }
+        dotted |= mask;
+        masks.push(mask);
+    }
+    let chains = Chains::from_dotted(board, start, dotted)
+        .map_err(|e| anyhow!("the file's `chains` metadata: {e}"))?;
+    masks.sort_unstable_by_key(|m| m.trailing_zeros());
+    if chains.masks() != masks || chains.is_empty() {
+        bail!("the file's `chains` metadata does not match the chains of its start");
+    }
+    Ok(chains)
 }
 
 /// Refuses loony analysis where a value could fall outside what a loony byte holds

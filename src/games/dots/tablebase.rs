@@ -3,6 +3,7 @@
 
 use super::board::{Board, Lines};
 use super::build::DotsGame;
+use super::chains::Chains;
 use super::layout::Layout;
 use super::loony::{Detector, Loony};
 use super::notation::ParsedPosition;
@@ -213,12 +214,49 @@ impl Tablebase {
         {
             return Ok(None);
         }
+        if !self.spec.chains.is_empty() {
+            return self.chain_value(position);
+        }
         let n = position.count_ones() as usize;
         if !self.has_layer(n) {
             return Ok(None);
         }
         let entry = self.stored(n, self.layout.locate_packed(position))?;
         Ok(Some(self.restored(position, entry)))
+    }
+
+    /// [`Tablebase::entry`] of a chain file: stored in unit form, or with a chain
+    /// partly drawn, what playing it out gives from the value of the chain drawn whole.
+    fn chain_value(&self, position: Lines) -> Result<Option<i8>> {
+        let chains = &self.spec.chains;
+        if let Some(chain) = chains.partial(position) {
+            let Some(after) = self.chain_value(position | chain)? else {
+                return Ok(None);
+            };
+            let completes = |p: Lines, line: usize| self.boxes_completed(p, line) as i32;
+            let value = Chains::play_out(position, chain, after.into(), completes);
+            return Ok(Some(value as i8));
+        }
+        let units = position | chains.hidden();
+        let n = units.count_ones() as usize;
+        if !self.has_layer(n) {
+            return Ok(None);
+        }
+        Ok(Some(self.stored(n, self.layout.locate_packed(units))?))
+    }
+
+    /// The position a stored unit form stands for (itself in a file without chains;
+    /// see [`Spec::chains`]).
+    pub fn position_of_units(&self, units: Lines) -> Lines {
+        self.spec.chains.from_units(units)
+    }
+
+    /// The lines that may be drawn in `position`: the open ones, or with chains
+    /// only those of a chain that is partly drawn.
+    pub fn legal_moves(&self, position: Lines) -> Lines {
+        self.spec
+            .chains
+            .legal(position, self.spec.board.all_lines() & !position)
     }
 
     /// A stored entry of `position` as computed: in a loony file with the offer bit,
@@ -297,6 +335,9 @@ impl Tablebase {
     pub fn probe_from_book(&self, position: Lines) -> Result<Option<Probe>> {
         let board = self.spec.board;
         self.check_has_start(position)?;
+        if !self.spec.chains.is_empty() {
+            return self.chain_probe_from_book(position);
+        }
         if let Some(entry) = self.entry(position)? {
             let (value, loony) = if self.spec.loony {
                 let (value, flag, _) = self.loony_entry(entry)?;
@@ -343,6 +384,36 @@ impl Tablebase {
                     loony,
                 }));
             }
+        }
+        Ok(None)
+    }
+
+    /// [`Tablebase::probe_from_book`] of a chain file: plain lookups per legal move.
+    fn chain_probe_from_book(&self, position: Lines) -> Result<Option<Probe>> {
+        let Some(value) = self.entry(position)? else {
+            return Ok(None);
+        };
+        let legal = self.legal_moves(position);
+        let mut moves = Vec::new();
+        for line in (0..64).filter(|l| legal >> l & 1 == 1) {
+            let boxes = self.boxes_completed(position, line);
+            let child = self.entry(position | 1 << line)?;
+            moves.push(MoveValue {
+                line,
+                value: child.map(|c| super::board::move_value(boxes, c.into())),
+                boxes,
+                loony: None,
+            });
+        }
+        if moves.iter().all(|m| m.value.is_some()) || !self.searchable(position) {
+            sort_moves(&mut moves);
+            return Ok(Some(Probe {
+                position,
+                value: value.into(),
+                source: Source::Book,
+                moves,
+                loony: None,
+            }));
         }
         Ok(None)
     }
@@ -425,9 +496,16 @@ impl Tablebase {
         self.probe_from_book(parsed.lines)
     }
 
-    /// A file's penalty must be the table's, and a table holds the plain game only.
+    /// A file's penalty must be the table's, and its chains (if it marks any) the
+    /// table's: a plain table holds the plain game only.
     fn check_parsed(&self, parsed: &ParsedPosition) -> Result<()> {
-        parsed.chains.plain_only("a tablebase holds")?;
+        if self.spec.chains.is_empty() {
+            parsed.chains.plain_only("a tablebase holds")?;
+        } else if !parsed.chains.is_empty() && parsed.chains != self.spec.chains {
+            bail!(
+                "the position marks other chains than this tablebase's (its start shows them; or give the position without dots)"
+            );
+        }
         if let Some(penalty) = parsed.penalty
             && penalty != self.spec.penalty as i32
         {
@@ -455,13 +533,17 @@ impl Tablebase {
     fn with_solver<T>(&self, f: impl FnOnce(&mut Solver) -> T) -> T {
         let mut slot = self.solver.borrow_mut();
         let solver = slot.get_or_insert_with(|| {
-            Solver::new(
+            let mut solver = Solver::new(
                 self.spec.board,
                 SearchOptions {
                     penalty: self.spec.penalty as i32,
                     tt_bytes: PROBE_TT_BYTES,
                 },
-            )
+            );
+            if !self.spec.chains.is_empty() {
+                solver.set_chains(self.spec.chains.clone());
+            }
+            solver
         });
         f(solver)
     }

@@ -108,7 +108,7 @@ pub fn verify(tb: &Tablebase, sample: Option<u64>, search: u64) -> Result<Verify
                 for counts in &blocks {
                     let mut positions = Vec::new();
                     layout.visit(counts, 0, layout.block_size(counts) as usize, |p| {
-                        positions.push(p)
+                        positions.push(tb.position_of_units(p))
                     });
                     for p in positions {
                         check_position(tb, p, &mut report);
@@ -198,7 +198,8 @@ fn recompute(tb: &Tablebase, position: Lines) -> Result<i8> {
     use super::loony;
     let board = tb.board();
     let mut best: Option<i32> = None;
-    for line in (0..board.num_lines()).filter(|&l| position >> l & 1 == 0) {
+    let legal = tb.legal_moves(position);
+    for line in (0..board.num_lines()).filter(|&l| legal >> l & 1 == 1) {
         let child = tb
             .entry(position | 1 << line)?
             .ok_or_else(|| anyhow::anyhow!("child layer missing"))?;
@@ -226,7 +227,7 @@ fn position_of_layer_index(tb: &Tablebase, blocks: &[Counts], mut index: u64) ->
     for counts in blocks {
         let size = layout.block_size(counts);
         if index < size {
-            return layout.position_at(counts, index);
+            return tb.position_of_units(layout.position_at(counts, index));
         }
         index -= size;
     }
