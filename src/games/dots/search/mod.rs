@@ -109,7 +109,7 @@ pub const MAX_PENALTY: i32 = 1000;
 const NO_BOX: usize = usize::MAX;
 
 /// Enhanced transposition cutoffs are tried at nodes with at least
-/// `max(lines - ETC_DEPTH, ETC_MIN_OPEN)` open lines: they cost a table probe per
+/// `max(open lines of the root - ETC_DEPTH, ETC_MIN_OPEN)` open lines: they cost a table probe per
 /// child, which pays only where subtrees are big (measured on 3x3 and 3x4).
 const ETC_DEPTH: u32 = 9;
 /// See [`ETC_DEPTH`].
@@ -328,7 +328,8 @@ struct Rules {
     syms: Symmetries,
     /// Every line, nearest the centre of the board first (ties by line index).
     centre_first: Vec<u8>,
-    /// Nodes with at least this many open lines try enhanced transposition cutoffs.
+    /// Nodes with at least this many open lines try enhanced transposition cutoffs
+    /// (set for each root by [`Solver::aim_cutoffs`]).
     etc_min: u32,
     /// Chains played as pseudo-lines (none: the plain game); see [`Solver::set_chains`].
     chains: Chains,
@@ -508,6 +509,12 @@ impl Solver {
 
     /// Forgets everything in the transposition table.
     pub fn clear(&mut self) {
+        // A solver that has not searched yet has stored nothing: its table is the
+        // zeroed allocation, whose pages are not touched until used (clearing an
+        // 8 GiB table would cost seconds and all its memory at once).
+        if self.nodes == 0 {
+            return;
+        }
         Arc::get_mut(&mut self.table)
             .expect("helper threads end with the solve that started them")
             .clear();
@@ -516,7 +523,16 @@ impl Solver {
     /// The exact value of `position` for the player to move. Bits above the board's
     /// last line are ignored.
     pub fn value(&mut self, position: Lines) -> i32 {
+        self.aim_cutoffs(position);
         self.mtdf(position & self.rules.all)
+    }
+
+    /// Aims the enhanced transposition cutoffs at the top [`ETC_DEPTH`] plies below
+    /// `root` (a probe per child pays only where subtrees are big; measured on 3x3,
+    /// 3x4 and problem 12.18, where aiming them at the board's size left none).
+    fn aim_cutoffs(&mut self, root: Lines) {
+        let open = (self.rules.all & !root).count_ones();
+        self.rules.etc_min = open.saturating_sub(ETC_DEPTH).max(ETC_MIN_OPEN);
     }
 
     /// The exact value of `position`, of each of its legal moves, and a principal
@@ -537,6 +553,7 @@ impl Solver {
     ) -> Result<SolveResult, Stopped> {
         let start = self.nodes;
         let position = position & self.rules.all;
+        self.aim_cutoffs(position);
         let scan = self.scan(position);
         let most = scan.unfinished + self.rules.penalty.abs();
         self.arm(limits, (-most, most));
@@ -780,6 +797,10 @@ impl Solver {
         if open == 0 {
             return self.rules.penalty;
         }
+        // The table is probed only after the scan: fetching its bucket now lets the
+        // memory access (the node's largest cost on big tables) overlap the scan.
+        let (key, sym, stabilizer) = self.canonicalize(position);
+        self.table.prefetch(key);
         let scan = self.scan(position);
         let (legal, forced) =
             self.rules
@@ -797,7 +818,6 @@ impl Solver {
             return -bound;
         }
 
-        let (key, sym, stabilizer) = self.canonicalize(position);
         let (mut lower, mut upper) = (-bound, bound);
         let mut hint = None;
         if let Some(e) = self.table.probe(key) {

@@ -135,6 +135,12 @@ impl Table {
         self.offset + BUCKET * h.checked_shr(self.shift).unwrap_or(0) as usize
     }
 
+    /// Starts fetching the bucket of `key` into the caches, for a probe soon after.
+    #[inline]
+    pub fn prefetch(&self, key: Lines) {
+        crate::sys::prefetch(&self.words[self.index(key)]);
+    }
+
     /// Locks the bucket of `key` and reads it.
     #[inline]
     fn lock(&self, key: Lines) -> Locked<'_> {
