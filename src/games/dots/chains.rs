@@ -213,13 +213,29 @@ impl Chains {
         completes: impl Fn(Lines, usize) -> i32,
     ) -> i32 {
         let open = chain & !position;
-        let lines: Vec<usize> = (0..64).filter(|l| open >> l & 1 == 1).collect();
-        let n = lines.len();
+        let mut buffer = [0usize; MAX_CHAIN_LINES];
+        let n = open.count_ones() as usize;
         debug_assert!(n <= MAX_CHAIN_LINES);
+        for (slot, line) in buffer
+            .iter_mut()
+            .zip((0..64).filter(|l| open >> l & 1 == 1))
+        {
+            *slot = line;
+        }
+        let lines = &buffer[..n];
         let full = (1usize << n) - 1;
         // value[s]: the value for the player to move once the lines of subset `s`
         // are drawn too; supersets are larger numbers, so a downward sweep has them.
-        let mut value = [0i32; 1 << MAX_CHAIN_LINES];
+        // Chains are short: a small table on the stack (a chain kernel calls this
+        // for every position and chain), a bigger one allocated only when needed.
+        let mut small = [0i32; 1 << 4];
+        let mut large = Vec::new();
+        let value: &mut [i32] = if n <= 4 {
+            &mut small[..=full]
+        } else {
+            large.resize(full + 1, 0);
+            &mut large
+        };
         value[full] = after;
         for s in (0..full).rev() {
             let drawn = lines
@@ -282,6 +298,60 @@ mod tests {
         assert_eq!(chains.legal(one, open & !one), mask(&b, &["h1.0"]));
         assert_eq!(chains.legal(lines, open), open);
         assert_eq!(chains.open_units(lines, b.all_lines()), 12 - 2 - 2 + 1);
+    }
+
+    /// A chain of `len` boxes across a 1xN board (tops and bottoms drawn): its
+    /// `len + 1` lines are the verticals. `play_out` against a plain recursive
+    /// minimax of the same rules, for chains on both sides of the small table.
+    #[test]
+    fn play_out_matches_a_recursive_minimax() {
+        fn minimax(b: &Board, p: Lines, chain: Lines, after: i32) -> i32 {
+            let open = chain & !p;
+            if open == 0 {
+                return after;
+            }
+            (0..64)
+                .filter(|l| open >> l & 1 == 1)
+                .map(|l| {
+                    let q = p | 1 << l;
+                    let closed = (0..b.cols())
+                        .filter(|&c| {
+                            let m = b.box_mask(0, c);
+                            m >> l & 1 == 1 && q & m == m
+                        })
+                        .count() as i32;
+                    let rest = minimax(b, q, chain, after);
+                    if closed > 0 { closed + rest } else { -rest }
+                })
+                .max()
+                .unwrap()
+        }
+        for len in [1, 2, 3, 5, 7] {
+            let b = board(&format!("1x{len}"));
+            let all = b.all_lines();
+            let verticals: Lines = (0..=len)
+                .map(|c| 1 << b.parse_line(&format!("v0.{c}")).unwrap())
+                .sum();
+            let completion = b.completion_masks();
+            let completes = |p: Lines, l: usize| {
+                super::super::board::boxes_completed_with(p, completion[l]) as i32
+            };
+            // From the whole chain open and with one or two of its lines drawn.
+            for drawn in [
+                0,
+                1 << verticals.trailing_zeros(),
+                verticals & 0b101 << verticals.trailing_zeros(),
+            ] {
+                let p = all & !verticals | drawn;
+                for after in -3..=3 {
+                    assert_eq!(
+                        Chains::play_out(p, verticals, after, completes),
+                        minimax(&b, p, verticals, after),
+                        "1x{len}, drawn {drawn:b}, after {after}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
