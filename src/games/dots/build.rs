@@ -4,6 +4,7 @@
 //! and the summary of a build.
 
 use super::board::{Board, Lines};
+use super::chain_kernel::ChainKernel;
 use super::groups::{auto_groups, default_book_lines, symmetric_groups};
 use super::kernel::{Kernel, LoonyChild};
 use super::layout::Layout;
@@ -299,6 +300,8 @@ pub struct DotsGame<'a> {
     /// Built on the first block computed (readers that only check a file's layout
     /// never need it).
     kernel: OnceLock<Kernel<'a>>,
+    /// The same for chain tablebases.
+    chain_kernel: OnceLock<ChainKernel<'a>>,
 }
 
 impl<'a> DotsGame<'a> {
@@ -309,6 +312,7 @@ impl<'a> DotsGame<'a> {
             layout,
             completion,
             kernel: OnceLock::new(),
+            chain_kernel: OnceLock::new(),
         }
     }
 }
@@ -366,13 +370,10 @@ impl Game for DotsGame<'_> {
             })
             .collect();
         if !self.spec.chains.is_empty() {
-            return Ok(super::chain_kernel::compute_block(
-                self.spec,
-                self.layout,
-                self.completion,
-                key,
-                &children,
-            ));
+            let kernel = self
+                .chain_kernel
+                .get_or_init(|| ChainKernel::new(self.spec, self.layout, self.completion));
+            return Ok(kernel.compute_block(key, &children));
         }
         let kernel = self
             .kernel
