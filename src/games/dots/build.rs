@@ -391,17 +391,9 @@ impl Game for DotsGame<'_> {
         let read: Vec<Option<&[LoonyChild]>> = read.iter().map(|c| c.as_deref()).collect();
         let mut entries = kernel.compute_block(key, &read);
         let detector = Detector::new(&self.spec.board);
-        entries
-            .par_chunks_mut(LOONY_TILE)
-            .enumerate()
-            .for_each(|(t, tile)| {
-                let len = tile.len();
-                let mut keys = tile.iter_mut();
-                let first = (t * LOONY_TILE) as u64;
-                self.layout.visit(key, first, len, |position| {
-                    let k = keys.next().expect("one key per position");
-                    *k = loony::entry_of_key(*k, detector.offers(position)) as i8;
-                });
+        self.layout
+            .par_visit_mut(key, &mut entries, LOONY_TILE, |position, k| {
+                *k = loony::entry_of_key(*k, detector.offers(position)) as i8;
             });
         Ok(entries)
     }

@@ -9,7 +9,6 @@ use super::board::{Lines, boxes_completed_with, move_value};
 use super::chains::Chains;
 use super::layout::Layout;
 use super::spec::Spec;
-use rayon::prelude::*;
 
 /// Positions per parallel task.
 const TILE: usize = 1 << 14;
@@ -96,16 +95,9 @@ impl<'a> ChainKernel<'a> {
             best as i8
         };
         let mut values = vec![0i8; layout.block_size(key) as usize];
-        values
-            .par_chunks_mut(TILE)
-            .enumerate()
-            .for_each(|(t, tile)| {
-                let len = tile.len();
-                let mut out = tile.iter_mut();
-                layout.visit(key, (t * TILE) as u64, len, |units| {
-                    *out.next().expect("one value per position") = value_of(units);
-                });
-            });
+        layout.par_visit_mut(key, &mut values, TILE, |units, value| {
+            *value = value_of(units)
+        });
         values
     }
 }

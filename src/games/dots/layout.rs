@@ -10,6 +10,7 @@
 use super::board::Lines;
 use super::group_symmetry::GroupSymmetry;
 pub use super::group_symmetry::MAX_GROUP_LINES;
+use rayon::prelude::*;
 use std::sync::{Arc, OnceLock};
 
 /// Most line groups a layout may have (block keys pack 8 bits per group).
@@ -500,6 +501,27 @@ impl Layout {
             index /= radix;
         }
         position
+    }
+
+    /// Calls `f` with each position of block `counts` and its slot in `values` (the
+    /// block's values in index order), on all cores in tiles of `tile` positions.
+    pub fn par_visit_mut<T: Send>(
+        &self,
+        counts: &[u8],
+        values: &mut [T],
+        tile: usize,
+        f: impl Fn(Lines, &mut T) + Sync,
+    ) {
+        values
+            .par_chunks_mut(tile)
+            .enumerate()
+            .for_each(|(t, slots)| {
+                let len = slots.len();
+                let mut slots = slots.iter_mut();
+                self.visit(counts, (t * tile) as u64, len, |position| {
+                    f(position, slots.next().expect("one slot per position"));
+                });
+            });
     }
 
     /// Calls `f` with the lines of positions `from..from + len` of block `counts`
