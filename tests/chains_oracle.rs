@@ -480,6 +480,20 @@ fn chain_tablebases_match_the_brute_force() {
                     &format!("tb verify {what}"),
                 );
                 assert!(String::from_utf8_lossy(&out.stdout).ends_with("OK\n"));
+
+                // `tb info` names the chains it stores as units.
+                let out = harness::run_ok(
+                    tb().args(["info", "--json", "--db"]).arg(&db),
+                    &format!("tb info {what}"),
+                );
+                let info: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+                let mut listed: Vec<Vec<String>> =
+                    serde_json::from_value(info["chains"].clone()).unwrap();
+                let mut expected: Vec<Vec<String>> =
+                    chains.iter().map(|&c| parsed_board.line_names(c)).collect();
+                listed.sort();
+                expected.sort();
+                assert_eq!(listed, expected, "chains in tb info of {what}");
             }
             assert!(found == samples, "{board}: only {found} starts with chains");
         }

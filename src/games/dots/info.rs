@@ -42,6 +42,10 @@ pub struct InfoReport {
     pub complete: bool,
     /// Value of the start position, once built.
     pub start_value: Option<i8>,
+    /// Chain files (`tb build --start FILE` with chain dots): each chain's lines,
+    /// each chain stored as one unit (so layers count units). Absent otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub chains: Vec<Vec<String>>,
     /// Whether the file holds loony analysis (`tb build --loony`).
     pub loony: bool,
     /// Loony files, once built: who can be forced to make the next loony move
@@ -143,6 +147,12 @@ pub fn info(tb: &Tablebase) -> Result<InfoReport> {
             Some(entry) if spec.loony => Some(tb.loony_entry(entry)?.0 as i8),
             entry => entry,
         },
+        chains: spec
+            .chains
+            .masks()
+            .iter()
+            .map(|&chain| spec.board.line_names(chain))
+            .collect(),
         loony: spec.loony,
         start_loony: match start_entry {
             Some(entry) if spec.loony => Some(tb.loony_entry(entry)?.1),
@@ -192,6 +202,13 @@ pub fn info_text(r: &InfoReport) -> String {
         r.raw_positions,
         r.raw_positions as f64 / r.stored_positions.max(1) as f64
     );
+    if !r.chains.is_empty() {
+        let chains: Vec<String> = r.chains.iter().map(|c| c.join(" ")).collect();
+        s += &format!(
+            "chains, each stored as one unit (layers count units): {}\n",
+            chains.join(" | ")
+        );
+    }
     s += &format!(
         "status {}, start value {}, file {} (peak during the build {})\n",
         if r.complete { "complete" } else { "incomplete" },
