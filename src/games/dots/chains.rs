@@ -127,6 +127,11 @@ impl Chains {
         &self.masks
     }
 
+    /// The names of each chain's lines, chain by chain (as files and JSON list them).
+    pub fn line_names(&self, board: &Board) -> Vec<Vec<String>> {
+        self.masks.iter().map(|&c| board.line_names(c)).collect()
+    }
+
     /// Every chain line.
     pub fn all(&self) -> Lines {
         self.all

@@ -147,12 +147,7 @@ pub fn info(tb: &Tablebase) -> Result<InfoReport> {
             Some(entry) if spec.loony => Some(tb.loony_entry(entry)?.0 as i8),
             entry => entry,
         },
-        chains: spec
-            .chains
-            .masks()
-            .iter()
-            .map(|&chain| spec.board.line_names(chain))
-            .collect(),
+        chains: spec.chains.line_names(&spec.board),
         loony: spec.loony,
         start_loony: match start_entry {
             Some(entry) if spec.loony => Some(tb.loony_entry(entry)?.1),

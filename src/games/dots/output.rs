@@ -138,11 +138,7 @@ pub fn solve_json(
         seconds,
         peak_rss_bytes: crate::sys::peak_rss_bytes(),
         pv: with_pv.then(|| result.pv.iter().map(|&l| board.line_name(l)).collect()),
-        chains: chains
-            .masks()
-            .iter()
-            .map(|&c| board.line_names(c))
-            .collect(),
+        chains: chains.line_names(board),
     };
     // Both are objects: splice the extra fields into the probe object.
     let probe = JsonWriter::new(board).probe(answer);

@@ -260,17 +260,7 @@ impl Spec {
             meta.push(("loony", "true".to_string()));
         }
         if !self.chains.is_empty() {
-            let names: Vec<Vec<String>> = self
-                .chains
-                .masks()
-                .iter()
-                .map(|&c| {
-                    (0..64)
-                        .filter(|l| c >> l & 1 == 1)
-                        .map(|l| self.board.line_name(l))
-                        .collect()
-                })
-                .collect();
+            let names = self.chains.line_names(&self.board);
             meta.push((
                 "chains",
                 serde_json::to_string(&names).expect("names serialise"),
