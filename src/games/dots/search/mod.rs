@@ -309,6 +309,9 @@ pub struct Solver {
     nodes: u64,
     /// Threads of [`Solver::solve`] (lazy SMP: helpers share the table).
     threads: usize,
+    /// Nodes with at least this many open lines try enhanced transposition cutoffs
+    /// (set for each root by [`Solver::aim_cutoffs`]).
+    etc_min: u32,
     /// Limits and progress of the current call.
     guard: Guard,
 }
@@ -329,9 +332,6 @@ struct Rules {
     syms: Symmetries,
     /// Every line, nearest the centre of the board first (ties by line index).
     centre_first: Vec<u8>,
-    /// Nodes with at least this many open lines try enhanced transposition cutoffs
-    /// (set for each root by [`Solver::aim_cutoffs`]).
-    etc_min: u32,
     /// Chains played as pseudo-lines (none: the plain game); see [`Solver::set_chains`].
     chains: Chains,
     /// Groups of two or more interchangeable lines: the perimeter sides of one box
@@ -379,9 +379,6 @@ impl Solver {
             adjacent,
             syms: Symmetries::new(board),
             centre_first: centre_first(board),
-            etc_min: (board.num_lines() as u32)
-                .saturating_sub(ETC_DEPTH)
-                .max(ETC_MIN_OPEN),
             chains: Chains::none(),
             chain_near: Vec::new(),
             twins: Vec::new(),
@@ -392,6 +389,7 @@ impl Solver {
             table: Arc::new(Table::new(options.tt_bytes)),
             nodes: 0,
             threads: 1,
+            etc_min: ETC_MIN_OPEN,
             guard: Guard::idle(None),
         }
     }
@@ -447,13 +445,15 @@ impl Solver {
         self.threads = threads.max(1);
     }
 
-    /// A helper thread's solver: the rules copied, the table shared, its own counters.
+    /// A helper thread's solver: the rules and the cutoff depth copied, the table
+    /// shared, its own counters.
     fn helper(&self, halt: Arc<AtomicBool>) -> Solver {
         Solver {
             rules: self.rules.clone(),
             table: Arc::clone(&self.table),
             nodes: 0,
             threads: 1,
+            etc_min: self.etc_min,
             guard: Guard {
                 halt: Some(halt),
                 ..Guard::idle(None)
@@ -533,7 +533,7 @@ impl Solver {
     /// 3x4 and problem 12.18, where aiming them at the board's size left none).
     fn aim_cutoffs(&mut self, root: Lines) {
         let open = (self.rules.all & !root).count_ones();
-        self.rules.etc_min = open.saturating_sub(ETC_DEPTH).max(ETC_MIN_OPEN);
+        self.etc_min = open.saturating_sub(ETC_DEPTH).max(ETC_MIN_OPEN);
     }
 
     /// The exact value of `position`, of each of its legal moves, and a principal
@@ -800,6 +800,8 @@ impl Solver {
         }
         // The table is probed only after the scan: fetching its bucket now lets the
         // memory access (the node's largest cost on big tables) overlap the scan.
+        // A node with a forced capture pays for a key it does not use (on empty 3x4,
+        // eight symmetries, no measurable cost).
         let (key, sym, stabilizer) = self.canonicalize(position);
         self.table.prefetch(key);
         let scan = self.scan(position);
@@ -883,7 +885,7 @@ impl Solver {
 
         // Enhanced transposition cutoffs near the root: a child whose stored bound
         // already refutes the window ends the node before any search.
-        if open.count_ones() >= self.rules.etc_min {
+        if open.count_ones() >= self.etc_min {
             for &line in moves {
                 let line = line as usize;
                 let k = self.completes(position, line);
