@@ -70,8 +70,7 @@ impl<'a> ChainKernel<'a> {
     pub fn compute_block(&self, key: &[u8], children: &[Option<&[i8]>]) -> Vec<i8> {
         let (spec, layout) = (self.spec, self.layout);
         let all = spec.board.all_lines();
-        let completes =
-            |p: Lines, line: usize| boxes_completed_with(p, self.completion[line]) as i32;
+        let completes = completes_with(self.completion);
         let value_of = |units: Lines| -> i8 {
             let open = all & !units;
             if open == 0 {
@@ -137,9 +136,8 @@ impl PlayOutTable {
             return table;
         }
         table.around = (0..64).filter(|l| around_mask >> l & 1 == 1).collect();
-        let completes = |p: Lines, line: usize| boxes_completed_with(p, completion[line]) as i32;
-        let width = (2 * most + 1) as usize;
-        let base = spec.start;
+        let completes = completes_with(completion);
+        let (width, base) = (table.width(), spec.start);
         table.values = (0..1usize << table.around.len())
             .flat_map(|state| {
                 let position = table
@@ -168,7 +166,16 @@ impl PlayOutTable {
             .iter()
             .enumerate()
             .fold(0, |s, (i, &l)| s | ((position >> l & 1) as usize) << i);
-        let width = (2 * self.most + 1) as usize;
-        i32::from(self.values[state * width + (after + self.most) as usize])
+        i32::from(self.values[state * self.width() + (after + self.most) as usize])
     }
+
+    /// Entries per state: the values after the chain, `-most..=most`.
+    fn width(&self) -> usize {
+        (2 * self.most + 1) as usize
+    }
+}
+
+/// The number of boxes a line completes in a position, as [`Chains::play_out`] takes it.
+fn completes_with(completion: &[[Lines; 2]]) -> impl Fn(Lines, usize) -> i32 + Copy + '_ {
+    move |p, line| boxes_completed_with(p, completion[line]) as i32
 }

@@ -279,6 +279,7 @@ fn first_line(mask: Lines) -> Option<usize> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::board::boxes_completed_with;
     use super::*;
 
     fn board(spec: &str) -> Board {
@@ -338,9 +339,7 @@ mod tests {
                 .map(|c| 1 << b.parse_line(&format!("v0.{c}")).unwrap())
                 .sum();
             let completion = b.completion_masks();
-            let completes = |p: Lines, l: usize| {
-                super::super::board::boxes_completed_with(p, completion[l]) as i32
-            };
+            let completes = |p: Lines, l: usize| boxes_completed_with(p, completion[l]) as i32;
             // From the whole chain open and with one or two of its lines drawn.
             for drawn in [
                 0,
