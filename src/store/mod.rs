@@ -616,7 +616,9 @@ impl Store {
             .query_row(params![n as i64, key, chunk as i64], |r| {
                 StoredChunk::from_row(n, &key, &self.rules, r)
             })
-            .optional()?;
+            .optional()
+            // A tampered row (a value of the wrong type) says which chunk it is.
+            .with_context(|| format!("chunk {chunk} of block {key} in layer {n} is corrupt"))?;
         row.with_context(|| {
             format!("chunk {chunk} of block {key} in layer {n} is missing from the file")
         })
@@ -632,7 +634,8 @@ impl Store {
         let rows = stmt.query_map(params![n as i64, key], |r| {
             StoredChunk::from_row(n, &key, &self.rules, r)
         })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        rows.collect::<rusqlite::Result<_>>()
+            .with_context(|| format!("a chunk of block {key} in layer {n} is corrupt"))
     }
 
     /// Returns free pages to the file system, truncates the WAL and leaves WAL mode
