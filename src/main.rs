@@ -125,9 +125,14 @@ enum Command {
         symmetry: Option<SymmetryArg>,
         /// Corner reduction: the two perimeter lines of a corner box are
         /// interchangeable, so a corner takes 3 states instead of 4 (81/256 of the
-        /// positions on boards at least 2x2 with all four corners free).
-        #[arg(long)]
+        /// positions on boards at least 2x2 with all four corners free) [default: on
+        /// where a corner has both perimeter lines free, with the symmetry reduction
+        /// and without chains; a resumed build keeps its file's].
+        #[arg(long, conflicts_with = "no_corners")]
         corners: bool,
+        /// No corner reduction (see --corners).
+        #[arg(long)]
+        no_corners: bool,
         /// Wilson's loony analysis: each position also stores who can be forced to
         /// make the next loony move under best play (probe marks ^ and v, JSON
         /// "loony"); the same values as a plain build. Boards of at most 20 boxes
@@ -459,6 +464,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             plan,
             symmetry,
             corners,
+            no_corners,
             loony,
             first,
             time_limit,
@@ -474,6 +480,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     ("--chunk", chunk.is_some()),
                     ("--symmetry", symmetry.is_some()),
                     ("--corners", corners),
+                    ("--no-corners", no_corners),
                     ("--loony", loony),
                     ("--plan", plan),
                     ("--threads", threads.is_some()),
@@ -503,6 +510,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     ("--groups", groups.is_some()),
                     ("--symmetry", symmetry.is_some()),
                     ("--corners", corners),
+                    ("--no-corners", no_corners),
                     ("--loony", loony),
                 ];
                 cli::refuse_given(
@@ -537,7 +545,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 groups,
                 chunk: chunk.unwrap_or(spec::DEFAULT_CHUNK_POSITIONS),
                 symmetry: symmetry.map(|s| s != SymmetryArg::None),
-                corners,
+                corners: (corners || no_corners).then_some(corners),
                 loony,
             };
             let spec = request.spec()?;
@@ -550,8 +558,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 }
                 return Ok(ExitCode::SUCCESS);
             }
-            check_budget(&spec, request.memory)?;
             let db = db.unwrap_or_else(|| request.default_db(&spec));
+            let spec = request.spec_for_file(spec, &db)?;
+            check_budget(&spec, request.memory)?;
             let threads = cli::threads(threads)?;
             let mut progress = progress::for_stderr(quiet);
             let summary = build(

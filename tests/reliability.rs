@@ -222,7 +222,14 @@ fn rebuilding_with_other_parameters_is_refused() {
             "--book-lines",
             "12",
         ],
-        vec!["build", "2x2", "--corners", "--quiet", "--book-lines", "12"],
+        vec![
+            "build",
+            "2x2",
+            "--no-corners",
+            "--quiet",
+            "--book-lines",
+            "12",
+        ],
     ] {
         let out = tb().args(&args).arg("--db").arg(&b.db).output().unwrap();
         assert_eq!(out.status.code(), Some(1), "{args:?}: {}", describe(&out));
@@ -238,6 +245,55 @@ fn rebuilding_with_other_parameters_is_refused() {
             .arg(&b.db),
         "same parameters",
     );
+}
+
+/// Corners are on by default (where a corner has both lines free), and a build
+/// that leaves them to the default resumes a file either way: a file begun
+/// without them (as before they were the default) goes on without them.
+#[test]
+fn default_corners_follow_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let corners_of = |db: &Path| -> serde_json::Value {
+        let out = tb()
+            .args(["info", "--json", "--db"])
+            .arg(db)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", describe(&out));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()["corners"].clone()
+    };
+    let fresh = dir.path().join("fresh.tb");
+    run_ok(
+        tb().args(["build", "2x3", "--quiet", "--db"]).arg(&fresh),
+        "default build",
+    );
+    assert_eq!(corners_of(&fresh), serde_json::json!(true));
+    let none = dir.path().join("none.tb");
+    run_ok(
+        tb().args(["build", "2x3", "--symmetry", "none", "--quiet", "--db"])
+            .arg(&none),
+        "build without symmetry",
+    );
+    assert_eq!(corners_of(&none), serde_json::json!(false));
+    // A file begun without corners: the default build resumes it as it is.
+    let old = dir.path().join("old.tb");
+    run_ok(
+        tb().args(["build", "2x3", "--no-corners", "--quiet", "--db"])
+            .arg(&old),
+        "build without corners",
+    );
+    run_ok(
+        tb().args(["build", "2x3", "--quiet", "--db"]).arg(&old),
+        "default build on a file without corners",
+    );
+    assert_eq!(corners_of(&old), serde_json::json!(false));
+    let out = tb()
+        .args(["build", "2x3", "--corners", "--quiet", "--db"])
+        .arg(&old)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("other parameters"));
 }
 
 /// A move list as a mask, through the oracle's own line names.

@@ -1,8 +1,9 @@
 # Shared by tools/bench and tools/big-builds (sourced, not run).
 #
 # A row names a build: BOARD[-START][+none][+corners], e.g. 3x4, 3x4+none (no
-# symmetry), 4x4+corners, 3x5-icelandic+corners. The default reduction is tb's
-# (Wilson's symmetry, no corners). Morris: `morris` (every table) or `morris-N`
+# symmetry), 4x4+corners, 3x5-icelandic+corners. A row without +corners builds
+# without them (--no-corners; tb's default reduces them where they help), so that
+# each row means what it meant in earlier tables. Morris: `morris` (every table) or `morris-N`
 # (tables up to N stones a side); `+all` adds the placement tables (`morris+all`:
 # the whole game; started on a copy of morris.tb it builds only the placement).
 
@@ -28,7 +29,7 @@ row_args() {
     [ "$spec" = "$board" ] || start="${spec#*-}"
     echo "$board --start $start"
     case "$flags" in *+none*) echo "--symmetry none" ;; esac
-    case "$flags" in *+corners*) echo "--corners" ;; esac
+    case "$flags" in *+corners*) echo "--corners" ;; *) echo "--no-corners" ;; esac
     case "$flags" in *+loony*) echo "--loony" ;; esac
 }
 
