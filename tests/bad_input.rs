@@ -630,3 +630,30 @@ fn probe_answers_a_line_before_the_next_is_written() {
     drop(stdin);
     assert_eq!(child.wait().unwrap().code(), Some(1));
 }
+
+/// A budget beyond this machine's memory: a build is refused at once (before any
+/// work), a `--plan` plans for that bigger machine and says so.
+#[test]
+fn memory_beyond_the_machine_is_refused_for_a_build_but_planned() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("x.tb");
+    let too_much = "100TiB";
+    let out = run(tb()
+        .args(["build", "2x2", "--memory", too_much, "--db"])
+        .arg(&db));
+    assert_rejected(&out, "build with 100TiB", "machine's memory");
+    assert!(!db.exists(), "a refused build made {}", db.display());
+    let out = run(tb().args(["build", "4x5", "--plan", "--memory", too_much]));
+    assert!(out.status.success(), "{}", describe(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("a plan for a bigger machine"), "{text}");
+    let out = run(tb().args(["build", "4x5", "--plan", "--json", "--memory", too_much]));
+    assert!(out.status.success(), "{}", describe(&out));
+    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(plan["memory_bytes"].as_u64(), Some(100 << 40));
+    assert!(plan["machine_memory_bytes"].as_u64().unwrap() < 100 << 40);
+    // Within the machine: no such line.
+    let out = run(tb().args(["build", "4x5", "--plan", "--memory", "1GiB"]));
+    assert!(out.status.success(), "{}", describe(&out));
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("bigger machine"));
+}

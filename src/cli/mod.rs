@@ -411,6 +411,15 @@ pub fn memory(flag: &str, given: Option<&str>, default: u64) -> Result<u64> {
     }
 }
 
+/// The `--memory` budget of a build, or of its `--plan`: a plan may be for a
+/// bigger machine than this one, so only a build is held to this machine's memory.
+pub fn build_memory(given: Option<&str>, default: u64, plan: bool) -> Result<u64> {
+    match given {
+        Some(text) if plan => tb::units::parse_size(text).context("bad --memory"),
+        _ => memory("--memory", given, default),
+    }
+}
+
 /// A build summary as JSON, with the rates derived from its run.
 pub fn summary_json(
     summary: &impl Serialize,

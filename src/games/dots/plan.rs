@@ -46,6 +46,11 @@ pub struct Plan {
     pub predicted_disk_bytes: u64,
     /// Predicted size of the finished file (the book).
     pub predicted_book_bytes: u64,
+    /// The `--memory` budget planned for.
+    pub memory_bytes: u64,
+    /// This machine's memory (null when unknown): a plan whose budget exceeds it is
+    /// for a bigger machine, and a build here is refused.
+    pub machine_memory_bytes: Option<u64>,
     /// Worker threads the prediction assumes (one per core).
     pub threads: usize,
     /// Predicted wall time: every stored position at
@@ -120,6 +125,8 @@ pub fn plan(spec: &Spec, memory: u64, threads: usize) -> Plan {
         predicted_memory_bytes: peak_block_bytes + kept,
         predicted_disk_bytes: busiest + book,
         predicted_book_bytes: book,
+        memory_bytes: memory,
+        machine_memory_bytes: crate::sys::total_memory_bytes(),
         threads,
         predicted_seconds: total_positions as f64
             / (ASSUMED_POSITIONS_PER_CORE_SECOND * threads.max(1) as f64),
@@ -151,6 +158,13 @@ pub fn plan_text(p: &Plan) -> String {
         human_bytes(p.predicted_disk_bytes),
         human_bytes(p.predicted_book_bytes)
     );
+    if let Some(machine) = p.machine_memory_bytes.filter(|&m| p.memory_bytes > m) {
+        s += &format!(
+            "--memory {} is more than this machine's {}: a plan for a bigger machine (a build here is refused)\n",
+            human_bytes(p.memory_bytes),
+            human_bytes(machine)
+        );
+    }
     s += &format!(
         "predicted time {} on {} cores (at {:.0} M stored positions/s per core, as 4x4+corners measured)\n",
         crate::units::human_seconds(p.predicted_seconds),
