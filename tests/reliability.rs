@@ -253,15 +253,7 @@ fn rebuilding_with_other_parameters_is_refused() {
 #[test]
 fn default_corners_follow_the_file() {
     let dir = tempfile::tempdir().unwrap();
-    let corners_of = |db: &Path| -> serde_json::Value {
-        let out = tb()
-            .args(["info", "--json", "--db"])
-            .arg(db)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", describe(&out));
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()["corners"].clone()
-    };
+    let corners_of = |db: &Path| info(db)["corners"].clone();
     let fresh = dir.path().join("fresh.tb");
     run_ok(
         tb().args(["build", "2x3", "--quiet", "--db"]).arg(&fresh),
