@@ -44,8 +44,7 @@ pub struct BuildRequest {
     pub chunk: u64,
     /// Wilson's symmetry reduction (`None`: the default, on without chains).
     pub symmetry: Option<bool>,
-    /// Fraser's corner reduction (`None`: the default, see
-    /// [`BuildRequest::default_corners`]).
+    /// Fraser's corner reduction (`None`: the default, see [`default_corners`]).
     pub corners: Option<bool>,
     /// Wilson's loony analysis.
     pub loony: bool,
@@ -185,15 +184,10 @@ pub fn default_corners(
     symmetry: bool,
     groups: Option<&[Vec<usize>]>,
 ) -> bool {
-    let pairs = super::orbits::free_corner_pairs(board, start);
     !chains
         && symmetry
-        && !pairs.is_empty()
-        && groups.is_none_or(|groups| {
-            pairs
-                .iter()
-                .all(|&(a, b)| groups.iter().any(|g| g.contains(&a) && g.contains(&b)))
-        })
+        && !super::orbits::free_corner_pairs(board, start).is_empty()
+        && groups.is_none_or(|groups| spec::split_corner_pair(board, start, groups).is_none())
 }
 
 /// Refuses a build whose largest block plus its children exceed half the budget.

@@ -173,17 +173,27 @@ fn check_groups(free: &[usize], groups: &[Vec<usize>], what: &str) -> Result<()>
     Ok(())
 }
 
+/// A free corner pair that `groups` put in different groups, if any (the corner
+/// reduction needs both lines of each pair in one group).
+pub fn split_corner_pair(
+    board: &Board,
+    start: Lines,
+    groups: &[Vec<usize>],
+) -> Option<(usize, usize)> {
+    super::orbits::free_corner_pairs(board, start)
+        .into_iter()
+        .find(|&(a, b)| !groups.iter().any(|g| g.contains(&a) && g.contains(&b)))
+}
+
 /// Checks that explicit groups keep both lines of every free corner pair together
 /// (`--corners` needs them in one group).
 pub fn check_corner_groups(board: &Board, start: Lines, groups: &[Vec<usize>]) -> Result<()> {
-    for (a, b) in super::orbits::free_corner_pairs(board, start) {
-        if !groups.iter().any(|g| g.contains(&a) && g.contains(&b)) {
-            bail!(
-                "--corners needs both lines of each corner pair in one group, but --groups splits {} and {}",
-                board.line_name(a),
-                board.line_name(b)
-            );
-        }
+    if let Some((a, b)) = split_corner_pair(board, start, groups) {
+        bail!(
+            "--corners needs both lines of each corner pair in one group, but --groups splits {} and {}",
+            board.line_name(a),
+            board.line_name(b)
+        );
     }
     Ok(())
 }
