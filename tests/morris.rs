@@ -499,9 +499,11 @@ fn verify_catches_a_wrong_value_and_a_corrupt_chunk() {
         // A win in 1 becomes a win in 3 (still a plausible byte).
         let at = raw.iter().position(|&v| v == 2).expect("some W1");
         raw[at] = 4;
-        let packed = codec::encode(&raw, ChunkCoding::Mix, neighbours).unwrap();
-        // (Files of this tb key the checksum with the chunk's place.)
-        let sum = tb::store::checksum::chunk_checksum(&raw, Some((33, "3.3", 0))) as i64;
+        let mut packed = codec::encode(&raw, ChunkCoding::Mix, neighbours).unwrap();
+        // (Files of this tb key both checksums with the chunk's place.)
+        let place = Some((33, "3.3", 0));
+        codec::place_coded_checksum(&mut packed, place);
+        let sum = tb::store::checksum::chunk_checksum(&raw, place) as i64;
         conn.execute(
             "UPDATE chunks SET data = ?1, checksum = ?2 WHERE n = 33 AND chunk = 0",
             rusqlite::params![packed, sum],
@@ -526,13 +528,41 @@ fn verify_catches_a_wrong_value_and_a_corrupt_chunk() {
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(text.contains("corrupt"), "{text}");
-    let out = tb()
-        .args(["probe", "--db"])
-        .arg(&db)
-        .arg("WWW......BBBB........... w")
-        .output()
+    // A probe decodes only the part of the chunk it needs, which the checksum of
+    // the coded bytes vouches for: the values are intact, so it answers.
+    let probe = || {
+        tb().args(["probe", "--db"])
+            .arg(&db)
+            .arg("WWW......BBBB........... w")
+            .output()
+            .unwrap()
+    };
+    let out = probe();
+    assert!(out.status.success(), "{}", describe(&out));
+    // The last coded byte changed: past the part the probe decodes, but not past
+    // the checksum of the coded bytes.
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        let data: Vec<u8> = conn
+            .query_row(
+                "SELECT data FROM chunks WHERE n = 34 AND chunk = 0",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(data[0], tb::store::codec::TAG_MIX_CHECKED);
+        let mut changed = data.clone();
+        *changed.last_mut().unwrap() ^= 0x10;
+        conn.execute(
+            "UPDATE chunks SET data = ?1 WHERE n = 34 AND chunk = 0",
+            [changed],
+        )
         .unwrap();
+    }
+    let out = probe();
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let text = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(text.contains("checksum of the coded bytes"), "{text}");
 }
 
 /// `chunk_positions` of `tb info --json`.
@@ -543,7 +573,10 @@ fn chunk_positions(db: &Path) -> u64 {
 #[test]
 fn a_new_file_gets_small_chunks_and_a_resumed_one_keeps_its_own() {
     // Small chunks by default: a cold probe decodes whole chunks.
-    assert_eq!(chunk_positions(built4()), 8192);
+    assert_eq!(
+        chunk_positions(built4()),
+        tb::games::morris::spec::DEFAULT_CHUNK_POSITIONS
+    );
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("m3.tb");
     let build = |extra: &[&str]| {
@@ -567,4 +600,55 @@ fn a_new_file_gets_small_chunks_and_a_resumed_one_keeps_its_own() {
         "{}",
         describe(&out)
     );
+}
+
+/// A file whose meta says format 2 (context-mixing chunks without a checksum of
+/// their coded bytes, as tb wrote before format 3).
+#[test]
+fn a_format_2_build_resumes_as_format_3_and_checked_chunks_need_format_3() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m3.tb");
+    let build = |extra: &[&str]| {
+        let mut cmd = tb();
+        cmd.args(["build", "morris", "--stones", "3", "--quiet", "--db"])
+            .arg(&db)
+            .args(extra);
+        cmd.output().unwrap()
+    };
+    let out = build(&[]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let set_format = |v: &str| {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute(
+            "UPDATE meta SET value = ?1 WHERE key = 'format_version'",
+            [v],
+        )
+        .unwrap();
+    };
+    // This tb's chunks carry the checksum of their coded bytes, which a file of
+    // format 2 cannot hold: a probe reports the chunk instead of reading it.
+    set_format("2");
+    let probe = || {
+        tb().args(["probe", "--db"])
+            .arg(&db)
+            .arg("WWW......BBB............ w")
+            .output()
+            .unwrap()
+    };
+    let out = probe();
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("files of this format do not hold"),
+        "{}",
+        describe(&out)
+    );
+    // Building on a format 2 file (here: adding the placement tables) makes it
+    // format 3; a file of other parameters is refused and left as it was.
+    let out = build(&["--phase", "all", "--chunk", "1000"]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert_eq!(info_json(&db)["format_version"], 2);
+    let out = build(&["--phase", "all"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    assert_eq!(info_json(&db)["format_version"], 3);
+    assert!(probe().status.success());
 }

@@ -5,6 +5,12 @@
 //! * [`TAG_MIX`]: the context-mixing coder ([`super::cm`]); its neighbours per
 //!   position are the game's, computed again when the chunk is read (so a game's
 //!   neighbour rule is part of its file format);
+//! * [`TAG_MIX_CHECKED`]: the same, after 8 bytes holding the checksum of the coded
+//!   bytes that follow (keyed with the chunk's place when the store writes it).
+//!   The decoder works value by value, so a reader that needs only the values up
+//!   to some index can stop there: the chunk's checksum of raw values needs all of
+//!   them, this one only the coded bytes. It is what [`encode`] writes for
+//!   [`ChunkCoding::Mix`];
 //! * [`TAG_CONSTANT`]: one byte, the value of every position of the chunk.
 //!
 //! Decoding is bounded by the expected length: no chunk can make a reader allocate
@@ -29,6 +35,11 @@ const ZSTD_FIRST_BYTE: u8 = 0x28;
 pub const TAG_MIX: u8 = 0x01;
 /// First byte of a chunk whose values are all equal.
 pub const TAG_CONSTANT: u8 = 0x02;
+/// First byte of a context-mixing chunk that carries the checksum of its coded
+/// bytes (so that it can be decoded in part).
+pub const TAG_MIX_CHECKED: u8 = 0x03;
+/// Bytes before a [`TAG_MIX_CHECKED`] chunk's coded values: the tag and the checksum.
+const CHECKED_HEADER: usize = 9;
 
 /// Codes one chunk's values; `neighbours` (one per value) are asked for only by
 /// [`ChunkCoding::Mix`].
@@ -45,15 +56,47 @@ pub fn encode(
             Ok(vec![TAG_CONSTANT, values[0]])
         }
         ChunkCoding::Mix => {
-            let mut out = vec![TAG_MIX];
-            out.extend(cm::encode(values, &neighbours()));
+            let coded = cm::encode(values, &neighbours());
+            let mut out = Vec::with_capacity(CHECKED_HEADER + coded.len());
+            out.push(TAG_MIX_CHECKED);
+            out.extend(super::checksum::checksum(&coded).to_le_bytes());
+            out.extend(coded);
             Ok(out)
         }
     }
 }
 
+/// A [`TAG_MIX_CHECKED`] chunk's stored checksum and the coded bytes it covers;
+/// `None` for a chunk of another coding (or too short to hold a checksum).
+pub fn coded_checksum(data: &[u8]) -> Option<(u64, &[u8])> {
+    match data {
+        [TAG_MIX_CHECKED, rest @ ..] if rest.len() >= CHECKED_HEADER - 1 => {
+            let (sum, coded) = rest.split_at(CHECKED_HEADER - 1);
+            Some((u64::from_le_bytes(sum.try_into().ok()?), coded))
+        }
+        _ => None,
+    }
+}
+
+/// Keys a [`TAG_MIX_CHECKED`] chunk's checksum of coded bytes with its place (as
+/// the store does when it writes the chunk; the inverse of itself). Other chunks
+/// are left as they are.
+pub fn place_coded_checksum(data: &mut [u8], place: Option<super::checksum::ChunkPlace>) {
+    if let Some((sum, _)) = coded_checksum(data) {
+        let keyed = super::checksum::placed(sum, place);
+        data[1..CHECKED_HEADER].copy_from_slice(&keyed.to_le_bytes());
+    }
+}
+
+/// Whether the chunk can be decoded in part ([`decode`] with fewer values than it
+/// holds): its coding stops anywhere and a checksum covers its coded bytes.
+pub fn decodes_in_part(data: &[u8]) -> bool {
+    coded_checksum(data).is_some()
+}
+
 /// Decodes a chunk of `len` values (any coding); `neighbours` are asked for only
 /// by a context-mixing chunk. The result has exactly `len` values or is an error.
+/// A chunk that [`decodes_in_part`] may be asked for its first `len` values only.
 pub fn decode(
     data: &[u8],
     len: usize,
@@ -65,6 +108,10 @@ pub fn decode(
         }
         Some(&TAG_CONSTANT) if data.len() == 2 => vec![data[1]; len],
         Some(&TAG_MIX) => cm::decode(&data[1..], len, &neighbours()),
+        Some(&TAG_MIX_CHECKED) => match coded_checksum(data) {
+            Some((_, coded)) => cm::decode(coded, len, &neighbours()),
+            None => bail!("context-mixing chunk too short for its checksum"),
+        },
         Some(tag) => bail!("unknown chunk coding {tag:#04x}"),
         None => bail!("empty chunk"),
     };
@@ -97,6 +144,35 @@ mod tests {
         let constant = encode(&[9; 100], ChunkCoding::Mix, none).unwrap();
         assert_eq!(constant, [TAG_CONSTANT, 9]);
         assert_eq!(decode(&constant, 100, none).unwrap(), [9; 100]);
+    }
+
+    #[test]
+    fn checked_chunks_decode_in_part_and_carry_their_checksum() {
+        let values: Vec<u8> = (0..5000u32).map(|i| (i * 7 % 13 / 3) as u8).collect();
+        let rows = |len: usize| vec![[300, 600, 1, 2]; len];
+        let mut data = encode(&values, ChunkCoding::Mix, || rows(values.len())).unwrap();
+        assert_eq!(data[0], TAG_MIX_CHECKED);
+        assert!(decodes_in_part(&data));
+        // Any prefix decodes to the values' prefix.
+        for len in [1, 17, 2500, 4999, 5000] {
+            assert_eq!(decode(&data, len, || rows(len)).unwrap(), values[..len]);
+        }
+        // The stored checksum is of the coded bytes, and keying it is its own inverse.
+        let (sum, coded) = coded_checksum(&data).unwrap();
+        assert_eq!(sum, crate::store::checksum::checksum(coded));
+        let place = Some((3, "3.4", 7));
+        place_coded_checksum(&mut data, place);
+        let (keyed, _) = coded_checksum(&data).unwrap();
+        assert_eq!(keyed, crate::store::checksum::placed(sum, place));
+        assert_ne!(keyed, sum);
+        place_coded_checksum(&mut data, place);
+        assert_eq!(coded_checksum(&data).unwrap().0, sum);
+        // Other codings have no such checksum; a cut header is an error.
+        assert!(!decodes_in_part(
+            &encode(&values, ChunkCoding::Zstd(3), Vec::new).unwrap()
+        ));
+        assert!(!decodes_in_part(&[TAG_CONSTANT, 1]));
+        assert!(decode(&data[..5], 3, || rows(3)).is_err());
     }
 
     #[test]

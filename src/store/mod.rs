@@ -233,6 +233,9 @@ pub struct ChunkRules {
     pub values: RangeInclusive<i8>,
     /// Context-mixing chunks may occur (not in files of a format before it).
     pub mixing: bool,
+    /// Context-mixing chunks with a checksum of their coded bytes
+    /// ([`codec::TAG_MIX_CHECKED`]) may occur (not in files of a format before it).
+    pub checked_mixing: bool,
 }
 
 impl ChunkRules {
@@ -241,6 +244,7 @@ impl ChunkRules {
             keyed,
             values: i8::MIN..=i8::MAX,
             mixing: true,
+            checked_mixing: true,
         }
     }
 }
@@ -532,13 +536,18 @@ impl Store {
             )?;
             for (i, c) in chunks.iter().enumerate() {
                 let place = keyed.then_some((n, key.as_str(), i as u64));
+                // Both checksums a chunk may carry are keyed with its place.
+                let mut data = std::borrow::Cow::Borrowed(&c.data);
+                if codec::decodes_in_part(&data) {
+                    codec::place_coded_checksum(data.to_mut(), place);
+                }
                 insert.execute(params![
                     n as i64,
                     key,
                     i as i64,
                     c.raw_len as i64,
                     placed(c.checksum, place) as i64,
-                    c.data
+                    data.as_slice()
                 ])?;
             }
         }
@@ -739,6 +748,20 @@ impl StoredChunk {
         expected: usize,
         neighbours: impl FnOnce(usize) -> Vec<codec::Neighbours>,
     ) -> Result<Vec<i8>> {
+        self.decode_part(expected, expected, neighbours)
+    }
+
+    /// The first `wanted` values of the chunk (of `expected`), checked as
+    /// [`StoredChunk::decode`] checks them all; all of them unless the chunk
+    /// [`codec::decodes_in_part`], whose checksum of coded bytes vouches for any
+    /// part (the checksum of raw values is checked whenever all are decoded).
+    /// What a probe that needs a few values of each chunk asks for.
+    pub fn decode_part(
+        &self,
+        expected: usize,
+        wanted: usize,
+        neighbours: impl FnOnce(usize) -> Vec<codec::Neighbours>,
+    ) -> Result<Vec<i8>> {
         let (n, key, chunk) = (self.n, &self.key, self.chunk);
         let raw_len = self.raw_len;
         if expected as u64 > MAX_CHUNK_POSITIONS || expected as i64 != raw_len {
@@ -748,16 +771,27 @@ impl StoredChunk {
         }
         let raw_len = raw_len as usize;
         let corrupt = || format!("chunk {chunk} of block {key} in layer {n} is corrupt");
-        if !self.rules.mixing && self.data.first() == Some(&codec::TAG_MIX) {
+        let tag = self.data.first().copied();
+        if (!self.rules.mixing && tag == Some(codec::TAG_MIX))
+            || (!self.rules.checked_mixing && tag == Some(codec::TAG_MIX_CHECKED))
+        {
             return Err(anyhow::anyhow!(
-                "a context-mixing chunk in a file of a format without them"
+                "a context-mixing chunk of a kind that files of this format do not hold"
             )
             .context(corrupt()));
         }
-        let raw =
-            codec::decode(&self.data, raw_len, || neighbours(raw_len)).with_context(corrupt)?;
         let place = self.rules.keyed.then_some((n, key.as_str(), chunk));
-        if chunk_checksum(&raw, place) != self.checksum {
+        let mut len = raw_len;
+        if let Some((sum, coded)) = codec::coded_checksum(&self.data) {
+            if placed(checksum(coded), place) != sum {
+                return Err(
+                    anyhow::anyhow!("checksum of the coded bytes mismatch").context(corrupt())
+                );
+            }
+            len = wanted.min(raw_len);
+        }
+        let raw = codec::decode(&self.data, len, || neighbours(len)).with_context(corrupt)?;
+        if len == raw_len && chunk_checksum(&raw, place) != self.checksum {
             return Err(anyhow::anyhow!("checksum mismatch").context(corrupt()));
         }
         let values: Vec<i8> = raw.into_iter().map(|b| b as i8).collect();

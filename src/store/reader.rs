@@ -17,9 +17,16 @@ pub const CACHE_BYTES: u64 = 256 << 20;
 /// (layer, packed block key, chunk number).
 type ChunkKey = (u32, u128, u64);
 
+/// A cached chunk's values: all of them, or (`whole` false) the first few, as much
+/// as a probe needed (see [`ChunkReader::preload`]).
+struct Cached {
+    values: Arc<Vec<i8>>,
+    whole: bool,
+}
+
 #[derive(Default)]
 struct ChunkCache {
-    chunks: HashMap<ChunkKey, Arc<Vec<i8>>, KeyHash>,
+    chunks: HashMap<ChunkKey, Cached, KeyHash>,
     order: VecDeque<ChunkKey>,
     /// Chunks that failed to read, with why: read (and reported as found) once,
     /// then refused at once.
@@ -134,8 +141,10 @@ impl ChunkReader {
         block: impl FnOnce() -> (Vec<u8>, u64),
     ) -> anyhow::Result<i8> {
         let (chunk_key, offset) = self.place(layer, packed, index);
-        if let Some(values) = self.cache.borrow().chunks.get(&chunk_key) {
-            return at(values, offset, chunk_key);
+        if let Some(cached) = self.cache.borrow().chunks.get(&chunk_key)
+            && (cached.whole || offset < cached.values.len())
+        {
+            return at(&cached.values, offset, chunk_key);
         }
         if let Some(why) = self.cache.borrow().bad.get(&chunk_key) {
             return Err(ChunkError(why.clone()).into());
@@ -166,7 +175,7 @@ impl ChunkReader {
             .borrow()
             .chunks
             .get(&chunk_key)
-            .and_then(|values| values.get(offset))
+            .and_then(|cached| cached.values.get(offset))
         {
             crate::sys::prefetch(value);
         }
@@ -176,7 +185,9 @@ impl ChunkReader {
     /// one by one with [`ChunkReader::value`] (a cold probe reads a dozen chunks, and
     /// decoding dominates it). `wanted`: (layer, packed key, index); `block(layer,
     /// packed)` gives the block's key and positions, asked only for chunks not
-    /// cached. Only a hint: chunks that fail to read are left for
+    /// cached. A chunk that can be decoded in part is decoded up to the last value
+    /// wanted of it (half of it on average), and decoded whole when a later call
+    /// wants more. Only a hint: chunks that fail to read are left for
     /// [`ChunkReader::value`] to report.
     pub fn preload(
         &self,
@@ -184,56 +195,73 @@ impl ChunkReader {
         block: impl Fn(usize, u128) -> (Vec<u8>, u64),
     ) {
         use rayon::prelude::*;
-        let mut jobs: Vec<(ChunkKey, Vec<u8>, u64)> = Vec::new();
+        // (chunk, block key, block size, values wanted: None for all of them).
+        let mut jobs: Vec<(ChunkKey, Vec<u8>, u64, Option<usize>)> = Vec::new();
         {
             let cache = self.cache.borrow();
             for (layer, packed, index) in wanted {
-                let (chunk_key, _) = self.place(layer, packed, index);
-                let known = cache.chunks.contains_key(&chunk_key)
-                    || cache.bad.contains_key(&chunk_key)
-                    || jobs.iter().any(|(k, ..)| *k == chunk_key);
-                if !known {
-                    let (key, size) = block(layer, packed);
-                    jobs.push((chunk_key, key, size));
+                let (chunk_key, offset) = self.place(layer, packed, index);
+                if let Some(job) = jobs.iter_mut().find(|job| job.0 == chunk_key) {
+                    job.3 = job.3.map(|n| n.max(offset + 1));
+                    continue;
                 }
+                let cached = cache.chunks.get(&chunk_key);
+                if cache.bad.contains_key(&chunk_key)
+                    || cached.is_some_and(|c| c.whole || offset < c.values.len())
+                {
+                    continue;
+                }
+                let (key, size) = block(layer, packed);
+                // A part cached already was too short: this time the whole chunk.
+                let part = cached.is_none().then_some(offset + 1);
+                jobs.push((chunk_key, key, size, part));
             }
         }
-        if jobs.len() < 2 {
-            return; // nothing to overlap
+        if jobs.is_empty() {
+            return;
         }
         let stored: Vec<_> = jobs
             .into_iter()
-            .filter_map(|(chunk_key, key, size)| {
+            .filter_map(|(chunk_key, key, size, part)| {
                 let (layer, _, chunk) = chunk_key;
                 let chunk_row = self.store.stored_chunk(layer as usize, &key, chunk).ok()?;
-                Some((chunk_key, key, size, chunk_row))
+                Some((chunk_key, key, size, part, chunk_row))
             })
             .collect();
         let decoder = &self.decoder;
-        let decoded: Vec<(ChunkKey, Vec<i8>)> = stored
+        let decoded: Vec<(ChunkKey, Cached)> = stored
             .par_iter()
-            .filter_map(|(chunk_key, key, size, chunk_row)| {
-                let values = decoder.decode(*chunk_key, key, *size, chunk_row).ok()?;
-                Some((*chunk_key, values))
+            .filter_map(|(chunk_key, key, size, part, chunk_row)| {
+                let cached = decoder
+                    .decode(*chunk_key, key, *size, *part, chunk_row)
+                    .ok()?;
+                Some((*chunk_key, cached))
             })
             .collect();
-        for (chunk_key, values) in decoded {
-            self.insert(chunk_key, Arc::new(values));
+        for (chunk_key, cached) in decoded {
+            self.insert(chunk_key, cached);
         }
     }
 
-    /// Reads a chunk of a block of `size` positions that is not cached and caches it.
+    /// Reads a chunk of a block of `size` positions that is not cached (or only in
+    /// part) and caches it whole.
     fn load(&self, chunk_key: ChunkKey, key: &[u8], size: u64) -> anyhow::Result<Arc<Vec<i8>>> {
         let (layer, _, chunk) = chunk_key;
         let stored = self.store.stored_chunk(layer as usize, key, chunk)?;
-        let values = Arc::new(self.decoder.decode(chunk_key, key, size, &stored)?);
-        self.insert(chunk_key, values.clone());
+        let cached = self.decoder.decode(chunk_key, key, size, None, &stored)?;
+        let values = cached.values.clone();
+        self.insert(chunk_key, cached);
         Ok(values)
     }
 
-    /// Caches a chunk's values, evicting the oldest chunk when full.
-    fn insert(&self, chunk_key: ChunkKey, values: Arc<Vec<i8>>) {
+    /// Caches a chunk's values (replacing a part cached before), evicting the
+    /// oldest chunk when full.
+    fn insert(&self, chunk_key: ChunkKey, cached: Cached) {
         let mut cache = self.cache.borrow_mut();
+        if let Some(old) = cache.chunks.get_mut(&chunk_key) {
+            *old = cached; // already in the eviction order
+            return;
+        }
         let capacity = (CACHE_BYTES / self.decoder.chunk_positions).max(16) as usize;
         if cache.order.len() >= capacity
             && let Some(old) = cache.order.pop_front()
@@ -241,19 +269,21 @@ impl ChunkReader {
             cache.chunks.remove(&old);
         }
         cache.order.push_back(chunk_key);
-        cache.chunks.insert(chunk_key, values);
+        cache.chunks.insert(chunk_key, cached);
     }
 }
 
 impl Decoder {
-    /// The values of a stored chunk of a block of `size` positions.
+    /// The values of a stored chunk of a block of `size` positions: the first
+    /// `part` of them at least (see [`super::StoredChunk::decode_part`]), or all.
     fn decode(
         &self,
         chunk_key: ChunkKey,
         key: &[u8],
         size: u64,
+        part: Option<usize>,
         stored: &super::StoredChunk,
-    ) -> anyhow::Result<Vec<i8>> {
+    ) -> anyhow::Result<Cached> {
         let (layer, _, chunk) = chunk_key;
         let first = chunk * self.chunk_positions;
         if first >= size {
@@ -262,8 +292,12 @@ impl Decoder {
             );
         }
         let len = super::chunk_len(size, self.chunk_positions, chunk);
-        stored.decode(len, |len| {
+        let values = stored.decode_part(len, part.unwrap_or(len), |len| {
             (self.neighbours)(layer as usize, key, first, len)
+        })?;
+        Ok(Cached {
+            whole: values.len() == len,
+            values: Arc::new(values),
         })
     }
 }

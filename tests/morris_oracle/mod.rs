@@ -205,8 +205,12 @@ fn unrank_subset(mut r: u32, k: u32) -> u32 {
 }
 
 /// The next subset of the same size in colex order (Gosper's hack): colex order is
-/// increasing numeric order, so this walks ranks 0, 1, 2, ...
+/// increasing numeric order, so this walks ranks 0, 1, 2, ... The empty set is
+/// the only one of its size: it has no next (0, not an overflow in debug builds).
 fn next_subset(c: u32) -> u32 {
+    if c == 0 {
+        return 0;
+    }
     let t = c | (c - 1);
     (t + 1) | (((!t & t.wrapping_add(1)) - 1) >> (c.trailing_zeros() + 1))
 }

@@ -9,6 +9,7 @@
 use super::index::{MIN_STONES, Table, class_count};
 use super::placement::{child_tables, solve_placement_table};
 use super::solve::solve_pair_counting;
+use super::spec::FORMAT_VERSION;
 pub use super::spec::{
     DEFAULT_CHUNK_POSITIONS, MorrisSpec, Phase, layer_hands, layer_pair, pair_label, pair_layer,
     placement_label, placement_layer,
@@ -337,26 +338,33 @@ pub fn chunk_for(db: &Path) -> u64 {
         .unwrap_or(DEFAULT_CHUNK_POSITIONS)
 }
 
-/// Building both phases on a moving-phase file of the same stones, rules and
-/// format: the file's `phase` becomes `all` (its moving tables are kept and the
-/// placement tables added). Any other difference is left for the builder to refuse.
-fn upgrade_to_all_phases(builder: &mut Builder, spec: &MorrisSpec) -> Result<()> {
-    if spec.phase != Phase::All {
-        return Ok(());
-    }
+/// Carries an existing file over to what this build writes, when only these differ:
+/// * its `phase` is `moving` and the build adds the placement tables: the phase
+///   becomes `all` (the moving tables are kept, the placement tables added);
+/// * its format is 2 (context-mixing chunks without a checksum of their coded
+///   bytes): it becomes 3, whose readers read both kinds of chunk (the old ones
+///   whole), so that a build begun by an older tb resumes.
+///
+/// Any other difference is left for the builder to refuse (the file unchanged).
+fn adopt_older_file(builder: &mut Builder, spec: &MorrisSpec) -> Result<()> {
     let meta = builder.store().meta()?;
-    let moving = MorrisSpec {
-        phase: Phase::Moving,
-        ..spec.clone()
-    };
-    if moving
+    let format = meta.get("format_version").map(String::as_str);
+    let phase = meta.get("phase").map(String::as_str);
+    let others_match = spec
         .to_meta()
         .iter()
-        .all(|(key, value)| meta.get(*key) == Some(value))
-    {
-        builder.set_meta(&[("phase", Phase::All.as_str().to_string())])?;
+        .filter(|(key, _)| !matches!(*key, "phase" | "format_version"))
+        .all(|(key, value)| meta.get(*key) == Some(value));
+    let phase_ok = phase == Some(spec.phase.as_str())
+        || (spec.phase == Phase::All && phase == Some(Phase::Moving.as_str()));
+    let format_ok = matches!(format, Some("2")) || format == Some(&*FORMAT_VERSION.to_string());
+    if !(others_match && phase_ok && format_ok) {
+        return Ok(());
     }
-    Ok(())
+    builder.set_meta(&[
+        ("phase", spec.phase.as_str().to_string()),
+        ("format_version", FORMAT_VERSION.to_string()),
+    ])
 }
 
 /// Runs (or resumes) a Morris build.
@@ -370,7 +378,7 @@ pub fn build(opts: BuildOptions, progress: &mut dyn Progress) -> Result<BuildSum
         );
     }
     let mut builder = Builder::open(&opts.db, opts.spec.chunk_positions)?;
-    upgrade_to_all_phases(&mut builder, &opts.spec)?;
+    adopt_older_file(&mut builder, &opts.spec)?;
     let game = MorrisGame::new(opts.spec.clone());
     let run = builder.run(
         &game,

@@ -10,14 +10,18 @@ use std::path::PathBuf;
 
 /// Format version of Morris files: value bytes are 0 = draw, else plies + 1; since
 /// version 2 chunks may be context-mixing coded (`store::codec`), which a tb that
-/// knows only version 1 cannot read.
-pub const FORMAT_VERSION: u32 = 2;
+/// knows only version 1 cannot read; since version 3 they carry a checksum of their
+/// coded bytes (`codec::TAG_MIX_CHECKED`), so that a probe decodes a chunk only up
+/// to the last value it needs.
+pub const FORMAT_VERSION: u32 = 3;
 
-/// Positions per stored chunk of a new file: a cold probe decodes every chunk it
-/// reads whole (about ten), and context-mixing decodes some 10 M values/s per core,
-/// so chunks of 8,192 keep it to milliseconds, for about 10% more bytes than
-/// chunks of 65,536 (measured on the 7-stone file).
-pub const DEFAULT_CHUNK_POSITIONS: u64 = 8192;
+/// Positions per stored chunk of a new file. A cold probe decodes a chunk for each
+/// of the position's moves (up to some 40 in the big tables), at 4-7 M values/s
+/// per core for context mixing, so the chunk size sets its time. Measured on pair
+/// 6-6 (one thread): chunks of 8,192 store 1.341 bits/position and decode in
+/// 1.2-1.9 ms, chunks of 4,096 1.459 bits (+9%) in 0.66-0.73 ms, chunks of 2,048
+/// 1.598 bits (+19%) with little time saved (the per-chunk costs).
+pub const DEFAULT_CHUNK_POSITIONS: u64 = 4096;
 
 /// The rules recorded in a Morris file's meta (DESIGN.md section 6).
 pub const RULES: &str = "gasser: 24 points, 16 mills, flying at 3 stones, one capture per move closing mills, stones in mills protected unless all are, fewer than 3 stones or no legal move loses, undecided is a draw";

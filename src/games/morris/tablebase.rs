@@ -36,8 +36,11 @@ impl MorrisTablebase {
         let in_file = |e: anyhow::Error| e.context(path.display().to_string());
         let meta = store.meta().map_err(in_file)?;
         let spec = MorrisSpec::from_meta(&meta).map_err(in_file)?;
-        // Context-mixing chunks came with format 2.
-        store.chunk_rules().mixing = format_version(&meta).map_err(in_file)? >= 2;
+        // Context-mixing chunks came with format 2, their checksum of coded bytes
+        // with format 3.
+        let format = format_version(&meta).map_err(in_file)?;
+        store.chunk_rules().mixing = format >= 2;
+        store.chunk_rules().checked_mixing = format >= 3;
         let layers = prepare_read(&mut store, &MorrisGame::new(spec.clone())).map_err(in_file)?;
         Ok(MorrisTablebase {
             reader: ChunkReader::with_neighbours(
