@@ -142,13 +142,26 @@ const PLACE: [u16; NODES] = {
 /// The models' counters, in slots of [`SLOT`] (one counter per decision node),
 /// reset lazily: a cache line of counters whose generation is not the current one is
 /// refilled when first read.
+///
+/// A slot's counters are placed when the slot is first used, one after another:
+/// a chunk uses a few hundred of the [`SLOTS`] slots (hashed pairs of values), and
+/// a cold probe pays a page fault for every page it touches, so the memory it
+/// touches is kept dense instead of spread over all of them (18 MiB per thread,
+/// which cost most of a cold Morris probe). The placement is invisible to the
+/// coding: every slot still has its own counters.
 struct Models {
     tables: &'static Tables,
+    /// Where each slot's counters start in `counters` ([`UNPLACED`]: not used yet).
+    slot_at: Vec<u32>,
     counters: Vec<Counter>,
+    /// Per line of `counters`: the chunk that last wrote it.
     generation: Vec<u32>,
     current: u32,
     weights: Vec<i32>,
 }
+
+/// `slot_at` of a slot whose counters have no place yet.
+const UNPLACED: u32 = u32::MAX;
 
 /// The generation of a line never used (no chunk's generation is this).
 const STALE: u32 = u32::MAX;
@@ -165,25 +178,30 @@ fn pair_slot(a: u8, b: u8) -> usize {
 
 impl Models {
     fn new() -> Models {
-        // Zeroed pages cost nothing until used: every line of counters is stale and
-        // written (refilled) before it is read, so its page is faulted in once, on
-        // huge pages where the kernel has them (a cold probe decodes a few chunks;
-        // thousands of 4 KiB faults would cost more than the decoding).
-        let counters = vec![0; SLOTS * SLOT];
-        crate::sys::advise_huge_pages(
-            counters.as_ptr().cast(),
-            counters.len() * std::mem::size_of::<Counter>(),
-        );
         Models {
             tables: &TABLES,
-            counters,
-            // Written now, not left to zero pages: a generation is read before it is
-            // written, and a zero page read then written costs a second fault and a
-            // TLB flush on every core.
-            generation: vec![STALE; SLOTS * SLOT / LINE],
+            slot_at: vec![UNPLACED; SLOTS],
+            // Room for every slot, reserved but not touched: pages are faulted in
+            // as slots are placed, one after another.
+            counters: Vec::with_capacity(SLOTS * SLOT),
+            generation: Vec::with_capacity(SLOTS * SLOT / LINE),
             current: 0,
             weights: vec![(1 << 16) * 3 / 10; NODES * INPUTS],
         }
+    }
+
+    /// Where slot `slot`'s counters start, placing them (stale) on first use.
+    #[inline]
+    fn place(&mut self, slot: usize) -> usize {
+        let at = self.slot_at[slot];
+        if at != UNPLACED {
+            return at as usize;
+        }
+        let at = self.counters.len();
+        self.counters.resize(at + SLOT, COUNTER_INIT);
+        self.generation.resize((at + SLOT) / LINE, STALE);
+        self.slot_at[slot] = at as u32;
+        at
     }
 
     /// Starts a new chunk: every counter and weight back to its initial state.
@@ -197,14 +215,14 @@ impl Models {
     }
 
     /// The counter offsets of the models for the next value.
-    fn contexts(&self, context: &Context) -> [usize; MODELS] {
+    fn contexts(&mut self, context: &Context) -> [usize; MODELS] {
         let mut slots = [0; MODELS];
         slots[0] = SLOT_PREV + context.prev as usize;
         slots[1] = SLOT_FIRST + context.near[0] as usize;
         for (j, &near) in context.near.iter().enumerate() {
             slots[2 + j] = SLOT_PAIRS + j * HASH_SLOTS + pair_slot(context.prev, near);
         }
-        slots.map(|s| s * SLOT)
+        slots.map(|s| self.place(s))
     }
 }
 
