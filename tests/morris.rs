@@ -530,13 +530,7 @@ fn verify_catches_a_wrong_value_and_a_corrupt_chunk() {
     assert!(text.contains("corrupt"), "{text}");
     // A probe decodes only the part of the chunk it needs, which the checksum of
     // the coded bytes vouches for: the values are intact, so it answers.
-    let probe = || {
-        tb().args(["probe", "--db"])
-            .arg(&db)
-            .arg("WWW......BBBB........... w")
-            .output()
-            .unwrap()
-    };
+    let probe = || probe_output(&db, "WWW......BBBB........... w");
     let out = probe();
     assert!(out.status.success(), "{}", describe(&out));
     // The last coded byte changed: past the part the probe decodes, but not past
@@ -565,6 +559,24 @@ fn verify_catches_a_wrong_value_and_a_corrupt_chunk() {
     assert!(text.contains("checksum of the coded bytes"), "{text}");
 }
 
+/// What `tb probe` of `position` on `db` did.
+fn probe_output(db: &Path, position: &str) -> std::process::Output {
+    tb().args(["probe", "--db"])
+        .arg(db)
+        .arg(position)
+        .output()
+        .unwrap()
+}
+
+/// What `tb build morris --stones 3` with `extra` arguments on `db` did.
+fn build3_output(db: &Path, extra: &[&str]) -> std::process::Output {
+    tb().args(["build", "morris", "--stones", "3", "--quiet", "--db"])
+        .arg(db)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
 /// `chunk_positions` of `tb info --json`.
 fn chunk_positions(db: &Path) -> u64 {
     info_json(db)["chunk_positions"].as_u64().unwrap()
@@ -579,13 +591,7 @@ fn a_new_file_gets_small_chunks_and_a_resumed_one_keeps_its_own() {
     );
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("m3.tb");
-    let build = |extra: &[&str]| {
-        let mut cmd = tb();
-        cmd.args(["build", "morris", "--stones", "3", "--quiet", "--db"])
-            .arg(&db)
-            .args(extra);
-        cmd.output().unwrap()
-    };
+    let build = |extra: &[&str]| build3_output(&db, extra);
     let out = build(&["--chunk", "1000"]);
     assert!(out.status.success(), "{}", describe(&out));
     // Without --chunk, building on the file keeps its chunks (here: adds the
@@ -608,13 +614,7 @@ fn a_new_file_gets_small_chunks_and_a_resumed_one_keeps_its_own() {
 fn a_format_2_build_resumes_as_format_3_and_checked_chunks_need_format_3() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("m3.tb");
-    let build = |extra: &[&str]| {
-        let mut cmd = tb();
-        cmd.args(["build", "morris", "--stones", "3", "--quiet", "--db"])
-            .arg(&db)
-            .args(extra);
-        cmd.output().unwrap()
-    };
+    let build = |extra: &[&str]| build3_output(&db, extra);
     let out = build(&[]);
     assert!(out.status.success(), "{}", describe(&out));
     let set_format = |v: &str| {
@@ -628,13 +628,7 @@ fn a_format_2_build_resumes_as_format_3_and_checked_chunks_need_format_3() {
     // This tb's chunks carry the checksum of their coded bytes, which a file of
     // format 2 cannot hold: a probe reports the chunk instead of reading it.
     set_format("2");
-    let probe = || {
-        tb().args(["probe", "--db"])
-            .arg(&db)
-            .arg("WWW......BBB............ w")
-            .output()
-            .unwrap()
-    };
+    let probe = || probe_output(&db, "WWW......BBB............ w");
     let out = probe();
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
     assert!(
