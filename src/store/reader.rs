@@ -1,5 +1,7 @@
 //! Reading values back: an open store plus a cache of decompressed chunks, so that a
-//! warm batch of probes decompresses each chunk once. Game-generic: a block is
+//! warm batch of probes decompresses each chunk once (twice at most for a chunk
+//! that can be decoded in part: first the part a probe needs, then whole when a
+//! later read goes past it). Game-generic: a block is
 //! named by its layer and a packed key the game chooses (any `u128` that identifies
 //! the block inside its layer), and unpacked only when a chunk must be read.
 
