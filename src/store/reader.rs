@@ -26,6 +26,14 @@ struct Cached {
     whole: bool,
 }
 
+impl Cached {
+    /// Whether the value at `offset` is here (or, for a whole chunk, whether the
+    /// chunk answers for it: [`at`] reports a chunk too short for its block).
+    fn answers(&self, offset: usize) -> bool {
+        self.whole || offset < self.values.len()
+    }
+}
+
 #[derive(Default)]
 struct ChunkCache {
     chunks: HashMap<ChunkKey, Cached, KeyHash>,
@@ -144,7 +152,7 @@ impl ChunkReader {
     ) -> anyhow::Result<i8> {
         let (chunk_key, offset) = self.place(layer, packed, index);
         if let Some(cached) = self.cache.borrow().chunks.get(&chunk_key)
-            && (cached.whole || offset < cached.values.len())
+            && cached.answers(offset)
         {
             return at(&cached.values, offset, chunk_key);
         }
@@ -208,9 +216,7 @@ impl ChunkReader {
                     continue;
                 }
                 let cached = cache.chunks.get(&chunk_key);
-                if cache.bad.contains_key(&chunk_key)
-                    || cached.is_some_and(|c| c.whole || offset < c.values.len())
-                {
+                if cache.bad.contains_key(&chunk_key) || cached.is_some_and(|c| c.answers(offset)) {
                     continue;
                 }
                 let (key, size) = block(layer, packed);

@@ -9,11 +9,11 @@
 use super::index::{MIN_STONES, Table, class_count};
 use super::placement::{child_tables, solve_placement_table};
 use super::solve::solve_pair_counting;
-use super::spec::FORMAT_VERSION;
 pub use super::spec::{
     DEFAULT_CHUNK_POSITIONS, MorrisSpec, Phase, layer_hands, layer_pair, pair_label, pair_layer,
     placement_label, placement_layer,
 };
+use super::spec::{FORMAT_VERSION, format_version};
 use crate::retro::build::{Builder, RunOptions, RunSummary};
 use crate::retro::progress::Progress;
 use crate::retro::recode::RecodeSummary;
@@ -348,7 +348,7 @@ pub fn chunk_for(db: &Path) -> u64 {
 /// Any other difference is left for the builder to refuse (the file unchanged).
 fn adopt_older_file(builder: &mut Builder, spec: &MorrisSpec) -> Result<()> {
     let meta = builder.store().meta()?;
-    let format = meta.get("format_version").map(String::as_str);
+    let format = format_version(&meta).ok();
     let phase = meta.get("phase").map(String::as_str);
     let others_match = spec
         .to_meta()
@@ -357,7 +357,7 @@ fn adopt_older_file(builder: &mut Builder, spec: &MorrisSpec) -> Result<()> {
         .all(|(key, value)| meta.get(*key) == Some(value));
     let phase_ok = phase == Some(spec.phase.as_str())
         || (spec.phase == Phase::All && phase == Some(Phase::Moving.as_str()));
-    let format_ok = matches!(format, Some("2")) || format == Some(&*FORMAT_VERSION.to_string());
+    let format_ok = matches!(format, Some(2 | FORMAT_VERSION));
     if !(others_match && phase_ok && format_ok) {
         return Ok(());
     }
