@@ -325,3 +325,121 @@ impl Oracle {
         self.value(p)
     }
 }
+
+/// A random simple loony endgame of a `rows` x `cols` board with at most `max_open`
+/// open lines: box-disjoint random strings of boxes from the edge to the edge, and
+/// rings of boxes around random rectangles, their inner lines open; every other line
+/// drawn. Every unfinished box then has exactly two open sides (the solver values
+/// such positions by formula, which this oracle knows nothing of). Also says whether
+/// a ring is among them.
+fn loony_endgame(rows: usize, cols: usize, rng: &mut Rng, max_open: u32) -> (u64, bool) {
+    let h = |r: usize, c: usize| r * cols + c;
+    let v = |r: usize, c: usize| (rows + 1) * cols + r * (cols + 1) + c;
+    // Each side of box (r, c): its line and the box behind it (None: the edge).
+    let sides = |r: usize, c: usize| {
+        [
+            (h(r, c), r.checked_sub(1).map(|r| (r, c))),
+            (h(r + 1, c), (r + 1 < rows).then_some((r + 1, c))),
+            (v(r, c), c.checked_sub(1).map(|c| (r, c))),
+            (v(r, c + 1), (c + 1 < cols).then_some((r, c + 1))),
+        ]
+    };
+    let all = Oracle::new(rows, cols, 0).all;
+    let mut used = vec![vec![false; cols]; rows];
+    let mut open = 0u64;
+    let mut any_ring = false;
+    for _ in 0..12 {
+        let mut path: Vec<(usize, usize)> = Vec::new();
+        let mut lines = 0u64;
+        let ring = rng.below(3) == 0;
+        if ring {
+            // A ring around a rectangle of at least 2 x 2 boxes.
+            let (height, width) = (2 + rng.below(rows - 1), 2 + rng.below(cols - 1));
+            if height > rows || width > cols {
+                continue;
+            }
+            let (top, left) = (rng.below(rows - height + 1), rng.below(cols - width + 1));
+            let (bottom, right) = (top + height - 1, left + width - 1);
+            path.extend((left..=right).map(|c| (top, c)));
+            path.extend((top + 1..=bottom).map(|r| (r, right)));
+            path.extend((left..right).rev().map(|c| (bottom, c)));
+            path.extend((top + 1..bottom).rev().map(|r| (r, left)));
+            for (i, &(r, c)) in path.iter().enumerate() {
+                let next = path[(i + 1) % path.len()];
+                let (line, _) = sides(r, c)
+                    .into_iter()
+                    .find(|&(_, behind)| behind == Some(next))
+                    .expect("ring boxes are neighbours");
+                lines |= 1 << line;
+            }
+        } else {
+            // A string from an edge line, walking to random free neighbours until
+            // it leaves the board.
+            let (mut r, mut c) = (rng.below(rows), rng.below(cols));
+            let Some((entry, _)) = sides(r, c).into_iter().find(|&(_, b)| b.is_none()) else {
+                continue;
+            };
+            lines |= 1 << entry;
+            loop {
+                path.push((r, c));
+                let choices: Vec<(usize, Option<(usize, usize)>)> = sides(r, c)
+                    .into_iter()
+                    .filter(|&(line, behind)| {
+                        lines >> line & 1 == 0
+                            && behind.is_none_or(|b| !path.contains(&b) && !used[b.0][b.1])
+                    })
+                    .collect();
+                if choices.is_empty() {
+                    path.clear();
+                    break;
+                }
+                let (line, behind) = choices[rng.below(choices.len())];
+                lines |= 1 << line;
+                match behind {
+                    Some(b) => (r, c) = b,
+                    None => break,
+                }
+            }
+        }
+        let free = path.iter().all(|&(r, c)| !used[r][c]);
+        if path.is_empty() || !free || (open | lines).count_ones() > max_open {
+            continue;
+        }
+        for &(r, c) in &path {
+            used[r][c] = true;
+        }
+        open |= lines;
+        any_ring |= ring;
+    }
+    (all & !open, any_ring)
+}
+
+/// Simple loony endgames (chains and loops only, valued by formula in the solver)
+/// of several boards, value and every move's against the oracle.
+#[test]
+fn simple_loony_endgames() {
+    for (rows, cols, max_open) in [
+        (2, 2, 12),
+        (2, 3, 14),
+        (3, 3, 16),
+        (3, 4, 16),
+        (4, 4, 16),
+        (5, 5, 14),
+    ] {
+        for penalty in [0, -1] {
+            let mut rng = Rng(0x5EED ^ (rows * 7 + cols) as u64 ^ penalty as u64);
+            let mut oracle = Oracle::new(rows, cols, penalty);
+            let mut solver = solver(rows, cols, penalty);
+            let mut loops = 0;
+            for _ in 0..60 {
+                let (p, ring) = loony_endgame(rows, cols, &mut rng, max_open);
+                loops += usize::from(ring);
+                check(&mut oracle, &mut solver, p);
+                if oracle.memo.len() > 4_000_000 {
+                    oracle.memo.clear();
+                }
+            }
+            assert!(loops > 0, "{rows}x{cols}: no loop generated");
+        }
+    }
+}

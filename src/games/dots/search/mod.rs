@@ -33,6 +33,8 @@
 //! * Enhanced transposition cutoffs near the root: before searching the moves of a
 //!   big node, the table is asked whether a child's bound already refutes the window.
 //! * Static bounds: `|V| <= unfinished boxes + |penalty|`.
+//! * Simple loony endgames (every unfinished box has two open sides: independent
+//!   chains and loops) are valued by formula, without search ([`endgame`]).
 //! * Capture rules (proved below): a capture that gives no other box its third side
 //!   is played at once; while any capture is available, the only non-capturing move
 //!   searched is the double-dealing move at the end of a chain (and not even that
@@ -91,6 +93,7 @@
 //! Both rules are checked against a plain brute force (which uses neither) on
 //! thousands of positions in `tests/search_oracle.rs`.
 
+mod endgame;
 pub mod symmetry;
 mod tt;
 
@@ -295,6 +298,8 @@ struct Scan {
     thirds: Lines,
     /// Boxes not yet finished.
     unfinished: i32,
+    /// Boxes with exactly two open sides.
+    two_sided: i32,
 }
 
 /// The search solver for one board and penalty. It owns the transposition table,
@@ -772,13 +777,17 @@ impl Solver {
             captures: 0,
             thirds: 0,
             unfinished: 0,
+            two_sided: 0,
         };
         for &b in &self.rules.boxes {
             let open = b & !position;
             match open.count_ones() {
                 0 => continue,
                 1 => scan.captures |= open,
-                2 => scan.thirds |= open,
+                2 => {
+                    scan.thirds |= open;
+                    scan.two_sided += 1;
+                }
                 _ => {}
             }
             scan.unfinished += 1;
@@ -812,6 +821,11 @@ impl Solver {
             let line = forced.trailing_zeros() as usize;
             let k = self.completes(position, line);
             return k + self.search(position | 1 << line, alpha - k, beta - k);
+        }
+        if scan.two_sided == scan.unfinished
+            && let Some(value) = self.rules.simple_endgame_value(position)
+        {
+            return value;
         }
         let bound = scan.unfinished + self.rules.penalty.abs();
         if bound <= alpha {
