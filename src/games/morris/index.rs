@@ -464,9 +464,41 @@ pub fn class_count(m: u8, o: u8) -> u64 {
 fn orbit_count(free: u32, stab: u16, o: u8) -> u64 {
     let sum: u64 = (0..SYMMETRIES)
         .filter(|s| stab & (1 << s) != 0)
-        .map(|s| fixed_colourings(s, free, 0, o as usize))
+        .map(|s| fixed_subsets(s, free, o as usize))
         .sum();
     sum / stab.count_ones() as u64
+}
+
+/// `fixed_colourings(s, free, 0, o)` in a few dozen additions: the `o`-subsets of
+/// `free` that `s` maps onto themselves are the unions of its cycles. (A cold probe
+/// builds a table's index, which counts the subsets of each of its thousands of mover
+/// sets with a nontrivial stabilizer.)
+fn fixed_subsets(s: usize, free: u32, o: usize) -> u64 {
+    if s == 0 {
+        return BINOM[free.count_ones() as usize][o];
+    }
+    let perm = &super::geometry::SYM_PERM[s];
+    // ways[b]: unions of the cycles so far with b points.
+    let mut ways = [0u64; POINTS + 1];
+    ways[0] = 1;
+    let mut seen = 0u32;
+    for p in super::geometry::bits(free) {
+        if seen & (1 << p) != 0 {
+            continue;
+        }
+        let mut len = 0;
+        let mut q = p;
+        while seen & (1 << q) == 0 {
+            seen |= 1 << q;
+            len += 1;
+            q = perm[q] as usize;
+        }
+        // Descending, so that each entry adds the counts from before this cycle.
+        for b in (len..=o).rev() {
+            ways[b] += ways[b - len];
+        }
+    }
+    ways[o]
 }
 
 /// Slots of the opponent sets for a canonical mover set with a nontrivial stabilizer.
@@ -537,8 +569,10 @@ pub struct Table {
     /// index into its position for every settled position).
     packed_sets: Vec<u32>,
     /// `block_hint[j]`: the block holding index `j << hint_shift` (a block is found by
-    /// a lookup and a step or two instead of a binary search).
-    block_hint: Vec<u32>,
+    /// a lookup and a step or two instead of a binary search). Built by
+    /// [`Table::prepare_lookups`] for the solvers; until then (a cold probe, which
+    /// finds a few blocks) a block is found by binary search.
+    block_hint: OnceLock<Vec<u32>>,
     hint_shift: u32,
 }
 
@@ -603,17 +637,6 @@ impl Table {
                 built: OnceLock::new(),
             });
         }
-        // Plain blocks (nearly all) hold `plain` indices: hint at about half of that.
-        let hint_shift = (plain / 2).max(1).ilog2();
-        let mut block_hint = Vec::with_capacity((next >> hint_shift) as usize + 1);
-        let mut cid = 0;
-        for j in 0..=(next >> hint_shift) {
-            let index = j << hint_shift;
-            while cid + 1 < blocks.len() && blocks[cid + 1].offset <= index {
-                cid += 1;
-            }
-            block_hint.push(cid as u32);
-        }
         Ok(Table {
             m,
             o,
@@ -622,8 +645,25 @@ impl Table {
             specials,
             size: next,
             packed_sets,
-            block_hint,
-            hint_shift,
+            block_hint: OnceLock::new(),
+            // Plain blocks (nearly all) hold `plain` indices: hint at about half of that.
+            hint_shift: (plain / 2).max(1).ilog2(),
+        })
+    }
+
+    /// The block hints (see [`Table::block_hint`]), built on first use.
+    fn block_hint(&self) -> &[u32] {
+        self.block_hint.get_or_init(|| {
+            let mut block_hint = Vec::with_capacity((self.size >> self.hint_shift) as usize + 1);
+            let mut cid = 0;
+            for j in 0..=(self.size >> self.hint_shift) {
+                let index = j << self.hint_shift;
+                while cid + 1 < self.blocks.len() && self.blocks[cid + 1].offset <= index {
+                    cid += 1;
+                }
+                block_hint.push(cid as u32);
+            }
+            block_hint
         })
     }
 
@@ -631,6 +671,7 @@ impl Table {
     /// solvers and checks call it before their loops; a probe does not need it.
     pub fn prepare_lookups(&self) {
         self.movers.direct();
+        self.block_hint();
     }
 
     /// The shared index of table (m, o), built on first use.
@@ -832,7 +873,11 @@ impl Table {
 
     /// Block containing `index`.
     pub fn block_of(&self, index: u64) -> usize {
-        let mut cid = self.block_hint[(index >> self.hint_shift) as usize] as usize;
+        let Some(block_hint) = self.block_hint.get() else {
+            // The last block starting at or before `index` (the first starts at 0).
+            return self.blocks.partition_point(|b| b.offset <= index) - 1;
+        };
+        let mut cid = block_hint[(index >> self.hint_shift) as usize] as usize;
         while cid + 1 < self.blocks.len() && self.blocks[cid + 1].offset <= index {
             cid += 1;
         }
@@ -1053,6 +1098,41 @@ mod tests {
     /// Every neighbour offset leads, in the same row, to the position whose
     /// opponent stone (highest, second, third) sits one free point lower, or one
     /// row back at the same slot; checked through `position` (unranking).
+    #[test]
+    fn blocks_are_found_the_same_with_and_without_hints() {
+        for (m, o) in [(3, 3), (4, 5), (6, 5), (8, 3)] {
+            let t = Table::new(m, o).unwrap();
+            let step = (t.size() / 5000).max(1);
+            let indices: Vec<u64> = (0..t.size())
+                .step_by(step as usize)
+                .chain([t.size() - 1])
+                .collect();
+            let searched: Vec<usize> = indices.iter().map(|&i| t.block_of(i)).collect();
+            assert!(t.block_hint.get().is_none());
+            t.prepare_lookups();
+            for (&i, &cid) in indices.iter().zip(&searched) {
+                assert_eq!(t.block_of(i), cid, "{m}-{o} index {i}");
+                let block = t.blocks[cid];
+                assert!(block.offset <= i && i < t.block_end(cid));
+            }
+        }
+    }
+
+    #[test]
+    fn fixed_subsets_agree_with_fixed_colourings() {
+        for s in 0..SYMMETRIES {
+            for free in [FULL, FULL & !0b1011, FULL & !0x00F0_0F0F, 0x0055_AA55] {
+                for o in 0..=MAX_STONES as usize {
+                    assert_eq!(
+                        fixed_subsets(s, free, o),
+                        fixed_colourings(s, free, 0, o),
+                        "symmetry {s}, free {free:#x}, {o} stones"
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn neighbour_offsets_point_at_the_named_positions() {
         for (m, o) in [(3, 3), (4, 3), (3, 5)] {
