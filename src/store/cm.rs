@@ -143,18 +143,25 @@ const PLACE: [u16; NODES] = {
 /// reset lazily: a cache line of counters whose generation is not the current one is
 /// refilled when first read.
 ///
-/// A slot's counters are placed when the slot is first used, one after another:
-/// a chunk uses a few hundred of the [`SLOTS`] slots (hashed pairs of values), and
-/// a cold probe pays a page fault for every page it touches, so the memory it
-/// touches is kept dense instead of spread over all of them (18 MiB per thread,
-/// which cost most of a cold Morris probe). The placement is invisible to the
-/// coding: every slot still has its own counters.
+/// A cold probe pays a page fault for every page of counters it touches, so the
+/// memory it touches is kept dense. A slot is placed when first used (a chunk uses a
+/// few hundred of the [`SLOTS`] slots: hashed pairs of values), slots one after
+/// another, and line by line: line `j` of every placed slot lies in the `j`-th of
+/// [`SLOT`] / [`LINE`] regions ([`COUNTER_AT`]). Most values are decided in a slot's
+/// first line or two, so most pages touched are full of used lines; the counters'
+/// memory starts as untouched zero pages, and a line is written only when used.
+/// (Spread over all slots, 18 MiB per thread, the counters cost most of a cold
+/// Morris probe; whole slots one after another still cost a fifth of a hard one.)
+/// The placement is invisible to the coding: every slot still has its own counters.
 struct Models {
     tables: &'static Tables,
-    /// Where each slot's counters start in `counters` ([`UNPLACED`]: not used yet).
+    /// Where each slot's counters start in `counters` ([`UNPLACED`]: not used yet):
+    /// its place among the placed slots, times [`LINE`].
     slot_at: Vec<u32>,
+    /// Slots placed so far.
+    placed: u32,
     counters: Vec<Counter>,
-    /// Per line of `counters`: the chunk that last wrote it.
+    /// Per line of `counters`: the chunk that last wrote it ([`STALE`]: none).
     generation: Vec<u32>,
     current: u32,
     weights: Vec<i32>,
@@ -163,8 +170,25 @@ struct Models {
 /// `slot_at` of a slot whose counters have no place yet.
 const UNPLACED: u32 = u32::MAX;
 
-/// The generation of a line never used (no chunk's generation is this).
-const STALE: u32 = u32::MAX;
+/// The generation of a line never used (no chunk's generation is this): zero, so
+/// that the generations start as untouched zero pages.
+const STALE: u32 = 0;
+
+/// Counters in each line region of [`Models::counters`]: one line per slot.
+const REGION: usize = SLOTS * LINE;
+
+/// Where node `n`'s counter sits relative to its slot's start ([`Models::slot_at`]):
+/// line `PLACE[n] / LINE` of the slot is in that line's region.
+const COUNTER_AT: [u32; NODES] = {
+    let mut at = [0u32; NODES];
+    let mut n = 0;
+    while n < NODES {
+        let place = PLACE[n] as usize;
+        at[n] = ((place / LINE) * REGION + place % LINE) as u32;
+        n += 1;
+    }
+    at
+};
 
 const SLOT_PREV: usize = 0;
 const SLOT_FIRST: usize = SLOT_PREV + 256;
@@ -181,11 +205,12 @@ impl Models {
         Models {
             tables: &TABLES,
             slot_at: vec![UNPLACED; SLOTS],
-            // Room for every slot, reserved but not touched: pages are faulted in
-            // as slots are placed, one after another.
-            counters: Vec::with_capacity(SLOTS * SLOT),
-            generation: Vec::with_capacity(SLOTS * SLOT / LINE),
-            current: 0,
+            placed: 0,
+            // Zeroed allocations come as untouched pages: a page is faulted in when
+            // a line in it is first used.
+            counters: vec![0; SLOTS * SLOT],
+            generation: vec![STALE; SLOTS * SLOT / LINE],
+            current: STALE,
             weights: vec![(1 << 16) * 3 / 10; NODES * INPUTS],
         }
     }
@@ -197,18 +222,17 @@ impl Models {
         if at != UNPLACED {
             return at as usize;
         }
-        let at = self.counters.len();
-        self.counters.resize(at + SLOT, COUNTER_INIT);
-        self.generation.resize((at + SLOT) / LINE, STALE);
+        let at = self.placed as usize * LINE;
+        self.placed += 1;
         self.slot_at[slot] = at as u32;
         at
     }
 
     /// Starts a new chunk: every counter and weight back to its initial state.
     fn reset(&mut self) {
-        if self.current == STALE - 1 {
+        if self.current == u32::MAX {
             self.generation.fill(STALE);
-            self.current = 0;
+            self.current = STALE;
         }
         self.current += 1;
         self.weights.fill((1 << 16) * 3 / 10);
@@ -237,7 +261,7 @@ impl Models {
     #[inline(always)]
     fn predict(&mut self, bases: &[usize; MODELS], node: usize) -> Prediction {
         let t = self.tables;
-        let place = PLACE[node] as usize;
+        let place = COUNTER_AT[node] as usize;
         let mut inputs = [256i32; INPUTS];
         for (input, &base) in inputs.iter_mut().zip(bases) {
             let at = base + place;
@@ -262,7 +286,7 @@ impl Models {
     fn update(&mut self, bases: &[usize; MODELS], node: usize, pred: &Prediction, bit: u32) {
         let t = self.tables;
         let target = (bit as i32) << 16;
-        let place = PLACE[node] as usize;
+        let place = COUNTER_AT[node] as usize;
         for &base in bases {
             let c = &mut self.counters[base + place];
             let n = *c & 0xFFFF;
