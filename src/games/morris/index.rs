@@ -414,22 +414,10 @@ fn fixed_colourings(s: usize, free: u32, m: usize, o: usize) -> u64 {
     if s == 0 {
         return BINOM[free.count_ones() as usize][m] * BINOM[free.count_ones() as usize - m][o];
     }
-    let perm = &super::geometry::SYM_PERM[s];
     // ways[a][b]: colourings of the cycles so far with a mover and b opponent points.
     let mut ways = [[0u64; POINTS + 1]; MAX_STONES as usize + 1];
     ways[0][0] = 1;
-    let mut seen = 0u32;
-    for p in super::geometry::bits(free) {
-        if seen & (1 << p) != 0 {
-            continue;
-        }
-        let mut len = 0;
-        let mut q = p;
-        while seen & (1 << q) == 0 {
-            seen |= 1 << q;
-            len += 1;
-            q = perm[q] as usize;
-        }
+    for len in cycle_lengths(s, free) {
         // Descending, so that each entry adds the counts from before this cycle.
         for a in (0..=m).rev() {
             for b in (0..=o).rev() {
@@ -477,14 +465,26 @@ fn fixed_subsets(s: usize, free: u32, o: usize) -> u64 {
     if s == 0 {
         return BINOM[free.count_ones() as usize][o];
     }
-    let perm = &super::geometry::SYM_PERM[s];
     // ways[b]: unions of the cycles so far with b points.
     let mut ways = [0u64; POINTS + 1];
     ways[0] = 1;
+    for len in cycle_lengths(s, free) {
+        // Descending, so that each entry adds the counts from before this cycle.
+        for b in (len..=o).rev() {
+            ways[b] += ways[b - len];
+        }
+    }
+    ways[o]
+}
+
+/// The lengths of the cycles of symmetry `s` on the points of `free` (which it maps
+/// onto itself).
+fn cycle_lengths(s: usize, free: u32) -> impl Iterator<Item = usize> {
+    let perm = &super::geometry::SYM_PERM[s];
     let mut seen = 0u32;
-    for p in super::geometry::bits(free) {
+    super::geometry::bits(free).filter_map(move |p| {
         if seen & (1 << p) != 0 {
-            continue;
+            return None;
         }
         let mut len = 0;
         let mut q = p;
@@ -493,12 +493,8 @@ fn fixed_subsets(s: usize, free: u32, o: usize) -> u64 {
             len += 1;
             q = perm[q] as usize;
         }
-        // Descending, so that each entry adds the counts from before this cycle.
-        for b in (len..=o).rev() {
-            ways[b] += ways[b - len];
-        }
-    }
-    ways[o]
+        Some(len)
+    })
 }
 
 /// Slots of the opponent sets for a canonical mover set with a nontrivial stabilizer.
