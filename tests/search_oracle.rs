@@ -332,7 +332,13 @@ impl Oracle {
 /// drawn. Every unfinished box then has exactly two open sides (the solver values
 /// such positions by formula, which this oracle knows nothing of). Also says whether
 /// a ring is among them.
-fn loony_endgame(rows: usize, cols: usize, rng: &mut Rng, max_open: u32) -> (u64, bool) {
+fn loony_endgame(
+    oracle: &Oracle,
+    rows: usize,
+    cols: usize,
+    rng: &mut Rng,
+    max_open: u32,
+) -> (u64, bool) {
     let h = |r: usize, c: usize| r * cols + c;
     let v = |r: usize, c: usize| (rows + 1) * cols + r * (cols + 1) + c;
     // Each side of box (r, c): its line and the box behind it (None: the edge).
@@ -344,7 +350,6 @@ fn loony_endgame(rows: usize, cols: usize, rng: &mut Rng, max_open: u32) -> (u64
             (v(r, c + 1), (c + 1 < cols).then_some((r, c + 1))),
         ]
     };
-    let all = Oracle::new(rows, cols, 0).all;
     let mut used = vec![vec![false; cols]; rows];
     let mut open = 0u64;
     let mut any_ring = false;
@@ -355,9 +360,6 @@ fn loony_endgame(rows: usize, cols: usize, rng: &mut Rng, max_open: u32) -> (u64
         if ring {
             // A ring around a rectangle of at least 2 x 2 boxes.
             let (height, width) = (2 + rng.below(rows - 1), 2 + rng.below(cols - 1));
-            if height > rows || width > cols {
-                continue;
-            }
             let (top, left) = (rng.below(rows - height + 1), rng.below(cols - width + 1));
             let (bottom, right) = (top + height - 1, left + width - 1);
             path.extend((left..=right).map(|c| (top, c)));
@@ -411,7 +413,7 @@ fn loony_endgame(rows: usize, cols: usize, rng: &mut Rng, max_open: u32) -> (u64
         open |= lines;
         any_ring |= ring;
     }
-    (all & !open, any_ring)
+    (oracle.all & !open, any_ring)
 }
 
 /// Simple loony endgames (chains and loops only, valued by formula in the solver)
@@ -432,7 +434,7 @@ fn simple_loony_endgames() {
             let mut solver = solver(rows, cols, penalty);
             let mut loops = 0;
             for _ in 0..60 {
-                let (p, ring) = loony_endgame(rows, cols, &mut rng, max_open);
+                let (p, ring) = loony_endgame(&oracle, rows, cols, &mut rng, max_open);
                 loops += usize::from(ring);
                 check(&mut oracle, &mut solver, p);
                 if oracle.memo.len() > 4_000_000 {

@@ -1091,9 +1091,6 @@ mod tests {
         }
     }
 
-    /// Every neighbour offset leads, in the same row, to the position whose
-    /// opponent stone (highest, second, third) sits one free point lower, or one
-    /// row back at the same slot; checked through `position` (unranking).
     #[test]
     fn blocks_are_found_the_same_with_and_without_hints() {
         for (m, o) in [(3, 3), (4, 5), (6, 5), (8, 3)] {
@@ -1129,6 +1126,9 @@ mod tests {
         }
     }
 
+    /// Every neighbour offset leads, in the same row, to the position whose
+    /// opponent stone (highest, second, third) sits one free point lower, or one
+    /// row back at the same slot; checked through `position` (unranking).
     #[test]
     fn neighbour_offsets_point_at_the_named_positions() {
         for (m, o) in [(3, 3), (4, 3), (3, 5)] {

@@ -34,7 +34,7 @@
 //! returns these values at such positions, against brute forces that know nothing of
 //! them.
 
-use super::{NO_BOX, Rules};
+use super::{NO_BOX, Rules, lines_of};
 use crate::games::dots::board::Lines;
 
 /// One component of a simple loony endgame: its number of boxes and whether it is a
@@ -49,7 +49,6 @@ impl Rules {
         let chain_lines = self.chains.all() & !position;
         let mut components = [(0u8, false); 64];
         let mut count = 0;
-        let mut every_one_a_chain = true;
         let mut seen = 0u64;
         for start in 0..self.boxes.len() {
             if seen >> start & 1 == 1 || self.boxes[start] & !position == 0 {
@@ -68,10 +67,7 @@ impl Rules {
                 let open = self.boxes[b] & !position;
                 debug_assert_eq!(open.count_ones(), 2, "box {b} is not two-sided");
                 lines |= open;
-                let mut sides = open;
-                while sides != 0 {
-                    let line = sides.trailing_zeros() as usize;
-                    sides &= sides - 1;
+                for line in lines_of(open) {
                     for next in self.adjacent[line] {
                         if next != NO_BOX && seen >> next & 1 == 0 {
                             seen |= 1 << next;
@@ -81,16 +77,13 @@ impl Rules {
                     }
                 }
             }
-            if chain_lines & lines != 0 && !self.chains.masks().contains(&lines) {
+            // While a chain line is open, every component must be a whole chain.
+            if chain_lines != 0 && !self.chains.masks().contains(&lines) {
                 return None;
             }
-            every_one_a_chain &= chain_lines & lines != 0;
             // A string of n boxes has n + 1 open lines, a loop n.
             components[count] = (boxes, lines.count_ones() == u32::from(boxes));
             count += 1;
-        }
-        if chain_lines != 0 && !every_one_a_chain {
-            return None;
         }
         Some(value_of_components(&mut components[..count], self.penalty))
     }

@@ -809,8 +809,8 @@ impl Solver {
         }
         // The table is probed only after the scan: fetching its bucket now lets the
         // memory access (the node's largest cost on big tables) overlap the scan.
-        // A node with a forced capture pays for a key it does not use (on empty 3x4,
-        // eight symmetries, no measurable cost).
+        // A node with a forced capture, or a simple loony endgame, pays for a key it
+        // does not use (on empty 3x4, eight symmetries, no measurable cost).
         let (key, sym, stabilizer) = self.canonicalize(position);
         self.table.prefetch(key);
         let scan = self.scan(position);
