@@ -679,17 +679,6 @@ pub fn probe_hinted(
     lookup: impl Fn(u8, u8, u8, u64) -> Result<u8>,
 ) -> Result<Probe> {
     let legal = pos.legal_moves();
-    // A cold probe builds the index of each table it touches (two or three, a
-    // millisecond or two each): on all cores, before the moves are classified.
-    let mut tables = vec![pos.stones()];
-    for (_, outcome) in &legal {
-        if let Outcome::Child(c) = outcome
-            && !tables.contains(&c.stones())
-        {
-            tables.push(c.stones());
-        }
-    }
-    Table::build_missing(&tables);
     let own = stored_class(pos)?;
     // Per legal move: `None` for a win at once, else where its child is stored.
     let moves: Vec<(Move, Option<Result<Option<Class>>>)> = legal
