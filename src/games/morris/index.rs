@@ -629,8 +629,6 @@ struct LazySpecial {
     offset: u64,
     /// Its number of slots (known without building it).
     size: u64,
-    free: u32,
-    stab: u16,
     built: OnceLock<Special>,
 }
 
@@ -655,20 +653,17 @@ impl Table {
         let movers = MoverIndex::get(m);
         let plain = BINOM[POINTS - m as usize][o as usize];
         let mut specials = Vec::new();
-        // Indices of the specials so far minus `plain` for each of them.
+        // What the specials so far hold fewer than `plain` indices each, summed.
         let mut deficit = 0u64;
         for (cid, (&w, &st)) in movers.canon.iter().zip(&movers.stab).enumerate() {
             if st == 1 {
                 continue;
             }
-            let free = FULL & !w;
-            let size = orbit_count(free, st, o);
+            let size = orbit_count(FULL & !w, st, o);
             specials.push(LazySpecial {
                 cid: cid as u32,
                 offset: cid as u64 * plain - deficit,
                 size,
-                free,
-                stab: st,
                 built: OnceLock::new(),
             });
             deficit += plain - size;
@@ -794,7 +789,9 @@ impl Table {
     fn special(&self, k: u32) -> &Special {
         let lazy = &self.specials[k as usize];
         lazy.built.get_or_init(|| {
-            let special = Special::build(lazy.free, lazy.stab, self.o, self.plain);
+            let cid = lazy.cid as usize;
+            let free = FULL & !self.movers.canon[cid];
+            let special = Special::build(free, self.movers.stab[cid], self.o, self.plain);
             assert_eq!(
                 special.inv.len() as u64,
                 lazy.size,
@@ -931,15 +928,18 @@ impl Table {
 
     /// Index range of block `cid`.
     pub fn block_range(&self, cid: usize) -> Range<u64> {
-        self.block(cid).offset..self.block_end(cid)
+        let block = self.block(cid);
+        block.offset..self.end_of(&block)
     }
 
-    fn block_end(&self, cid: usize) -> u64 {
-        if cid + 1 < self.blocks() {
-            self.block(cid + 1).offset
-        } else {
-            self.size
-        }
+    /// Where `block` ends: `plain` indices on, fewer for a special.
+    #[inline]
+    fn end_of(&self, block: &Block) -> u64 {
+        block.offset
+            + match self.specials.get(block.special as usize) {
+                Some(sp) => sp.size,
+                None => self.plain,
+            }
     }
 
     /// Canonical mover set of block `cid`.
@@ -1017,7 +1017,7 @@ impl Table {
         let mut cid = self.block_of(index);
         while index < range.end {
             let block = self.block(cid);
-            let end = self.block_end(cid).min(range.end);
+            let end = self.end_of(&block).min(range.end);
             let w = block.canon;
             if block.special == u32::MAX {
                 let free = !w & FULL;
@@ -1079,7 +1079,7 @@ impl Table {
         let mut cid = self.block_of(index);
         while index < range.end {
             let block = self.block(cid);
-            let end = self.block_end(cid).min(range.end);
+            let end = self.end_of(&block).min(range.end);
             if block.special == u32::MAX {
                 // The same slot one row back is the same compressed opponent set
                 // when that row is plain too.
@@ -1113,7 +1113,7 @@ impl Table {
         for cid in blocks {
             let block = self.block(cid);
             let (w, base) = (block.canon, block.offset);
-            let end = self.block_end(cid);
+            let end = self.end_of(&block);
             if block.special == u32::MAX {
                 // Consecutive slots are consecutive colex ranks: step the packed set.
                 let free = !w & FULL;
