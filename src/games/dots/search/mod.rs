@@ -35,6 +35,9 @@
 //! * Static bounds: `|V| <= unfinished boxes + |penalty|`.
 //! * Simple loony endgames (every unfinished box has two open sides: independent
 //!   chains and loops) are valued by formula, without search ([`endgame`]).
+//! * Loony handouts: a move that hands the opponent `T` boxes ending in a domino
+//!   (which the opponent may take or decline) is worth at most `2 - T`; it is not
+//!   searched once a move searched already is worth that much ([`handouts`]).
 //! * Capture rules (proved below): a capture that gives no other box its third side
 //!   is played at once; while any capture is available, the only non-capturing move
 //!   searched is the double-dealing move at the end of a chain (and not even that
@@ -94,6 +97,7 @@
 //! thousands of positions in `tests/search_oracle.rs`.
 
 mod endgame;
+mod handouts;
 pub mod symmetry;
 mod tt;
 
@@ -928,6 +932,12 @@ impl Solver {
             let child = position | 1 << line;
             let v = if k > 0 {
                 k + self.search(child, a - k, beta - k)
+            } else if scan.thirds >> line & 1 == 1
+                && let Some(bound) = self.rules.handout_bound(position, line)
+                && bound <= a
+            {
+                // A handout no better than a move searched already (see `handouts`).
+                bound
             } else {
                 -self.search(child, -beta, -a)
             };
