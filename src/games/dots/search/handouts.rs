@@ -2,30 +2,38 @@
 //!
 //! Let a non-capturing move `x` of position `p` leave the opponent a capture
 //! sequence `S` (every line of it completes a box, so the opponent keeps the turn)
-//! that takes `T` boxes and ends in two single captures along a *domino*: line `l1`
-//! completes box `u` only and gives its neighbour `w` a third side, then `l2`, the
-//! last open side of `w`, completes `w` only. Write `r` for the position after `S`.
-//! The opponent may then
+//! that takes `T` boxes; write `r` for the position after `S` and `q = p|x`.
 //!
-//! * play `S` and move on in `r`: `T + V(r)`, or
-//! * play `S` but its last two lines, then `l2` instead of `l1` (the double-dealing
-//!   move: `u` and `w` keep `l1` open, and `l2` completes nothing), after which the
-//!   player who moved `x` takes both boxes with `l1` (rule 1: it completes both) and
-//!   moves on in `r`: `T - 2 - (2 + V(r))`.
+//! * **Domino.** `S` ends in two single captures: `l1` completes box `u` only and
+//!   gives its neighbour `w` a third side, then `l2`, the last open side of `w`,
+//!   completes `w` only. The opponent may play `S` and move on in `r` (`T + V(r)`),
+//!   or play `S` but its last two lines and then `l2` instead of `l1` (the
+//!   double-dealing move: `u` and `w` keep `l1` open, and `l2` completes nothing),
+//!   after which the player who moved `x` takes both boxes with `l1` (rule 1: it
+//!   completes both) and moves on in `r` (`T - 2 - (2 + V(r))`). So
+//!   `V(q) >= max(T + V(r), T - 4 - V(r)) >= T - 2`, and `x` is worth at most
+//!   `2 - T`: a handout of three boxes or more (Berlekamp's loony move) loses at
+//!   least a box whatever follows.
+//! * **Quad.** `S` ends in single captures of `a` and `b` and a double capture of
+//!   `c` and `d`, each capture giving the next box its third side (the end of a
+//!   loop, or of a string closed at both ends): `lA` completes `a`, `lB` completes
+//!   `b`, `lC` completes `c` and `d`. Drawing `lB` before `lA` completes nothing and
+//!   leaves two dominoes, `a b` closed by `lA` and `c d` closed by `lC`, which the
+//!   other player takes (rule 1, twice) before moving on in `r`: so
+//!   `V(q) >= max(T + V(r), T - 8 - V(r)) >= T - 4`, and `x` is worth at most `4 - T`.
 //!
-//! So `V(q) >= max(T + V(r), T - 4 - V(r)) >= T - 2` where `q = p|x`, and `x` is
-//! worth at most `2 - T`: a handout of three boxes or more (Berlekamp's loony move)
-//! loses at least a box whatever follows. The search skips such a move without
-//! searching it when a move already searched is worth that much.
+//! The search skips such a move without searching it when a move already searched
+//! is worth that much.
 //!
 //! `S` here takes every box it can reach from the boxes `x` gives a third side,
-//! string by string; it is tried in both orders of those boxes, and it counts only
-//! when its last two captures form a domino. With chains as pseudo-lines every line
-//! of `S`, and `l2`, must be legal when played, and rule 1 must hold for `l1` where
-//! the search applies it ([`Rules::legal_and_forced`]); otherwise there is no bound.
+//! string by string, in both orders of those boxes. With chains as pseudo-lines every
+//! line of `S`, and the declining line, must be legal when played, and rule 1 must
+//! hold where the other player takes the boxes handed back, as the search applies it
+//! ([`Rules::legal_and_forced`]); otherwise there is no bound.
 //!
-//! `tests/search_oracle.rs` and `tests/chains_oracle.rs` check the search against
-//! brute forces that know nothing of this.
+//! A unit test checks the bounds against a brute force of the plain and the chain
+//! game; `tests/search_oracle.rs` and `tests/chains_oracle.rs` check the search
+//! against brute forces that know nothing of this.
 
 use super::{NO_BOX, Rules};
 use crate::games::dots::board::{Lines, boxes_completed_with};
@@ -41,7 +49,8 @@ struct Capture {
 
 impl Rules {
     /// An upper bound on the worth of the non-capturing move `line` in `position`
-    /// (see the module doc), or `None` when no domino ends the opponent's captures.
+    /// (see the module doc), or `None` when the opponent's captures end in neither a
+    /// domino nor a quad.
     pub(super) fn handout_bound(&self, position: Lines, line: usize) -> Option<i32> {
         let handed = position | 1 << line;
         let mut starts = [NO_BOX; 2];
@@ -52,26 +61,25 @@ impl Rules {
                 count += 1;
             }
         }
-        let taken = match count {
+        match count {
             0 => None,
-            1 => self.taken_before_domino(handed, &starts[..1]),
-            _ => self
-                .taken_before_domino(handed, &starts)
-                .max(self.taken_before_domino(handed, &[starts[1], starts[0]])),
-        };
-        taken.map(|t| 2 - t)
+            1 => self.bound_after_captures(handed, &starts[..1]),
+            // The lower of the two bounds (`None` is no bound).
+            _ => match (
+                self.bound_after_captures(handed, &starts),
+                self.bound_after_captures(handed, &[starts[1], starts[0]]),
+            ) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            },
+        }
     }
 
-    /// Boxes `T` of the capture sequence that starts at the boxes `starts` (in this
-    /// order) and takes every box it reaches, when its last two captures form a
-    /// domino and the double-dealing move there is sound (module doc).
-    fn taken_before_domino(&self, handed: Lines, starts: &[usize]) -> Option<i32> {
+    /// The bound from the capture sequence that starts at the boxes `starts` (in
+    /// this order) and takes every box it reaches, when it ends in a domino or a quad
+    /// whose boxes can soundly be handed back (module doc).
+    fn bound_after_captures(&self, handed: Lines, starts: &[usize]) -> Option<i32> {
         let open_sides = |state: Lines, b: usize| self.boxes[b] & !state;
-        let legal = |state: Lines, line: usize| {
-            self.chains
-                .partial(state)
-                .is_none_or(|chain| chain >> line & 1 == 1)
-        };
         let mut state = handed;
         // Boxes to take, depth first: a string is followed to its end before the
         // next start.
@@ -82,7 +90,7 @@ impl Rules {
             depth += 1;
         }
         let mut taken = 0;
-        let mut last: [Option<Capture>; 2] = [None, None];
+        let mut last: [Option<Capture>; 3] = [None; 3];
         while depth > 0 {
             depth -= 1;
             let b = stack[depth];
@@ -91,7 +99,7 @@ impl Rules {
                 continue; // taken already, together with a neighbour
             }
             let line = open.trailing_zeros() as usize;
-            if !legal(state, line) {
+            if !self.may_draw(state, line) {
                 return None;
             }
             let completed = boxes_completed_with(state, self.completion[line]);
@@ -99,6 +107,7 @@ impl Rules {
             taken += completed as i32;
             last = [
                 last[1],
+                last[2],
                 Some(Capture {
                     line,
                     completed,
@@ -112,22 +121,56 @@ impl Rules {
                 depth += 1;
             }
         }
-        let [Some(first), Some(second)] = last else {
-            return None;
-        };
-        let (l1, l2, w) = (first.line, second.line, second.taken);
-        if first.completed != 1 || second.completed != 1 || !self.adjacent[l1].contains(&w) {
-            return None;
+        // Each capture of the ending gave the next box its third side.
+        let leads_to = |from: &Capture, to: &Capture| self.adjacent[from.line].contains(&to.taken);
+        match last {
+            [_, Some(u), Some(w)] if u.completed == 1 && w.completed == 1 && leads_to(&u, &w) => {
+                self.hand_back(state, w.line, &[u.line], &[u.line, w.line])
+                    .then_some(2 - taken)
+            }
+            [Some(a), Some(b), Some(c)]
+                if (a.completed, b.completed, c.completed) == (1, 1, 2)
+                    && leads_to(&a, &b)
+                    && leads_to(&b, &c) =>
+            {
+                self.hand_back(state, b.line, &[a.line, c.line], &[a.line, b.line, c.line])
+                    .then_some(4 - taken)
+            }
+            _ => None,
         }
-        // Before the domino: the double-dealing move `l2` must be legal and complete
-        // nothing, and then `l1` must be forced by rule 1.
-        let before = state & !(1 << l1 | 1 << l2);
-        if !legal(before, l2) || boxes_completed_with(before, self.completion[l2]) != 0 {
-            return None;
+    }
+
+    /// Whether, in `state` minus the ending's lines `ending` (the position before
+    /// them), the opponent may decline with `decline` (legal, completing nothing)
+    /// after which each line of `returned` in turn is forced by rule 1 for the other
+    /// player.
+    fn hand_back(
+        &self,
+        state: Lines,
+        decline: usize,
+        returned: &[usize],
+        ending: &[usize],
+    ) -> bool {
+        let before = ending.iter().fold(state, |s, &l| s & !(1 << l));
+        if !self.may_draw(before, decline)
+            || boxes_completed_with(before, self.completion[decline]) != 0
+        {
+            return false;
         }
-        let dealt = before | 1 << l2;
-        let (_, forced) = self.legal_and_forced(dealt, self.all & !dealt, 1 << l1);
-        (forced >> l1 & 1 == 1).then_some(taken)
+        let mut position = before | 1 << decline;
+        returned.iter().all(|&line| {
+            let (_, forced) = self.legal_and_forced(position, self.all & !position, 1 << line);
+            position |= 1 << line;
+            forced >> line & 1 == 1
+        })
+    }
+
+    /// Whether `line` may be drawn in `state` (with chains: inside the partly drawn
+    /// chain, if any).
+    fn may_draw(&self, state: Lines, line: usize) -> bool {
+        self.chains
+            .partial(state)
+            .is_none_or(|chain| chain >> line & 1 == 1)
     }
 }
 
