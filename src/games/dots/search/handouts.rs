@@ -44,7 +44,7 @@ use crate::games::dots::board::{Lines, boxes_completed_with};
 struct Capture {
     line: usize,
     completed: u32,
-    taken: usize,
+    for_box: usize,
 }
 
 impl Rules {
@@ -99,7 +99,7 @@ impl Rules {
                 continue; // taken already, together with a neighbour
             }
             let line = open.trailing_zeros() as usize;
-            if !self.may_draw(state, line) {
+            if self.chains.legal(state, 1 << line) == 0 {
                 return None;
             }
             let completed = boxes_completed_with(state, self.completion[line]);
@@ -111,7 +111,7 @@ impl Rules {
                 Some(Capture {
                     line,
                     completed,
-                    taken: b,
+                    for_box: b,
                 }),
             ];
             let [a, c] = self.adjacent[line];
@@ -122,7 +122,8 @@ impl Rules {
             }
         }
         // Each capture of the ending gave the next box its third side.
-        let leads_to = |from: &Capture, to: &Capture| self.adjacent[from.line].contains(&to.taken);
+        let leads_to =
+            |from: &Capture, to: &Capture| self.adjacent[from.line].contains(&to.for_box);
         match last {
             [_, Some(u), Some(w)] if u.completed == 1 && w.completed == 1 && leads_to(&u, &w) => {
                 self.hand_back(state, w.line, &[u.line], &[u.line, w.line])
@@ -152,7 +153,7 @@ impl Rules {
         ending: &[usize],
     ) -> bool {
         let before = ending.iter().fold(state, |s, &l| s & !(1 << l));
-        if !self.may_draw(before, decline)
+        if self.chains.legal(before, 1 << decline) == 0
             || boxes_completed_with(before, self.completion[decline]) != 0
         {
             return false;
@@ -163,14 +164,6 @@ impl Rules {
             position |= 1 << line;
             forced >> line & 1 == 1
         })
-    }
-
-    /// Whether `line` may be drawn in `state` (with chains: inside the partly drawn
-    /// chain, if any).
-    fn may_draw(&self, state: Lines, line: usize) -> bool {
-        self.chains
-            .partial(state)
-            .is_none_or(|chain| chain >> line & 1 == 1)
     }
 }
 

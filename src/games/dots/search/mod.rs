@@ -933,6 +933,8 @@ impl Solver {
             let v = if k > 0 {
                 k + self.search(child, a - k, beta - k)
             } else if scan.thirds >> line & 1 == 1
+                // A bound is at least 2 - (unfinished boxes): below that, none prunes.
+                && a >= 2 - scan.unfinished
                 && let Some(bound) = self.rules.handout_bound(position, line)
                 && bound <= a
             {
