@@ -16,8 +16,9 @@
 //!   move hands over the turn, so its child gets `(-beta, -alpha)` and is negated.
 //! * The root value comes from MTD(f): a series of null-window searches that
 //!   converge on the value, every result kept in the transposition table. Values of
-//!   a position all have the parity of (unfinished boxes + penalty), so every test
-//!   moves a bound by at least two.
+//!   a position all have the parity of (unfinished boxes + penalty): every bound a
+//!   node returns or stores is rounded to it, and every test moves a bound by at
+//!   least two.
 //! * A bounded transposition table ([`SearchOptions::tt_bytes`]), keyed by the
 //!   canonical position under all board symmetries (8 on square boards, 4 otherwise;
 //!   see [`symmetry`]), storing lower and upper bounds so that every answer is exact,
@@ -747,19 +748,27 @@ impl Solver {
             lower = lower.max(e.lower.into());
             upper = upper.min(e.upper.into());
         }
-        let mut guess = 0.clamp(lower, upper);
+        // Every value of the position has this parity: bounds and guesses keep it,
+        // so that each test moves a bound by two.
+        let parity = self.parity(position);
+        lower = round_up(lower, parity);
+        upper = round_down(upper, parity);
+        let mut guess = round_up(0, parity).clamp(lower, upper);
         while lower < upper {
             if root {
                 self.guard.bounds = (lower, upper);
             }
+            // "V > guess" (so at least guess + 2) at the lower bound, else "V >= guess".
             let beta = if guess == lower { guess + 1 } else { guess };
             guess = self.search(position, beta - 1, beta);
             if self.guard.stopped.is_some() {
                 return None;
             }
             if guess < beta {
+                guess = round_down(guess, parity);
                 upper = guess;
             } else {
+                guess = round_up(guess, parity);
                 lower = guess;
             }
         }
@@ -767,6 +776,13 @@ impl Solver {
             self.guard.bounds = (lower, lower);
         }
         Some(lower)
+    }
+
+    /// The parity (0 or 1) of every value of `position`: the unfinished boxes are
+    /// shared out between the players, so a value is their number (plus the penalty)
+    /// minus twice the opponent's boxes.
+    fn parity(&self, position: Lines) -> i32 {
+        (self.scan(position).unfinished + self.rules.penalty) & 1
     }
 
     /// Number of boxes that drawing `line` completes in `position`.
@@ -955,11 +971,20 @@ impl Solver {
             }
         }
 
+        // A bound rounded to the parity of the values is still a bound, and tighter.
+        let parity = (scan.unfinished + self.rules.penalty) & 1;
         let (lo, hi) = if best <= alpha {
+            best = round_down(best, parity);
             (lower, best)
         } else if best >= beta {
+            best = round_up(best, parity);
             (best, upper)
         } else {
+            debug_assert_eq!(
+                best,
+                round_up(best, parity),
+                "an exact value of the wrong parity"
+            );
             (best, best)
         };
         if self.guard.stopped.is_some() {
@@ -1110,6 +1135,18 @@ fn centre_first(board: Board) -> Vec<u8> {
     lines.into_iter().map(|l| l as u8).collect()
 }
 
+/// The least value of `parity` (0 or 1) at or above `v`.
+#[inline]
+fn round_up(v: i32, parity: i32) -> i32 {
+    v + ((v ^ parity) & 1)
+}
+
+/// The greatest value of `parity` (0 or 1) at or below `v`.
+#[inline]
+fn round_down(v: i32, parity: i32) -> i32 {
+    v - ((v ^ parity) & 1)
+}
+
 /// The set lines of a mask, lowest first.
 fn lines_of(mut mask: Lines) -> impl Iterator<Item = usize> {
     std::iter::from_fn(move || {
@@ -1159,6 +1196,18 @@ mod tests {
             (again.value, again.moves, again.pv),
             (fresh.value, fresh.moves, fresh.pv)
         );
+    }
+
+    #[test]
+    fn rounding_to_a_parity_keeps_a_bound_and_moves_it_by_at_most_one() {
+        for v in -7..=7 {
+            for parity in [0, 1] {
+                let (up, down) = (round_up(v, parity), round_down(v, parity));
+                assert_eq!((up - parity).rem_euclid(2), 0, "{v} {parity}");
+                assert_eq!((down - parity).rem_euclid(2), 0, "{v} {parity}");
+                assert!((v..=v + 1).contains(&up) && (v - 1..=v).contains(&down));
+            }
+        }
     }
 
     #[test]
