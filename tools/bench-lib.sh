@@ -5,12 +5,17 @@
 # without them (--no-corners; tb's default reduces them where they help), so that
 # each row means what it meant in earlier tables. Morris: `morris` (every table) or `morris-N`
 # (tables up to N stones a side); `+all` adds the placement tables (`morris+all`:
-# the whole game; started on a copy of morris.tb it builds only the placement).
+# the whole game; started on a copy of morris.tb it builds only the placement);
+# `+chunkN` stores chunks of N positions (e.g. morris+all+chunk2048).
 
 # Prints the `tb build` arguments of a row (board, --start, reduction flags).
 row_args() {
     local row="$1" spec flags board start
     case "$row" in
+    *+chunk*)
+        echo "$(row_args "${row%+chunk*}") --chunk ${row##*+chunk}"
+        return
+        ;;
     morris) echo "morris --memory 16GiB"; return ;;
     qubic) echo "qubic"; return ;;
     morris+all) echo "morris --phase all --memory 16GiB"; return ;;
