@@ -113,7 +113,7 @@ enum Command {
         #[arg(long)]
         groups: Option<String>,
         /// Positions per stored chunk [default: 65536 for Dots-and-Boxes; for Morris
-        /// 4096, or the file's own when resuming].
+        /// 2048, or the file's own when resuming].
         #[arg(long, value_name = "N")]
         chunk: Option<u64>,
         /// Dots-and-Boxes symmetry reduction: wilson stores a position only if its

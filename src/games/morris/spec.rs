@@ -20,8 +20,12 @@ pub const FORMAT_VERSION: u32 = 3;
 /// per core for context mixing, so the chunk size sets its time. Measured on pair
 /// 6-6 (one thread): chunks of 8,192 store 1.341 bits/position and decode in
 /// 1.2-1.9 ms, chunks of 4,096 1.459 bits (+9%) in 0.66-0.73 ms, chunks of 2,048
-/// 1.598 bits (+19%) with little time saved (the per-chunk costs).
-pub const DEFAULT_CHUNK_POSITIONS: u64 = 4096;
+/// 1.598 bits (+19%) with little time saved (the per-chunk costs). On the full
+/// nine-stone file the hardest probes (8-9 stones, many captures, children in some
+/// 30 chunks) are what count: in chunks of 2,048 the slowest of 40 such cold probes
+/// took 11-20 ms (2026-11-27), in chunks of 4,096 25-31 ms (2026-11-26), for 7% more
+/// bytes (2.923 against 2.736 bits/position).
+pub const DEFAULT_CHUNK_POSITIONS: u64 = 2048;
 
 /// The rules recorded in a Morris file's meta (DESIGN.md section 6).
 pub const RULES: &str = "gasser: 24 points, 16 mills, flying at 3 stones, one capture per move closing mills, stones in mills protected unless all are, fewer than 3 stones or no legal move loses, undecided is a draw";
