@@ -10,7 +10,6 @@ use super::codec::Neighbours;
 use super::hash::KeyHash;
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
-use std::sync::Arc;
 
 /// Decompressed values kept per open tablebase: a warm batch should not decompress a
 /// chunk twice while the stored layers it touches fit.
@@ -22,7 +21,9 @@ type ChunkKey = (u32, u128, u64);
 /// A cached chunk's values: all of them, or (`whole` false) the first few, as much
 /// as a probe needed (see [`ChunkReader::preload`]).
 struct Cached {
-    values: Arc<Vec<i8>>,
+    /// A boxed slice, not an `Arc<Vec>`: its pointer and length sit in the map's
+    /// bucket, one memory read less before a warm probe's value.
+    values: Box<[i8]>,
     whole: bool,
 }
 
@@ -129,8 +130,14 @@ impl ChunkReader {
     #[inline]
     fn place(&self, layer: usize, packed: u128, index: u64) -> (ChunkKey, usize) {
         let chunk_positions = self.decoder.chunk_positions;
-        let chunk_key = (layer as u32, packed, index / chunk_positions);
-        (chunk_key, (index % chunk_positions) as usize)
+        // Chunks are a power of two unless asked otherwise: no division then.
+        let (chunk, offset) = if chunk_positions.is_power_of_two() {
+            let shift = chunk_positions.trailing_zeros();
+            (index >> shift, index & (chunk_positions - 1))
+        } else {
+            (index / chunk_positions, index % chunk_positions)
+        };
+        ((layer as u32, packed, chunk), offset as usize)
     }
 
     /// The underlying store.
@@ -161,7 +168,11 @@ impl ChunkReader {
         }
         let (key, size) = block();
         match self.load(chunk_key, &key, size) {
-            Ok(values) => at(&values, offset, chunk_key),
+            Ok(cached) => {
+                let value = at(&cached.values, offset, chunk_key);
+                self.insert(chunk_key, cached);
+                value
+            }
             Err(e) => {
                 let error = ChunkError::wrap(&e);
                 self.cache
@@ -173,22 +184,53 @@ impl ChunkReader {
         }
     }
 
-    /// Asks the processor to start fetching the value at `index` of the block
-    /// `packed` of `layer` if its chunk is cached (a hint: results do not change).
-    /// A caller about to read many scattered values hints them all first, so that
-    /// the memory reads overlap instead of waiting one after another.
-    #[inline]
-    pub fn prefetch(&self, layer: usize, packed: u128, index: u64) {
-        let (chunk_key, offset) = self.place(layer, packed, index);
-        if let Some(value) = self
-            .cache
-            .borrow()
-            .chunks
-            .get(&chunk_key)
-            .and_then(|cached| cached.values.get(offset))
-        {
-            crate::sys::prefetch(value);
+    /// [`ChunkReader::value`] of every `(packed, index)` of `places` in `layer`, into
+    /// `out` (as long as `places`). One cache lookup per value: the cached values
+    /// are found and their reads hinted first, then read, so that the scattered
+    /// memory reads overlap; chunks not cached are then read one by one.
+    pub fn values(
+        &self,
+        layer: usize,
+        places: &[(u128, u64)],
+        out: &mut [i8],
+        block: impl Fn(u128) -> (Vec<u8>, u64),
+    ) -> anyhow::Result<()> {
+        assert_eq!(places.len(), out.len(), "one output per place");
+        const BATCH: usize = 64;
+        for (places, out) in places.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
+            let mut missing = 0u64;
+            {
+                let cache = self.cache.borrow();
+                let mut found: [&[i8]; BATCH] = [&[]; BATCH];
+                let mut offsets = [0usize; BATCH];
+                for (k, &(packed, index)) in places.iter().enumerate() {
+                    let (chunk_key, offset) = self.place(layer, packed, index);
+                    match cache.chunks.get(&chunk_key) {
+                        Some(cached) if cached.answers(offset) => {
+                            found[k] = &cached.values;
+                            offsets[k] = offset;
+                            if let Some(value) = cached.values.get(offset) {
+                                crate::sys::prefetch(value);
+                            }
+                        }
+                        _ => missing |= 1 << k,
+                    }
+                }
+                for (k, slot) in out.iter_mut().enumerate() {
+                    if missing >> k & 1 == 0 {
+                        let (packed, index) = places[k];
+                        *slot = at(found[k], offsets[k], self.place(layer, packed, index).0)?;
+                    }
+                }
+            }
+            while missing != 0 {
+                let k = missing.trailing_zeros() as usize;
+                missing &= missing - 1;
+                let (packed, index) = places[k];
+                out[k] = self.value(layer, packed, index, || block(packed))?;
+            }
         }
+        Ok(())
     }
 
     /// Decodes, on all cores, the chunks holding the values a caller is about to read
@@ -251,15 +293,12 @@ impl ChunkReader {
         }
     }
 
-    /// Reads a chunk of a block of `size` positions that is not cached (or only in
-    /// part) and caches it whole.
-    fn load(&self, chunk_key: ChunkKey, key: &[u8], size: u64) -> anyhow::Result<Arc<Vec<i8>>> {
+    /// Reads and decodes whole a chunk of a block of `size` positions that is not
+    /// cached (or only in part).
+    fn load(&self, chunk_key: ChunkKey, key: &[u8], size: u64) -> anyhow::Result<Cached> {
         let (layer, _, chunk) = chunk_key;
         let stored = self.store.stored_chunk(layer as usize, key, chunk)?;
-        let cached = self.decoder.decode(chunk_key, key, size, None, &stored)?;
-        let values = cached.values.clone();
-        self.insert(chunk_key, cached);
-        Ok(values)
+        self.decoder.decode(chunk_key, key, size, None, &stored)
     }
 
     /// Caches a chunk's values (replacing a part cached before), evicting the
@@ -305,7 +344,7 @@ impl Decoder {
         })?;
         Ok(Cached {
             whole: values.len() == len,
-            values: Arc::new(values),
+            values: values.into_boxed_slice(),
         })
     }
 }

@@ -347,6 +347,57 @@ mod tests {
     }
 
     #[test]
+    fn children_located_together_are_located_as_one() {
+        // Every child of random positions, through the incremental path, against
+        // locating the child alone: with and without symmetry and corners, 2-4
+        // groups, a start with lines drawn, and groups that do not follow line order.
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut layouts = Vec::new();
+        for (spec, count) in [("3x4", 2), ("3x3", 3), ("4x4", 4)] {
+            let b = board(spec);
+            for (symmetry, corners) in [(true, true), (true, false), (false, true), (false, false)]
+            {
+                let groups = symmetric_split(&b, 0, count, symmetry, corners).unwrap();
+                layouts.push((b, 0, reduced_layout(&b, 0, groups, symmetry, corners)));
+            }
+        }
+        let b = board("3x3");
+        let start = b.top_left_perimeter();
+        let groups = symmetric_groups(&b, start, 1 << 30, true, true);
+        layouts.push((b, start, reduced_layout(&b, start, groups, true, true)));
+        let free: Vec<usize> = (0..24).rev().filter(|&l| l % 5 != 0).collect();
+        let interleaved = vec![
+            free.iter().step_by(2).copied().collect(),
+            free.iter().skip(1).step_by(2).copied().collect(),
+        ];
+        let rest: Vec<usize> = (0..24).filter(|&l| l % 5 == 0).collect();
+        layouts.push((b, 0, Layout::new(0, [interleaved, vec![rest]].concat())));
+        for (b, start, layout) in &layouts {
+            for _ in 0..300 {
+                let position = next() & next() & b.all_lines() | start;
+                let moves = b.all_lines() & !position;
+                let mut seen = 0u64;
+                layout.locate_children(position, moves, |line, place| {
+                    assert_eq!(moves >> line & 1, 1);
+                    seen |= 1 << line;
+                    assert_eq!(
+                        place,
+                        layout.locate_packed(position | 1 << line),
+                        "{b:?} line {line}"
+                    );
+                });
+                assert_eq!(seen, moves);
+            }
+        }
+    }
+
+    #[test]
     fn symmetries_breaking_a_group_are_dropped() {
         let b = board("2x2");
         // Consecutive halves (h lines, v lines) are kept by the 4 symmetries that do

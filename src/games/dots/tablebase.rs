@@ -302,11 +302,15 @@ impl Tablebase {
     /// which must be readable.
     #[inline]
     fn stored(&self, n: usize, (packed, index): (u128, u64)) -> Result<i8> {
-        self.reader.value(n, packed, index, || {
-            let counts = self.layout.unpack_counts(packed);
-            let size = self.layout.block_size(&counts);
-            (counts, size)
-        })
+        self.reader
+            .value(n, packed, index, || self.block_of(packed))
+    }
+
+    /// The key (counts) and number of positions of the block packed as `packed`.
+    fn block_of(&self, packed: u128) -> (Vec<u8>, u64) {
+        let counts = self.layout.unpack_counts(packed);
+        let size = self.layout.block_size(&counts);
+        (counts, size)
     }
 
     /// Sets the node and time limits of each search of the probe fallback (a
@@ -345,34 +349,45 @@ impl Tablebase {
             } else {
                 (entry as i32, None)
             };
-            let open = || (0..board.num_lines()).filter(|&l| position >> l & 1 == 0);
-            // The children (a full position has none): where each value lies,
-            // every read hinted first so that the scattered reads overlap.
+            let open = board.all_lines() & !position;
             let n = position.count_ones() as usize + 1;
-            let stored = self.has_layer(n);
-            let mut located = [(0u128, 0u64); 64];
-            if stored {
-                for (slot, line) in located.iter_mut().zip(open()) {
-                    *slot = self.layout.locate_packed(position | 1 << line);
-                    self.reader.prefetch(n, slot.0, slot.1);
-                }
-            }
-            let mut moves = Vec::new();
-            for (&place, line) in located.iter().zip(open()) {
-                let boxes = self.boxes_completed(position, line);
-                let (value, loony) = if stored {
-                    let child = self.restored(position | 1 << line, self.stored(n, place)?);
-                    let (value, loony) = self.move_entry(boxes, child)?;
-                    (Some(value), loony)
-                } else {
-                    (None, None)
-                };
-                moves.push(MoveValue {
-                    line,
-                    value,
-                    boxes,
-                    loony,
+            let mut moves = Vec::with_capacity(open.count_ones() as usize);
+            if self.has_layer(n) {
+                // The children (a full position has none): where each value lies,
+                // then all read at once.
+                let mut lines = [0usize; 64];
+                let mut places = [(0u128, 0u64); 64];
+                let mut k = 0;
+                self.layout.locate_children(position, open, |line, place| {
+                    (lines[k], places[k]) = (line, place);
+                    k += 1;
                 });
+                debug_assert_eq!(k, open.count_ones() as usize, "every open line is free");
+                let mut entries = [0i8; 64];
+                self.reader
+                    .values(n, &places[..k], &mut entries[..k], |packed| {
+                        self.block_of(packed)
+                    })?;
+                for (&line, &entry) in lines[..k].iter().zip(&entries[..k]) {
+                    let boxes = self.boxes_completed(position, line);
+                    let child = self.restored(position | 1 << line, entry);
+                    let (value, loony) = self.move_entry(boxes, child)?;
+                    moves.push(MoveValue {
+                        line,
+                        value: Some(value),
+                        boxes,
+                        loony,
+                    });
+                }
+            } else {
+                for line in (0..64).filter(|l| open >> l & 1 == 1) {
+                    moves.push(MoveValue {
+                        line,
+                        value: None,
+                        boxes: self.boxes_completed(position, line),
+                        loony: None,
+                    });
+                }
             }
             if moves.iter().all(|m| m.value.is_some()) || !self.searchable(position) {
                 sort_moves(&mut moves);
