@@ -15,6 +15,9 @@ pub struct JsonWriter {
     board: String,
     /// Per line: `{"line":N,"name":"NAME","value":`.
     move_prefix: Vec<String>,
+    /// `move_suffix[(value + 128) * 3 + boxes]`: `VALUE,"boxes":BOXES}` for a move
+    /// without a loony flag, value in i8 range, at most 2 boxes (every book move).
+    move_suffix: Vec<String>,
     bits: Vec<u8>,
 }
 
@@ -40,6 +43,9 @@ impl JsonWriter {
             board: board.to_string(),
             move_prefix: (0..board.num_lines())
                 .map(|l| format!(r#"{{"line":{l},"name":"{}","value":"#, board.line_name(l)))
+                .collect(),
+            move_suffix: (-128..128)
+                .flat_map(|v| (0..3).map(move |b| format!(r#"{v},"boxes":{b}}}"#)))
                 .collect(),
             bits: vec![b'0'; board.num_lines()],
         }
@@ -77,6 +83,10 @@ impl JsonWriter {
                 s.push(',');
             }
             s.push_str(&self.move_prefix[m.line]);
+            if let (Some(v @ -128..128), 0..3, None) = (m.value, m.boxes, m.loony) {
+                s.push_str(&self.move_suffix[(v + 128) as usize * 3 + m.boxes as usize]);
+                continue;
+            }
             match m.value {
                 // Book values are i8; search values are bounded by boxes + |penalty|.
                 Some(v) if v.abs() < 1000 => small_int(s, v),

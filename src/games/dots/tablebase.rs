@@ -571,6 +571,9 @@ pub fn sort_moves(moves: &mut [MoveValue]) {
     // packed keys, with each move's index in the low bits, are sorted as plain
     // integers, and the moves then permuted once.
     const MAX: usize = 64;
+    if moves.len() <= MAX && sort_valued_moves(moves) {
+        return;
+    }
     if moves.len() > MAX {
         moves.sort_unstable_by_key(move_order);
         return;
@@ -601,6 +604,45 @@ pub fn sort_moves(moves: &mut [MoveValue]) {
             at = from;
         }
     }
+}
+
+/// [`sort_moves`] of at most 64 moves if every one has a value, none a loony flag
+/// and every line is below 64 (a probe of a plain file), else false (`moves`
+/// untouched): the lines grouped by value as one mask per distinct value. A probe
+/// has a few distinct values among some 30 moves, so this is cheaper than sorting.
+fn sort_valued_moves(moves: &mut [MoveValue]) -> bool {
+    let mut groups = [(0i32, 0u64); 64];
+    let mut distinct = 0;
+    let mut boxes = [0u32; 64];
+    for m in moves.iter() {
+        let (Some(value), None, true) = (m.value, m.loony, m.line < 64) else {
+            return false;
+        };
+        boxes[m.line] = m.boxes;
+        match groups[..distinct].iter_mut().find(|g| g.0 == value) {
+            Some(group) => group.1 |= 1 << m.line,
+            None => {
+                groups[distinct] = (value, 1 << m.line);
+                distinct += 1;
+            }
+        }
+    }
+    groups[..distinct].sort_unstable_by(|a, b| b.0.cmp(&a.0));
+    let mut slots = moves.iter_mut();
+    for &(value, mut lines) in &groups[..distinct] {
+        while lines != 0 {
+            let line = lines.trailing_zeros() as usize;
+            lines &= lines - 1;
+            *slots.next().expect("distinct lines") = MoveValue {
+                line,
+                value: Some(value),
+                boxes: boxes[line],
+                loony: None,
+            };
+        }
+    }
+    debug_assert!(slots.next().is_none(), "distinct lines");
+    true
 }
 
 /// The key [`sort_moves`] orders by, packed in a `u64` with its low 8 bits clear:
@@ -654,16 +696,18 @@ mod tests {
             seed % n
         };
         for _ in 0..2000 {
-            let count = 1 + next(40) as usize;
-            let loony = next(2) == 0;
+            // Often all values known and no flags: the fast path of a plain probe.
+            let count = 1 + next(64) as usize;
+            let loony = next(3) == 0;
+            let unknown = next(3) == 0;
             let mut lines: Vec<usize> = (0..64).collect();
             let mut moves: Vec<MoveValue> = (0..count)
                 .map(|_| {
                     let line = lines.swap_remove(next(lines.len() as u64) as usize);
                     MoveValue {
                         line,
-                        value: (next(5) > 0).then(|| next(41) as i32 - 20),
-                        boxes: 0,
+                        value: (!unknown || next(5) > 0).then(|| next(41) as i32 - 20),
+                        boxes: next(3) as u32,
                         loony: loony.then(|| {
                             [Loony::Mover, Loony::Neither, Loony::Opponent][next(3) as usize]
                         }),
