@@ -627,7 +627,7 @@ fn sort_valued_moves(moves: &mut [MoveValue]) -> bool {
             }
         }
     }
-    groups[..distinct].sort_unstable_by(|a, b| b.0.cmp(&a.0));
+    groups[..distinct].sort_unstable_by_key(|g| std::cmp::Reverse(g.0));
     let mut slots = moves.iter_mut();
     for &(value, mut lines) in &groups[..distinct] {
         while lines != 0 {
