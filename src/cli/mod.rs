@@ -80,25 +80,23 @@ pub const MAX_LINE_BYTES: usize = 1 << 20;
 pub fn probe_batch(
     positions: Vec<String>,
     json: bool,
-    mut answer: impl FnMut(&str, bool, &mut String) -> Result<()>,
+    answer: impl FnMut(&str, bool, &mut String) -> Result<()>,
 ) -> Result<ExitCode> {
-    let mut answers = Answers::new(json);
-    answer_batches(positions, json, |batch, out| {
-        // One answer at a time, written while it is in the cache.
-        let mut failed = 0;
-        for (input, from_args) in batch.iter() {
-            answers.add(input, *from_args, &mut answer);
-            failed += answers.write_to(out)?;
-        }
-        Ok(failed)
-    })
+    answer_batches(
+        positions,
+        json,
+        &mut InOrder {
+            answers: Answers::new(json),
+            answer,
+        },
+    )
 }
 
 /// [`probe_batch`] of stdin on `threads` threads: `answerer()` makes each worker's
 /// own answering function (its own open file and chunk cache, so the hot path takes
 /// no lock); each worker answers a contiguous share of a batch, and the shares are
-/// printed in input order. Positions given as arguments, or one thread, are
-/// answered on the calling thread (one `answerer()`).
+/// printed in input order, while the next batch is read. Positions given as
+/// arguments, or one thread, are answered on the calling thread (one `answerer()`).
 pub fn probe_batch_parallel<A>(
     positions: Vec<String>,
     json: bool,
@@ -111,9 +109,13 @@ where
     if threads <= 1 || !positions.is_empty() {
         return probe_batch(positions, json, answerer()?);
     }
-    type Share = (Inputs, std::ops::Range<usize>, Answers);
     std::thread::scope(|scope| {
-        let mut workers = Vec::new();
+        let mut pool = Workers {
+            workers: Vec::new(),
+            spare: Vec::new(),
+            in_flight: None,
+            json,
+        };
         for _ in 0..threads {
             let (to_worker, inbox) = std::sync::mpsc::channel::<Share>();
             let (reply, answered) = std::sync::mpsc::channel::<Result<Answers>>();
@@ -132,32 +134,127 @@ where
                     }
                 }
             });
-            // Each worker's buffer comes back with its answers and goes out again.
-            workers.push((to_worker, answered, Some(Answers::new(json))));
+            pool.workers.push((to_worker, answered));
         }
-        answer_batches(positions, json, |batch, out| {
-            let share = batch.len().div_ceil(workers.len());
-            let mut asked = 0;
-            for (k, (to_worker, _, buffer)) in workers.iter_mut().enumerate() {
-                let range = k * share..((k + 1) * share).min(batch.len());
-                if range.is_empty() {
-                    break;
-                }
-                let buffer = buffer.take().expect("a worker's buffer is back");
-                to_worker
-                    .send((batch.clone(), range, buffer))
-                    .expect("a worker waits for work");
-                asked += 1;
-            }
-            let mut failed = 0;
-            for (_, answered, buffer) in &mut workers[..asked] {
-                let mut answers = answered.recv().expect("a worker answers every share")?;
-                failed += answers.write_to(out)?;
-                *buffer = Some(answers);
-            }
-            Ok(failed)
-        })
+        answer_batches(positions, json, &mut pool)
     })
+}
+
+/// How [`answer_batches`] gets batches answered and written in input order.
+trait BatchAnswerer {
+    /// Starts answering `batch`; may write the answers of batches submitted
+    /// before it. Returns how many of the answers it wrote are errors.
+    fn submit(&mut self, batch: Inputs, out: &mut dyn Write) -> Result<usize>;
+    /// Writes every answer not written yet; returns how many of them are errors.
+    fn finish(&mut self, out: &mut dyn Write) -> Result<usize>;
+
+    /// [`BatchAnswerer::submit`] of the inputs read so far (taken), if any.
+    fn submit_read(
+        &mut self,
+        inputs: &mut Vec<(String, bool)>,
+        out: &mut dyn Write,
+    ) -> Result<usize> {
+        if inputs.is_empty() {
+            return Ok(0);
+        }
+        self.submit(Inputs::new(std::mem::take(inputs)), out)
+    }
+}
+
+/// Answers on the calling thread, each written while it is in the cache.
+struct InOrder<F> {
+    answers: Answers,
+    answer: F,
+}
+
+impl<F: FnMut(&str, bool, &mut String) -> Result<()>> BatchAnswerer for InOrder<F> {
+    fn submit(&mut self, batch: Inputs, out: &mut dyn Write) -> Result<usize> {
+        let mut failed = 0;
+        for (input, from_args) in batch.iter() {
+            self.answers.add(input, *from_args, &mut self.answer);
+            failed += self.answers.write_to(out)?;
+        }
+        Ok(failed)
+    }
+
+    fn finish(&mut self, _: &mut dyn Write) -> Result<usize> {
+        Ok(0)
+    }
+}
+
+/// A worker's share of a batch: the batch, its range of it, and a buffer for the
+/// answers (which comes back with them).
+type Share = (Inputs, std::ops::Range<usize>, Answers);
+
+/// Worker threads answering contiguous shares of a batch. One batch is in flight
+/// while the next is read: [`BatchAnswerer::submit`] hands out the new batch
+/// before it collects the one before, so the workers need not wait for stdin.
+struct Workers {
+    /// Per worker: where its shares go, and where its answers come back (in the
+    /// order of the shares).
+    workers: Vec<(
+        std::sync::mpsc::Sender<Share>,
+        std::sync::mpsc::Receiver<Result<Answers>>,
+    )>,
+    /// Answer buffers back from the workers, for the next shares.
+    spare: Vec<Answers>,
+    /// How many workers have a share of the batch in flight.
+    in_flight: Option<usize>,
+    json: bool,
+}
+
+impl Workers {
+    /// Writes the answers of the batch in flight, if any.
+    fn collect(&mut self, out: &mut dyn Write) -> Result<usize> {
+        let mut failed = 0;
+        for k in 0..self.in_flight.take().unwrap_or(0) {
+            let mut answers = self.answer_of(k)?;
+            failed += answers.write_to(out)?;
+            self.spare.push(answers);
+        }
+        Ok(failed)
+    }
+
+    /// The next answers of worker `k`, or the error that stopped it.
+    fn answer_of(&self, k: usize) -> Result<Answers> {
+        match self.workers[k].1.recv() {
+            Ok(answers) => answers,
+            Err(_) => bail!("a probe worker stopped"),
+        }
+    }
+}
+
+impl BatchAnswerer for Workers {
+    fn submit(&mut self, batch: Inputs, out: &mut dyn Write) -> Result<usize> {
+        let share = batch.len().div_ceil(self.workers.len());
+        let mut asked = 0;
+        for k in 0..self.workers.len() {
+            let range = k * share..((k + 1) * share).min(batch.len());
+            if range.is_empty() {
+                break;
+            }
+            let buffer = self.spare.pop().unwrap_or_else(|| Answers::new(self.json));
+            if self.workers[k]
+                .0
+                .send((batch.clone(), range, buffer))
+                .is_err()
+            {
+                // A worker that could not open the file said why and stopped.
+                return Err(self
+                    .answer_of(k)
+                    .err()
+                    .unwrap_or_else(|| anyhow::anyhow!("a probe worker stopped")));
+            }
+            asked += 1;
+        }
+        let failed = self.collect(out)?;
+        self.in_flight = Some(asked);
+        Ok(failed)
+    }
+
+    fn finish(&mut self, out: &mut dyn Write) -> Result<usize> {
+        self.collect(out)
+    }
 }
 
 /// Answers (and errors) in print order, as one text, with the failures counted.
@@ -224,28 +321,20 @@ type Inputs = std::sync::Arc<Vec<(String, bool)>>;
 /// line and waits for its answer gets it, and before a line that cannot be read).
 const BATCH_LINES: usize = 8192;
 
-/// The loop of [`probe_batch`]: inputs in batches; `answer_all(batch, out)` writes a
-/// batch's answers in input order and returns how many failed; the output is
-/// flushed after each batch. Returns the exit code: 1 if any failed.
+/// The loop of [`probe_batch`]: inputs in batches of at most [`BATCH_LINES`],
+/// handed to `answerer`; every answer is written and the output flushed before a
+/// read of stdin that may wait (and at the end). Returns the exit code: 1 if any
+/// failed.
 fn answer_batches(
     positions: Vec<String>,
     json: bool,
-    mut answer_all: impl FnMut(Inputs, &mut dyn Write) -> Result<usize>,
+    answerer: &mut impl BatchAnswerer,
 ) -> Result<ExitCode> {
     let stdout = std::io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut failed = 0;
     // Lines that cannot be read are reported here, in their place.
     let mut unreadable = Answers::new(json);
-    let mut flush = |inputs: &mut Vec<(String, bool)>, out: &mut BufWriter<std::io::StdoutLock>| {
-        let failed = if inputs.is_empty() {
-            0
-        } else {
-            answer_all(Inputs::new(std::mem::take(inputs)), out)?
-        };
-        out.flush()?;
-        anyhow::Ok(failed)
-    };
     let mut inputs = Vec::new();
     if positions.is_empty() {
         if std::io::stdin().is_terminal() {
@@ -253,17 +342,22 @@ fn answer_batches(
         }
         let mut stdin = std::io::BufReader::with_capacity(1 << 20, std::io::stdin().lock());
         loop {
-            // Before a read that may wait for the writer, answer what was read.
             let more_buffered = stdin.buffer().contains(&b'\n');
-            if inputs.len() == BATCH_LINES || (!inputs.is_empty() && !more_buffered) {
-                failed += flush(&mut inputs, &mut out)?;
+            if inputs.len() == BATCH_LINES || !more_buffered {
+                failed += answerer.submit_read(&mut inputs, &mut out)?;
+            }
+            if !more_buffered {
+                // Before a read that may wait for the writer, every answer is out.
+                failed += answerer.finish(&mut out)?;
+                out.flush()?;
             }
             match read_line(&mut stdin)? {
                 None => break,
                 Some(Ok(text)) if text.trim().is_empty() => {}
                 Some(Ok(text)) => inputs.push((text.trim().to_string(), false)),
                 Some(Err((shown, e))) => {
-                    failed += flush(&mut inputs, &mut out)?;
+                    failed += answerer.submit_read(&mut inputs, &mut out)?;
+                    failed += answerer.finish(&mut out)?;
                     unreadable.error(&shown, &e);
                     failed += unreadable.write_to(&mut out)?;
                 }
@@ -272,7 +366,9 @@ fn answer_batches(
     } else {
         inputs.extend(positions.into_iter().map(|p| (p, true)));
     }
-    failed += flush(&mut inputs, &mut out)?;
+    failed += answerer.submit_read(&mut inputs, &mut out)?;
+    failed += answerer.finish(&mut out)?;
+    out.flush()?;
     Ok(if failed == 0 {
         ExitCode::SUCCESS
     } else {
