@@ -234,6 +234,8 @@ pub struct Layout {
     pub groups: Vec<Group>,
     /// Symmetry and corner reduction; `None` stores every position.
     pub reduction: Option<Arc<GroupSymmetry>>,
+    /// See [`Layout::first_places`].
+    first_places: OnceLock<Vec<u32>>,
 }
 
 /// Per-group line counts of a block.
@@ -246,6 +248,7 @@ impl Layout {
             start,
             groups: groups.into_iter().map(Group::new).collect(),
             reduction: None,
+            first_places: OnceLock::new(),
         }
     }
 
@@ -273,6 +276,7 @@ impl Layout {
             start,
             groups,
             reduction: Some(Arc::new(reduction)),
+            first_places: OnceLock::new(),
         }
     }
 
@@ -484,6 +488,27 @@ impl Layout {
         (packed, index)
     }
 
+    /// For each group-1 local mask, `rank | symmetry << 24`: the rank of its
+    /// stored representative and the group-1 symmetry that gives it (one table
+    /// read instead of three in [`Layout::locate_children`]); built when first
+    /// asked for.
+    fn first_places(&self) -> &[u32] {
+        self.first_places.get_or_init(|| {
+            let Some(first) = self.groups.first() else {
+                return vec![0];
+            };
+            (0..1u32 << first.len())
+                .map(|local| match self.reduction.as_deref() {
+                    Some(r) => {
+                        let (least, s) = r.canonicalize_first(local);
+                        first.rank(least) | (s as u32) << 24
+                    }
+                    None => first.rank(local),
+                })
+                .collect()
+        })
+    }
+
     /// [`Layout::locate_packed`] of `position | 1 << line` for every line of
     /// `moves` (free lines not in `position`), as `f(line, (packed, index))`, lines
     /// in no particular order. Cheaper than locating each child: the parent's group
@@ -497,34 +522,40 @@ impl Layout {
     ) {
         let g_len = self.groups.len();
         debug_assert!(g_len <= MAX_GROUPS);
-        let reduction = self.reduction.as_deref();
-        // The stored local mask of group `g` under group-1 symmetry `s`.
-        let canon = |g: usize, s: usize, local: u32| match reduction {
-            Some(r) if g == 0 => r.canonicalize_first(local).0,
-            Some(r) => r.permute_local(g, s, local),
-            None => local,
+        if g_len == 0 {
+            return;
+        }
+        let first_places = self.first_places();
+        // The rank of the stored image of group `g`'s `local` under group-1 symmetry `s`.
+        let rank = |g: usize, s: usize, local: u32| {
+            let stored = match self.reduction.as_deref() {
+                Some(r) => r.permute_local(g, s, local),
+                None => local,
+            };
+            self.groups[g].rank(stored)
         };
-        let symmetry_of = |first: u32| reduction.map_or(0, |r| r.canonicalize_first(first).1);
         let mut local = [0u32; MAX_GROUPS];
-        let mut stored = [0u32; MAX_GROUPS];
+        let mut ranks = [0u32; MAX_GROUPS];
         let mut counts = [0usize; MAX_GROUPS];
         for (g, group) in self.groups.iter().enumerate() {
             local[g] = group.local_of(position);
             counts[g] = local[g].count_ones() as usize;
         }
-        let s = symmetry_of(local[0]);
-        for g in 0..g_len {
-            stored[g] = canon(g, s, local[g]);
+        let first = first_places[local[0] as usize];
+        let s = (first >> 24) as usize;
+        ranks[0] = first & 0xff_ffff;
+        for g in 1..g_len {
+            ranks[g] = rank(g, s, local[g]);
         }
-        // The packed counts and index of the stored masks `stored` (counts from
-        // `counts`), group `moved` having one more line than the parent.
-        let place = |stored: &[u32], moved: usize| {
+        // The packed counts and index of the digits `ranks`, group `moved` having
+        // one more line than the parent.
+        let place = |ranks: &[u32], moved: usize| {
             let mut packed = 0u128;
             let mut index = 0u64;
             for (g, group) in self.groups.iter().enumerate() {
                 let c = counts[g] + usize::from(g == moved);
                 packed = packed << 8 | c as u128;
-                index = index * group.radix(c) + group.rank(stored[g]) as u64;
+                index = index * group.radix(c) + ranks[g] as u64;
             }
             (packed, index)
         };
@@ -534,18 +565,18 @@ impl Layout {
                 let bit = bits & bits.wrapping_neg();
                 bits ^= bit;
                 let line = group.lines[bit.trailing_zeros() as usize];
-                let mut child = stored;
+                let mut child = ranks;
                 if g == 0 {
-                    let first = local[0] | bit;
-                    let s_child = symmetry_of(first);
-                    child[0] = canon(0, s_child, first);
+                    let first = first_places[(local[0] | bit) as usize];
+                    let s_child = (first >> 24) as usize;
+                    child[0] = first & 0xff_ffff;
                     if s_child != s {
                         for h in 1..g_len {
-                            child[h] = canon(h, s_child, local[h]);
+                            child[h] = rank(h, s_child, local[h]);
                         }
                     }
                 } else {
-                    child[g] = canon(g, s, local[g] | bit);
+                    child[g] = rank(g, s, local[g] | bit);
                 }
                 f(line, place(&child[..g_len], g));
             }

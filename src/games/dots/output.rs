@@ -68,16 +68,24 @@ impl JsonWriter {
                 b'0'
             };
         }
-        let _ = write!(
-            s,
-            r#"{{"board":"{}","position":"{}","lines":{},"value":{}"#,
-            self.board,
-            std::str::from_utf8(&self.bits).expect("ASCII"),
-            probe.position.count_ones(),
-            probe.value,
-        );
+        // Pushed piece by piece: `write!` costs more than the rest of a header.
+        s.push_str(r#"{"board":""#);
+        s.push_str(&self.board);
+        s.push_str(r#"","position":""#);
+        s.push_str(std::str::from_utf8(&self.bits).expect("ASCII"));
+        s.push_str(r#"","lines":"#);
+        small_int(s, probe.position.count_ones() as i32);
+        s.push_str(r#","value":"#);
+        match probe.value {
+            v if v.abs() < 1000 => small_int(s, v),
+            v => {
+                let _ = write!(s, "{v}");
+            }
+        }
         loony_field(s, probe.loony);
-        let _ = write!(s, r#","source":"{}","moves":["#, probe.source.as_str());
+        s.push_str(r#","source":""#);
+        s.push_str(probe.source.as_str());
+        s.push_str(r#"","moves":["#);
         for (i, m) in probe.moves.iter().enumerate() {
             if i > 0 {
                 s.push(',');
