@@ -21,10 +21,15 @@ pub struct GroupSymmetry {
     /// Corner pairs (global lines, lower first) with both lines free and in one group.
     corners: Vec<(usize, usize)>,
     /// `local_tables[((g * kept + s) * 2 + j) * 256 + v]`: image under symmetry `s`
-    /// of the local bits `8j..8j+8` of group `g` selected by `v`.
+    /// of the local bits `8j..8j+8` of group `g` selected by `v` (low 16 bits), and
+    /// above them which of the group's corner lines the image holds (bits 2i and
+    /// 2i + 1 for the first and second line of its corner pair i).
     local_tables: Vec<u32>,
-    /// Per group: its corner pairs as local bit masks `(a, b)`.
-    local_corners: Vec<Vec<(u32, u32)>>,
+    /// `corner_fix[g * 256 + c]`: what normalising flips in a local mask of group
+    /// `g` whose corner lines are `c` (as above). With it a permutation followed
+    /// by normalisation is three table reads and no branch (random masks made the
+    /// branches of a fold over the pairs mispredict).
+    corner_fix: Vec<u32>,
     /// For each group-1 local mask: the least normalised image of it.
     least: Vec<u16>,
     /// For each group-1 local mask: the lowest symmetry giving `least`.
@@ -81,19 +86,34 @@ impl GroupSymmetry {
             .filter(|&(a, b)| masks.iter().any(|&m| m >> a & 1 == 1 && m >> b & 1 == 1))
             .collect();
         let mut local_tables = vec![0u32; groups.len() * kept.len() * 2 * 256];
-        let mut local_corners = Vec::new();
+        let mut corner_fix = vec![0u32; groups.len() * 256];
         for (g, group) in groups.iter().enumerate() {
             let mut local_of_line = [usize::MAX; 64];
             for (i, &l) in group.iter().enumerate() {
                 local_of_line[l] = i;
             }
-            local_corners.push(
-                corners
-                    .iter()
-                    .filter(|&&(a, _)| local_of_line[a] != usize::MAX)
-                    .map(|&(a, b)| (1u32 << local_of_line[a], 1u32 << local_of_line[b]))
-                    .collect(),
-            );
+            let pairs: Vec<(u32, u32)> = corners
+                .iter()
+                .filter(|&&(a, _)| local_of_line[a] != usize::MAX)
+                .map(|&(a, b)| (1u32 << local_of_line[a], 1u32 << local_of_line[b]))
+                .collect();
+            assert!(pairs.len() <= 4, "a board has four corners");
+            // The corner lines an image holds, as an index into `corner_fix`.
+            let corner_bits = |image: u32| {
+                pairs.iter().enumerate().fold(0, |c, (i, &(a, b))| {
+                    c | u32::from(image & a != 0) << (2 * i)
+                        | u32::from(image & b != 0) << (2 * i + 1)
+                })
+            };
+            for (c, fix) in corner_fix[g * 256..(g + 1) * 256].iter_mut().enumerate() {
+                *fix = pairs.iter().enumerate().fold(0, |m, (i, &(a, b))| {
+                    if c >> (2 * i + 1) & 1 == 1 && c >> (2 * i) & 1 == 0 {
+                        m | a | b
+                    } else {
+                        m
+                    }
+                });
+            }
             for (s, &bs) in kept.iter().enumerate() {
                 let image: Vec<usize> = group
                     .iter()
@@ -102,10 +122,11 @@ impl GroupSymmetry {
                 for j in 0..2 {
                     let base = ((g * kept.len() + s) * 2 + j) * 256;
                     for v in 0..256usize {
-                        local_tables[base + v] = (0..8)
+                        let bits = (0..8)
                             .filter(|&bit| v >> bit & 1 == 1)
                             .filter_map(|bit| image.get(8 * j + bit))
                             .fold(0, |m, &i| m | 1 << i);
+                        local_tables[base + v] = bits | corner_bits(bits) << 16;
                     }
                 }
             }
@@ -115,7 +136,7 @@ impl GroupSymmetry {
             kept,
             corners,
             local_tables,
-            local_corners,
+            corner_fix,
             least: Vec::new(),
             to_least: Vec::new(),
         };
@@ -205,16 +226,10 @@ impl GroupSymmetry {
     fn local_permutation(&self, g: usize, s: usize) -> impl Fn(u32) -> u32 + '_ {
         let base = (g * self.kept.len() + s) * 512;
         let (low, high) = self.local_tables[base..base + 512].split_at(256);
-        let corners = &self.local_corners[g];
+        let fix = &self.corner_fix[g * 256..(g + 1) * 256];
         move |local| {
-            let image = low[(local & 0xff) as usize] | high[(local >> 8 & 0xff) as usize];
-            corners.iter().fold(image, |m, &(a, b)| {
-                if m & b != 0 && m & a == 0 {
-                    m ^ (a | b)
-                } else {
-                    m
-                }
-            })
+            let entry = low[(local & 0xff) as usize] | high[(local >> 8 & 0xff) as usize];
+            (entry & 0xffff) ^ fix[(entry >> 16) as usize]
         }
     }
 
