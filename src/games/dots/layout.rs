@@ -11,6 +11,7 @@ use super::board::Lines;
 use super::group_symmetry::GroupSymmetry;
 pub use super::group_symmetry::MAX_GROUP_LINES;
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// Most line groups a layout may have (block keys pack 8 bits per group).
@@ -236,6 +237,8 @@ pub struct Layout {
     pub reduction: Option<Arc<GroupSymmetry>>,
     /// See [`Layout::first_places`].
     first_places: OnceLock<Vec<u32>>,
+    /// Calls of [`Layout::locate_children`] before the table was built.
+    first_place_calls: Arc<AtomicU32>,
 }
 
 /// Per-group line counts of a block.
@@ -249,6 +252,7 @@ impl Layout {
             groups: groups.into_iter().map(Group::new).collect(),
             reduction: None,
             first_places: OnceLock::new(),
+            first_place_calls: Arc::default(),
         }
     }
 
@@ -277,6 +281,7 @@ impl Layout {
             groups,
             reduction: Some(Arc::new(reduction)),
             first_places: OnceLock::new(),
+            first_place_calls: Arc::default(),
         }
     }
 
@@ -488,25 +493,35 @@ impl Layout {
         (packed, index)
     }
 
-    /// For each group-1 local mask, `rank | symmetry << 24`: the rank of its
-    /// stored representative and the group-1 symmetry that gives it (one table
-    /// read instead of three in [`Layout::locate_children`]); built when first
-    /// asked for.
-    fn first_places(&self) -> &[u32] {
-        self.first_places.get_or_init(|| {
-            let Some(first) = self.groups.first() else {
-                return vec![0];
-            };
+    /// `rank | symmetry << 24` for a group-1 local mask: the rank of its stored
+    /// representative and the group-1 symmetry that gives it.
+    fn first_place(&self, first: &Group, local: u32) -> u32 {
+        match self.reduction.as_deref() {
+            Some(r) => {
+                let (least, s) = r.canonicalize_first(local);
+                first.rank(least) | (s as u32) << 24
+            }
+            None => first.rank(local),
+        }
+    }
+
+    /// [`Layout::first_place`] of every group-1 local mask (one table read instead
+    /// of three in [`Layout::locate_children`]), once it has been called often
+    /// enough to pay for the table (a cold probe does not build it).
+    fn first_places(&self) -> Option<&[u32]> {
+        const CALLS_BEFORE_TABLE: u32 = 64;
+        if let Some(table) = self.first_places.get() {
+            return Some(table);
+        }
+        if self.first_place_calls.fetch_add(1, Ordering::Relaxed) < CALLS_BEFORE_TABLE {
+            return None;
+        }
+        let first = self.groups.first()?;
+        Some(self.first_places.get_or_init(|| {
             (0..1u32 << first.len())
-                .map(|local| match self.reduction.as_deref() {
-                    Some(r) => {
-                        let (least, s) = r.canonicalize_first(local);
-                        first.rank(least) | (s as u32) << 24
-                    }
-                    None => first.rank(local),
-                })
+                .map(|local| self.first_place(first, local))
                 .collect()
-        })
+        }))
     }
 
     /// [`Layout::locate_packed`] of `position | 1 << line` for every line of
@@ -526,6 +541,10 @@ impl Layout {
             return;
         }
         let first_places = self.first_places();
+        let first_place = |local: u32| match first_places {
+            Some(table) => table[local as usize],
+            None => self.first_place(&self.groups[0], local),
+        };
         // The rank of the stored image of group `g`'s `local` under group-1 symmetry `s`.
         let rank = |g: usize, s: usize, local: u32| {
             let stored = match self.reduction.as_deref() {
@@ -541,7 +560,7 @@ impl Layout {
             local[g] = group.local_of(position);
             counts[g] = local[g].count_ones() as usize;
         }
-        let first = first_places[local[0] as usize];
+        let first = first_place(local[0]);
         let s = (first >> 24) as usize;
         ranks[0] = first & 0xff_ffff;
         for g in 1..g_len {
@@ -567,7 +586,7 @@ impl Layout {
                 let line = group.lines[bit.trailing_zeros() as usize];
                 let mut child = ranks;
                 if g == 0 {
-                    let first = first_places[(local[0] | bit) as usize];
+                    let first = first_place(local[0] | bit);
                     let s_child = (first >> 24) as usize;
                     child[0] = first & 0xff_ffff;
                     if s_child != s {
