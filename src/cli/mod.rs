@@ -126,8 +126,8 @@ where
                     Err(e) => return drop(reply.send(Err(e))),
                 };
                 for (batch, range, mut answers) in inbox {
-                    for (input, from_args) in &batch[range] {
-                        answers.add(input, *from_args, &mut answer);
+                    for i in range {
+                        answers.add(batch.line(i), batch.from_args, &mut answer);
                     }
                     if reply.send(Ok(answers)).is_err() {
                         return;
@@ -149,15 +149,12 @@ trait BatchAnswerer {
     fn finish(&mut self, out: &mut dyn Write) -> Result<usize>;
 
     /// [`BatchAnswerer::submit`] of the inputs read so far (taken), if any.
-    fn submit_read(
-        &mut self,
-        inputs: &mut Vec<(String, bool)>,
-        out: &mut dyn Write,
-    ) -> Result<usize> {
+    fn submit_read(&mut self, inputs: &mut Batch, out: &mut dyn Write) -> Result<usize> {
         if inputs.is_empty() {
             return Ok(0);
         }
-        self.submit(Inputs::new(std::mem::take(inputs)), out)
+        let batch = std::mem::replace(inputs, Batch::new(inputs.from_args));
+        self.submit(Inputs::new(batch), out)
     }
 }
 
@@ -170,8 +167,8 @@ struct InOrder<F> {
 impl<F: FnMut(&str, bool, &mut String) -> Result<()>> BatchAnswerer for InOrder<F> {
     fn submit(&mut self, batch: Inputs, out: &mut dyn Write) -> Result<usize> {
         let mut failed = 0;
-        for (input, from_args) in batch.iter() {
-            self.answers.add(input, *from_args, &mut self.answer);
+        for i in 0..batch.len() {
+            self.answers.add(batch.line(i), batch.from_args, &mut self.answer);
             failed += self.answers.write_to(out)?;
         }
         Ok(failed)
@@ -313,8 +310,46 @@ impl Answers {
     }
 }
 
-/// The inputs of a batch, `(input, from_args)`, shared with the workers.
-type Inputs = std::sync::Arc<Vec<(String, bool)>>;
+/// The inputs of a batch, shared with the workers.
+type Inputs = std::sync::Arc<Batch>;
+
+/// Input lines (trimmed) in one buffer: one allocation per batch, not per line.
+struct Batch {
+    text: String,
+    /// Where each line ends in `text`.
+    ends: Vec<usize>,
+    /// Whether the lines are arguments (which may name files) or stdin lines.
+    from_args: bool,
+}
+
+impl Batch {
+    fn new(from_args: bool) -> Batch {
+        Batch {
+            text: String::new(),
+            ends: Vec::new(),
+            from_args,
+        }
+    }
+
+    fn push(&mut self, line: &str) {
+        self.text.push_str(line);
+        self.ends.push(self.text.len());
+    }
+
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Line `i`.
+    fn line(&self, i: usize) -> &str {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.text[start..self.ends[i]]
+    }
+}
 
 /// Positions answered together by [`answer_batches`] at most (a batch also ends
 /// where stdin has no further complete line yet, so that a script that writes a
@@ -338,12 +373,13 @@ fn answer_batches(
     let mut failed = 0;
     // Lines that cannot be read are reported here, in their place.
     let mut unreadable = Answers::new(json);
-    let mut inputs = Vec::new();
+    let mut inputs = Batch::new(!positions.is_empty());
     if positions.is_empty() {
         if std::io::stdin().is_terminal() {
             bail!("no positions: give them as arguments or one per line on stdin");
         }
         let mut stdin = std::io::BufReader::with_capacity(1 << 20, std::io::stdin().lock());
+        let mut line = Vec::new();
         loop {
             let more_buffered = stdin.buffer().contains(&b'\n');
             if inputs.len() == BATCH_LINES || !more_buffered {
@@ -354,10 +390,10 @@ fn answer_batches(
                 failed += answerer.finish(&mut out)?;
                 out.flush()?;
             }
-            match read_line(&mut stdin)? {
+            match read_line(&mut stdin, &mut line)? {
                 None => break,
                 Some(Ok(text)) if text.trim().is_empty() => {}
-                Some(Ok(text)) => inputs.push((text.trim().to_string(), false)),
+                Some(Ok(text)) => inputs.push(text.trim()),
                 Some(Err((shown, e))) => {
                     failed += answerer.submit_read(&mut inputs, &mut out)?;
                     failed += answerer.finish(&mut out)?;
@@ -367,7 +403,7 @@ fn answer_batches(
             }
         }
     } else {
-        inputs.extend(positions.into_iter().map(|p| (p, true)));
+        positions.iter().for_each(|p| inputs.push(p));
     }
     failed += answerer.submit_read(&mut inputs, &mut out)?;
     failed += answerer.finish(&mut out)?;
@@ -381,15 +417,15 @@ fn answer_batches(
 
 /// A line of stdin read as text, or why it cannot be (with the start of the
 /// line, lossily decoded, to name it); `None` at the end of input.
-type StdinLine = Option<std::result::Result<String, (String, anyhow::Error)>>;
+type StdinLine<'a> = Option<std::result::Result<&'a str, (String, anyhow::Error)>>;
 
-/// Reads one line of at most [`MAX_LINE_BYTES`] (a longer one is skipped to its
-/// end and reported).
-fn read_line(input: &mut impl BufRead) -> Result<StdinLine> {
-    let mut bytes = Vec::new();
+/// Reads one line of at most [`MAX_LINE_BYTES`] into `bytes` (a longer one is
+/// skipped to its end and reported).
+fn read_line<'a>(input: &mut impl BufRead, bytes: &'a mut Vec<u8>) -> Result<StdinLine<'a>> {
+    bytes.clear();
     let limit = MAX_LINE_BYTES as u64 + 1;
     let n = std::io::Read::take(&mut *input, limit)
-        .read_until(b'\n', &mut bytes)
+        .read_until(b'\n', bytes)
         .context("cannot read stdin")?;
     if n == 0 {
         return Ok(None);
@@ -411,12 +447,12 @@ fn read_line(input: &mut impl BufRead) -> Result<StdinLine> {
             }
         }
         let e = anyhow::anyhow!("the line is longer than {MAX_LINE_BYTES} bytes");
-        return Ok(Some(Err((shown(&bytes) + "...", e))));
+        return Ok(Some(Err((shown(bytes) + "...", e))));
     }
-    Ok(Some(match String::from_utf8(bytes) {
+    Ok(Some(match std::str::from_utf8(bytes) {
         Ok(text) => Ok(text),
-        Err(e) => Err((
-            shown(e.as_bytes()),
+        Err(_) => Err((
+            shown(bytes),
             anyhow::anyhow!("the line is not UTF-8 text"),
         )),
     }))
