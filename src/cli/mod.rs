@@ -168,7 +168,8 @@ impl<F: FnMut(&str, bool, &mut String) -> Result<()>> BatchAnswerer for InOrder<
     fn submit(&mut self, batch: Inputs, out: &mut dyn Write) -> Result<usize> {
         let mut failed = 0;
         for i in 0..batch.len() {
-            self.answers.add(batch.line(i), batch.from_args, &mut self.answer);
+            self.answers
+                .add(batch.line(i), batch.from_args, &mut self.answer);
             failed += self.answers.write_to(out)?;
         }
         Ok(failed)
@@ -451,10 +452,7 @@ fn read_line<'a>(input: &mut impl BufRead, bytes: &'a mut Vec<u8>) -> Result<Std
     }
     Ok(Some(match std::str::from_utf8(bytes) {
         Ok(text) => Ok(text),
-        Err(_) => Err((
-            shown(bytes),
-            anyhow::anyhow!("the line is not UTF-8 text"),
-        )),
+        Err(_) => Err((shown(bytes), anyhow::anyhow!("the line is not UTF-8 text"))),
     }))
 }
 

@@ -5,7 +5,7 @@ use super::chains::Chains;
 use super::loony::Loony;
 use super::notation::format_position;
 use super::search::{SolveResult, Stopped};
-use super::tablebase::Probe;
+use super::tablebase::{MoveValue, Probe};
 use serde::Serialize;
 
 /// Renders probe answers as JSON objects (field order as in DESIGN.md §5). Written by
@@ -18,7 +18,25 @@ pub struct JsonWriter {
     /// `move_suffix[(value + 128) * 3 + boxes]`: `VALUE,"boxes":BOXES}` for a move
     /// without a loony flag, value in i8 range, at most 2 boxes (every book move).
     move_suffix: Vec<String>,
+    /// The same texts in fixed slots, zero-padded (when every prefix fits): a
+    /// move is then two copies of constant size into `scratch`, not a dozen pushes.
+    fixed_prefix: Option<Vec<[u8; PREFIX_SLOT]>>,
+    fixed_suffix: Vec<[u8; SUFFIX_SLOT]>,
+    /// Where the moves of an answer are put together (reused).
+    scratch: Vec<u8>,
     bits: Vec<u8>,
+}
+
+/// Bytes of a fixed slot for a move's text up to its value.
+const PREFIX_SLOT: usize = 64;
+/// Bytes of a fixed slot for a move's text from its value on (`-128,"boxes":2}`).
+const SUFFIX_SLOT: usize = 16;
+
+/// `text` in a zero-padded slot of `N` bytes (`None` if it does not fit).
+fn fixed_slot<const N: usize>(text: &str) -> Option<[u8; N]> {
+    let mut slot = [0u8; N];
+    slot.get_mut(..text.len())?.copy_from_slice(text.as_bytes());
+    Some(slot)
 }
 
 /// Appends the decimal text of a small integer (values, box counts).
@@ -39,16 +57,56 @@ fn small_int(out: &mut String, v: i32) {
 impl JsonWriter {
     /// A writer for answers on `board`.
     pub fn new(board: &Board) -> JsonWriter {
+        let move_prefix: Vec<String> = (0..board.num_lines())
+            .map(|l| format!(r#"{{"line":{l},"name":"{}","value":"#, board.line_name(l)))
+            .collect();
+        let move_suffix: Vec<String> = (-128..128)
+            .flat_map(|v| (0..3).map(move |b| format!(r#"{v},"boxes":{b}}}"#)))
+            .collect();
         JsonWriter {
             board: board.to_string(),
-            move_prefix: (0..board.num_lines())
-                .map(|l| format!(r#"{{"line":{l},"name":"{}","value":"#, board.line_name(l)))
+            fixed_prefix: move_prefix.iter().map(|p| fixed_slot(p)).collect(),
+            fixed_suffix: move_suffix
+                .iter()
+                .map(|t| fixed_slot(t).expect("a suffix fits its slot"))
                 .collect(),
-            move_suffix: (-128..128)
-                .flat_map(|v| (0..3).map(move |b| format!(r#"{v},"boxes":{b}}}"#)))
-                .collect(),
+            move_prefix,
+            move_suffix,
+            scratch: Vec::new(),
             bits: vec![b'0'; board.num_lines()],
         }
+    }
+
+    /// Appends the moves of `moves` (with commas between) if each is a book move
+    /// without a loony flag; false (nothing appended) otherwise.
+    fn book_moves_into(&mut self, moves: &[MoveValue], s: &mut String) -> bool {
+        let Some(prefixes) = &self.fixed_prefix else {
+            return false;
+        };
+        let suffix_of = |m: &MoveValue| match (m.value, m.boxes, m.loony) {
+            (Some(v @ -128..128), 0..3, None) => Some((v + 128) as usize * 3 + m.boxes as usize),
+            _ => None,
+        };
+        if !moves.iter().all(|m| suffix_of(m).is_some()) {
+            return false;
+        }
+        let need = moves.len() * (1 + PREFIX_SLOT + SUFFIX_SLOT);
+        if self.scratch.len() < need {
+            self.scratch.resize(need, 0);
+        }
+        let buf = &mut self.scratch;
+        let mut at = 0;
+        for (i, m) in moves.iter().enumerate() {
+            buf[at] = b',';
+            at += usize::from(i > 0);
+            buf[at..at + PREFIX_SLOT].copy_from_slice(&prefixes[m.line]);
+            at += self.move_prefix[m.line].len();
+            let k = suffix_of(m).expect("checked above");
+            buf[at..at + SUFFIX_SLOT].copy_from_slice(&self.fixed_suffix[k]);
+            at += self.move_suffix[k].len();
+        }
+        s.push_str(std::str::from_utf8(&buf[..at]).expect("ASCII"));
+        true
     }
 
     /// One JSON object (no newline) for a probe answer.
@@ -86,15 +144,15 @@ impl JsonWriter {
         s.push_str(r#","source":""#);
         s.push_str(probe.source.as_str());
         s.push_str(r#"","moves":["#);
+        if self.book_moves_into(&probe.moves, s) {
+            s.push_str("]}");
+            return;
+        }
         for (i, m) in probe.moves.iter().enumerate() {
             if i > 0 {
                 s.push(',');
             }
             s.push_str(&self.move_prefix[m.line]);
-            if let (Some(v @ -128..128), 0..3, None) = (m.value, m.boxes, m.loony) {
-                s.push_str(&self.move_suffix[(v + 128) as usize * 3 + m.boxes as usize]);
-                continue;
-            }
             match m.value {
                 // Book values are i8; search values are bounded by boxes + |penalty|.
                 Some(v) if v.abs() < 1000 => small_int(s, v),
@@ -212,4 +270,89 @@ pub fn probe_text(board: &Board, probe: &Probe) -> String {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tablebase::Source;
+    use super::*;
+    use serde_json::{Value, json};
+
+    /// The hand-written JSON against the same answer built with serde_json: book
+    /// moves (the fixed-slot path) and moves with unknown values, large values or
+    /// loony flags (the general path), on a small and a large board.
+    #[test]
+    fn probe_json_is_what_serde_writes() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for spec in ["2x2", "3x4", "5x5"] {
+            let board: Board = spec.parse().unwrap();
+            let mut writer = JsonWriter::new(&board);
+            let lines = board.num_lines() as u64;
+            for _ in 0..500 {
+                let kind = next(4);
+                let flag = |k: u64| [Loony::Mover, Loony::Neither, Loony::Opponent][k as usize];
+                let loony = (kind == 3).then(|| flag(next(3)));
+                let moves: Vec<MoveValue> = (0..next(lines.min(40) + 1))
+                    .map(|_| MoveValue {
+                        line: next(lines) as usize,
+                        value: match kind {
+                            1 if next(4) == 0 => None,
+                            2 if next(4) == 0 => Some(next(4000) as i32 - 2000),
+                            _ => Some(next(256) as i32 - 128),
+                        },
+                        boxes: next(3) as u32,
+                        loony: loony.map(|_| flag(next(3))),
+                    })
+                    .collect();
+                let probe = Probe {
+                    position: next(1 << lines.min(63)),
+                    value: next(41) as i32 - 20,
+                    source: if next(2) == 0 {
+                        Source::Book
+                    } else {
+                        Source::Search
+                    },
+                    moves,
+                    loony,
+                };
+                let with_loony = |mut object: Value, flag: Option<Loony>| {
+                    if let Some(flag) = flag {
+                        object["loony"] = json!(flag.json());
+                    }
+                    object
+                };
+                let moves: Vec<Value> = probe
+                    .moves
+                    .iter()
+                    .map(|m| {
+                        let object = json!({
+                            "line": m.line,
+                            "name": board.line_name(m.line),
+                            "value": m.value,
+                            "boxes": m.boxes,
+                        });
+                        with_loony(object, m.loony)
+                    })
+                    .collect();
+                let object = json!({
+                    "board": spec,
+                    "position": format_position(&board, probe.position),
+                    "lines": probe.position.count_ones(),
+                    "value": probe.value,
+                    "source": probe.source.as_str(),
+                    "moves": moves,
+                });
+                let expected = with_loony(object, probe.loony);
+                let text = writer.probe(&probe);
+                let written: Value = serde_json::from_str(&text).expect(&text);
+                assert_eq!(written, expected, "{text}");
+            }
+        }
+    }
 }
