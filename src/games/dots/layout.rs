@@ -529,16 +529,17 @@ impl Layout {
     /// in no particular order. Cheaper than locating each child: the parent's group
     /// masks are gathered once, and a move outside group 1 keeps the symmetry that
     /// canonicalises group 1, so only the moved group's digit is recomputed.
+    /// Returns the place of `position` itself.
     pub fn locate_children(
         &self,
         position: Lines,
         moves: Lines,
         mut f: impl FnMut(usize, (u128, u64)),
-    ) {
+    ) -> (u128, u64) {
         let g_len = self.groups.len();
         debug_assert!(g_len <= MAX_GROUPS);
         if g_len == 0 {
-            return;
+            return (0, 0);
         }
         let first_places = self.first_places();
         let first_place = |local: u32| match first_places {
@@ -600,6 +601,7 @@ impl Layout {
                 f(line, place(&child[..g_len], g));
             }
         }
+        place(&ranks[..g_len], usize::MAX)
     }
 
     /// Unpacks counts packed by [`Layout::locate_packed`].

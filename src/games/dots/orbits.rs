@@ -383,7 +383,7 @@ mod tests {
                 let position = next() & next() & b.all_lines() | start;
                 let moves = b.all_lines() & !position;
                 let mut seen = 0u64;
-                layout.locate_children(position, moves, |line, place| {
+                let here = layout.locate_children(position, moves, |line, place| {
                     assert_eq!(moves >> line & 1, 1);
                     seen |= 1 << line;
                     assert_eq!(
@@ -393,6 +393,7 @@ mod tests {
                     );
                 });
                 assert_eq!(seen, moves);
+                assert_eq!(here, layout.locate_packed(position));
             }
         }
     }

@@ -342,30 +342,39 @@ impl Tablebase {
         if !self.spec.chains.is_empty() {
             return self.chain_probe_from_book(position);
         }
-        if let Some(entry) = self.entry(position)? {
+        let open = board.all_lines() & !position;
+        let n = position.count_ones() as usize;
+        let children_stored = self.has_layer(n + 1);
+        // Where the children's values lie (a full position has none), and the
+        // position's own place with them.
+        let mut lines = [0usize; 64];
+        let mut places = [(0u128, 0u64); 64];
+        let mut k = 0;
+        let here = children_stored.then(|| {
+            self.layout.locate_children(position, open, |line, place| {
+                (lines[k], places[k]) = (line, place);
+                k += 1;
+            })
+        });
+        debug_assert!(!children_stored || k == open.count_ones() as usize);
+        let entry = match here {
+            Some(place) if self.has_layer(n) && position & !board.all_lines() == 0 => {
+                Some(self.restored(position, self.stored(n, place)?))
+            }
+            _ => self.entry(position)?,
+        };
+        if let Some(entry) = entry {
             let (value, loony) = if self.spec.loony {
                 let (value, flag, _) = self.loony_entry(entry)?;
                 (value, Some(flag))
             } else {
                 (entry as i32, None)
             };
-            let open = board.all_lines() & !position;
-            let n = position.count_ones() as usize + 1;
             let mut moves = Vec::with_capacity(open.count_ones() as usize);
-            if self.has_layer(n) {
-                // The children (a full position has none): where each value lies,
-                // then all read at once.
-                let mut lines = [0usize; 64];
-                let mut places = [(0u128, 0u64); 64];
-                let mut k = 0;
-                self.layout.locate_children(position, open, |line, place| {
-                    (lines[k], places[k]) = (line, place);
-                    k += 1;
-                });
-                debug_assert_eq!(k, open.count_ones() as usize, "every open line is free");
+            if children_stored {
                 let mut entries = [0i8; 64];
                 self.reader
-                    .values(n, &places[..k], &mut entries[..k], |packed| {
+                    .values(n + 1, &places[..k], &mut entries[..k], |packed| {
                         self.block_of(packed)
                     })?;
                 for (&line, &entry) in lines[..k].iter().zip(&entries[..k]) {
