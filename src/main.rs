@@ -935,6 +935,8 @@ fn probe(
         tb.set_search_limit(limits.search_limit);
         tb.set_search_bounds(limits.bounds);
         let mut json_writer = output::JsonWriter::new(&board);
+        // The moves of the last answer, reused for the next.
+        let mut spare_moves = Vec::new();
         // Arguments may name Wilson files; stdin lines are positions themselves.
         move |input: &str, from_args: bool, out: &mut String| -> Result<()> {
             let parsed = if from_args {
@@ -942,13 +944,14 @@ fn probe(
             } else {
                 notation::parse_position(&board, input)
             };
-            let p = tb.probe_parsed(&parsed?)?;
+            let p = tb.probe_parsed_with(&parsed?, std::mem::take(&mut spare_moves))?;
             if json {
                 json_writer.probe_into(&p, out);
                 out.push('\n');
             } else {
                 out.push_str(&output::probe_text(&board, &p));
             }
+            spare_moves = p.moves;
             Ok(())
         }
     };

@@ -327,7 +327,14 @@ impl Tablebase {
     /// Value of a position and of every legal move: from the stored layers when
     /// they hold the position and all its children, otherwise by search.
     pub fn probe(&self, position: Lines) -> Result<Probe> {
-        match self.probe_from_book(position)? {
+        self.probe_with(position, Vec::new())
+    }
+
+    /// [`Tablebase::probe`] whose answer's moves go into `moves` (cleared first):
+    /// a batch hands back the moves of its last answer, so that a warm probe
+    /// allocates nothing.
+    pub fn probe_with(&self, position: Lines, moves: Vec<MoveValue>) -> Result<Probe> {
+        match self.probe_from_book_with(position, moves)? {
             Some(probe) => Ok(probe),
             None => self.probe_by_search(position),
         }
@@ -337,6 +344,15 @@ impl Tablebase {
     /// lead past them but the position is beyond the search fallback); `None` when
     /// the answer takes a search.
     pub fn probe_from_book(&self, position: Lines) -> Result<Option<Probe>> {
+        self.probe_from_book_with(position, Vec::new())
+    }
+
+    /// [`Tablebase::probe_from_book`] with the moves put into `moves` (cleared).
+    fn probe_from_book_with(
+        &self,
+        position: Lines,
+        mut moves: Vec<MoveValue>,
+    ) -> Result<Option<Probe>> {
         let board = self.spec.board;
         self.check_has_start(position)?;
         if !self.spec.chains.is_empty() {
@@ -370,7 +386,7 @@ impl Tablebase {
             } else {
                 (entry as i32, None)
             };
-            let mut moves = Vec::with_capacity(open.count_ones() as usize);
+            moves.clear();
             if children_stored {
                 let mut entries = [0i8; 64];
                 self.reader
@@ -509,8 +525,18 @@ impl Tablebase {
     /// what it asks, so one other than the table's is refused. (Its player to move
     /// and scores change nothing: values are net future boxes for whoever moves.)
     pub fn probe_parsed(&self, parsed: &ParsedPosition) -> Result<Probe> {
+        self.probe_parsed_with(parsed, Vec::new())
+    }
+
+    /// [`Tablebase::probe_parsed`] with the moves put into `moves` (see
+    /// [`Tablebase::probe_with`]).
+    pub fn probe_parsed_with(
+        &self,
+        parsed: &ParsedPosition,
+        moves: Vec<MoveValue>,
+    ) -> Result<Probe> {
         self.check_parsed(parsed)?;
-        self.probe(parsed.lines)
+        self.probe_with(parsed.lines, moves)
     }
 
     /// [`Tablebase::probe_from_book`] of a parsed position (its penalty checked as
