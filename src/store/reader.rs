@@ -187,7 +187,8 @@ impl ChunkReader {
     /// [`ChunkReader::value`] of every `(packed, index)` of `places` in `layer`, into
     /// `out` (as long as `places`). One cache lookup per value: the cached values
     /// are found and their reads hinted first, then read, so that the scattered
-    /// memory reads overlap; chunks not cached are then read one by one.
+    /// memory reads overlap; the others (chunks not cached, or too short) are then
+    /// read one by one by [`ChunkReader::value`].
     pub fn values(
         &self,
         layer: usize,
@@ -201,25 +202,24 @@ impl ChunkReader {
             let mut missing = 0u64;
             {
                 let cache = self.cache.borrow();
-                let mut found: [&[i8]; BATCH] = [&[]; BATCH];
-                let mut offsets = [0usize; BATCH];
+                let mut found: [&i8; BATCH] = [&0; BATCH];
                 for (k, &(packed, index)) in places.iter().enumerate() {
                     let (chunk_key, offset) = self.place(layer, packed, index);
-                    match cache.chunks.get(&chunk_key) {
-                        Some(cached) if cached.answers(offset) => {
-                            found[k] = &cached.values;
-                            offsets[k] = offset;
-                            if let Some(value) = cached.values.get(offset) {
-                                crate::sys::prefetch(value);
-                            }
+                    match cache
+                        .chunks
+                        .get(&chunk_key)
+                        .and_then(|c| c.values.get(offset))
+                    {
+                        Some(value) => {
+                            crate::sys::prefetch(value);
+                            found[k] = value;
                         }
-                        _ => missing |= 1 << k,
+                        None => missing |= 1 << k,
                     }
                 }
                 for (k, slot) in out.iter_mut().enumerate() {
                     if missing >> k & 1 == 0 {
-                        let (packed, index) = places[k];
-                        *slot = at(found[k], offsets[k], self.place(layer, packed, index).0)?;
+                        *slot = *found[k];
                     }
                 }
             }

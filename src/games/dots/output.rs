@@ -15,13 +15,13 @@ pub struct JsonWriter {
     board: String,
     /// Per line: `{"line":N,"name":"NAME","value":`.
     move_prefix: Vec<String>,
-    /// `move_suffix[(value + 128) * 3 + boxes]`: `VALUE,"boxes":BOXES}` for a move
+    /// The prefixes in fixed slots (when every one fits), and
+    /// `book_suffix[(value + 128) * 3 + boxes]`: `VALUE,"boxes":BOXES}` for a move
     /// without a loony flag, value in i8 range, at most 2 boxes (every book move).
-    move_suffix: Vec<String>,
-    /// The same texts in fixed slots, zero-padded (when every prefix fits): a
-    /// move is then two copies of constant size into `scratch`, not a dozen pushes.
-    fixed_prefix: Option<Vec<[u8; PREFIX_SLOT]>>,
-    fixed_suffix: Vec<[u8; SUFFIX_SLOT]>,
+    /// A book move is then two copies of constant size into `scratch`, not a
+    /// dozen pushes.
+    fixed_prefix: Option<Vec<Slot<PREFIX_SLOT>>>,
+    book_suffix: Vec<Slot<SUFFIX_SLOT>>,
     /// Where the moves of an answer are put together (reused).
     scratch: Vec<u8>,
     bits: Vec<u8>,
@@ -32,26 +32,53 @@ const PREFIX_SLOT: usize = 64;
 /// Bytes of a fixed slot for a move's text from its value on (`-128,"boxes":2}`).
 const SUFFIX_SLOT: usize = 16;
 
-/// `text` in a zero-padded slot of `N` bytes (`None` if it does not fit).
-fn fixed_slot<const N: usize>(text: &str) -> Option<[u8; N]> {
-    let mut slot = [0u8; N];
-    slot.get_mut(..text.len())?.copy_from_slice(text.as_bytes());
-    Some(slot)
+/// ASCII text zero-padded to `N` bytes, with its length.
+struct Slot<const N: usize> {
+    bytes: [u8; N],
+    len: usize,
 }
 
-/// Appends the decimal text of a small integer (values, box counts).
-fn small_int(out: &mut String, v: i32) {
+impl<const N: usize> Slot<N> {
+    /// `text` in a slot (`None` if it does not fit).
+    fn new(text: &str) -> Option<Slot<N>> {
+        let mut bytes = [0u8; N];
+        bytes
+            .get_mut(..text.len())?
+            .copy_from_slice(text.as_bytes());
+        Some(Slot {
+            bytes,
+            len: text.len(),
+        })
+    }
+
+    /// Copies the whole slot to `buf` (a copy of constant size) and returns how
+    /// many of its bytes count.
+    #[inline]
+    fn put(&self, buf: &mut [u8]) -> usize {
+        buf[..N].copy_from_slice(&self.bytes);
+        self.len
+    }
+}
+
+/// Appends the decimal text of an integer (values, counts) without `format!`'s
+/// machinery, which cost more than the rest of an answer's header.
+fn push_int(out: &mut String, v: i32) {
+    let mut digits = [0u8; 11];
+    let mut at = digits.len();
+    let mut rest = v.unsigned_abs();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
     if v < 0 {
-        out.push('-');
+        at -= 1;
+        digits[at] = b'-';
     }
-    let v = v.unsigned_abs();
-    if v >= 100 {
-        out.push(char::from(b'0' + (v / 100 % 10) as u8));
-    }
-    if v >= 10 {
-        out.push(char::from(b'0' + (v / 10 % 10) as u8));
-    }
-    out.push(char::from(b'0' + (v % 10) as u8));
+    out.push_str(std::str::from_utf8(&digits[at..]).expect("ASCII digits"));
 }
 
 impl JsonWriter {
@@ -60,18 +87,14 @@ impl JsonWriter {
         let move_prefix: Vec<String> = (0..board.num_lines())
             .map(|l| format!(r#"{{"line":{l},"name":"{}","value":"#, board.line_name(l)))
             .collect();
-        let move_suffix: Vec<String> = (-128..128)
-            .flat_map(|v| (0..3).map(move |b| format!(r#"{v},"boxes":{b}}}"#)))
-            .collect();
         JsonWriter {
             board: board.to_string(),
-            fixed_prefix: move_prefix.iter().map(|p| fixed_slot(p)).collect(),
-            fixed_suffix: move_suffix
-                .iter()
-                .map(|t| fixed_slot(t).expect("a suffix fits its slot"))
+            fixed_prefix: move_prefix.iter().map(|p| Slot::new(p)).collect(),
+            book_suffix: (-128..128)
+                .flat_map(|v| (0..3).map(move |b| format!(r#"{v},"boxes":{b}}}"#)))
+                .map(|t| Slot::new(&t).expect("a suffix fits its slot"))
                 .collect(),
             move_prefix,
-            move_suffix,
             scratch: Vec::new(),
             bits: vec![b'0'; board.num_lines()],
         }
@@ -83,13 +106,6 @@ impl JsonWriter {
         let Some(prefixes) = &self.fixed_prefix else {
             return false;
         };
-        let suffix_of = |m: &MoveValue| match (m.value, m.boxes, m.loony) {
-            (Some(v @ -128..128), 0..3, None) => Some((v + 128) as usize * 3 + m.boxes as usize),
-            _ => None,
-        };
-        if !moves.iter().all(|m| suffix_of(m).is_some()) {
-            return false;
-        }
         let need = moves.len() * (1 + PREFIX_SLOT + SUFFIX_SLOT);
         if self.scratch.len() < need {
             self.scratch.resize(need, 0);
@@ -97,13 +113,13 @@ impl JsonWriter {
         let buf = &mut self.scratch;
         let mut at = 0;
         for (i, m) in moves.iter().enumerate() {
+            let (Some(v @ -128..128), 0..3, None) = (m.value, m.boxes, m.loony) else {
+                return false;
+            };
             buf[at] = b',';
             at += usize::from(i > 0);
-            buf[at..at + PREFIX_SLOT].copy_from_slice(&prefixes[m.line]);
-            at += self.move_prefix[m.line].len();
-            let k = suffix_of(m).expect("checked above");
-            buf[at..at + SUFFIX_SLOT].copy_from_slice(&self.fixed_suffix[k]);
-            at += self.move_suffix[k].len();
+            at += prefixes[m.line].put(&mut buf[at..]);
+            at += self.book_suffix[(v + 128) as usize * 3 + m.boxes as usize].put(&mut buf[at..]);
         }
         s.push_str(std::str::from_utf8(&buf[..at]).expect("ASCII"));
         true
@@ -118,7 +134,6 @@ impl JsonWriter {
 
     /// [`JsonWriter::probe`] appended to `s` (a batch reuses one buffer).
     pub fn probe_into(&mut self, probe: &Probe, s: &mut String) {
-        use std::fmt::Write as _;
         for (i, b) in self.bits.iter_mut().enumerate() {
             *b = if probe.position >> i & 1 == 1 {
                 b'1'
@@ -132,14 +147,9 @@ impl JsonWriter {
         s.push_str(r#"","position":""#);
         s.push_str(std::str::from_utf8(&self.bits).expect("ASCII"));
         s.push_str(r#"","lines":"#);
-        small_int(s, probe.position.count_ones() as i32);
+        push_int(s, probe.position.count_ones() as i32);
         s.push_str(r#","value":"#);
-        match probe.value {
-            v if v.abs() < 1000 => small_int(s, v),
-            v => {
-                let _ = write!(s, "{v}");
-            }
-        }
+        push_int(s, probe.value);
         loony_field(s, probe.loony);
         s.push_str(r#","source":""#);
         s.push_str(probe.source.as_str());
@@ -154,16 +164,12 @@ impl JsonWriter {
             }
             s.push_str(&self.move_prefix[m.line]);
             match m.value {
-                // Book values are i8; search values are bounded by boxes + |penalty|.
-                Some(v) if v.abs() < 1000 => small_int(s, v),
-                Some(v) => {
-                    let _ = write!(s, "{v}");
-                }
+                Some(v) => push_int(s, v),
                 None => s.push_str("null"),
             }
             loony_field(s, m.loony);
             s.push_str(r#","boxes":"#);
-            small_int(s, m.boxes as i32);
+            push_int(s, m.boxes as i32);
             s.push('}');
         }
         s.push_str("]}");
