@@ -235,8 +235,24 @@ pub type ProgressFn = Box<dyn FnMut(&SearchStatus) + Send>;
 
 /// Nodes between two looks at the clock (and the progress callback).
 const CLOCK_NODES: u64 = 1 << 16;
-/// Nodes between two looks of a helper thread at its halt flag.
+/// Nodes between two looks of a helper thread at its halt flag (and of any thread
+/// of a parallel solve at the root's table entry).
 const HALT_NODES: u64 = 1 << 12;
+
+/// Why a root test stops when another thread has answered it (not a limit: the
+/// test's answer is in the table).
+const STALE: &str = "answered by another thread";
+
+/// Which MTD(f) a call of [`Solver::mtdf_from`] runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Pass {
+    /// Of a position below the root (a move's value): nothing else to tell.
+    Inner,
+    /// Of the root, on the main thread: its bounds are kept in the guard.
+    Root,
+    /// Of the root, on a helper thread alongside the main thread's.
+    Alongside,
+}
 
 /// What stops a search and who hears of its progress.
 #[derive(Default)]
@@ -258,6 +274,10 @@ struct Guard {
     progress: Option<ProgressFn>,
     /// A helper thread's: set by the main thread when it has its answer.
     halt: Option<Arc<AtomicBool>>,
+    /// With several threads, the root test in progress: the root's table key and
+    /// the `beta` of the null-window search. A thread whose test another one has
+    /// answered meanwhile (the root's table entry decides it) stops it as [`STALE`].
+    root_test: Option<(Lines, i32)>,
 }
 
 impl Guard {
@@ -273,7 +293,7 @@ impl Guard {
     /// Sets the next node count to look at the limits: the node limit, or a clock
     /// check [`CLOCK_NODES`] on when a deadline or progress needs the clock.
     fn rearm(&mut self, nodes: u64) {
-        let clock = if self.halt.is_some() {
+        let clock = if self.halt.is_some() || self.root_test.is_some() {
             nodes.saturating_add(HALT_NODES)
         } else if self.deadline.is_some() || self.progress.is_some() {
             nodes.saturating_add(CLOCK_NODES)
@@ -324,6 +344,9 @@ pub struct Solver {
     etc_min: u32,
     /// Limits and progress of the current call.
     guard: Guard,
+    /// A helper thread's root while it searches the root's value: its moves are
+    /// tried in reverse order.
+    reversed_root: Option<Lines>,
 }
 
 /// The board's geometry, the rules in force (penalty, chains) and the tables
@@ -401,6 +424,7 @@ impl Solver {
             threads: 1,
             etc_min: ETC_MIN_OPEN,
             guard: Guard::idle(None),
+            reversed_root: None,
         }
     }
 
@@ -448,9 +472,11 @@ impl Solver {
     }
 
     /// Runs [`Solver::solve`] and [`Solver::solve_within`] on `threads` threads:
-    /// helpers search the same position and its moves (the moves in the opposite
-    /// order) into the shared table, so that each thread finds what the others
-    /// proved. The value is the same; the node count is every thread's.
+    /// helpers run the same tests of the root's value (trying the root's moves in
+    /// the opposite order), then compute the moves' values from the other end, all
+    /// into the shared table, so that each thread finds what the others proved; a
+    /// thread whose root test another one has answered moves on to the next. The
+    /// value is the same; the node count is every thread's.
     pub fn set_threads(&mut self, threads: usize) {
         self.threads = threads.max(1);
     }
@@ -468,20 +494,27 @@ impl Solver {
                 halt: Some(halt),
                 ..Guard::idle(None)
             },
+            reversed_root: None,
         }
     }
 
-    /// A helper's work: every move's value, in reverse line order (the main thread
-    /// first finds the root's value, which these bound, then goes forwards), until
-    /// done or halted.
+    /// A helper's work: the root's value alongside the main thread (its tests the
+    /// same, the root's moves tried in reverse order, so that the threads refute
+    /// different moves first), then every move's value in reverse line order (the
+    /// main thread goes forwards), until done or halted.
     fn help(&mut self, position: Lines) {
         self.guard.rearm(self.nodes);
+        self.reversed_root = Some(position);
+        let Some(value) = self.mtdf_from(position, (-INF, INF), Pass::Alongside, 0) else {
+            return;
+        };
+        self.reversed_root = None;
         let moves: Vec<usize> = lines_of(self.legal(position)).collect();
         for &line in moves.iter().rev() {
             if self.guard.stopped.is_some() {
                 return;
             }
-            self.mtdf(position | 1 << line);
+            self.move_value(position, line, value);
         }
     }
 
@@ -535,7 +568,7 @@ impl Solver {
     /// last line are ignored.
     pub fn value(&mut self, position: Lines) -> i32 {
         self.aim_cutoffs(position);
-        self.mtdf(position & self.rules.all)
+        self.mtdf(position & self.rules.all, 0)
     }
 
     /// Aims the enhanced transposition cutoffs at the top [`ETC_DEPTH`] plies below
@@ -613,6 +646,14 @@ impl Solver {
             g.stopped_at = self.nodes;
             return true;
         }
+        if let Some((key, beta)) = g.root_test
+            && let Some(e) = self.table.probe(key)
+            && (i32::from(e.lower) >= beta || i32::from(e.upper) < beta)
+        {
+            g.stopped = Some(STALE);
+            g.stopped_at = self.nodes;
+            return true;
+        }
         if g.max_nodes.is_some_and(|max| self.nodes >= max) {
             g.stopped = Some("node limit");
             g.stopped_at = self.nodes;
@@ -673,15 +714,14 @@ impl Solver {
         let value = self.mtdf_root(position)?;
         let mut moves = Vec::new();
         for line in lines_of(self.legal(position)) {
-            let k = self.completes(position, line);
-            let child = self.mtdf(position | 1 << line);
+            let value = self.move_value(position, line, value);
             if self.guard.stopped.is_some() {
                 return None;
             }
             moves.push(MoveValue {
                 line,
-                value: if k > 0 { k + child } else { -child },
-                boxes: k as u32,
+                value,
+                boxes: self.completes(position, line) as u32,
             });
         }
         moves.sort_by(|a, b| b.value.cmp(&a.value).then(a.line.cmp(&b.line)));
@@ -693,6 +733,17 @@ impl Solver {
             nodes: 0,
             pv,
         })
+    }
+
+    /// The exact value of drawing `line` in `position`, whose value is `value`:
+    /// first tested at `value` itself (many moves are best).
+    fn move_value(&mut self, position: Lines, line: usize, value: i32) -> i32 {
+        let k = self.completes(position, line);
+        if k > 0 {
+            k + self.mtdf(position | 1 << line, value - k)
+        } else {
+            -self.mtdf(position | 1 << line, -value)
+        }
     }
 
     /// Follows the lowest best move from `position` (worth `value`) to the full board.
@@ -729,40 +780,67 @@ impl Solver {
     }
 
     /// MTD(f): null-window searches until the bounds meet.
-    fn mtdf(&mut self, position: Lines) -> i32 {
+    fn mtdf(&mut self, position: Lines, guess: i32) -> i32 {
         // (Only a stopped search has no value; its caller discards it.)
-        self.mtdf_from(position, (-INF, INF), false).unwrap_or(0)
+        self.mtdf_from(position, (-INF, INF), Pass::Inner, guess)
+            .unwrap_or(0)
     }
 
     /// MTD(f) at the root: the bounds it proves are kept in the guard (for progress
     /// and a stopped search).
     fn mtdf_root(&mut self, position: Lines) -> Option<i32> {
-        self.mtdf_from(position, self.guard.bounds, true)
+        self.mtdf_from(position, self.guard.bounds, Pass::Root, 0)
     }
 
-    /// MTD(f) from known bounds, narrowed by the table; with `root` the bounds are
-    /// kept in the guard as they move. `None` once a limit stops it.
-    fn mtdf_from(&mut self, position: Lines, bounds: (i32, i32), root: bool) -> Option<i32> {
+    /// MTD(f) from known bounds, narrowed by the table, first testing `guess` (the
+    /// nearer the value, the fewer tests). `None` once a limit stops it.
+    fn mtdf_from(
+        &mut self,
+        position: Lines,
+        bounds: (i32, i32),
+        pass: Pass,
+        mut guess: i32,
+    ) -> Option<i32> {
+        let key = self.key(position);
         let (mut lower, mut upper) = bounds;
-        if let Some(e) = self.table.probe(self.key(position)) {
-            lower = lower.max(e.lower.into());
-            upper = upper.min(e.upper.into());
-        }
         // Every value of the position has this parity: bounds and guesses keep it,
         // so that each test moves a bound by two.
         let parity = self.parity(position);
-        lower = round_up(lower, parity);
-        upper = round_down(upper, parity);
-        let mut guess = round_up(0, parity).clamp(lower, upper);
-        while lower < upper {
-            if root {
+        loop {
+            if let Some(e) = self.table.probe(key) {
+                lower = lower.max(e.lower.into());
+                upper = upper.min(e.upper.into());
+            }
+            lower = round_up(lower, parity);
+            upper = round_down(upper, parity);
+            guess = round_up(guess, parity).clamp(lower, upper);
+            if lower >= upper {
+                break;
+            }
+            if pass == Pass::Root {
                 self.guard.bounds = (lower, upper);
             }
             // "V > guess" (so at least guess + 2) at the lower bound, else "V >= guess".
             let beta = if guess == lower { guess + 1 } else { guess };
+            let parallel = pass != Pass::Inner && self.threads_alongside();
+            if parallel {
+                self.guard.root_test = Some((key, beta));
+                self.guard.rearm(self.nodes);
+            }
             guess = self.search(position, beta - 1, beta);
-            if self.guard.stopped.is_some() {
-                return None;
+            if parallel {
+                self.guard.root_test = None;
+            }
+            match self.guard.stopped {
+                // Another thread answered this test: the table has its bound.
+                Some(STALE) => {
+                    self.guard.stopped = None;
+                    self.guard.rearm(self.nodes);
+                    guess = beta;
+                    continue;
+                }
+                Some(_) => return None,
+                None => {}
             }
             if guess < beta {
                 guess = round_down(guess, parity);
@@ -772,10 +850,16 @@ impl Solver {
                 lower = guess;
             }
         }
-        if root {
+        if pass == Pass::Root {
             self.guard.bounds = (lower, lower);
         }
         Some(lower)
+    }
+
+    /// Whether other threads search this root too (a helper, or a main thread with
+    /// helpers): then a root test may be answered by one of them first.
+    fn threads_alongside(&self) -> bool {
+        self.threads > 1 || self.guard.halt.is_some()
     }
 
     /// The parity (0 or 1) of every value of `position`: the unfinished boxes are
@@ -915,7 +999,11 @@ impl Solver {
                 }
             }
         }
-        let moves = &moves[..count];
+        let moves = &mut moves[..count];
+        if self.reversed_root == Some(position) {
+            moves.reverse();
+        }
+        let moves = &*moves;
 
         // Enhanced transposition cutoffs near the root: a child whose stored bound
         // already refutes the window ends the node before any search.
