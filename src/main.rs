@@ -191,7 +191,7 @@ enum Command {
     },
     /// Value of a position and of every move by search (no database needed).
     #[command(
-        after_help = "Examples:\n  tb solve 3x3\n  tb solve 3x5 --start swedish --pv\n  tb solve 2x4 h0.0,v1.1 --json\n  tb solve 5x5 data/problem-12.18.txt --tt 8GiB\n\nChains: in a Wilson file, dots on open lines mark chains (strings of boxes with two sides drawn), as in Wilson's diagram of problem 12.18. Each chain is played as one pseudo-line: once a line of a chain is drawn, only that chain's lines may be drawn until it is full (Wilson's assumption; see the README)."
+        after_help = "Examples:\n  tb solve 3x3\n  tb solve 3x5 --start swedish --pv\n  tb solve 2x4 h0.0,v1.1 --json\n  tb solve 5x5 data/problem-12.18.txt --tt 4GiB\n\nChains: in a Wilson file, dots on open lines mark chains (strings of boxes with two sides drawn), as in Wilson's diagram of problem 12.18. Each chain is played as one pseudo-line: once a line of a chain is drawn, only that chain's lines may be drawn until it is full (Wilson's assumption; see the README)."
     )]
     Solve {
         /// Board size in boxes, RxC.
