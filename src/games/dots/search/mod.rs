@@ -105,7 +105,7 @@ mod tt;
 use super::board::{Board, Lines, boxes_completed_with};
 use super::chains::Chains;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use symmetry::Symmetries;
 use tt::{NO_MOVE, Table};
@@ -246,8 +246,11 @@ const STALE: &str = "answered by another thread";
 /// Which MTD(f) a call of [`Solver::mtdf_from`] runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Pass {
-    /// Of a position below the root (a move's value): nothing else to tell.
+    /// Of a position below the root, on one thread: nothing else to tell.
     Inner,
+    /// Of a move's position in a parallel solve (on any thread): a test another
+    /// thread answers first is left.
+    Move,
     /// Of the root, on the main thread: its bounds are kept in the guard.
     Root,
     /// Of the root, on a helper thread alongside the main thread's.
@@ -344,10 +347,17 @@ pub struct Solver {
     etc_min: u32,
     /// Limits and progress of the current call.
     guard: Guard,
-    /// A helper thread's root while it searches the root's value: its moves are
-    /// tried in reverse order.
+    /// A helper thread's root while it searches a value alongside the main thread:
+    /// its moves are tried in reverse order.
     reversed_root: Option<Lines>,
+    /// In a parallel solve, the position whose value the main thread is computing
+    /// while it values the moves ([`NOWHERE`] before and after): the main thread
+    /// writes it, helpers with nothing else to do join it there.
+    main_at: Option<Arc<AtomicU64>>,
 }
+
+/// [`Solver::main_at`] when the main thread is not valuing a move.
+const NOWHERE: Lines = u64::MAX;
 
 /// The board's geometry, the rules in force (penalty, chains) and the tables
 /// derived from them: everything a search reads and never changes.
@@ -425,6 +435,7 @@ impl Solver {
             etc_min: ETC_MIN_OPEN,
             guard: Guard::idle(None),
             reversed_root: None,
+            main_at: None,
         }
     }
 
@@ -483,7 +494,7 @@ impl Solver {
 
     /// A helper thread's solver: the rules and the cutoff depth copied, the table
     /// shared, its own counters.
-    fn helper(&self, halt: Arc<AtomicBool>) -> Solver {
+    fn helper(&self, halt: Arc<AtomicBool>, main_at: Arc<AtomicU64>) -> Solver {
         Solver {
             rules: self.rules.clone(),
             table: Arc::clone(&self.table),
@@ -495,13 +506,15 @@ impl Solver {
                 ..Guard::idle(None)
             },
             reversed_root: None,
+            main_at: Some(main_at),
         }
     }
 
     /// A helper's work: the root's value alongside the main thread (its tests the
     /// same, the root's moves tried in reverse order, so that the threads refute
-    /// different moves first), then every move's value in reverse line order (the
-    /// main thread goes forwards), until done or halted.
+    /// different moves first), then the moves' values in reverse line order (the
+    /// main thread goes forwards) until it meets the main thread, then alongside the
+    /// main thread on each move it values, until done or halted.
     fn help(&mut self, position: Lines) {
         self.guard.rearm(self.nodes);
         self.reversed_root = Some(position);
@@ -509,12 +522,41 @@ impl Solver {
             return;
         };
         self.reversed_root = None;
+        let main_at = Arc::clone(
+            self.main_at
+                .as_ref()
+                .expect("a helper knows the main thread"),
+        );
         let moves: Vec<usize> = lines_of(self.legal(position)).collect();
         for &line in moves.iter().rev() {
+            if main_at.load(Ordering::Acquire) == position | 1 << line {
+                break;
+            }
+            self.move_value(position, line, value, Pass::Move);
             if self.guard.stopped.is_some() {
                 return;
             }
-            self.move_value(position, line, value);
+        }
+        let mut done = NOWHERE;
+        while !self
+            .guard
+            .halt
+            .as_ref()
+            .is_some_and(|h| h.load(Ordering::Relaxed))
+        {
+            let at = main_at.load(Ordering::Acquire);
+            if at == NOWHERE || at == done {
+                std::thread::sleep(Duration::from_micros(100));
+                continue;
+            }
+            let line = (at ^ position).trailing_zeros() as usize;
+            self.reversed_root = Some(at);
+            self.move_value(position, line, value, Pass::Alongside);
+            self.reversed_root = None;
+            if self.guard.stopped.is_some() {
+                return;
+            }
+            done = at;
         }
     }
 
@@ -687,9 +729,11 @@ impl Solver {
             return self.solve_alone(position);
         }
         let halt = Arc::new(AtomicBool::new(false));
+        let main_at = Arc::new(AtomicU64::new(NOWHERE));
         let helpers: Vec<Solver> = (1..self.threads)
-            .map(|_| self.helper(Arc::clone(&halt)))
+            .map(|_| self.helper(Arc::clone(&halt), Arc::clone(&main_at)))
             .collect();
+        self.main_at = Some(main_at);
         std::thread::scope(|scope| {
             let running: Vec<_> = helpers
                 .into_iter()
@@ -701,6 +745,7 @@ impl Solver {
                 })
                 .collect();
             let result = self.solve_alone(position);
+            self.main_at = None;
             halt.store(true, Ordering::Relaxed);
             for helper in running {
                 self.nodes += helper.join().expect("a search helper thread panicked");
@@ -714,7 +759,9 @@ impl Solver {
         let value = self.mtdf_root(position)?;
         let mut moves = Vec::new();
         for line in lines_of(self.legal(position)) {
-            let value = self.move_value(position, line, value);
+            self.publish(position | 1 << line);
+            let value = self.move_value(position, line, value, Pass::Move);
+            self.publish(NOWHERE);
             if self.guard.stopped.is_some() {
                 return None;
             }
@@ -735,15 +782,22 @@ impl Solver {
         })
     }
 
-    /// The exact value of drawing `line` in `position`, whose value is `value`:
-    /// first tested at `value` itself (many moves are best).
-    fn move_value(&mut self, position: Lines, line: usize, value: i32) -> i32 {
-        let k = self.completes(position, line);
-        if k > 0 {
-            k + self.mtdf(position | 1 << line, value - k)
-        } else {
-            -self.mtdf(position | 1 << line, -value)
+    /// Tells helpers where the main thread is ([`Solver::main_at`]).
+    fn publish(&self, at: Lines) {
+        if let Some(main_at) = &self.main_at {
+            main_at.store(at, Ordering::Release);
         }
+    }
+
+    /// The exact value of drawing `line` in `position`, whose value is `value`:
+    /// first tested at `value` itself (many moves are best). `None`-free: a
+    /// stopped search gives a value its caller discards.
+    fn move_value(&mut self, position: Lines, line: usize, value: i32, pass: Pass) -> i32 {
+        let k = self.completes(position, line);
+        let child = position | 1 << line;
+        let (guess, sign) = if k > 0 { (value - k, 1) } else { (-value, -1) };
+        let child_value = self.mtdf_from(child, (-INF, INF), pass, guess).unwrap_or(0);
+        k + sign * child_value
     }
 
     /// Follows the lowest best move from `position` (worth `value`) to the full board.
