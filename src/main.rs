@@ -684,6 +684,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let started = std::time::Instant::now();
             let mut solver = request.solver(board);
             solver.set_progress(cli::search_progress());
+            solver.set_principal_variation(pv);
             let outcome = solver.solve_within(lines, bounds.limits());
             cli::end_search_progress();
             let seconds = started.elapsed().as_secs_f64();

@@ -871,7 +871,9 @@ fn solve<'py>(
     }
     let (outcome, seconds) = py.detach(|| {
         let started = Instant::now();
-        let outcome = request.solver(board).solve_within(request.lines, limits);
+        let mut solver = request.solver(board);
+        solver.set_principal_variation(pv);
+        let outcome = solver.solve_within(request.lines, limits);
         (outcome, started.elapsed().as_secs_f64())
     });
     match outcome {

@@ -613,8 +613,11 @@ impl Setup<'_> {
                         penalty: request.penalty as i32,
                     }
                 } else {
+                    let mut solver = request.solver(board);
+                    // The board shows the moves' values; no line is followed.
+                    solver.set_principal_variation(false);
                     Analyst::Search {
-                        solver: Box::new(request.solver(board)),
+                        solver: Box::new(solver),
                         limits: self.limits,
                     }
                 };

@@ -593,6 +593,8 @@ impl Tablebase {
             if !self.spec.chains.is_empty() {
                 solver.set_chains(self.spec.chains.clone());
             }
+            // A probe answers the value and the moves' values, never a line.
+            solver.set_principal_variation(false);
             solver
         });
         f(solver)

@@ -170,7 +170,7 @@ pub struct SolveResult {
     /// Search nodes spent on this call.
     pub nodes: u64,
     /// A principal variation to the end of the game: at each step the lowest line
-    /// among the best moves.
+    /// among the best moves (empty when [`Solver::set_principal_variation`] is off).
     pub pv: Vec<usize>,
 }
 
@@ -248,13 +248,11 @@ const STALE: &str = "answered by another thread";
 enum Pass {
     /// Of a position below the root, on one thread: nothing else to tell.
     Inner,
-    /// Of a move's position in a parallel solve (on any thread): a test another
-    /// thread answers first is left.
-    Move,
     /// Of the root, on the main thread: its bounds are kept in the guard.
     Root,
-    /// Of the root, on a helper thread alongside the main thread's.
-    Alongside,
+    /// Of the root or of a move's position, where other threads may search the
+    /// same position: a test one of them answers first is left.
+    Shared,
 }
 
 /// What stops a search and who hears of its progress.
@@ -350,13 +348,26 @@ pub struct Solver {
     /// A helper thread's root while it searches a value alongside the main thread:
     /// its moves are tried in reverse order.
     reversed_root: Option<Lines>,
-    /// In a parallel solve, the position whose value the main thread is computing
-    /// while it values the moves ([`NOWHERE`] before and after): the main thread
-    /// writes it, helpers with nothing else to do join it there.
-    main_at: Option<Arc<AtomicU64>>,
+    /// In a parallel solve, where the threads are (see [`Crew`]).
+    crew: Option<Arc<Crew>>,
+    /// Whether [`Solver::solve`] follows a principal variation (see
+    /// [`Solver::set_principal_variation`]).
+    want_pv: bool,
 }
 
-/// [`Solver::main_at`] when the main thread is not valuing a move.
+/// Where the threads of a parallel solve are while they value the root's moves:
+/// each move's position as its table key, [`NOWHERE`] when none. A thread about to
+/// value a move another thread is valuing searches it alongside (its replies in
+/// reverse order) instead of repeating the same search.
+#[derive(Debug)]
+struct Crew {
+    /// The move the main thread is valuing.
+    main_at: AtomicU64,
+    /// The move a helper is valuing.
+    helper_at: AtomicU64,
+}
+
+/// A [`Crew`] place: valuing no move.
 const NOWHERE: Lines = u64::MAX;
 
 /// The board's geometry, the rules in force (penalty, chains) and the tables
@@ -435,7 +446,8 @@ impl Solver {
             etc_min: ETC_MIN_OPEN,
             guard: Guard::idle(None),
             reversed_root: None,
-            main_at: None,
+            crew: None,
+            want_pv: true,
         }
     }
 
@@ -494,7 +506,7 @@ impl Solver {
 
     /// A helper thread's solver: the rules and the cutoff depth copied, the table
     /// shared, its own counters.
-    fn helper(&self, halt: Arc<AtomicBool>, main_at: Arc<AtomicU64>) -> Solver {
+    fn helper(&self, halt: Arc<AtomicBool>, crew: Arc<Crew>) -> Solver {
         Solver {
             rules: self.rules.clone(),
             table: Arc::clone(&self.table),
@@ -506,33 +518,39 @@ impl Solver {
                 ..Guard::idle(None)
             },
             reversed_root: None,
-            main_at: Some(main_at),
+            crew: Some(crew),
+            want_pv: false,
         }
     }
 
     /// A helper's work: the root's value alongside the main thread (its tests the
     /// same, the root's moves tried in reverse order, so that the threads refute
-    /// different moves first), then the moves' values in reverse line order (the
-    /// main thread goes forwards) until it meets the main thread, then alongside the
-    /// main thread on each move it values, until done or halted.
+    /// different moves first); then the moves' values, each position once (moves
+    /// that lead to the same key are one), from the last line backwards while the
+    /// main thread goes forwards; then alongside the main thread on each move it
+    /// values, until done or halted.
     fn help(&mut self, position: Lines) {
         self.guard.rearm(self.nodes);
         self.reversed_root = Some(position);
-        let Some(value) = self.mtdf_from(position, (-INF, INF), Pass::Alongside, 0) else {
+        let Some(value) = self.mtdf_from(position, (-INF, INF), Pass::Shared, 0) else {
             return;
         };
         self.reversed_root = None;
-        let main_at = Arc::clone(
-            self.main_at
-                .as_ref()
-                .expect("a helper knows the main thread"),
-        );
-        let moves: Vec<usize> = lines_of(self.legal(position)).collect();
-        for &line in moves.iter().rev() {
-            if main_at.load(Ordering::Acquire) == position | 1 << line {
+        let crew = Arc::clone(self.crew.as_ref().expect("a helper has a crew"));
+        let mut distinct: Vec<(usize, Lines)> = Vec::new();
+        for line in lines_of(self.legal(position)) {
+            let key = self.key(position | 1 << line);
+            if distinct.iter().all(|&(_, k)| k != key) {
+                distinct.push((line, key));
+            }
+        }
+        for &(line, key) in distinct.iter().rev() {
+            if crew.main_at.load(Ordering::Acquire) == key {
                 break;
             }
-            self.move_value(position, line, value, Pass::Move);
+            crew.helper_at.store(key, Ordering::Release);
+            self.move_value(position, line, value, Pass::Shared);
+            crew.helper_at.store(NOWHERE, Ordering::Release);
             if self.guard.stopped.is_some() {
                 return;
             }
@@ -544,14 +562,14 @@ impl Solver {
             .as_ref()
             .is_some_and(|h| h.load(Ordering::Relaxed))
         {
-            let at = main_at.load(Ordering::Acquire);
-            if at == NOWHERE || at == done {
+            let at = crew.main_at.load(Ordering::Acquire);
+            let Some(&(line, _)) = distinct.iter().find(|&&(_, key)| key == at && at != done)
+            else {
                 std::thread::sleep(Duration::from_micros(100));
                 continue;
-            }
-            let line = (at ^ position).trailing_zeros() as usize;
-            self.reversed_root = Some(at);
-            self.move_value(position, line, value, Pass::Alongside);
+            };
+            self.reversed_root = Some(position | 1 << line);
+            self.move_value(position, line, value, Pass::Shared);
             self.reversed_root = None;
             if self.guard.stopped.is_some() {
                 return;
@@ -566,6 +584,14 @@ impl Solver {
         self.rules
             .chains
             .legal(position, self.rules.all & !position)
+    }
+
+    /// Whether [`Solver::solve`] and [`Solver::solve_within`] also follow a
+    /// principal variation to the end of the game (on by default; off, the result's
+    /// `pv` is empty). It is one search per move of the line on top of the moves'
+    /// values, on one thread: on empty 4x4 it took longer than all the values.
+    pub fn set_principal_variation(&mut self, on: bool) {
+        self.want_pv = on;
     }
 
     /// Calls `progress` about once a second during long searches (`None`: never).
@@ -729,11 +755,14 @@ impl Solver {
             return self.solve_alone(position);
         }
         let halt = Arc::new(AtomicBool::new(false));
-        let main_at = Arc::new(AtomicU64::new(NOWHERE));
+        let crew = Arc::new(Crew {
+            main_at: AtomicU64::new(NOWHERE),
+            helper_at: AtomicU64::new(NOWHERE),
+        });
         let helpers: Vec<Solver> = (1..self.threads)
-            .map(|_| self.helper(Arc::clone(&halt), Arc::clone(&main_at)))
+            .map(|_| self.helper(Arc::clone(&halt), Arc::clone(&crew)))
             .collect();
-        self.main_at = Some(main_at);
+        self.crew = Some(crew);
         std::thread::scope(|scope| {
             let running: Vec<_> = helpers
                 .into_iter()
@@ -745,7 +774,7 @@ impl Solver {
                 })
                 .collect();
             let result = self.solve_alone(position);
-            self.main_at = None;
+            self.crew = None;
             halt.store(true, Ordering::Relaxed);
             for helper in running {
                 self.nodes += helper.join().expect("a search helper thread panicked");
@@ -759,9 +788,7 @@ impl Solver {
         let value = self.mtdf_root(position)?;
         let mut moves = Vec::new();
         for line in lines_of(self.legal(position)) {
-            self.publish(position | 1 << line);
-            let value = self.move_value(position, line, value, Pass::Move);
-            self.publish(NOWHERE);
+            let value = self.main_move_value(position, line, value);
             if self.guard.stopped.is_some() {
                 return None;
             }
@@ -773,7 +800,11 @@ impl Solver {
         }
         moves.sort_by(|a, b| b.value.cmp(&a.value).then(a.line.cmp(&b.line)));
         debug_assert!(moves.first().is_none_or(|m| m.value == value));
-        let pv = self.principal_variation(position, value)?;
+        let pv = if self.want_pv {
+            self.principal_variation(position, value)?
+        } else {
+            Vec::new()
+        };
         Some(SolveResult {
             value,
             moves,
@@ -782,11 +813,22 @@ impl Solver {
         })
     }
 
-    /// Tells helpers where the main thread is ([`Solver::main_at`]).
-    fn publish(&self, at: Lines) {
-        if let Some(main_at) = &self.main_at {
-            main_at.store(at, Ordering::Release);
+    /// [`Solver::move_value`] on the main thread: alone, or telling the helpers
+    /// which move it values, and searching alongside a helper already on it.
+    fn main_move_value(&mut self, position: Lines, line: usize, value: i32) -> i32 {
+        let Some(crew) = self.crew.clone() else {
+            return self.move_value(position, line, value, Pass::Inner);
+        };
+        let child = position | 1 << line;
+        let key = self.key(child);
+        crew.main_at.store(key, Ordering::Release);
+        if crew.helper_at.load(Ordering::Acquire) == key {
+            self.reversed_root = Some(child);
         }
+        let value = self.move_value(position, line, value, Pass::Shared);
+        self.reversed_root = None;
+        crew.main_at.store(NOWHERE, Ordering::Release);
+        value
     }
 
     /// The exact value of drawing `line` in `position`, whose value is `value`:
@@ -1379,6 +1421,18 @@ mod tests {
         assert_eq!(r.pv, vec![3]);
         let mut s = solver("1x1", -1, 1 << 16);
         assert_eq!(s.value(0b0111), 0);
+    }
+
+    #[test]
+    fn a_solve_without_principal_variation_gives_the_same_values() {
+        let mut with = solver("2x3", 0, 1 << 20);
+        let mut without = solver("2x3", 0, 1 << 20);
+        without.set_principal_variation(false);
+        let p = 0b1000_0001_0010_0001;
+        let (a, b) = (with.solve(p), without.solve(p));
+        assert_eq!((a.value, &a.moves), (b.value, &b.moves));
+        assert_eq!(a.pv.len(), with.board().num_lines() - 4);
+        assert!(b.pv.is_empty());
     }
 
     #[test]
