@@ -236,10 +236,10 @@ pub type ProgressFn = Box<dyn FnMut(&SearchStatus) + Send>;
 /// Nodes between two looks at the clock (and the progress callback).
 const CLOCK_NODES: u64 = 1 << 16;
 /// Nodes between two looks of a helper thread at its halt flag (and of any thread
-/// of a parallel solve at the root's table entry).
+/// of a parallel solve at the table entry of the position it tests).
 const HALT_NODES: u64 = 1 << 12;
 
-/// Why a root test stops when another thread has answered it (not a limit: the
+/// Why an MTD(f) test stops when another thread has answered it (not a limit: the
 /// test's answer is in the table).
 const STALE: &str = "answered by another thread";
 
@@ -275,9 +275,10 @@ struct Guard {
     progress: Option<ProgressFn>,
     /// A helper thread's: set by the main thread when it has its answer.
     halt: Option<Arc<AtomicBool>>,
-    /// With several threads, the root test in progress: the root's table key and
-    /// the `beta` of the null-window search. A thread whose test another one has
-    /// answered meanwhile (the root's table entry decides it) stops it as [`STALE`].
+    /// With several threads, the MTD(f) test in progress on a position other threads
+    /// may test too (the root, or a move being valued): its table key and the `beta`
+    /// of the null-window search. A thread whose test another one has answered
+    /// meanwhile (the position's table entry decides it) stops it as [`STALE`].
     root_test: Option<(Lines, i32)>,
 }
 
@@ -496,10 +497,11 @@ impl Solver {
 
     /// Runs [`Solver::solve`] and [`Solver::solve_within`] on `threads` threads:
     /// helpers run the same tests of the root's value (trying the root's moves in
-    /// the opposite order), then compute the moves' values from the other end, all
-    /// into the shared table, so that each thread finds what the others proved; a
-    /// thread whose root test another one has answered moves on to the next. The
-    /// value is the same; the node count is every thread's.
+    /// the opposite order), then value the moves from the other end and join the
+    /// main thread where they meet (see [`Crew`]), all into the shared table, so
+    /// that each thread finds what the others proved; a thread whose test another
+    /// one has answered moves on to the next. The value is the same; the node count
+    /// is every thread's.
     pub fn set_threads(&mut self, threads: usize) {
         self.threads = threads.max(1);
     }
@@ -832,8 +834,8 @@ impl Solver {
     }
 
     /// The exact value of drawing `line` in `position`, whose value is `value`:
-    /// first tested at `value` itself (many moves are best). `None`-free: a
-    /// stopped search gives a value its caller discards.
+    /// first tested at `value` itself (many moves are best). After a stopped search
+    /// the number means nothing (the caller sees `guard.stopped` and drops it).
     fn move_value(&mut self, position: Lines, line: usize, value: i32, pass: Pass) -> i32 {
         let k = self.completes(position, line);
         let child = position | 1 << line;
