@@ -206,8 +206,9 @@ enum Command {
         /// Value of the full board (Wilson's last-move penalty).
         #[arg(long, allow_negative_numbers = true)]
         penalty: Option<i32>,
-        /// Transposition table size (e.g. 64MiB, 1GiB) [default: 64MiB up to 24 open
-        /// lines, 256MiB up to 28, else 1GiB].
+        /// Transposition table size (e.g. 64MiB, 1GiB), at most 16 bytes per position
+        /// that can arise (2^open) [default: 64MiB up to 24 open lines, 256MiB up to
+        /// 28, else 1GiB].
         #[arg(long)]
         tt: Option<String>,
         /// Search threads [default: all cores] (lazy SMP over one shared table).

@@ -616,6 +616,11 @@ impl Solver {
         &self.rules.syms
     }
 
+    /// Bytes of the transposition table.
+    pub fn table_bytes(&self) -> usize {
+        self.table.bytes()
+    }
+
     /// Total search nodes since the solver was made.
     pub fn nodes(&self) -> u64 {
         self.nodes

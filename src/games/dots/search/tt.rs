@@ -121,6 +121,11 @@ impl Table {
         }
     }
 
+    /// Bytes of the table's buckets.
+    pub fn bytes(&self) -> usize {
+        (1usize << (64 - self.shift)) * BUCKET * 8
+    }
+
     /// Empties every slot.
     pub fn clear(&mut self) {
         for w in &mut self.words {
