@@ -653,6 +653,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             )?;
             request.tt_bytes = cli::memory("--tt", tt.as_deref(), request.tt_bytes)?;
             request.threads = threads;
+            request.pv = pv;
             let lines = request.lines;
             if loony {
                 request.chains.plain_only("--loony analyses")?;
@@ -685,7 +686,6 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let started = std::time::Instant::now();
             let mut solver = request.solver(board);
             solver.set_progress(cli::search_progress());
-            solver.set_principal_variation(pv);
             let outcome = solver.solve_within(lines, bounds.limits());
             cli::end_search_progress();
             let seconds = started.elapsed().as_secs_f64();

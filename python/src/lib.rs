@@ -859,6 +859,7 @@ fn solve<'py>(
                 PyValueError::new_err(message)
             }
         })?;
+    request.pv = pv;
     request.threads = tb::sys::check_threads("threads", threads)
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
     match tt {
@@ -871,9 +872,7 @@ fn solve<'py>(
     }
     let (outcome, seconds) = py.detach(|| {
         let started = Instant::now();
-        let mut solver = request.solver(board);
-        solver.set_principal_variation(pv);
-        let outcome = solver.solve_within(request.lines, limits);
+        let outcome = request.solver(board).solve_within(request.lines, limits);
         (outcome, started.elapsed().as_secs_f64())
     });
     match outcome {

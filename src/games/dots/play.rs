@@ -613,11 +613,8 @@ impl Setup<'_> {
                         penalty: request.penalty as i32,
                     }
                 } else {
-                    let mut solver = request.solver(board);
-                    // The board shows the moves' values; no line is followed.
-                    solver.set_principal_variation(false);
                     Analyst::Search {
-                        solver: Box::new(solver),
+                        solver: Box::new(request.solver(board)),
                         limits: self.limits,
                     }
                 };

@@ -22,6 +22,8 @@ pub struct SolveRequest {
     pub tt_bytes: u64,
     /// Search threads (1 unless set).
     pub threads: usize,
+    /// Whether the solve follows a principal variation (off unless set).
+    pub pv: bool,
 }
 
 impl SolveRequest {
@@ -54,6 +56,7 @@ impl SolveRequest {
             penalty,
             tt_bytes: default_tt_bytes(open),
             threads: 1,
+            pv: false,
         })
     }
 
@@ -76,6 +79,7 @@ impl SolveRequest {
             solver.set_chains(self.chains.clone());
         }
         solver.set_threads(self.threads);
+        solver.set_principal_variation(self.pv);
         solver
     }
 }
@@ -86,10 +90,7 @@ impl SolveRequest {
 /// of the table is cleared by the kernel when first written, and a search's stores
 /// land all over it (`--tt 8GiB` on empty 3x3 took 24 s, nearly all of it clearing).
 pub fn useful_tt_bytes(open: u32) -> u64 {
-    16u64
-        .checked_shl(open)
-        .filter(|&b| b >> open == 16)
-        .unwrap_or(u64::MAX)
+    if open < 60 { 16 << open } else { u64::MAX }
 }
 
 /// The transposition table `tb solve` uses for a position with `open` open lines:
@@ -115,6 +116,7 @@ mod tests {
             penalty: 0,
             tt_bytes: 8 << 30,
             threads: 1,
+            pv: false,
         };
         // 24 open lines: 2^24 positions, 16 bytes each.
         assert_eq!(request.solver(board).table_bytes(), 256 << 20);

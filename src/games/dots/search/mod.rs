@@ -279,7 +279,7 @@ struct Guard {
     /// may test too (the root, or a move being valued): its table key and the `beta`
     /// of the null-window search. A thread whose test another one has answered
     /// meanwhile (the position's table entry decides it) stops it as [`STALE`].
-    root_test: Option<(Lines, i32)>,
+    shared_test: Option<(Lines, i32)>,
 }
 
 impl Guard {
@@ -292,10 +292,17 @@ impl Guard {
         }
     }
 
+    /// Whether the main thread has told this helper to stop.
+    fn halted(&self) -> bool {
+        self.halt
+            .as_ref()
+            .is_some_and(|h| h.load(Ordering::Relaxed))
+    }
+
     /// Sets the next node count to look at the limits: the node limit, or a clock
     /// check [`CLOCK_NODES`] on when a deadline or progress needs the clock.
     fn rearm(&mut self, nodes: u64) {
-        let clock = if self.halt.is_some() || self.root_test.is_some() {
+        let clock = if self.halt.is_some() || self.shared_test.is_some() {
             nodes.saturating_add(HALT_NODES)
         } else if self.deadline.is_some() || self.progress.is_some() {
             nodes.saturating_add(CLOCK_NODES)
@@ -558,15 +565,10 @@ impl Solver {
             }
         }
         let mut done = NOWHERE;
-        while !self
-            .guard
-            .halt
-            .as_ref()
-            .is_some_and(|h| h.load(Ordering::Relaxed))
-        {
+        while !self.guard.halted() {
             let at = crew.main_at.load(Ordering::Acquire);
-            let Some(&(line, _)) = distinct.iter().find(|&&(_, key)| key == at && at != done)
-            else {
+            let found = (at != done).then(|| distinct.iter().find(|&&(_, key)| key == at));
+            let Some(Some(&(line, _))) = found else {
                 std::thread::sleep(Duration::from_micros(100));
                 continue;
             };
@@ -643,7 +645,7 @@ impl Solver {
     /// last line are ignored.
     pub fn value(&mut self, position: Lines) -> i32 {
         self.aim_cutoffs(position);
-        self.mtdf(position & self.rules.all, 0)
+        self.mtdf(position & self.rules.all)
     }
 
     /// Aims the enhanced transposition cutoffs at the top [`ETC_DEPTH`] plies below
@@ -716,12 +718,12 @@ impl Solver {
         if g.stopped.is_some() {
             return true;
         }
-        if g.halt.as_ref().is_some_and(|h| h.load(Ordering::Relaxed)) {
+        if g.halted() {
             g.stopped = Some("halted");
             g.stopped_at = self.nodes;
             return true;
         }
-        if let Some((key, beta)) = g.root_test
+        if let Some((key, beta)) = g.shared_test
             && let Some(e) = self.table.probe(key)
             && (i32::from(e.lower) >= beta || i32::from(e.upper) < beta)
         {
@@ -883,9 +885,9 @@ impl Solver {
     }
 
     /// MTD(f): null-window searches until the bounds meet.
-    fn mtdf(&mut self, position: Lines, guess: i32) -> i32 {
+    fn mtdf(&mut self, position: Lines) -> i32 {
         // (Only a stopped search has no value; its caller discards it.)
-        self.mtdf_from(position, (-INF, INF), Pass::Inner, guess)
+        self.mtdf_from(position, (-INF, INF), Pass::Inner, 0)
             .unwrap_or(0)
     }
 
@@ -927,12 +929,12 @@ impl Solver {
             let beta = if guess == lower { guess + 1 } else { guess };
             let parallel = pass != Pass::Inner && self.threads_alongside();
             if parallel {
-                self.guard.root_test = Some((key, beta));
+                self.guard.shared_test = Some((key, beta));
                 self.guard.rearm(self.nodes);
             }
             guess = self.search(position, beta - 1, beta);
             if parallel {
-                self.guard.root_test = None;
+                self.guard.shared_test = None;
             }
             match self.guard.stopped {
                 // Another thread answered this test: the table has its bound.
