@@ -598,33 +598,38 @@ fn run(cli: Cli) -> Result<ExitCode> {
             search_limit,
             threads,
             bounds,
-        } => match tb::games::open_tablebase(&db)? {
-            OpenTablebase::Morris(_) if search_limit.is_some() || bounds.given() => {
-                bail!(
-                    "--search-limit, --max-nodes and --time-limit are Dots-and-Boxes options (Morris has no search solver)"
-                )
+        } => {
+            let from_args = !positions.is_empty();
+            match tb::games::open_tablebase(&db)? {
+                OpenTablebase::Morris(_) if search_limit.is_some() || bounds.given() => {
+                    bail!(
+                        "--search-limit, --max-nodes and --time-limit are Dots-and-Boxes options (Morris has no search solver)"
+                    )
+                }
+                OpenTablebase::Morris(_) | OpenTablebase::Qubic(_) if threads.is_some() => {
+                    bail!("--threads is a Dots-and-Boxes option of probe")
+                }
+                OpenTablebase::Morris(tb) => cli::morris::probe(&tb, json, positions),
+                OpenTablebase::Qubic(_) if search_limit.is_some() || bounds.given() => {
+                    bail!("--search-limit, --max-nodes and --time-limit are Dots-and-Boxes options")
+                }
+                OpenTablebase::Qubic(file) => cli::qubic::probe(&file, json, positions),
+                OpenTablebase::Dots(tb) => probe(
+                    *tb,
+                    &db,
+                    json,
+                    positions,
+                    ProbeLimits {
+                        search_limit: search_limit
+                            .unwrap_or(tb::games::dots::tablebase::DEFAULT_SEARCH_LIMIT),
+                        bounds: bounds.limits(),
+                        // Positions given as arguments are answered on this thread:
+                        // no need to ask the system for its cores.
+                        threads: cli::threads(threads.or(from_args.then_some(1)))?,
+                    },
+                ),
             }
-            OpenTablebase::Morris(_) | OpenTablebase::Qubic(_) if threads.is_some() => {
-                bail!("--threads is a Dots-and-Boxes option of probe")
-            }
-            OpenTablebase::Morris(tb) => cli::morris::probe(&tb, json, positions),
-            OpenTablebase::Qubic(_) if search_limit.is_some() || bounds.given() => {
-                bail!("--search-limit, --max-nodes and --time-limit are Dots-and-Boxes options")
-            }
-            OpenTablebase::Qubic(file) => cli::qubic::probe(&file, json, positions),
-            OpenTablebase::Dots(tb) => probe(
-                *tb,
-                &db,
-                json,
-                positions,
-                ProbeLimits {
-                    search_limit: search_limit
-                        .unwrap_or(tb::games::dots::tablebase::DEFAULT_SEARCH_LIMIT),
-                    bounds: bounds.limits(),
-                    threads: cli::threads(threads)?,
-                },
-            ),
-        },
+        }
         Command::Solve {
             board,
             position,
