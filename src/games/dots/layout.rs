@@ -39,8 +39,9 @@ pub fn binomial(n: usize, k: usize) -> u64 {
 pub struct Group {
     /// Global line indices, ascending; local bit `i` is line `lines[i]`.
     pub lines: Vec<usize>,
-    /// `rank[local_mask]` = rank of that subset among stored subsets of the same
-    /// size, or [`NOT_STORED`].
+    /// `rank[local_mask]` = 1 + rank of that subset among stored subsets of the
+    /// same size, or 0 (so that the table starts as zeroed memory, which costs a cold
+    /// probe no pass over it).
     rank: Vec<u32>,
     /// `local[c][r]` = local mask of the subset of size `c` with rank `r`.
     local: Vec<Vec<u32>>,
@@ -74,13 +75,13 @@ impl Group {
         lines.sort_unstable();
         let k = lines.len();
         assert!(k <= MAX_GROUP_LINES, "group of {k} lines is too large");
-        let mut rank = vec![NOT_STORED; 1 << k];
+        let mut rank = vec![0u32; 1 << k];
         let mut local: Vec<Vec<u32>> = vec![Vec::new(); k + 1];
         // Colex order within each size = ascending numeric order of the local masks,
         // which is exactly the order of the combinatorial number system.
         for mask in (0..(1u32 << k)).filter(|&m| stored(m)) {
             let c = mask.count_ones() as usize;
-            rank[mask as usize] = local[c].len() as u32;
+            rank[mask as usize] = local[c].len() as u32 + 1;
             local[c].push(mask);
         }
         let bit = |line: usize| lines.iter().position(|&l| l == line).map(|i| i as u32);
@@ -144,7 +145,8 @@ impl Group {
     /// Rank of a stored local subset mask ([`NOT_STORED`] for others).
     #[inline]
     pub fn rank(&self, local_mask: u32) -> u32 {
-        self.rank[local_mask as usize]
+        // 0 - 1 wraps to NOT_STORED.
+        self.rank[local_mask as usize].wrapping_sub(1)
     }
 
     /// Local masks of all stored subsets of size `count`, by rank.
