@@ -155,11 +155,11 @@ impl GroupSymmetry {
             for s in 1..sym.kept.len() {
                 let permute = sym.local_permutation(0, s);
                 for (local, (best, best_s)) in least.iter_mut().zip(&mut to_least).enumerate() {
+                    // Branch-free: whether an image is smaller is a coin toss.
                     let image = permute(local as u32) as u16;
-                    if image < *best {
-                        *best = image;
-                        *best_s = s as u8;
-                    }
+                    let smaller = image < *best;
+                    *best = (*best).min(image);
+                    *best_s = if smaller { s as u8 } else { *best_s };
                 }
             }
         }

@@ -41,8 +41,9 @@ pub struct Group {
     pub lines: Vec<usize>,
     /// `rank[local_mask]` = 1 + rank of that subset among stored subsets of the
     /// same size, or 0 (so that the table starts as zeroed memory, which costs a cold
-    /// probe no pass over it).
-    rank: Vec<u32>,
+    /// probe no pass over it). Sixteen bits suffice: a group has at most
+    /// [`MAX_GROUP_LINES`] = 16 lines, so at most C(16, 8) = 12,870 subsets of one size.
+    rank: Vec<u16>,
     /// `local[c][r]` = local mask of the subset of size `c` with rank `r`.
     local: Vec<Vec<u32>>,
     /// `global[c][r]` = the same subset as a global line mask, built when first
@@ -75,13 +76,18 @@ impl Group {
         lines.sort_unstable();
         let k = lines.len();
         assert!(k <= MAX_GROUP_LINES, "group of {k} lines is too large");
-        let mut rank = vec![0u32; 1 << k];
-        let mut local: Vec<Vec<u32>> = vec![Vec::new(); k + 1];
+        // Ranks + 1 fit in 16 bits while groups have at most 16 lines.
+        const _: () = assert!(MAX_GROUP_LINES <= 16);
+        let mut rank = vec![0u16; 1 << k];
+        // Room for every subset of each size: only what is pushed is ever touched.
+        let mut local: Vec<Vec<u32>> = (0..=k)
+            .map(|c| Vec::with_capacity(binomial(k, c) as usize))
+            .collect();
         // Colex order within each size = ascending numeric order of the local masks,
         // which is exactly the order of the combinatorial number system.
         for mask in (0..(1u32 << k)).filter(|&m| stored(m)) {
             let c = mask.count_ones() as usize;
-            rank[mask as usize] = local[c].len() as u32 + 1;
+            rank[mask as usize] = local[c].len() as u16 + 1;
             local[c].push(mask);
         }
         let bit = |line: usize| lines.iter().position(|&l| l == line).map(|i| i as u32);
@@ -146,7 +152,7 @@ impl Group {
     #[inline]
     pub fn rank(&self, local_mask: u32) -> u32 {
         // 0 - 1 wraps to NOT_STORED.
-        self.rank[local_mask as usize].wrapping_sub(1)
+        u32::from(self.rank[local_mask as usize]).wrapping_sub(1)
     }
 
     /// Local masks of all stored subsets of size `count`, by rank.
