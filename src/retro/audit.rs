@@ -27,6 +27,16 @@ fn layer_size(game: &dyn Game, layer: usize) -> u64 {
 /// readable one holds the positions the layout gives it, and only kept layers are
 /// in the book. A file in the middle of its build passes.
 pub fn check_layers(rows: &BTreeMap<usize, LayerRow>, game: &dyn Game) -> Result<()> {
+    check_layer_rows(rows, game)?;
+    rows.values()
+        .filter(|row| row.status.readable())
+        .try_for_each(|row| check_layer_size(row, game))
+}
+
+/// [`check_layers`] but for the sizes of the readable layers, which a reader that
+/// opens a file for a few values checks with [`check_layer_size`] before it first
+/// reads a layer (a layer's size needs the layout's tables for its block shapes).
+pub fn check_layer_rows(rows: &BTreeMap<usize, LayerRow>, game: &dyn Game) -> Result<()> {
     let layers: BTreeSet<usize> = game.layers().into_iter().collect();
     for row in rows.values() {
         if !layers.contains(&row.n) {
@@ -39,13 +49,19 @@ pub fn check_layers(rows: &BTreeMap<usize, LayerRow>, game: &dyn Game) -> Result
         if row.status == LayerStatus::Book && !game.keeps(row.n) {
             bail!("{label} is marked as kept in the book, which this tablebase does not keep");
         }
-        if row.status.readable() && row.positions != layer_size(game, row.n) {
-            bail!(
-                "{label} claims {} positions, its layout has {}",
-                row.positions,
-                layer_size(game, row.n)
-            );
-        }
+    }
+    Ok(())
+}
+
+/// Checks that a layer row holds the positions the layout gives its layer.
+pub fn check_layer_size(row: &LayerRow, game: &dyn Game) -> Result<()> {
+    let size = layer_size(game, row.n);
+    if row.positions != size {
+        bail!(
+            "{} claims {} positions, its layout has {size}",
+            game.layer_label(row.n),
+            row.positions
+        );
     }
     Ok(())
 }
@@ -54,8 +70,16 @@ pub fn check_layers(rows: &BTreeMap<usize, LayerRow>, game: &dyn Game) -> Result
 /// the layout ([`check_layers`]), and the game's value range imposed on every
 /// chunk read from it.
 pub fn prepare_read(store: &mut Store, game: &dyn Game) -> Result<BTreeMap<usize, LayerRow>> {
-    let layers = store.layers()?;
+    let layers = prepare_read_rows(store, game)?;
     check_layers(&layers, game)?;
+    Ok(layers)
+}
+
+/// [`prepare_read`] with the layer rows checked by [`check_layer_rows`] only: the
+/// caller checks each layer's size ([`check_layer_size`]) before reading it.
+pub fn prepare_read_rows(store: &mut Store, game: &dyn Game) -> Result<BTreeMap<usize, LayerRow>> {
+    let layers = store.layers()?;
+    check_layer_rows(&layers, game)?;
     store.chunk_rules().values = game.value_range();
     Ok(layers)
 }

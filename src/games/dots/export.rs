@@ -50,6 +50,7 @@ pub fn export(
         .map(|r| r.n)
         .collect();
     for n in layers {
+        tb.check_size(n)?;
         for counts in layout.blocks_of_layer(n) {
             let size = layout.block_size(&counts);
             let tables = layout

@@ -4,6 +4,8 @@
 
 use super::board::{Board, Lines};
 use super::search::symmetry::Symmetries;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, OnceLock};
 
 /// Most lines in one group (local masks are `u32`, group-1 tables have `2^k` entries).
 pub const MAX_GROUP_LINES: usize = 16;
@@ -30,9 +32,28 @@ pub struct GroupSymmetry {
     /// by normalisation is three table reads and no branch (random masks made the
     /// branches of a fold over the pairs mispredict).
     corner_fix: Vec<u32>,
-    /// For each group-1 local mask: the least normalised image of it.
+    /// Whether there is a group 1 (the tables below are of its local masks).
+    has_first: bool,
+    /// Lines of group 1.
+    first_lines: usize,
+    /// [`LeastImages`] of every group-1 local mask, built once
+    /// [`GroupSymmetry::canonicalize_first`] has been called often enough to pay for
+    /// it (a cold probe computes its few images instead).
+    least: OnceLock<LeastImages>,
+    /// Calls of [`GroupSymmetry::canonicalize_first`] before the table was built.
+    least_calls: Arc<AtomicU32>,
+}
+
+/// Calls of [`GroupSymmetry::canonicalize_first`] computed one by one before the
+/// table of every group-1 mask is built (its 2^16 masks cost as much as that many
+/// calls, a sixth of a cold probe when built at open).
+const CALLS_BEFORE_LEAST_TABLE: u32 = 4096;
+
+/// For each group-1 local mask: its least normalised image and the lowest symmetry
+/// giving it.
+#[derive(Clone)]
+struct LeastImages {
     least: Vec<u16>,
-    /// For each group-1 local mask: the lowest symmetry giving `least`.
     to_least: Vec<u8>,
 }
 
@@ -131,29 +152,37 @@ impl GroupSymmetry {
                 }
             }
         }
-        let mut sym = GroupSymmetry {
+        let first_lines = groups.first().map_or(0, |g| g.len());
+        debug_assert!(first_lines <= MAX_GROUP_LINES);
+        GroupSymmetry {
             board_syms,
             kept,
             corners,
             local_tables,
             corner_fix,
-            least: Vec::new(),
-            to_least: Vec::new(),
-        };
-        let k = groups.first().map_or(0, |g| g.len());
-        debug_assert!(k <= MAX_GROUP_LINES);
-        // One pass over all 2^k masks per symmetry (a cold probe builds this table:
-        // with the symmetry outermost, its two byte tables stay in L1).
-        let mut least: Vec<u16> = if groups.is_empty() {
-            vec![u16::MAX]
+            has_first: !groups.is_empty(),
+            first_lines,
+            least: OnceLock::new(),
+            least_calls: Arc::default(),
+        }
+    }
+
+    /// The table of [`GroupSymmetry::canonicalize_first`] for every group-1 mask:
+    /// one pass over all 2^k masks per symmetry (with the symmetry outermost, its
+    /// two byte tables stay in L1).
+    fn least_images(&self) -> LeastImages {
+        let mut least: Vec<u16> = if self.has_first {
+            let normalize = self.local_permutation(0, 0);
+            (0..1u32 << self.first_lines)
+                .map(|m| normalize(m) as u16)
+                .collect()
         } else {
-            let normalize = sym.local_permutation(0, 0);
-            (0..1u32 << k).map(|m| normalize(m) as u16).collect()
+            vec![u16::MAX]
         };
         let mut to_least = vec![0u8; least.len()];
-        if !groups.is_empty() {
-            for s in 1..sym.kept.len() {
-                let permute = sym.local_permutation(0, s);
+        if self.has_first {
+            for s in 1..self.kept.len() {
+                let permute = self.local_permutation(0, s);
                 for (local, (best, best_s)) in least.iter_mut().zip(&mut to_least).enumerate() {
                     // Branch-free: whether an image is smaller is a coin toss.
                     let image = permute(local as u32) as u16;
@@ -163,9 +192,7 @@ impl GroupSymmetry {
                 }
             }
         }
-        sym.least = least;
-        sym.to_least = to_least;
-        sym
+        LeastImages { least, to_least }
     }
 
     /// Number of kept symmetries, the identity included (symmetry 0).
@@ -238,16 +265,35 @@ impl GroupSymmetry {
     /// symmetry is 0 exactly when the mask is canonical (its own least image).
     #[inline]
     pub fn canonicalize_first(&self, local: u32) -> (u32, usize) {
+        let table = match self.least.get() {
+            Some(table) => table,
+            None if self.least_calls.fetch_add(1, Ordering::Relaxed) < CALLS_BEFORE_LEAST_TABLE => {
+                return self.least_image(local);
+            }
+            None => self.least.get_or_init(|| self.least_images()),
+        };
         (
-            self.least[local as usize] as u32,
-            self.to_least[local as usize] as usize,
+            table.least[local as usize] as u32,
+            table.to_least[local as usize] as usize,
         )
+    }
+
+    /// [`GroupSymmetry::canonicalize_first`] without the table: every kept
+    /// symmetry's normalised image, the least (the lowest symmetry on ties).
+    pub(crate) fn least_image(&self, local: u32) -> (u32, usize) {
+        if !self.has_first {
+            return (u32::from(u16::MAX), 0);
+        }
+        (0..self.kept.len())
+            .map(|s| (self.permute_local(0, s, local), s))
+            .min()
+            .expect("the identity is kept")
     }
 
     /// Whether a group-1 local mask is stored: its own least normalised image.
     #[inline]
     pub fn is_canonical_first(&self, local: u32) -> bool {
-        self.least[local as usize] as u32 == local
+        self.canonicalize_first(local).0 == local
     }
 
     /// The stored representative of `position`, whose group-1 local mask is
@@ -255,7 +301,7 @@ impl GroupSymmetry {
     /// group-1 part least.
     #[inline]
     pub fn canonical_position(&self, first_local: u32, position: Lines) -> Lines {
-        let s = self.to_least[first_local as usize] as usize;
+        let s = self.canonicalize_first(first_local).1;
         let image = if s == 0 {
             position
         } else {

@@ -11,7 +11,7 @@ use super::board::Lines;
 use super::group_symmetry::GroupSymmetry;
 pub use super::group_symmetry::MAX_GROUP_LINES;
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU16, AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// Most line groups a layout may have (block keys pack 8 bits per group).
@@ -40,12 +40,16 @@ pub struct Group {
     /// Global line indices, ascending; local bit `i` is line `lines[i]`.
     pub lines: Vec<usize>,
     /// `rank[local_mask]` = 1 + rank of that subset among stored subsets of the
-    /// same size, or 0 (so that the table starts as zeroed memory, which costs a cold
-    /// probe no pass over it). Sixteen bits suffice: a group has at most
-    /// [`MAX_GROUP_LINES`] = 16 lines, so at most C(16, 8) = 12,870 subsets of one size.
-    rank: Vec<u16>,
-    /// `local[c][r]` = local mask of the subset of size `c` with rank `r`.
-    local: Vec<Vec<u32>>,
+    /// same size, or 0 (not stored, or its size's class not built yet). Sixteen bits
+    /// suffice: a group has at most [`MAX_GROUP_LINES`] = 16 lines, so at most
+    /// C(16, 8) = 12,870 subsets of one size. Shared by clones.
+    rank: Arc<[AtomicU16]>,
+    /// `classes[c][r]` = local mask of the stored subset of size `c` with rank `r`;
+    /// each size is built (with its ranks) when first used, so that a cold probe
+    /// near the start builds a few small sizes, not all 2^16 subsets.
+    classes: Arc<[OnceLock<Vec<u32>>]>,
+    /// Which subsets are stored.
+    stored: StoredSubsets,
     /// `global[c][r]` = the same subset as a global line mask, built when first
     /// asked for (builds and exports unrank; a cold probe only ranks).
     global: OnceLock<Vec<Vec<Lines>>>,
@@ -71,25 +75,15 @@ impl Group {
     pub fn reduced(
         mut lines: Vec<usize>,
         corners: &[(usize, usize)],
-        stored: impl Fn(u32) -> bool,
+        stored: impl Fn(u32) -> bool + Send + Sync + 'static,
     ) -> Group {
         lines.sort_unstable();
         let k = lines.len();
         assert!(k <= MAX_GROUP_LINES, "group of {k} lines is too large");
         // Ranks + 1 fit in 16 bits while groups have at most 16 lines.
         const _: () = assert!(MAX_GROUP_LINES <= 16);
-        let mut rank = vec![0u16; 1 << k];
-        // Room for every subset of each size: only what is pushed is ever touched.
-        let mut local: Vec<Vec<u32>> = (0..=k)
-            .map(|c| Vec::with_capacity(binomial(k, c) as usize))
-            .collect();
-        // Colex order within each size = ascending numeric order of the local masks,
-        // which is exactly the order of the combinatorial number system.
-        for mask in (0..(1u32 << k)).filter(|&m| stored(m)) {
-            let c = mask.count_ones() as usize;
-            rank[mask as usize] = local[c].len() as u16 + 1;
-            local[c].push(mask);
-        }
+        let rank = (0..1usize << k).map(|_| AtomicU16::new(0)).collect();
+        let classes = (0..=k).map(|_| OnceLock::new()).collect();
         let bit = |line: usize| lines.iter().position(|&l| l == line).map(|i| i as u32);
         let corners = corners
             .iter()
@@ -111,11 +105,29 @@ impl Group {
         Group {
             lines,
             rank,
-            local,
+            classes,
+            stored: StoredSubsets(Arc::new(stored)),
             global: OnceLock::new(),
             gather,
             corners,
         }
+    }
+
+    /// The stored subsets of size `count` by rank, their ranks recorded: built on
+    /// first use. Colex order within a size is ascending numeric order of the local
+    /// masks, which is exactly the order of the combinatorial number system.
+    #[inline]
+    fn class(&self, count: usize) -> &[u32] {
+        self.classes[count].get_or_init(|| {
+            let mut masks = Vec::with_capacity(binomial(self.len(), count) as usize);
+            for mask in masks_of_size(self.len(), count) {
+                if (self.stored.0)(mask) {
+                    masks.push(mask);
+                    self.rank[mask as usize].store(masks.len() as u16, Ordering::Relaxed);
+                }
+            }
+            masks
+        })
     }
 
     /// The local bits that are moves from stored subset `local`: its free lines,
@@ -143,22 +155,25 @@ impl Group {
     /// Number of stored subsets with `count` lines: the radix of this group's digit.
     #[inline]
     pub fn radix(&self, count: usize) -> u64 {
-        self.local
-            .get(count)
-            .map_or(0, |subsets| subsets.len() as u64)
+        if count < self.classes.len() {
+            self.class(count).len() as u64
+        } else {
+            0
+        }
     }
 
     /// Rank of a stored local subset mask ([`NOT_STORED`] for others).
     #[inline]
     pub fn rank(&self, local_mask: u32) -> u32 {
+        self.class(local_mask.count_ones() as usize);
         // 0 - 1 wraps to NOT_STORED.
-        u32::from(self.rank[local_mask as usize]).wrapping_sub(1)
+        u32::from(self.rank[local_mask as usize].load(Ordering::Relaxed)).wrapping_sub(1)
     }
 
     /// Local masks of all stored subsets of size `count`, by rank.
     #[inline]
     pub fn locals(&self, count: usize) -> &[u32] {
-        &self.local[count]
+        self.class(count)
     }
 
     /// Builds the tables of [`Group::globals`] now (they are otherwise built when
@@ -179,8 +194,8 @@ impl Group {
         let scatter: Vec<[Lines; 256]> = (0..self.lines.len().div_ceil(8))
             .map(|j| std::array::from_fn(|b| to_global(&self.lines, (b as u32) << (8 * j))))
             .collect();
-        self.local
-            .iter()
+        (0..self.classes.len())
+            .map(|count| self.class(count))
             .map(|subsets| {
                 subsets
                     .iter()
@@ -209,6 +224,32 @@ impl Group {
             .zip(&self.gather)
             .fold(0, |m, (&b, table)| m | table[b as usize])
     }
+}
+
+/// Which local masks a group stores (shared by clones of the group).
+#[derive(Clone)]
+struct StoredSubsets(Arc<dyn Fn(u32) -> bool + Send + Sync>);
+
+impl std::fmt::Debug for StoredSubsets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StoredSubsets")
+    }
+}
+
+/// The masks of `count` bits below bit `k`, ascending (Gosper's hack).
+fn masks_of_size(k: usize, count: usize) -> impl Iterator<Item = u32> {
+    let end = 1u64 << k;
+    let first = (1u64 << count) - 1;
+    std::iter::successors((first < end).then_some(first), move |&m| {
+        if m == 0 {
+            return None;
+        }
+        let low = m & m.wrapping_neg();
+        let ripple = m + low;
+        let next = (((ripple ^ m) >> 2) / low) | ripple;
+        (next < end).then_some(next)
+    })
+    .map(|m| m as u32)
 }
 
 fn to_global(lines: &[usize], local: u32) -> Lines {
@@ -269,13 +310,15 @@ impl Layout {
     /// keeps the canonical subsets, every group only corner-normal ones.
     pub fn reduced(start: Lines, groups: Vec<Vec<usize>>, reduction: GroupSymmetry) -> Layout {
         let corners = reduction.corner_pairs().to_vec();
+        let reduction = Arc::new(reduction);
         let groups = groups
             .into_iter()
             .enumerate()
             .map(|(g, mut lines)| {
                 // Local bits follow ascending lines, as in the layout `reduction` saw.
                 lines.sort_unstable();
-                Group::reduced(lines, &corners, |m| {
+                let reduction = Arc::clone(&reduction);
+                Group::reduced(lines, &corners, move |m| {
                     if g == 0 {
                         reduction.is_canonical_first(m)
                     } else {
@@ -287,7 +330,7 @@ impl Layout {
         Layout {
             start,
             groups,
-            reduction: Some(Arc::new(reduction)),
+            reduction: Some(reduction),
             first_places: OnceLock::new(),
             first_place_calls: Arc::default(),
         }
@@ -756,6 +799,20 @@ impl<'a> Odometer<'a> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn masks_of_a_size_come_in_ascending_order() {
+        for k in 0..=12 {
+            for c in 0..=k {
+                let want: Vec<u32> = (0..1u32 << k)
+                    .filter(|m| m.count_ones() as usize == c)
+                    .collect();
+                assert_eq!(masks_of_size(k, c).collect::<Vec<_>>(), want, "k {k} c {c}");
+            }
+        }
+        assert_eq!(masks_of_size(16, 16).collect::<Vec<_>>(), vec![0xffff]);
+        assert_eq!(masks_of_size(16, 1).count(), 16);
+    }
 
     #[test]
     fn binomials() {

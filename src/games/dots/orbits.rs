@@ -317,6 +317,32 @@ mod tests {
     }
 
     #[test]
+    fn least_images_one_by_one_agree_with_the_table() {
+        let b = board("4x4");
+        for corners in [false, true] {
+            let groups = symmetric_split(&b, 0, 3, true, corners).unwrap();
+            let pairs = if corners {
+                b.corner_pairs()
+            } else {
+                Vec::new()
+            };
+            let sym = GroupSymmetry::new(&b, 0, &groups, true, &pairs);
+            let table = GroupSymmetry::new(&b, 0, &groups, true, &pairs);
+            // Past the calls computed one by one, `table` answers from its table.
+            for local in 0..1u32 << groups[0].len() {
+                table.canonicalize_first(local);
+            }
+            for local in 0..1u32 << groups[0].len() {
+                assert_eq!(
+                    sym.least_image(local),
+                    table.canonicalize_first(local),
+                    "mask {local:#x}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn local_permutations_agree_with_global_application() {
         let b = board("4x4");
         for corners in [false, true] {

@@ -9,11 +9,11 @@ use super::loony::{Detector, Loony};
 use super::notation::ParsedPosition;
 use super::search::{Limits, SearchOptions, SolveResult, Solver};
 use super::spec::Spec;
-use crate::retro::audit::prepare_read;
+use crate::retro::audit::{check_layer_size, prepare_read_rows};
 use crate::store::reader::{ChunkError, ChunkReader};
 use crate::store::{LayerRow, Store, readable_layers};
-use anyhow::{Result, bail};
-use std::cell::RefCell;
+use anyhow::{Result, anyhow, bail};
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -97,6 +97,10 @@ pub struct Tablebase {
     layers: BTreeMap<usize, LayerRow>,
     /// `readable[n]`: layer n can be read.
     readable: Vec<bool>,
+    /// Bit n: layer n's row holds the positions the layout gives it, checked when
+    /// the layer is first read (checking every layer at open would build the
+    /// layout's tables for every block shape, most of a cold probe).
+    sizes_checked: Cell<u128>,
     completion: Vec<[Lines; 2]>,
     /// Whether a position offers a loony capture (the bit format 3 leaves out).
     detector: Detector,
@@ -131,7 +135,8 @@ impl Tablebase {
         let layout = spec.layout();
         let completion = spec.board.completion_masks();
         let game = DotsGame::new(&spec, &layout, &completion);
-        let layers = prepare_read(&mut store, &game).map_err(in_file)?;
+        // Each layer's size is checked when first read (see `checked`).
+        let layers = prepare_read_rows(&mut store, &game).map_err(in_file)?;
         let readable = (0..=64)
             .map(|n| layers.get(&n).is_some_and(|r| r.status.readable()))
             .collect();
@@ -143,6 +148,7 @@ impl Tablebase {
             layout,
             layers,
             readable,
+            sizes_checked: Cell::new(0),
             completion,
             detector,
             search_limit: DEFAULT_SEARCH_LIMIT,
@@ -302,8 +308,26 @@ impl Tablebase {
     /// which must be readable.
     #[inline]
     fn stored(&self, n: usize, (packed, index): (u128, u64)) -> Result<i8> {
+        self.check_size(n)?;
         self.reader
             .value(n, packed, index, || self.block_of(packed))
+    }
+
+    /// Checks, once per layer, that readable layer `n` holds the positions its
+    /// layout gives it ([`check_layer_size`]); every read of a layer's values comes
+    /// here first.
+    #[inline]
+    pub fn check_size(&self, n: usize) -> Result<()> {
+        if self.sizes_checked.get() >> n & 1 == 1 {
+            return Ok(());
+        }
+        let row = self
+            .layers
+            .get(&n)
+            .ok_or_else(|| anyhow!("layer {n} is not in the file"))?;
+        check_layer_size(row, &self.game())?;
+        self.sizes_checked.set(self.sizes_checked.get() | 1 << n);
+        Ok(())
     }
 
     /// The key (counts) and number of positions of the block packed as `packed`.
@@ -389,6 +413,7 @@ impl Tablebase {
             moves.clear();
             if children_stored {
                 let mut entries = [0i8; 64];
+                self.check_size(n + 1)?;
                 self.reader
                     .values(n + 1, &places[..k], &mut entries[..k], |packed| {
                         self.block_of(packed)
