@@ -321,6 +321,68 @@ fn tampered_metadata_is_a_clear_error() {
     }
 }
 
+/// A layer row whose position count disagrees with the layout: probes that read
+/// the layer, `info`, `export` and `verify` refuse the file naming the layer; a
+/// probe that reads only other layers still gets its right value (layer sizes are
+/// checked when a layer is first read, so that a cold probe near the start does
+/// not build the layout's tables for every layer).
+#[test]
+fn a_wrong_layer_size_is_refused_where_the_layer_is_read() {
+    let (mut o, build) = small_db();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("tampered.tb");
+    std::fs::copy(&build.db, &db).expect("copy the file");
+    let conn = rusqlite::Connection::open(&db).expect("open");
+    let changed = conn
+        .execute(
+            "UPDATE layers SET positions = positions + 1 WHERE n = 2",
+            (),
+        )
+        .expect("tamper");
+    assert_eq!(changed, 1, "no row for layer 2");
+    drop(conn);
+
+    let output = run(tb()
+        .arg("probe")
+        .arg("--db")
+        .arg(&db)
+        .arg("--json")
+        .arg("0000"));
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    let answer: Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    let d = harness::probe_differences(&mut o, "1x1", 0, &answer);
+    assert!(d.is_empty(), "{d}");
+
+    let mut commands: Vec<(&str, assert_cmd::Command)> = Vec::new();
+    for args in [
+        &["probe", "1100"][..],
+        &["probe", "1000"][..],
+        &["info"][..],
+        &["export"][..],
+    ] {
+        let mut cmd = tb();
+        cmd.arg(args[0]).arg("--db").arg(&db).args(&args[1..]);
+        commands.push((args[0], cmd));
+    }
+    for (what, mut cmd) in commands {
+        let output = run(&mut cmd);
+        assert_rejected(
+            &output,
+            &format!("tb {what} with a wrong layer 2 size"),
+            "layer 2",
+        );
+    }
+    // verify lists it among the problems of its report.
+    let output = run(tb().arg("verify").arg("--db").arg(&db));
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    let report = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        report.contains("problem: layer 2 claims"),
+        "{}",
+        describe(&output)
+    );
+}
+
 /// (SQL run on a good file, text the message must contain): schema objects a
 /// tablebase does not have (a view standing in for a table returned endless rows
 /// and filled the disk with temporary files before schemas were checked).

@@ -93,7 +93,7 @@ pub fn info(tb: &Tablebase) -> Result<InfoReport> {
     let spec = tb.spec();
     let first = spec.unit_start().count_ones() as usize;
     let layers = tb
-        .layers()
+        .checked_layers()?
         .values()
         .rev()
         .map(|r| {

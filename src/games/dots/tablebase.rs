@@ -15,7 +15,7 @@ use crate::store::{LayerRow, Store, readable_layers};
 use anyhow::{Result, anyhow, bail};
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Where an answer came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,6 +101,8 @@ pub struct Tablebase {
     /// the layer is first read (checking every layer at open would build the
     /// layout's tables for every block shape, most of a cold probe).
     sizes_checked: Cell<u128>,
+    /// The file, for the errors of those checks.
+    path: PathBuf,
     completion: Vec<[Lines; 2]>,
     /// Whether a position offers a loony capture (the bit format 3 leaves out).
     detector: Detector,
@@ -149,6 +151,7 @@ impl Tablebase {
             layers,
             readable,
             sizes_checked: Cell::new(0),
+            path: path.to_path_buf(),
             completion,
             detector,
             search_limit: DEFAULT_SEARCH_LIMIT,
@@ -182,9 +185,19 @@ impl Tablebase {
         &self.layout
     }
 
-    /// Layer rows as read at open time.
+    /// Layer rows as read at open time (the sizes of readable layers not checked
+    /// yet: see [`Tablebase::checked_layers`]).
     pub fn layers(&self) -> &BTreeMap<usize, LayerRow> {
         &self.layers
+    }
+
+    /// Layer rows, every readable layer's size checked against the layout (for a
+    /// report of the whole file).
+    pub fn checked_layers(&self) -> Result<&BTreeMap<usize, LayerRow>> {
+        for row in self.layers.values().filter(|row| row.status.readable()) {
+            self.check_size(row.n)?;
+        }
+        Ok(&self.layers)
     }
 
     /// The underlying store.
@@ -325,7 +338,8 @@ impl Tablebase {
             .layers
             .get(&n)
             .ok_or_else(|| anyhow!("layer {n} is not in the file"))?;
-        check_layer_size(row, &self.game())?;
+        check_layer_size(row, &self.game())
+            .map_err(|e| e.context(self.path.display().to_string()))?;
         self.sizes_checked.set(self.sizes_checked.get() | 1 << n);
         Ok(())
     }
