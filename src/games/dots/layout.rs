@@ -170,6 +170,15 @@ impl Group {
         u32::from(self.rank[local_mask as usize].load(Ordering::Relaxed)).wrapping_sub(1)
     }
 
+    /// [`Group::rank`] for a mask whose size's subsets are built already (by
+    /// [`Group::radix`], [`Group::locals`] or [`Group::rank`] of that size): no check,
+    /// for the hot loops that asked for the size first.
+    #[inline]
+    fn built_rank(&self, local_mask: u32) -> u32 {
+        debug_assert!(self.classes[local_mask.count_ones() as usize].get().is_some());
+        u32::from(self.rank[local_mask as usize].load(Ordering::Relaxed)).wrapping_sub(1)
+    }
+
     /// Local masks of all stored subsets of size `count`, by rank.
     #[inline]
     pub fn locals(&self, count: usize) -> &[u32] {
@@ -539,7 +548,8 @@ impl Layout {
             let local = g.local_of(position);
             let c = local.count_ones() as usize;
             packed = packed << 8 | c as u128;
-            index = index * g.radix(c) + g.rank(local) as u64;
+            // `radix` builds size `c`'s subsets if needed.
+            index = index * g.radix(c) + g.built_rank(local) as u64;
         }
         (packed, index)
     }
@@ -603,14 +613,18 @@ impl Layout {
                 Some(r) => r.permute_local(g, s, local),
                 None => local,
             };
-            self.groups[g].rank(stored)
+            self.groups[g].built_rank(stored)
         };
         let mut local = [0u32; MAX_GROUPS];
         let mut ranks = [0u32; MAX_GROUPS];
         let mut counts = [0usize; MAX_GROUPS];
+        // Each group's radix at its count and one more (which builds those sizes'
+        // subsets, the only ones ranked below).
+        let mut radices = [[0u64; 2]; MAX_GROUPS];
         for (g, group) in self.groups.iter().enumerate() {
             local[g] = group.local_of(position);
             counts[g] = local[g].count_ones() as usize;
+            radices[g] = [group.radix(counts[g]), group.radix(counts[g] + 1)];
         }
         let first = first_place(local[0]);
         let s = (first >> 24) as usize;
@@ -623,10 +637,10 @@ impl Layout {
         let place = |ranks: &[u32], moved: usize| {
             let mut packed = 0u128;
             let mut index = 0u64;
-            for (g, group) in self.groups.iter().enumerate() {
-                let c = counts[g] + usize::from(g == moved);
-                packed = packed << 8 | c as u128;
-                index = index * group.radix(c) + ranks[g] as u64;
+            for g in 0..g_len {
+                let more = usize::from(g == moved);
+                packed = packed << 8 | (counts[g] + more) as u128;
+                index = index * radices[g][more] + ranks[g] as u64;
             }
             (packed, index)
         };
