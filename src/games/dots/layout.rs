@@ -175,7 +175,11 @@ impl Group {
     /// for the hot loops that asked for the size first.
     #[inline]
     fn built_rank(&self, local_mask: u32) -> u32 {
-        debug_assert!(self.classes[local_mask.count_ones() as usize].get().is_some());
+        debug_assert!(
+            self.classes[local_mask.count_ones() as usize]
+                .get()
+                .is_some()
+        );
         u32::from(self.rank[local_mask as usize].load(Ordering::Relaxed)).wrapping_sub(1)
     }
 

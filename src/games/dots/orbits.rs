@@ -316,18 +316,25 @@ mod tests {
         assert_eq!(layout.locate(1 << c), layout.locate(1 << a));
     }
 
+    /// 4x4 in three symmetric groups, with or without corners: the groups and the
+    /// group symmetry.
+    fn symmetric_4x4(corners: bool) -> (Vec<Vec<usize>>, GroupSymmetry) {
+        let b = board("4x4");
+        let groups = symmetric_split(&b, 0, 3, true, corners).unwrap();
+        let pairs = if corners {
+            b.corner_pairs()
+        } else {
+            Vec::new()
+        };
+        let sym = GroupSymmetry::new(&b, 0, &groups, true, &pairs);
+        (groups, sym)
+    }
+
     #[test]
     fn least_images_one_by_one_agree_with_the_table() {
-        let b = board("4x4");
         for corners in [false, true] {
-            let groups = symmetric_split(&b, 0, 3, true, corners).unwrap();
-            let pairs = if corners {
-                b.corner_pairs()
-            } else {
-                Vec::new()
-            };
-            let sym = GroupSymmetry::new(&b, 0, &groups, true, &pairs);
-            let table = GroupSymmetry::new(&b, 0, &groups, true, &pairs);
+            let (groups, sym) = symmetric_4x4(corners);
+            let table = sym.clone();
             // Past the calls computed one by one, `table` answers from its table.
             for local in 0..1u32 << groups[0].len() {
                 table.canonicalize_first(local);
@@ -346,13 +353,7 @@ mod tests {
     fn local_permutations_agree_with_global_application() {
         let b = board("4x4");
         for corners in [false, true] {
-            let groups = symmetric_split(&b, 0, 3, true, corners).unwrap();
-            let pairs = if corners {
-                b.corner_pairs()
-            } else {
-                Vec::new()
-            };
-            let sym = GroupSymmetry::new(&b, 0, &groups, true, &pairs);
+            let (groups, sym) = symmetric_4x4(corners);
             let raw = Layout::new(0, groups);
             assert_eq!(sym.len(), 8);
             let mut x = 0x9e37_79b9_7f4a_7c15u64;
