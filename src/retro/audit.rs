@@ -1,5 +1,7 @@
 //! A file checked against its game's layout, which comes from the identity and not
-//! from the file: [`check_layers`] (at every open: the layer rows readers rely on),
+//! from the file: [`check_layers`] (at every open: the layer rows readers rely on;
+//! a Dots-and-Boxes tablebase checks [`check_layer_rows`] at open and each layer's
+//! [`check_layer_size`] when it first reads the layer),
 //! [`check_finished`] (before exporting: every layer there, none half built) and
 //! [`Audit`] (`tb verify`: every block and chunk the layout implies is stored with
 //! the right lengths and nothing else is, and the histograms, digests, position and
