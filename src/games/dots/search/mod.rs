@@ -35,10 +35,10 @@
 //!   big node, the table is asked whether a child's bound already refutes the window.
 //! * Static bounds: `|V| <= unfinished boxes + |penalty|`.
 //! * Simple loony endgames (every unfinished box has two open sides: independent
-//!   chains and loops) are valued by formula, without search ([`endgame`]).
+//!   chains and loops) are valued by formula, without search (`endgame.rs`).
 //! * Loony handouts: a move that hands the opponent `T` boxes ending in a domino
 //!   (which the opponent may take or decline) is worth at most `2 - T`; it is not
-//!   searched once a move searched already is worth that much ([`handouts`]).
+//!   searched once a move searched already is worth that much (`handouts.rs`).
 //! * Capture rules (proved below): a capture that gives no other box its third side
 //!   is played at once; while any capture is available, the only non-capturing move
 //!   searched is the double-dealing move at the end of a chain (and not even that
