@@ -424,6 +424,22 @@ def test_damaged_chunks(tables, tmp_path):
     assert t.probe("1" * 24) == tb.open(tables["3x3"]).probe("1" * 24)
 
 
+def test_wrong_layer_size(tables, tmp_path):
+    # A layer row whose size disagrees with the layout: found when the layer is first
+    # read, a damaged table (not a bad position); other layers still answer.
+    db = tmp_path / "sized.tb"
+    shutil.copy(tables["3x3"], db)
+    with sqlite3.connect(db) as c:
+        c.execute("UPDATE layers SET positions = positions + 1 WHERE n = 2")
+    c.close()
+    t = tb.open(db)
+    with pytest.raises(tb.TableError, match="layer 2 claims"):
+        t.probe("h0.0")
+    assert t.probe("1" * 24) == tb.open(tables["3x3"]).probe("1" * 24)
+    with pytest.raises(tb.TableError, match="layer 2 claims"):
+        t.info()
+
+
 # --- threads and the GIL -------------------------------------------------------------
 
 

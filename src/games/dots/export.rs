@@ -49,8 +49,11 @@ pub fn export(
         .filter(|r| r.status.readable() && max_lines.is_none_or(|k| r.n <= k))
         .map(|r| r.n)
         .collect();
-    for n in layers {
+    // Every layer's size first: a damaged file writes no row.
+    for &n in &layers {
         tb.check_size(n)?;
+    }
+    for n in layers {
         for counts in layout.blocks_of_layer(n) {
             let size = layout.block_size(&counts);
             let tables = layout

@@ -12,7 +12,7 @@ use super::spec::Spec;
 use crate::retro::audit::{check_layer_size, prepare_read_rows};
 use crate::store::reader::{ChunkError, ChunkReader};
 use crate::store::{LayerRow, Store, readable_layers};
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Result, bail};
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -137,7 +137,7 @@ impl Tablebase {
         let layout = spec.layout();
         let completion = spec.board.completion_masks();
         let game = DotsGame::new(&spec, &layout, &completion);
-        // Each layer's size is checked when first read (see `checked`).
+        // Each layer's size is checked when first read (see `check_size`).
         let layers = prepare_read_rows(&mut store, &game).map_err(in_file)?;
         let readable = (0..=64)
             .map(|n| layers.get(&n).is_some_and(|r| r.status.readable()))
@@ -334,12 +334,15 @@ impl Tablebase {
         if self.sizes_checked.get() >> n & 1 == 1 {
             return Ok(());
         }
-        let row = self
-            .layers
-            .get(&n)
-            .ok_or_else(|| anyhow!("layer {n} is not in the file"))?;
+        let row = self.layers.get(&n).ok_or_else(|| {
+            ChunkError::damaged(format!(
+                "{}: layer {n} is not in the file",
+                self.path.display()
+            ))
+        })?;
+        // A damaged file (not the position's fault: Python raises `TableError`).
         check_layer_size(row, &self.game())
-            .map_err(|e| e.context(self.path.display().to_string()))?;
+            .map_err(|e| ChunkError::damaged(format!("{}: {e:#}", self.path.display())))?;
         self.sizes_checked.set(self.sizes_checked.get() | 1 << n);
         Ok(())
     }
