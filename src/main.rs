@@ -598,38 +598,34 @@ fn run(cli: Cli) -> Result<ExitCode> {
             search_limit,
             threads,
             bounds,
-        } => {
-            let from_args = !positions.is_empty();
-            match tb::games::open_tablebase(&db)? {
-                OpenTablebase::Morris(_) if search_limit.is_some() || bounds.given() => {
-                    bail!(
-                        "--search-limit, --max-nodes and --time-limit are Dots-and-Boxes options (Morris has no search solver)"
-                    )
-                }
-                OpenTablebase::Morris(_) | OpenTablebase::Qubic(_) if threads.is_some() => {
-                    bail!("--threads is a Dots-and-Boxes option of probe")
-                }
-                OpenTablebase::Morris(tb) => cli::morris::probe(&tb, json, positions),
-                OpenTablebase::Qubic(_) if search_limit.is_some() || bounds.given() => {
-                    bail!("--search-limit, --max-nodes and --time-limit are Dots-and-Boxes options")
-                }
-                OpenTablebase::Qubic(file) => cli::qubic::probe(&file, json, positions),
-                OpenTablebase::Dots(tb) => probe(
-                    *tb,
-                    &db,
-                    json,
-                    positions,
-                    ProbeLimits {
-                        search_limit: search_limit
-                            .unwrap_or(tb::games::dots::tablebase::DEFAULT_SEARCH_LIMIT),
-                        bounds: bounds.limits(),
-                        // Positions given as arguments are answered on this thread:
-                        // no need to ask the system for its cores.
-                        threads: cli::threads(threads.or(from_args.then_some(1)))?,
-                    },
-                ),
+        } => match tb::games::open_tablebase(&db)? {
+            OpenTablebase::Morris(_) if search_limit.is_some() || bounds.given() => {
+                bail!(
+                    "--search-limit, --max-nodes and --time-limit are Dots-and-Boxes options (Morris has no search solver)"
+                )
             }
-        }
+            OpenTablebase::Morris(_) | OpenTablebase::Qubic(_) if threads.is_some() => {
+                bail!("--threads is a Dots-and-Boxes option of probe")
+            }
+            OpenTablebase::Morris(tb) => cli::morris::probe(&tb, json, positions),
+            OpenTablebase::Qubic(_) if search_limit.is_some() || bounds.given() => {
+                bail!("--search-limit, --max-nodes and --time-limit are Dots-and-Boxes options")
+            }
+            OpenTablebase::Qubic(file) => cli::qubic::probe(&file, json, positions),
+            OpenTablebase::Dots(tb) => probe(
+                *tb,
+                &db,
+                json,
+                positions,
+                ProbeLimits {
+                    search_limit: search_limit
+                        .unwrap_or(tb::games::dots::tablebase::DEFAULT_SEARCH_LIMIT),
+                    bounds: bounds.limits(),
+                    // Checked now; every core if not given (see probe_batch_parallel).
+                    threads: threads.map(|t| cli::threads(Some(t))).transpose()?,
+                },
+            ),
+        },
         Command::Solve {
             board,
             position,
@@ -925,7 +921,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
 struct ProbeLimits {
     search_limit: u32,
     bounds: search::Limits,
-    threads: usize,
+    /// `--threads` of a stdin batch (every core if not given).
+    threads: Option<usize>,
 }
 
 /// Probes Dots-and-Boxes positions from the arguments or stdin (a stdin batch on

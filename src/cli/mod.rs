@@ -92,21 +92,27 @@ pub fn probe_batch(
     )
 }
 
-/// [`probe_batch`] of stdin on `threads` threads: `answerer()` makes each worker's
-/// own answering function (its own open file and chunk cache, so the hot path takes
-/// no lock); each worker answers a contiguous share of a batch, and the shares are
-/// printed in input order, while the next batch is read. Positions given as
-/// arguments, or one thread, are answered on the calling thread (one `answerer()`).
+/// [`probe_batch`] of stdin on `threads` threads (`--threads`, every core if not
+/// given): `answerer()` makes each worker's own answering function (its own open
+/// file and chunk cache, so the hot path takes no lock); each worker answers a
+/// contiguous share of a batch, and the shares are printed in input order, while
+/// the next batch is read. Positions given as arguments, or one thread, are
+/// answered on the calling thread (one `answerer()`; the system is not asked for
+/// its cores, a cold probe's cost).
 pub fn probe_batch_parallel<A>(
     positions: Vec<String>,
     json: bool,
-    threads: usize,
+    threads: Option<usize>,
     answerer: impl Fn() -> Result<A> + Sync,
 ) -> Result<ExitCode>
 where
     A: FnMut(&str, bool, &mut String) -> Result<()>,
 {
-    if threads <= 1 || !positions.is_empty() {
+    if !positions.is_empty() {
+        return probe_batch(positions, json, answerer()?);
+    }
+    let threads = self::threads(threads)?;
+    if threads <= 1 {
         return probe_batch(positions, json, answerer()?);
     }
     std::thread::scope(|scope| {
