@@ -1060,6 +1060,8 @@ fn check_version(version: i64, path: &Path) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn the_expected_schema_is_what_sqlite_makes_of_the_migrations() {
         let conn = Connection::open_in_memory().expect("an in-memory database");
@@ -1069,8 +1071,6 @@ mod tests {
         let applied = schema_objects(&conn).expect("the schema reads back");
         assert_eq!(expected_schema(), applied.as_slice());
     }
-
-    use super::*;
 
     fn page_size(path: &Path) -> i64 {
         let conn = Connection::open(path).unwrap();

@@ -32,10 +32,8 @@ pub struct GroupSymmetry {
     /// by normalisation is three table reads and no branch (random masks made the
     /// branches of a fold over the pairs mispredict).
     corner_fix: Vec<u32>,
-    /// Whether there is a group 1 (the tables below are of its local masks).
-    has_first: bool,
-    /// Lines of group 1.
-    first_lines: usize,
+    /// Lines of group 1 (`None` without groups): the tables below are of its masks.
+    first_lines: Option<usize>,
     /// [`LeastImages`] of every group-1 local mask, built once
     /// [`GroupSymmetry::canonicalize_first`] has been called often enough to pay for
     /// it (a cold probe computes its few images instead).
@@ -152,15 +150,14 @@ impl GroupSymmetry {
                 }
             }
         }
-        let first_lines = groups.first().map_or(0, |g| g.len());
-        debug_assert!(first_lines <= MAX_GROUP_LINES);
+        let first_lines = groups.first().map(|g| g.len());
+        debug_assert!(first_lines.is_none_or(|k| k <= MAX_GROUP_LINES));
         GroupSymmetry {
             board_syms,
             kept,
             corners,
             local_tables,
             corner_fix,
-            has_first: !groups.is_empty(),
             first_lines,
             least: OnceLock::new(),
             least_calls: Arc::default(),
@@ -171,16 +168,15 @@ impl GroupSymmetry {
     /// one pass over all 2^k masks per symmetry (with the symmetry outermost, its
     /// two byte tables stay in L1).
     fn least_images(&self) -> LeastImages {
-        let mut least: Vec<u16> = if self.has_first {
-            let normalize = self.local_permutation(0, 0);
-            (0..1u32 << self.first_lines)
-                .map(|m| normalize(m) as u16)
-                .collect()
-        } else {
-            vec![u16::MAX]
+        let mut least: Vec<u16> = match self.first_lines {
+            Some(k) => {
+                let normalize = self.local_permutation(0, 0);
+                (0..1u32 << k).map(|m| normalize(m) as u16).collect()
+            }
+            None => vec![u16::MAX],
         };
         let mut to_least = vec![0u8; least.len()];
-        if self.has_first {
+        if self.first_lines.is_some() {
             for s in 1..self.kept.len() {
                 let permute = self.local_permutation(0, s);
                 for (local, (best, best_s)) in least.iter_mut().zip(&mut to_least).enumerate() {
@@ -281,7 +277,7 @@ impl GroupSymmetry {
     /// [`GroupSymmetry::canonicalize_first`] without the table: every kept
     /// symmetry's normalised image, the least (the lowest symmetry on ties).
     pub(crate) fn least_image(&self, local: u32) -> (u32, usize) {
-        if !self.has_first {
+        if self.first_lines.is_none() {
             return (u32::from(u16::MAX), 0);
         }
         (0..self.kept.len())

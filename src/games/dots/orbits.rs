@@ -28,9 +28,10 @@
 //! * drawing the second line of a corner pair while the first is free is skipped
 //!   (it is the same move as drawing the first), so children stay corner-normal.
 //!
-//! [`symmetric_groups`](super::groups::symmetric_groups) builds groups from unions of line orbits so that every
-//! symmetry of the board that fixes the start is usable (Wilson: for 3x5, seven
-//! orbits of 4 lines and five of 2, assigned to 6 groups of 8,6,6,6,6,6 lines).
+//! [`symmetric_groups`](super::groups::symmetric_groups) builds groups from unions
+//! of line orbits so that every symmetry of the board that fixes the start is
+//! usable (Wilson: for 3x5, seven orbits of 4 lines and five of 2, assigned to 6
+//! groups of 8,6,6,6,6,6 lines).
 
 use super::board::{Board, Lines};
 use super::group_symmetry::GroupSymmetry;
