@@ -403,12 +403,17 @@ def test_table_errors(tables, tmp_path):
         tb.open(cut).probe_many(dots_positions(24, 2000, 24, seed=8))
 
 
-def test_damaged_chunks(tables, tmp_path):
-    db = tmp_path / "damaged.tb"
-    shutil.copy(tables["3x3"], db)
-    with sqlite3.connect(db) as c:
-        c.execute("UPDATE chunks SET checksum = checksum + 1 WHERE n = 2")
+def tampered_3x3(tables, path, sql):
+    """A copy of the 3x3 table at `path` with `sql` run on it."""
+    shutil.copy(tables["3x3"], path)
+    with sqlite3.connect(path) as c:
+        c.execute(sql)
     c.close()
+    return path
+
+
+def test_damaged_chunks(tables, tmp_path):
+    db = tampered_3x3(tables, tmp_path / "damaged.tb", "UPDATE chunks SET checksum = checksum + 1 WHERE n = 2")
     t = tb.open(db)
     # Layer 2 is read for positions of 1 line (children) and of 2 lines.
     one = "h0.0"
@@ -427,12 +432,7 @@ def test_damaged_chunks(tables, tmp_path):
 def test_wrong_layer_size(tables, tmp_path):
     # A layer row whose size disagrees with the layout: found when the layer is first
     # read, a damaged table (not a bad position); other layers still answer.
-    db = tmp_path / "sized.tb"
-    shutil.copy(tables["3x3"], db)
-    with sqlite3.connect(db) as c:
-        c.execute("UPDATE layers SET positions = positions + 1 WHERE n = 2")
-    c.close()
-    t = tb.open(db)
+    t = tb.open(tampered_3x3(tables, tmp_path / "sized.tb", "UPDATE layers SET positions = positions + 1 WHERE n = 2"))
     with pytest.raises(tb.TableError, match="layer 2 claims"):
         t.probe("h0.0")
     assert t.probe("1" * 24) == tb.open(tables["3x3"]).probe("1" * 24)
