@@ -5,9 +5,10 @@
 
 use super::cache::BlockCache;
 use super::progress::Progress;
+use super::writer::{BlockWrite, BlockWriter};
 use super::{BlockId, Game};
 use crate::store::{
-    BlockStats, EncodedChunk, LayerFinish, LayerStatus, Store, StoredChunk, counts_key,
+    BlockStats, EncodedChunk, LayerFinish, LayerRow, LayerStatus, Store, StoredChunk, counts_key,
 };
 use crate::units::human_bytes;
 use anyhow::{Context, Result, bail};
@@ -15,7 +16,7 @@ use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -274,14 +275,7 @@ impl<'g> Schedule<'g> {
         cache_bytes: u64,
         progress: &mut dyn Progress,
     ) -> Result<(u64, u64, usize, u64)> {
-        let game = self.game;
-        let layer_size = |blocks: &[BlockId]| -> u64 {
-            blocks
-                .iter()
-                .map(|b| game.block_size(b.layer, &b.key))
-                .sum()
-        };
-        let total_positions: u64 = self.layers.iter().map(|(_, b)| layer_size(b)).sum();
+        let total_positions: u64 = self.layers.iter().map(|(_, b)| self.layer_size(b)).sum();
         let rows = store.layers()?;
         let done_positions: u64 = rows
             .values()
@@ -289,14 +283,39 @@ impl<'g> Schedule<'g> {
             .map(|r| r.positions)
             .sum();
         progress.start(total_positions, done_positions);
-        let mut cache = BlockCache::new(cache_bytes);
-        let mut computed_positions = 0u64;
-        let mut resumed_blocks = 0usize;
-        let mut peak_file_bytes = store
+        let peak_file_bytes = store
             .meta()?
             .get("peak_file_bytes")
             .and_then(|v| v.parse().ok())
             .unwrap_or(0u64);
+        let store = Mutex::new(store);
+        std::thread::scope(|scope| {
+            let mut writer = BlockWriter::start(scope, &store, peak_file_bytes);
+            let (computed_positions, resumed_blocks) =
+                self.run_layers(&mut writer, &rows, cache_bytes, progress)?;
+            Ok((
+                computed_positions,
+                total_positions,
+                resumed_blocks,
+                writer.peak_disk_bytes()?,
+            ))
+        })
+    }
+
+    /// The layers not published yet (`rows` as the file had them at the start),
+    /// each block written while the next one computes. Returns (positions
+    /// computed, blocks resumed).
+    fn run_layers(
+        &self,
+        writer: &mut BlockWriter,
+        rows: &BTreeMap<usize, LayerRow>,
+        cache_bytes: u64,
+        progress: &mut dyn Progress,
+    ) -> Result<(u64, usize)> {
+        let game = self.game;
+        let mut cache = BlockCache::new(cache_bytes);
+        let mut computed_positions = 0u64;
+        let mut resumed_blocks = 0usize;
         let mut position = 0usize;
         for (layer, blocks) in &self.layers {
             let layer = *layer;
@@ -312,9 +331,12 @@ impl<'g> Schedule<'g> {
                 continue;
             }
             let label = game.layer_label(layer);
-            let layer_positions = layer_size(blocks);
-            store.begin_layer(layer, layer_positions)?;
-            let finished = store.finished_blocks(layer)?;
+            let layer_positions = self.layer_size(blocks);
+            let finished = {
+                let mut store = writer.store()?;
+                store.begin_layer(layer, layer_positions)?;
+                store.finished_blocks(layer)?
+            };
             let mut totals = BlockStats::default();
             for stats in finished.values() {
                 totals.merge(stats);
@@ -338,14 +360,14 @@ impl<'g> Schedule<'g> {
                 prune: self.prunable_layers(last_position),
             };
             if todo.is_empty() {
-                store.finish_layer(layer, &finish_for(&totals))?;
+                writer.store()?.finish_layer(layer, &finish_for(&totals))?;
             }
             for (i, &(at, block)) in todo.iter().enumerate() {
                 let t0 = Instant::now();
                 let reads = game.reads(layer, &block.key);
                 let mut inputs = Vec::with_capacity(reads.len());
                 for id in &reads {
-                    inputs.push(cache.get_or_load(id, || load_block(store, game, id))?);
+                    inputs.push(cache.get_or_load(id, || load_block(&**writer.store()?, game, id))?);
                 }
                 let input_refs: Vec<&[i8]> = inputs.iter().map(|b| b.as_slice()).collect();
                 let values = compute_with_progress(game, block, &input_refs, progress)?;
@@ -370,10 +392,15 @@ impl<'g> Schedule<'g> {
                     .filter(|id| !game.keeps(id.layer))
                     .map(|id| (id.layer, counts_key(&id.key)))
                     .collect();
-                let finish = (i + 1 == todo.len()).then(|| finish_for(&totals));
-                store.write_block(layer, &block.key, &chunks, &stats, &drops, finish.as_ref())?;
-                peak_file_bytes = peak_file_bytes.max(store.disk_bytes()?);
                 computed_positions += stats.positions;
+                writer.write(BlockWrite {
+                    layer,
+                    key: block.key.to_vec(),
+                    chunks,
+                    stats,
+                    drops,
+                    finish: (i + 1 == todo.len()).then(|| finish_for(&totals)),
+                })?;
                 for id in done_with {
                     cache.evict(id);
                 }
@@ -382,14 +409,20 @@ impl<'g> Schedule<'g> {
                 }
             }
             progress.finish_layer(&label, &totals);
-            store.set_meta(&[("peak_file_bytes", peak_file_bytes.to_string())])?;
+            let peak = writer.peak_disk_bytes()?;
+            writer
+                .store()?
+                .set_meta(&[("peak_file_bytes", peak.to_string())])?;
         }
-        Ok((
-            computed_positions,
-            total_positions,
-            resumed_blocks,
-            peak_file_bytes,
-        ))
+        Ok((computed_positions, resumed_blocks))
+    }
+
+    /// Positions in `blocks`.
+    fn layer_size(&self, blocks: &[BlockId]) -> u64 {
+        blocks
+            .iter()
+            .map(|b| self.game.block_size(b.layer, &b.key))
+            .sum()
     }
 
     /// Layers not kept whose last reader is at or before `position` in build order:
@@ -514,15 +547,24 @@ pub fn decode_chunk(
 /// The histogram and digest of `values`, the values of block `id` from index
 /// `first` on (what the builder stores with a block and the audit recomputes).
 pub fn chunk_stats(game: &dyn Game, id: &BlockId, first: u64, values: &[i8]) -> BlockStats {
-    let mut counts = [0u64; 256];
-    for &v in values {
-        counts[v as u8 as usize] += 1;
+    // Four tables in turn: runs of equal values would otherwise wait on one
+    // counter's previous increment.
+    let mut tables = [[0u64; 256]; 4];
+    let mut quads = values.chunks_exact(4);
+    for quad in &mut quads {
+        for (table, &v) in tables.iter_mut().zip(quad) {
+            table[v as u8 as usize] += 1;
+        }
     }
+    for &v in quads.remainder() {
+        tables[0][v as u8 as usize] += 1;
+    }
+    let count = |b: usize| tables.iter().map(|t| t[b]).sum::<u64>();
     BlockStats {
         positions: values.len() as u64,
         histogram: (0..256)
-            .filter(|&b| counts[b] > 0)
-            .map(|b| (b as u8 as i8, counts[b]))
+            .filter(|&b| count(b) > 0)
+            .map(|b| (b as u8 as i8, count(b)))
             .collect(),
         digest: game.digest(id.layer, &id.key, first, values),
         ..BlockStats::default()

@@ -18,6 +18,7 @@ pub mod build;
 pub mod cache;
 pub mod progress;
 pub mod recode;
+pub mod writer;
 
 use crate::store::codec::{ChunkCoding, Neighbours};
 use anyhow::Result;
