@@ -112,3 +112,31 @@ pub fn prefetch<T>(p: *const T) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
 }
+
+/// Compiles a hot loop `body` twice, for the baseline target and with the x86-64
+/// features listed, and defines `name` to pick one at run time: loops vectorise
+/// wider with the features, and the binary still runs on CPUs without them.
+///
+/// `cpu_dispatch!(name, name_fast, name_body, [T: Bound], (arg: Type, ..) -> Ret,
+/// ["avx2", "bmi2"]);` (the generics and the return type may be left out).
+macro_rules! cpu_dispatch {
+    ($name:ident, $fast:ident, $body:ident, [$($g:ident: $bound:path),*],
+     ($($arg:ident: $ty:ty),*) $(-> $ret:ty)?, [$($feature:tt),+]) => {
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature($(enable = $feature),+)]
+        fn $fast<$($g: $bound),*>($($arg: $ty),*) $(-> $ret)? {
+            $body($($arg),*)
+        }
+
+        #[inline]
+        fn $name<$($g: $bound),*>($($arg: $ty),*) $(-> $ret)? {
+            #[cfg(target_arch = "x86_64")]
+            if $(std::is_x86_feature_detected!($feature))&&+ {
+                // SAFETY: the CPU supports every feature $fast was compiled for.
+                return unsafe { $fast($($arg),*) };
+            }
+            $body($($arg),*)
+        }
+    };
+}
+pub(crate) use cpu_dispatch;

@@ -51,6 +51,23 @@ pub fn digest_element(position: u64, value: i8) -> u64 {
     mix(position.wrapping_add((value as i64 as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)))
 }
 
+/// The digest contributions of positions `base | m` for each `m` of `masks`, with
+/// `values` in the same order, summed (one vectorised loop where the CPU has
+/// 64-bit vector multiplies).
+pub fn digest_run(base: u64, masks: &[u64], values: &[i8]) -> u64 {
+    debug_assert_eq!(masks.len(), values.len());
+    digest_run_dispatch(base, masks, values)
+}
+
+#[inline(always)]
+fn digest_run_body(base: u64, masks: &[u64], values: &[i8]) -> u64 {
+    masks.iter().zip(values).fold(0u64, |sum, (&m, &v)| {
+        sum.wrapping_add(digest_element(base | m, v))
+    })
+}
+
+crate::sys::cpu_dispatch!(digest_run_dispatch, digest_run_avx512, digest_run_body, [], (base: u64, masks: &[u64], values: &[i8]) -> u64, ["avx512f", "avx512dq", "avx512vl"]);
+
 /// Formats a digest as 16 lowercase hex digits.
 pub fn digest_hex(digest: u64) -> String {
     format!("{digest:016x}")

@@ -14,7 +14,7 @@ use crate::retro::build::{Builder, RunOptions, RunSummary};
 use crate::retro::progress::Progress;
 use crate::retro::recode::RecodeSummary;
 use crate::retro::{BlockId, BlockKey, Game};
-use crate::store::checksum::digest_element;
+use crate::store::checksum::digest_run;
 use crate::store::{MAX_CHUNK_POSITIONS, Store, chunk_len};
 use crate::units::human_bytes;
 use anyhow::{Context, Result, bail};
@@ -457,11 +457,13 @@ impl Game for DotsGame<'_> {
 
     fn digest(&self, _layer: usize, key: &[u8], first: u64, values: &[i8]) -> u64 {
         let mut digest = 0u64;
-        let mut values = values.iter();
-        self.layout.visit(key, first, values.len(), |position| {
-            let v = *values.next().expect("one value per position");
-            digest = digest.wrapping_add(digest_element(position, v));
-        });
+        let mut rest = values;
+        self.layout
+            .visit_runs(key, first, values.len(), |base, run| {
+                let (head, tail) = rest.split_at(run.len());
+                digest = digest.wrapping_add(digest_run(base, run, head));
+                rest = tail;
+            });
         digest
     }
 

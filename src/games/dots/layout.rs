@@ -718,8 +718,25 @@ impl Layout {
     /// position: the last group's subsets are read straight from its table.
     #[inline]
     pub fn visit(&self, counts: &[u8], from: u64, len: usize, mut f: impl FnMut(Lines)) {
+        self.visit_runs(counts, from, len, |base, run| {
+            run.iter().for_each(|&m| f(base | m));
+        });
+    }
+
+    /// Like [`Layout::visit`], a run at a time: `f(base, masks)` for consecutive
+    /// positions whose lines are `base | m` for each `m` of `masks`, in index order
+    /// (runs end where the earlier groups' digits change), so that a loop over one
+    /// run can be vectorised.
+    #[inline]
+    pub fn visit_runs(
+        &self,
+        counts: &[u8],
+        from: u64,
+        len: usize,
+        mut f: impl FnMut(Lines, &[Lines]),
+    ) {
         let Some((last, prefix)) = self.groups.split_last() else {
-            (0..len).for_each(|_| f(self.start));
+            (0..len).for_each(|_| f(self.start, &[0]));
             return;
         };
         let tables = prefix
@@ -733,11 +750,8 @@ impl Layout {
         let mut r = (from % radix) as usize;
         let mut left = len;
         while left > 0 {
-            let base = self.start | odo.mask();
             let take = left.min(row.len() - r);
-            for &m in &row[r..r + take] {
-                f(base | m);
-            }
+            f(self.start | odo.mask(), &row[r..r + take]);
             left -= take;
             r = 0;
             odo.advance();
