@@ -14,6 +14,7 @@
 use super::board::{Lines, move_value_i8};
 use super::group_symmetry::GroupSymmetry;
 use super::layout::{Layout, Odometer};
+use crate::sys::cpu_dispatch;
 use rayon::prelude::*;
 
 /// Positions handled by one parallel task.
@@ -30,6 +31,64 @@ struct LastMove {
     parent: u16,
     child: u16,
     local: u8,
+}
+
+/// Moves of one line of the last group whose parents and children are both
+/// consecutive ranks: `len` moves from parents `parent..` to children `child..`,
+/// their `local` flags at `locals[at..at + len]` of the line's [`LastLine`].
+#[derive(Debug, Clone, Copy)]
+struct LastRun {
+    parent: u16,
+    child: u16,
+    len: u16,
+    at: u32,
+}
+
+/// Runs at least this long are folded as streams (vectorised), shorter ones move
+/// by move.
+const MIN_RUN: usize = 16;
+
+/// The moves drawing one line of the last group from its subsets of one size: in
+/// combinatorial order the moves of a line that is late in the group come in long
+/// runs of consecutive parents and children, which stream; the rest are a list.
+#[derive(Debug, Default)]
+struct LastLine {
+    runs: Vec<LastRun>,
+    locals: Vec<u8>,
+    list: Vec<LastMove>,
+}
+
+impl LastLine {
+    /// Splits `moves` (in parent order) into runs of at least [`MIN_RUN`] and the rest.
+    fn new(moves: &[LastMove]) -> LastLine {
+        let mut line = LastLine::default();
+        let mut start = 0;
+        while start < moves.len() {
+            let first = moves[start];
+            let len = moves[start..]
+                .iter()
+                .enumerate()
+                .take_while(|&(i, m)| {
+                    m.parent as usize == first.parent as usize + i
+                        && m.child as usize == first.child as usize + i
+                })
+                .count();
+            let run = &moves[start..start + len];
+            if len >= MIN_RUN {
+                line.runs.push(LastRun {
+                    parent: first.parent,
+                    child: first.child,
+                    len: len as u16,
+                    at: line.locals.len() as u32,
+                });
+                line.locals.extend(run.iter().map(|m| m.local));
+            } else {
+                line.list.extend_from_slice(run);
+            }
+            start += len;
+        }
+        line
+    }
 }
 
 /// Boxes completed for each 2-bit "box i is complete" pattern.
@@ -91,7 +150,7 @@ pub struct Kernel<'a> {
     penalty: i8,
     /// `last_moves[c][bit]`: every move drawing local line `bit` of the last group
     /// from a subset of size `c`.
-    last_moves: Vec<Vec<Vec<LastMove>>>,
+    last_moves: Vec<Vec<LastLine>>,
 }
 
 impl<'a> Kernel<'a> {
@@ -132,8 +191,9 @@ impl<'a> Kernel<'a> {
                                             local,
                                         }
                                     })
-                                    .collect()
+                                    .collect::<Vec<_>>()
                             })
+                            .map(|moves| LastLine::new(&moves))
                             .collect()
                     })
                     .collect()
@@ -158,9 +218,9 @@ impl<'a> Kernel<'a> {
             .zip(counts)
             .any(|(g, &c)| (c as usize) < g.len());
         if !has_move {
-            return vec![T::terminal(self.penalty); size];
+            return filled_block(size, T::terminal(self.penalty));
         }
-        let mut values = vec![i8::MIN; size];
+        let mut values = filled_block(size, i8::MIN);
         for (g, group) in groups.iter().enumerate() {
             if (counts[g] as usize) < group.len() {
                 let child = children[g].expect("child block of a group with a free line");
@@ -209,12 +269,21 @@ impl<'a> Kernel<'a> {
                 for (i, out_row) in out.chunks_exact_mut(radix).enumerate() {
                     let base = self.layout.start | prefix_odo.mask();
                     let child_row = &child[(first_row + i) * child_radix..][..child_radix];
-                    for (bit, list) in moves.iter().enumerate() {
+                    for (bit, line) in moves.iter().enumerate() {
                         // Which of the line's boxes have all their outside lines drawn.
                         let ready = outside[bit].iter().enumerate().fold(0u8, |f, (j, &m)| {
                             f | u8::from(m != u64::MAX && base & m == m) << j
                         });
-                        fold_last_moves(out_row, child_row, list, ready);
+                        for run in &line.runs {
+                            let len = run.len as usize;
+                            fold_last_run(
+                                &mut out_row[run.parent as usize..][..len],
+                                &child_row[run.child as usize..][..len],
+                                &line.locals[run.at as usize..][..len],
+                                ready,
+                            );
+                        }
+                        fold_last_moves(out_row, child_row, &line.list, ready);
                     }
                     prefix_odo.advance();
                 }
@@ -311,6 +380,15 @@ impl<'a> Kernel<'a> {
                 }
             });
     }
+}
+
+/// A block of `size` values all `fill`: on huge pages (later blocks read it at
+/// random, and a big block's 4 KiB page faults cost more than the kernel's first
+/// pass), filled on every core.
+fn filled_block(size: usize, fill: i8) -> Vec<i8> {
+    let mut values = crate::sys::huge_vec(size);
+    values.par_extend(rayon::iter::repeat_n(fill, size));
+    values
 }
 
 /// Where the children of a row lie when a group-1 move needs symmetry `s`: the
@@ -454,6 +532,17 @@ fn fold_last_moves_body<T: Child>(out: &mut [i8], child: &[T], list: &[LastMove]
     }
 }
 
+/// [`fold_last_moves_body`] for one run: `out[i]` and `child[i]` are the parent and
+/// child of a move whose local box flags are `local[i]`.
+#[inline(always)]
+fn fold_last_run_body<T: Child>(out: &mut [i8], child: &[T], local: &[u8], ready: u8) {
+    for ((o, &c), &l) in out.iter_mut().zip(child).zip(local) {
+        let flags = l & ready;
+        let boxes = ((flags & 1) + (flags >> 1)) as i8;
+        *o = (*o).max(c.moved(boxes));
+    }
+}
+
 /// The part of a box test that depends on the later groups, for a fixed row with
 /// lines `base` drawn in groups 1..=g: `0` (the box completes whatever the later
 /// groups hold), `u64::MAX` (it cannot complete in this row) or the later-group lines
@@ -494,32 +583,53 @@ fn fold_moves_body<T: Child>(out: &mut [i8], child: &[T], suffix: &[Lines], test
     }
 }
 
-/// Compiles a leaf loop twice, for the baseline target and for AVX2, and picks one
-/// at run time: the streaming loops vectorise twice as wide with AVX2, and the
-/// binary still runs on CPUs without it.
-macro_rules! dispatch {
-    ($name:ident, $fast:ident, $body:ident, ($($arg:ident: $ty:ty),*)) => {
-        #[cfg(target_arch = "x86_64")]
-        #[target_feature(enable = "avx2,bmi1,bmi2,popcnt")]
-        fn $fast<T: Child>($($arg: $ty),*) {
-            $body($($arg),*)
-        }
+// The streaming loops vectorise twice as wide with AVX2.
+cpu_dispatch!(fold_moves, fold_moves_avx2, fold_moves_body, [T: Child], (out: &mut [i8], child: &[T], suffix: &[Lines], tests: [Lines; 2]), ["avx2", "bmi1", "bmi2", "popcnt"]);
+cpu_dispatch!(fold_last_run, fold_last_run_avx2, fold_last_run_body, [T: Child], (out: &mut [i8], child: &[T], local: &[u8], ready: u8), ["avx2", "bmi1", "bmi2", "popcnt"]);
+cpu_dispatch!(fold_last_moves, fold_last_moves_avx2, fold_last_moves_body, [T: Child], (out: &mut [i8], child: &[T], list: &[LastMove], ready: u8), ["avx2", "bmi1", "bmi2", "popcnt"]);
 
-        #[inline]
-        fn $name<T: Child>($($arg: $ty),*) {
-            #[cfg(target_arch = "x86_64")]
-            if std::is_x86_feature_detected!("avx2")
-                && std::is_x86_feature_detected!("bmi1")
-                && std::is_x86_feature_detected!("bmi2")
-                && std::is_x86_feature_detected!("popcnt")
-            {
-                // SAFETY: the CPU supports every feature $fast was compiled for.
-                return unsafe { $fast($($arg),*) };
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs and the list together hold every move once, each run consecutive in
+    /// parent and child and at least [`MIN_RUN`] long.
+    #[test]
+    fn a_line_splits_its_moves_into_runs_and_the_rest() {
+        let mut moves = Vec::new();
+        let mut push = |parent: u16, child: u16, len: u16| {
+            for i in 0..len {
+                let local = (parent + i) as u8 % 4;
+                moves.push(LastMove {
+                    parent: parent + i,
+                    child: child + i,
+                    local,
+                });
             }
-            $body($($arg),*)
+        };
+        push(0, 5, 3); // short
+        push(3, 20, MIN_RUN as u16); // a run, though its parents follow the last
+        push(40, 60, MIN_RUN as u16 + 7); // a run
+        push(70, 100, MIN_RUN as u16 - 1); // short
+        push(85, 200, 1);
+        let line = LastLine::new(&moves);
+        let mut seen: Vec<(u16, u16, u8)> = line
+            .list
+            .iter()
+            .map(|m| (m.parent, m.child, m.local))
+            .collect();
+        assert_eq!(line.runs.len(), 2);
+        for run in &line.runs {
+            assert!(run.len as usize >= MIN_RUN);
+            for i in 0..run.len {
+                let local = line.locals[run.at as usize + i as usize];
+                seen.push((run.parent + i, run.child + i, local));
+            }
         }
-    };
+        seen.sort_unstable();
+        let mut all: Vec<(u16, u16, u8)> =
+            moves.iter().map(|m| (m.parent, m.child, m.local)).collect();
+        all.sort_unstable();
+        assert_eq!(seen, all);
+    }
 }
-
-dispatch!(fold_moves, fold_moves_avx2, fold_moves_body, (out: &mut [i8], child: &[T], suffix: &[Lines], tests: [Lines; 2]));
-dispatch!(fold_last_moves, fold_last_moves_avx2, fold_last_moves_body, (out: &mut [i8], child: &[T], list: &[LastMove], ready: u8));
