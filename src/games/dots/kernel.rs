@@ -218,9 +218,9 @@ impl<'a> Kernel<'a> {
             .zip(counts)
             .any(|(g, &c)| (c as usize) < g.len());
         if !has_move {
-            return filled_block(size, T::terminal(self.penalty));
+            return crate::sys::huge_filled(size, T::terminal(self.penalty));
         }
-        let mut values = filled_block(size, i8::MIN);
+        let mut values = crate::sys::huge_filled(size, i8::MIN);
         for (g, group) in groups.iter().enumerate() {
             if (counts[g] as usize) < group.len() {
                 let child = children[g].expect("child block of a group with a free line");
@@ -339,14 +339,14 @@ impl<'a> Kernel<'a> {
                 let start = (t * TILE) as u64;
                 let end = start + out.len() as u64;
                 let mut outer = Odometer::new(outer_tables.clone(), start / row_len);
-                let mut scratch: Vec<Lines> = Vec::new();
+                let mut segments: Vec<SuffixSegment> = Vec::new();
                 let mut gathered: Vec<T> = Vec::new();
                 let mut pos = start;
                 while pos < end {
                     let row = pos / row_len;
                     let s0 = pos % row_len;
                     let len = (row_len - s0).min(end - pos) as usize;
-                    let suffix = suffix_masks.get(s0, len, &mut scratch);
+                    suffix_masks.segments(s0, len, &mut segments);
                     let base = self.layout.start | outer.mask();
                     let sub = locals[outer.digit(g)];
                     let prefix = row / radix;
@@ -373,22 +373,23 @@ impl<'a> Kernel<'a> {
                             permutations[s - 1].gather(child_row, s0, len, &mut gathered);
                             &gathered[..]
                         };
-                        fold_moves(out_run, child_run, suffix, tests);
+                        let mut at = 0;
+                        for segment in &segments {
+                            let take = segment.inner.len();
+                            fold_moves(
+                                &mut out_run[at..at + take],
+                                &child_run[at..at + take],
+                                segment.inner,
+                                tests.map(|t| segment.test(t)),
+                            );
+                            at += take;
+                        }
                     }
                     pos += len as u64;
                     outer.advance();
                 }
             });
     }
-}
-
-/// A block of `size` values all `fill`: on huge pages (later blocks read it at
-/// random, and a big block's 4 KiB page faults cost more than the kernel's first
-/// pass), filled on every core.
-fn filled_block(size: usize, fill: i8) -> Vec<i8> {
-    let mut values = crate::sys::huge_vec(size);
-    values.par_extend(rayon::iter::repeat_n(fill, size));
-    values
 }
 
 /// Where the children of a row lie when a group-1 move needs symmetry `s`: the
@@ -502,22 +503,44 @@ impl<'a> SuffixMasks<'a> {
         }
     }
 
-    /// The masks of offsets `from..from + len`: a slice of the inner table when the
-    /// row has no outer groups, else assembled in `scratch`.
-    fn get<'s>(&'s self, from: u64, len: usize, scratch: &'s mut Vec<Lines>) -> &'s [Lines] {
-        if self.outer.is_empty() {
-            return &self.inner[from as usize..from as usize + len];
-        }
-        scratch.clear();
+    /// Offsets `from..from + len` as segments into `out`: the masks of a segment are
+    /// `high | m` for each `m` of its slice of the inner table (which stays in the
+    /// first-level cache, where assembling the masks of a whole run did not).
+    fn segments<'s>(&'s self, from: u64, len: usize, out: &mut Vec<SuffixSegment<'s>>) {
+        out.clear();
         for_segments(self.inner.len() as u64, from, len, |mut o, j, take| {
             let mut high = 0;
             for table in &self.outer {
                 high |= table[(o % table.len() as u64) as usize];
                 o /= table.len() as u64;
             }
-            scratch.extend(self.inner[j..j + take].iter().map(|&m| m | high));
+            out.push(SuffixSegment {
+                high,
+                inner: &self.inner[j..j + take],
+            });
         });
-        scratch
+    }
+}
+
+/// Consecutive offsets of a row whose outer groups' lines are `high`, with the
+/// inner groups' lines of each.
+#[derive(Clone, Copy)]
+struct SuffixSegment<'a> {
+    high: Lines,
+    inner: &'a [Lines],
+}
+
+impl SuffixSegment<'_> {
+    /// A box test of [`suffix_test`] on this segment's inner masks: the lines of `test`
+    /// that the outer groups hold are met already (and those they lack never will be:
+    /// the inner lines are other lines).
+    #[inline]
+    fn test(&self, test: Lines) -> Lines {
+        if test == u64::MAX {
+            test
+        } else {
+            test & !self.high
+        }
     }
 }
 

@@ -58,8 +58,7 @@ pub fn solve_placement_table<'a>(
         "table {m}-{o} with {h} in hand: the side to move has lost"
     );
     // Huge pages: the next layer's tables read this one at random.
-    let mut values = crate::sys::huge_vec(table.size() as usize);
-    values.resize(table.size() as usize, 0u8);
+    let mut values = crate::sys::huge_filled(table.size() as usize, 0u8);
     // The child tables, looked up once: [no capture, capture] by the child mover's
     // stone count o or o - 1.
     let lookup = |child_mover: u8| -> Option<(&'static Table, &'a [u8])> {
