@@ -16,8 +16,8 @@ use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// zstd level for stored chunks.
@@ -46,6 +46,25 @@ pub struct RunSummary {
     pub stored_bytes: u64,
     /// Peak resident memory of the process, where the OS reports it.
     pub peak_rss_bytes: Option<u64>,
+    /// Where this run's time went.
+    pub phases: PhaseSeconds,
+}
+
+/// Seconds of a run by phase: on the scheduler's thread (loading blocks that were
+/// not in memory, the kernel, encoding chunks, waiting for the writer), and on the
+/// writer thread (SQLite writes, overlapping the next block's work).
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct PhaseSeconds {
+    /// Reading and decoding input blocks from the file.
+    pub load: f64,
+    /// Computing blocks.
+    pub kernel: f64,
+    /// Checksums, histograms, digests and chunk compression.
+    pub encode: f64,
+    /// Block writes (on the writer thread).
+    pub write: f64,
+    /// The scheduler waiting for a write to finish.
+    pub write_wait: f64,
 }
 
 impl RunSummary {
@@ -176,8 +195,11 @@ impl Builder {
             .num_threads(opts.threads)
             .build()
             .context("cannot start worker threads")?;
+        let mut phases = PhaseSeconds::default();
         let (computed_positions, total_positions, resumed_blocks, peak_file_bytes) =
-            pool.install(|| Schedule::new(game).run(&mut self.store, opts.cache_bytes, progress))?;
+            pool.install(|| {
+                Schedule::new(game).run(&mut self.store, opts.cache_bytes, progress, &mut phases)
+            })?;
         self.store.compact()?;
         let layer_rows = self.store.layers()?;
         Ok(RunSummary {
@@ -191,6 +213,7 @@ impl Builder {
             file_bytes: self.store.file_bytes()?,
             stored_bytes: layer_rows.values().map(|r| r.bytes).sum(),
             peak_rss_bytes: crate::sys::peak_rss_bytes(),
+            phases,
         })
     }
 }
@@ -274,6 +297,7 @@ impl<'g> Schedule<'g> {
         store: &mut Store,
         cache_bytes: u64,
         progress: &mut dyn Progress,
+        phases: &mut PhaseSeconds,
     ) -> Result<(u64, u64, usize, u64)> {
         let total_positions: u64 = self.layers.iter().map(|(_, b)| self.layer_size(b)).sum();
         let rows = store.layers()?;
@@ -292,7 +316,8 @@ impl<'g> Schedule<'g> {
         std::thread::scope(|scope| {
             let mut writer = BlockWriter::start(scope, &store, peak_file_bytes);
             let (computed_positions, resumed_blocks) =
-                self.run_layers(&mut writer, &rows, cache_bytes, progress)?;
+                self.run_layers(&mut writer, &rows, cache_bytes, progress, phases)?;
+            (phases.write, phases.write_wait) = writer.seconds()?;
             Ok((
                 computed_positions,
                 total_positions,
@@ -311,6 +336,7 @@ impl<'g> Schedule<'g> {
         rows: &BTreeMap<usize, LayerRow>,
         cache_bytes: u64,
         progress: &mut dyn Progress,
+        phases: &mut PhaseSeconds,
     ) -> Result<(u64, usize)> {
         let game = self.game;
         let mut cache = BlockCache::new(cache_bytes);
@@ -367,10 +393,15 @@ impl<'g> Schedule<'g> {
                 let reads = game.reads(layer, &block.key);
                 let mut inputs = Vec::with_capacity(reads.len());
                 for id in &reads {
-                    inputs.push(cache.get_or_load(id, || load_block(&**writer.store()?, game, id))?);
+                    inputs
+                        .push(cache.get_or_load(id, || load_block(&**writer.store()?, game, id))?);
                 }
                 let input_refs: Vec<&[i8]> = inputs.iter().map(|b| b.as_slice()).collect();
+                let loaded = Instant::now();
+                phases.load += (loaded - t0).as_secs_f64();
                 let values = compute_with_progress(game, block, &input_refs, progress)?;
+                let computed = Instant::now();
+                phases.kernel += (computed - loaded).as_secs_f64();
                 let size = game.block_size(layer, &block.key);
                 if values.len() as u64 != size {
                     bail!(
@@ -380,6 +411,7 @@ impl<'g> Schedule<'g> {
                     );
                 }
                 let (chunks, mut stats) = encode_block(game, block, 0, &values)?;
+                phases.encode += computed.elapsed().as_secs_f64();
                 stats.seconds = t0.elapsed().as_secs_f64();
                 totals.merge(&stats);
                 // Blocks no later block reads: deleted with this one's transaction.
@@ -515,8 +547,7 @@ pub fn load_block(store: &Store, game: &dyn Game, id: &BlockId) -> Result<Vec<i8
         );
     }
     // Big blocks are read at random by the blocks computed from them.
-    let mut values = crate::sys::huge_vec(size);
-    values.resize(size, 0i8);
+    let mut values = crate::sys::huge_filled(size, 0i8);
     values
         .par_chunks_mut(chunk_positions)
         .zip(stored.par_iter())

@@ -8,6 +8,7 @@ use anyhow::{Result, anyhow};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::thread::Scope;
+use std::time::Instant;
 
 /// One block's write: its chunks and statistics, the blocks deleted in the same
 /// transaction, and the layer it publishes, if it is the layer's last block.
@@ -30,9 +31,13 @@ pub struct BlockWrite {
 pub struct BlockWriter<'s> {
     store: &'s Mutex<&'s mut Store>,
     jobs: SyncSender<BlockWrite>,
-    written: Receiver<Result<u64>>,
+    written: Receiver<(Result<u64>, f64)>,
     in_flight: usize,
     peak_disk_bytes: u64,
+    /// Seconds the writer thread spent writing, summed over the blocks received.
+    write_seconds: f64,
+    /// Seconds the caller waited for writes.
+    wait_seconds: f64,
 }
 
 impl<'s> BlockWriter<'s> {
@@ -49,9 +54,10 @@ impl<'s> BlockWriter<'s> {
         // One queued job besides the one being written: `write` waits for the
         // previous write anyway, so memory holds at most two blocks' chunks.
         let (jobs, queue) = sync_channel::<BlockWrite>(1);
-        let (done, written) = sync_channel::<Result<u64>>(1);
+        let (done, written) = sync_channel::<(Result<u64>, f64)>(1);
         scope.spawn(move || {
             for job in queue {
+                let started = Instant::now();
                 let mut store = lock(store);
                 let result = store
                     .write_block(
@@ -64,7 +70,10 @@ impl<'s> BlockWriter<'s> {
                     )
                     .and_then(|()| store.disk_bytes());
                 drop(store);
-                if done.send(result).is_err() {
+                if done
+                    .send((result, started.elapsed().as_secs_f64()))
+                    .is_err()
+                {
                     break; // the scheduler stopped
                 }
             }
@@ -75,6 +84,8 @@ impl<'s> BlockWriter<'s> {
             written,
             in_flight: 0,
             peak_disk_bytes,
+            write_seconds: 0.0,
+            wait_seconds: 0.0,
         }
     }
 
@@ -101,16 +112,26 @@ impl<'s> BlockWriter<'s> {
         Ok(self.peak_disk_bytes)
     }
 
+    /// Seconds spent writing (on the writer thread) and waiting for writes (on the
+    /// caller's), once every queued write is committed.
+    pub fn seconds(&mut self) -> Result<(f64, f64)> {
+        self.wait()?;
+        Ok((self.write_seconds, self.wait_seconds))
+    }
+
     /// Waits for the writes in flight.
     fn wait(&mut self) -> Result<()> {
+        let started = Instant::now();
         while self.in_flight > 0 {
-            let written = self
+            let (written, seconds) = self
                 .written
                 .recv()
                 .map_err(|_| anyhow!("the block writer thread stopped"))?;
             self.in_flight -= 1;
+            self.write_seconds += seconds;
             self.peak_disk_bytes = self.peak_disk_bytes.max(written?);
         }
+        self.wait_seconds += started.elapsed().as_secs_f64();
         Ok(())
     }
 }
