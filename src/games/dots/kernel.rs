@@ -13,7 +13,7 @@
 
 use super::board::{Lines, move_value_i8};
 use super::group_symmetry::GroupSymmetry;
-use super::layout::{Layout, Odometer};
+use super::layout::{Layout, MAX_GROUP_LINES, Odometer};
 use crate::sys::cpu_dispatch;
 use rayon::prelude::*;
 
@@ -91,12 +91,58 @@ impl LastLine {
     }
 }
 
+/// Rows of the last group's pass handled together: a batch of rows is transposed
+/// so that one move of the group is one vector operation over the batch (a move's
+/// parent and child ranks are the same in every row).
+const LANES: usize = 32;
+
+/// A batch of [`LANES`] rows, transposed: `out[p][w]` is parent rank p of row w,
+/// `child[q][w]` child rank q of row w.
+struct Lanes<T> {
+    out: Vec<[i8; LANES]>,
+    child: Vec<[T; LANES]>,
+}
+
+impl<T: Child> Lanes<T> {
+    fn new(radix: usize, child_radix: usize) -> Lanes<T> {
+        Lanes {
+            out: vec![[0; LANES]; radix],
+            child: vec![[T::default(); LANES]; child_radix],
+        }
+    }
+
+    /// Transposes in `LANES` consecutive parent rows and their child rows.
+    fn load(&mut self, out_rows: &[i8], child_rows: &[T]) {
+        let (radix, child_radix) = (self.out.len(), self.child.len());
+        for (w, row) in out_rows.chunks_exact(radix).enumerate() {
+            for (lane, &v) in self.out.iter_mut().zip(row) {
+                lane[w] = v;
+            }
+        }
+        for (w, row) in child_rows.chunks_exact(child_radix).enumerate() {
+            for (lane, &v) in self.child.iter_mut().zip(row) {
+                lane[w] = v;
+            }
+        }
+    }
+
+    /// Transposes the parent rows back out.
+    fn store(&self, out_rows: &mut [i8]) {
+        let radix = self.out.len();
+        for (w, row) in out_rows.chunks_exact_mut(radix).enumerate() {
+            for (v, lane) in row.iter_mut().zip(&self.out) {
+                *v = lane[w];
+            }
+        }
+    }
+}
+
 /// Boxes completed for each 2-bit "box i is complete" pattern.
 const BOXES: [i8; 4] = [0, 1, 1, 2];
 
 /// A child position's entry as the kernel reads it: what a move into it is worth
 /// to the side making it.
-pub trait Child: Copy + Send + Sync {
+pub trait Child: Copy + Default + Send + Sync {
     /// A move that completes `boxes` boxes (0, 1 or 2); the kernel keeps the
     /// greatest over a position's moves.
     fn moved(self, boxes: i8) -> i8;
@@ -120,7 +166,7 @@ impl Child for i8 {
 /// A child of loony analysis ([`super::loony`]), made from its stored byte: the
 /// key of a move into it that completes no box, and the key of one that completes
 /// boxes before adding them (`4 * value + flag`; each box adds 4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LoonyChild {
     /// The key of a move completing boxes, less 4 per box.
     pub capture: i8,
@@ -259,21 +305,53 @@ impl<'a> Kernel<'a> {
             .map(|&l| self.completion[l].map(|m| if m == u64::MAX { m } else { m & !group_mask }))
             .collect();
         let moves = &self.last_moves[c];
-        let rows_per_task = (TILE / radix).max(1);
+        // Which of each line's boxes have all their outside lines drawn, in a row
+        // whose earlier groups hold `base`.
+        let ready = |base: Lines, bit: usize| {
+            outside[bit].iter().enumerate().fold(0u8, |f, (j, &m)| {
+                f | u8::from(m != u64::MAX && base & m == m) << j
+            })
+        };
+        // Whole batches of LANES rows per task where there are rows enough.
+        let rows = parent.len() / radix;
+        let rows_per_task = if rows >= LANES {
+            (TILE / radix).max(1).next_multiple_of(LANES)
+        } else {
+            (TILE / radix).max(1)
+        };
         parent
             .par_chunks_mut(rows_per_task * radix)
             .enumerate()
             .for_each(|(t, out)| {
                 let first_row = t * rows_per_task;
+                let task_rows = out.len() / radix;
                 let mut prefix_odo = Odometer::new(prefix_tables.clone(), first_row as u64);
-                for (i, out_row) in out.chunks_exact_mut(radix).enumerate() {
+                let mut lanes = Lanes::<T>::new(radix, child_radix);
+                let batched = task_rows / LANES * LANES;
+                let (batch_out, rest) = out.split_at_mut(batched * radix);
+                for (b, out_rows) in batch_out.chunks_exact_mut(LANES * radix).enumerate() {
+                    let row = first_row + b * LANES;
+                    let child_rows = &child[row * child_radix..][..LANES * child_radix];
+                    let mut ready_lanes = [[0u8; LANES]; MAX_GROUP_LINES];
+                    for w in 0..LANES {
+                        let base = self.layout.start | prefix_odo.mask();
+                        for (bit, r) in ready_lanes.iter_mut().enumerate().take(moves.len()) {
+                            r[w] = ready(base, bit);
+                        }
+                        prefix_odo.advance();
+                    }
+                    lanes.load(out_rows, child_rows);
+                    for (line, r) in moves.iter().zip(&ready_lanes) {
+                        fold_lanes(&mut lanes.out, &lanes.child, line, r);
+                    }
+                    lanes.store(out_rows);
+                }
+                for (i, out_row) in rest.chunks_exact_mut(radix).enumerate() {
                     let base = self.layout.start | prefix_odo.mask();
-                    let child_row = &child[(first_row + i) * child_radix..][..child_radix];
+                    let row = first_row + batched + i;
+                    let child_row = &child[row * child_radix..][..child_radix];
                     for (bit, line) in moves.iter().enumerate() {
-                        // Which of the line's boxes have all their outside lines drawn.
-                        let ready = outside[bit].iter().enumerate().fold(0u8, |f, (j, &m)| {
-                            f | u8::from(m != u64::MAX && base & m == m) << j
-                        });
+                        let ready = ready(base, bit);
                         for run in &line.runs {
                             let len = run.len as usize;
                             fold_last_run(
@@ -566,6 +644,34 @@ fn fold_last_run_body<T: Child>(out: &mut [i8], child: &[T], local: &[u8], ready
     }
 }
 
+/// Every move of one line of the last group over a transposed batch of rows;
+/// `ready[w]` is the line's outside box flags in row w (see [`Lanes`]).
+#[inline(always)]
+fn fold_lanes_body<T: Child>(
+    out: &mut [[i8; LANES]],
+    child: &[[T; LANES]],
+    line: &LastLine,
+    ready: &[u8; LANES],
+) {
+    let mut fold = |p: usize, q: usize, local: u8| {
+        let (o, c) = (&mut out[p], &child[q]);
+        for w in 0..LANES {
+            let flags = local & ready[w];
+            let boxes = ((flags & 1) + (flags >> 1)) as i8;
+            o[w] = o[w].max(c[w].moved(boxes));
+        }
+    };
+    for run in &line.runs {
+        let locals = &line.locals[run.at as usize..][..run.len as usize];
+        for (i, &local) in locals.iter().enumerate() {
+            fold(run.parent as usize + i, run.child as usize + i, local);
+        }
+    }
+    for m in &line.list {
+        fold(m.parent as usize, m.child as usize, m.local);
+    }
+}
+
 /// The part of a box test that depends on the later groups, for a fixed row with
 /// lines `base` drawn in groups 1..=g: `0` (the box completes whatever the later
 /// groups hold), `u64::MAX` (it cannot complete in this row) or the later-group lines
@@ -608,6 +714,7 @@ fn fold_moves_body<T: Child>(out: &mut [i8], child: &[T], suffix: &[Lines], test
 
 // The streaming loops vectorise twice as wide with AVX2.
 cpu_dispatch!(fold_moves, fold_moves_avx2, fold_moves_body, [T: Child], (out: &mut [i8], child: &[T], suffix: &[Lines], tests: [Lines; 2]), ["avx2", "bmi1", "bmi2", "popcnt"]);
+cpu_dispatch!(fold_lanes, fold_lanes_avx2, fold_lanes_body, [T: Child], (out: &mut [[i8; LANES]], child: &[[T; LANES]], line: &LastLine, ready: &[u8; LANES]), ["avx2", "bmi1", "bmi2", "popcnt"]);
 cpu_dispatch!(fold_last_run, fold_last_run_avx2, fold_last_run_body, [T: Child], (out: &mut [i8], child: &[T], local: &[u8], ready: u8), ["avx2", "bmi1", "bmi2", "popcnt"]);
 cpu_dispatch!(fold_last_moves, fold_last_moves_avx2, fold_last_moves_body, [T: Child], (out: &mut [i8], child: &[T], list: &[LastMove], ready: u8), ["avx2", "bmi1", "bmi2", "popcnt"]);
 
