@@ -14,6 +14,7 @@
 use super::board::{Lines, move_value_i8};
 use super::group_symmetry::GroupSymmetry;
 use super::layout::{Layout, MAX_GROUP_LINES, Odometer};
+use super::transpose::{self, LANES, byte_lanes_to_rows, byte_rows_to_lanes};
 use crate::sys::cpu_dispatch;
 use rayon::prelude::*;
 
@@ -91,13 +92,10 @@ impl LastLine {
     }
 }
 
-/// Rows of the last group's pass handled together: a batch of rows is transposed
-/// so that one move of the group is one vector operation over the batch (a move's
-/// parent and child ranks are the same in every row).
-const LANES: usize = 32;
-
-/// A batch of [`LANES`] rows, transposed: `out[p][w]` is parent rank p of row w,
-/// `child[q][w]` child rank q of row w.
+/// A batch of [`LANES`] rows of the last group's pass, transposed (see
+/// [`super::transpose`]): `out[p][w]` is parent rank p of row w, `child[q][w]` child
+/// rank q of row w. A move's parent and child ranks are the same in every row, so
+/// each move is one vector operation over the batch.
 struct Lanes<T> {
     out: Vec<[i8; LANES]>,
     child: Vec<[T; LANES]>,
@@ -113,27 +111,13 @@ impl<T: Child> Lanes<T> {
 
     /// Transposes in `LANES` consecutive parent rows and their child rows.
     fn load(&mut self, out_rows: &[i8], child_rows: &[T]) {
-        let (radix, child_radix) = (self.out.len(), self.child.len());
-        for (w, row) in out_rows.chunks_exact(radix).enumerate() {
-            for (lane, &v) in self.out.iter_mut().zip(row) {
-                lane[w] = v;
-            }
-        }
-        for (w, row) in child_rows.chunks_exact(child_radix).enumerate() {
-            for (lane, &v) in self.child.iter_mut().zip(row) {
-                lane[w] = v;
-            }
-        }
+        byte_rows_to_lanes(out_rows, &mut self.out);
+        T::rows_to_lanes(child_rows, &mut self.child);
     }
 
     /// Transposes the parent rows back out.
     fn store(&self, out_rows: &mut [i8]) {
-        let radix = self.out.len();
-        for (w, row) in out_rows.chunks_exact_mut(radix).enumerate() {
-            for (v, lane) in row.iter_mut().zip(&self.out) {
-                *v = lane[w];
-            }
-        }
+        byte_lanes_to_rows(&self.out, out_rows);
     }
 }
 
@@ -149,6 +133,10 @@ pub trait Child: Copy + Default + Send + Sync {
     /// The entry of a position without moves (the full board) whose value is the
     /// last-move `penalty`.
     fn terminal(penalty: i8) -> i8;
+    /// [`transpose::rows_to_lanes`] (bytes have a faster one).
+    fn rows_to_lanes(rows: &[Self], lanes: &mut [[Self; LANES]]) {
+        transpose::rows_to_lanes(rows, lanes);
+    }
 }
 
 /// A plain value: net boxes for the side to move.
@@ -160,6 +148,10 @@ impl Child for i8 {
 
     fn terminal(penalty: i8) -> i8 {
         penalty
+    }
+
+    fn rows_to_lanes(rows: &[i8], lanes: &mut [[i8; LANES]]) {
+        byte_rows_to_lanes(rows, lanes);
     }
 }
 
@@ -454,11 +446,11 @@ impl<'a> Kernel<'a> {
                         let mut at = 0;
                         for segment in &segments {
                             let take = segment.inner.len();
-                            fold_moves(
+                            segment.fold(
                                 &mut out_run[at..at + take],
                                 &child_run[at..at + take],
-                                segment.inner,
-                                tests.map(|t| segment.test(t)),
+                                tests,
+                                suffix_masks.inner_lines,
                             );
                             at += take;
                         }
@@ -559,6 +551,12 @@ fn for_segments(inner_len: u64, from: u64, len: usize, mut f: impl FnMut(u64, us
 /// (see [`inner_groups`]) with the outer groups' masks ORed on per segment.
 struct SuffixMasks<'a> {
     inner: Vec<Lines>,
+    /// Every line some inner mask holds.
+    inner_lines: Lines,
+    /// The inner masks as 16-bit words (bit i: the i-th line of `inner_lines`) when
+    /// they have at most 16 lines: the box tests then read a quarter of the bytes
+    /// and vectorise four times as wide.
+    narrow: Option<Vec<u16>>,
     /// Outer groups' subset masks, least significant first.
     outer: Vec<&'a [Lines]>,
 }
@@ -575,8 +573,13 @@ impl<'a> SuffixMasks<'a> {
                 .flat_map(|&a| table.iter().map(move |&m| a | m))
                 .collect();
         }
+        let inner_lines = inner.iter().fold(0, |a, &m| a | m);
+        let narrow = (inner_lines.count_ones() <= 16)
+            .then(|| inner.iter().map(|&m| compress(m, inner_lines)).collect());
         SuffixMasks {
             inner,
+            inner_lines,
+            narrow,
             outer: outer.iter().rev().copied().collect(),
         }
     }
@@ -595,6 +598,7 @@ impl<'a> SuffixMasks<'a> {
             out.push(SuffixSegment {
                 high,
                 inner: &self.inner[j..j + take],
+                narrow: self.narrow.as_deref().map(|n| &n[j..j + take]),
             });
         });
     }
@@ -606,6 +610,8 @@ impl<'a> SuffixMasks<'a> {
 struct SuffixSegment<'a> {
     high: Lines,
     inner: &'a [Lines],
+    /// The same masks narrowed (see [`SuffixMasks`]), where they fit.
+    narrow: Option<&'a [u16]>,
 }
 
 impl SuffixSegment<'_> {
@@ -620,6 +626,46 @@ impl SuffixSegment<'_> {
             test & !self.high
         }
     }
+
+    /// Folds one move over this segment (`out` and `child` are the segment's):
+    /// `tests` are the move's box tests ([`suffix_test`]) for the whole row.
+    #[inline]
+    fn fold<T: Child>(&self, out: &mut [i8], child: &[T], tests: [Lines; 2], inner_lines: Lines) {
+        let tests = tests.map(|t| self.test(t));
+        let Some(narrow) = self.narrow else {
+            return fold_moves(out, child, self.inner, tests);
+        };
+        // Each test: met whatever the inner lines (1), never met (0), or a narrow mask.
+        let classify = |t: Lines| match t {
+            0 => Err(1),
+            _ if t == u64::MAX || t & !inner_lines != 0 => Err(0),
+            _ => Ok(compress(t, inner_lines)),
+        };
+        // A narrow mask no inner mask holds (there is a spare bit below 16 lines).
+        let never = (inner_lines.count_ones() < 16).then_some(1u16 << 15);
+        match (tests.map(classify), never) {
+            ([Ok(t1), Ok(t2)], _) => fold_moves_narrow(out, child, narrow, [t1, t2], 0),
+            ([Ok(t), Err(met)] | [Err(met), Ok(t)], Some(never)) => {
+                fold_moves_narrow(out, child, narrow, [t, never], met)
+            }
+            // Both constant (fold_moves's fast path), or one test on 16 lines.
+            _ => fold_moves(out, child, self.inner, tests),
+        }
+    }
+}
+
+/// The bits of `x` at the lines of `lines`, packed (bit i: the i-th line of `lines`).
+fn compress(x: Lines, lines: Lines) -> u16 {
+    let mut packed = 0u16;
+    let mut rest = lines;
+    let mut i = 0;
+    while rest != 0 {
+        let line = rest & rest.wrapping_neg();
+        packed |= u16::from(x & line != 0) << i;
+        rest &= rest - 1;
+        i += 1;
+    }
+    packed
 }
 
 /// `out[m.parent] = max(out[m.parent], value of move m)` for one line's move list.
@@ -672,6 +718,23 @@ fn fold_lanes_body<T: Child>(
     }
 }
 
+/// [`fold_moves_body`] on narrow masks ([`SuffixMasks`]): the move completes
+/// `met + #{t in tests: suffix[i] & t == t}` boxes.
+#[inline(always)]
+fn fold_moves_narrow_body<T: Child>(
+    out: &mut [i8],
+    child: &[T],
+    suffix: &[u16],
+    tests: [u16; 2],
+    met: i8,
+) {
+    let [t1, t2] = tests;
+    for ((o, &c), &s) in out.iter_mut().zip(child).zip(suffix) {
+        let k = met + ((s & t1) == t1) as i8 + ((s & t2) == t2) as i8;
+        *o = (*o).max(c.moved(k));
+    }
+}
+
 /// The part of a box test that depends on the later groups, for a fixed row with
 /// lines `base` drawn in groups 1..=g: `0` (the box completes whatever the later
 /// groups hold), `u64::MAX` (it cannot complete in this row) or the later-group lines
@@ -714,6 +777,7 @@ fn fold_moves_body<T: Child>(out: &mut [i8], child: &[T], suffix: &[Lines], test
 
 // The streaming loops vectorise twice as wide with AVX2.
 cpu_dispatch!(fold_moves, fold_moves_avx2, fold_moves_body, [T: Child], (out: &mut [i8], child: &[T], suffix: &[Lines], tests: [Lines; 2]), ["avx2", "bmi1", "bmi2", "popcnt"]);
+cpu_dispatch!(fold_moves_narrow, fold_moves_narrow_avx2, fold_moves_narrow_body, [T: Child], (out: &mut [i8], child: &[T], suffix: &[u16], tests: [u16; 2], met: i8), ["avx2", "bmi1", "bmi2", "popcnt"]);
 cpu_dispatch!(fold_lanes, fold_lanes_avx2, fold_lanes_body, [T: Child], (out: &mut [[i8; LANES]], child: &[[T; LANES]], line: &LastLine, ready: &[u8; LANES]), ["avx2", "bmi1", "bmi2", "popcnt"]);
 cpu_dispatch!(fold_last_run, fold_last_run_avx2, fold_last_run_body, [T: Child], (out: &mut [i8], child: &[T], local: &[u8], ready: u8), ["avx2", "bmi1", "bmi2", "popcnt"]);
 cpu_dispatch!(fold_last_moves, fold_last_moves_avx2, fold_last_moves_body, [T: Child], (out: &mut [i8], child: &[T], list: &[LastMove], ready: u8), ["avx2", "bmi1", "bmi2", "popcnt"]);

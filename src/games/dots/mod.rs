@@ -22,4 +22,5 @@ pub mod search;
 pub mod solve;
 pub mod spec;
 pub mod tablebase;
+pub mod transpose;
 pub mod verify;
