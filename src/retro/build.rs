@@ -7,12 +7,15 @@ use super::cache::BlockCache;
 use super::progress::Progress;
 use super::writer::{BlockWrite, BlockWriter};
 use super::{BlockId, Game};
+use crate::store::checksum::{checksum, checksums};
 use crate::store::{
-    BlockStats, EncodedChunk, LayerFinish, LayerRow, LayerStatus, Store, StoredChunk, counts_key,
+    BlockStats, EncodedChunk, LayerFinish, LayerRow, LayerStatus, Store, StoredChunk, as_bytes,
+    counts_key,
 };
 use crate::units::human_bytes;
 use anyhow::{Context, Result, bail};
 use rayon::prelude::*;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -602,6 +605,9 @@ pub fn chunk_stats(game: &dyn Game, id: &BlockId, first: u64, values: &[i8]) -> 
     }
 }
 
+/// Chunks whose raw-value checksums are computed together (see [`checksums`]).
+const CHECKSUM_LANES: usize = 4;
+
 /// Compresses a block's chunks in parallel and gathers its histogram and digest:
 /// `values` are the block's from index `first` on (a multiple of the chunk size).
 pub(crate) fn encode_block(
@@ -610,20 +616,41 @@ pub(crate) fn encode_block(
     first: u64,
     values: &[i8],
 ) -> Result<(Vec<EncodedChunk>, BlockStats)> {
-    let chunk_positions = game.chunk_positions();
-    debug_assert_eq!(first % chunk_positions, 0);
-    let parts: Vec<(EncodedChunk, BlockStats)> = values
-        .par_chunks(chunk_positions as usize)
+    let chunk_positions = game.chunk_positions() as usize;
+    debug_assert_eq!(first % chunk_positions as u64, 0);
+    let parts: Vec<Vec<(EncodedChunk, BlockStats)>> = values
+        .par_chunks(CHECKSUM_LANES * chunk_positions)
         .enumerate()
-        .map(|(i, raw)| {
-            let first = first + i as u64 * chunk_positions;
-            let stats = chunk_stats(game, block, first, raw);
-            let neighbours = || game.chunk_neighbours(block.layer, &block.key, first, raw.len());
-            let stored = game.stored_form(block.layer, &block.key, first, raw);
-            let chunk = EncodedChunk::encode(&stored, game.chunk_coding(), neighbours)?;
-            Ok((chunk, stats))
+        .map(|(g, group)| {
+            let first_of = |k: usize| first + ((g * CHECKSUM_LANES + k) * chunk_positions) as u64;
+            let raws: Vec<&[i8]> = group.chunks(chunk_positions).collect();
+            let stored: Vec<Cow<[i8]>> = (raws.iter().enumerate())
+                .map(|(k, raw)| game.stored_form(block.layer, &block.key, first_of(k), raw))
+                .collect();
+            let sums: Vec<u64> = match stored.as_slice() {
+                [a, b, c, d] if [b, c, d].iter().all(|s| s.len() == a.len()) => {
+                    checksums([a, b, c, d].map(|s| as_bytes(s))).to_vec()
+                }
+                _ => stored.iter().map(|s| checksum(as_bytes(s))).collect(),
+            };
+            (raws.iter().zip(&stored).zip(sums).enumerate())
+                .map(|(k, ((raw, stored), sum))| {
+                    let first = first_of(k);
+                    let stats = chunk_stats(game, block, first, raw);
+                    let neighbours =
+                        || game.chunk_neighbours(block.layer, &block.key, first, raw.len());
+                    let chunk = EncodedChunk::encode_with_checksum(
+                        stored,
+                        sum,
+                        game.chunk_coding(),
+                        neighbours,
+                    )?;
+                    Ok((chunk, stats))
+                })
+                .collect::<Result<Vec<_>>>()
         })
         .collect::<Result<_>>()?;
+    let parts: Vec<(EncodedChunk, BlockStats)> = parts.into_iter().flatten().collect();
     let mut stats = BlockStats::default();
     let mut chunks = Vec::with_capacity(parts.len());
     for (chunk, part) in parts {

@@ -11,15 +11,28 @@ pub fn mix(mut z: u64) -> u64 {
 
 /// Checksum of raw chunk bytes (8 bytes per step, length mixed in).
 pub fn checksum(data: &[u8]) -> u64 {
-    let mut h = mix(data.len() as u64 ^ 0x7462_2d63_6875_6e6b);
-    let mut words = data.chunks_exact(8);
-    for w in &mut words {
-        let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
-        h = mix(h ^ w).rotate_left(17);
+    checksums([data])[0]
+}
+
+/// [`checksum`] of `N` byte strings of one length, their steps interleaved: each
+/// string's steps form one chain of multiplications, which alone waits on the
+/// multiplier's latency; `N` chains keep it busy.
+pub fn checksums<const N: usize>(data: [&[u8]; N]) -> [u64; N] {
+    let len = data[0].len();
+    assert!(data.iter().all(|d| d.len() == len), "strings of one length");
+    let mut h = [mix(len as u64 ^ 0x7462_2d63_6875_6e6b); N];
+    let word = |d: &[u8], at: usize| u64::from_le_bytes(d[at..at + 8].try_into().expect("8 bytes"));
+    let whole = len / 8 * 8;
+    for at in (0..whole).step_by(8) {
+        for (h, d) in h.iter_mut().zip(&data) {
+            *h = mix(*h ^ word(d, at)).rotate_left(17);
+        }
     }
-    let mut tail = [0u8; 8];
-    tail[..words.remainder().len()].copy_from_slice(words.remainder());
-    mix(h ^ u64::from_le_bytes(tail))
+    std::array::from_fn(|i| {
+        let mut tail = [0u8; 8];
+        tail[..len - whole].copy_from_slice(&data[i][whole..]);
+        mix(h[i] ^ u64::from_le_bytes(tail))
+    })
 }
 
 /// Where a chunk belongs: (layer, block key text, chunk number).
@@ -88,5 +101,18 @@ mod tests {
         }
         assert_ne!(checksum(&base[..999]), h);
         assert_ne!(checksum(&[]), checksum(&[0]));
+        // Several at once: the same checksums.
+        let others: Vec<Vec<u8>> = (1..4u8)
+            .map(|k| base.iter().map(|b| b ^ k).collect())
+            .collect();
+        let sums = checksums([&base[..], &others[0], &others[1], &others[2]]);
+        assert_eq!(sums[0], h);
+        for (sum, other) in sums[1..].iter().zip(&others) {
+            assert_eq!(*sum, checksum(other));
+        }
+        assert_eq!(
+            checksums([&base[..999], &others[0][..999]])[1],
+            checksum(&others[0][..999])
+        );
     }
 }

@@ -139,11 +139,21 @@ impl EncodedChunk {
         coding: codec::ChunkCoding,
         neighbours: impl FnOnce() -> Vec<codec::Neighbours>,
     ) -> Result<EncodedChunk> {
-        let bytes = as_bytes(raw);
+        Self::encode_with_checksum(raw, checksum(as_bytes(raw)), coding, neighbours)
+    }
+
+    /// [`EncodedChunk::encode`] given the raw values' [`checksum`] (computed for
+    /// several chunks at once by [`crate::store::checksum::checksums`]).
+    pub fn encode_with_checksum(
+        raw: &[i8],
+        checksum: u64,
+        coding: codec::ChunkCoding,
+        neighbours: impl FnOnce() -> Vec<codec::Neighbours>,
+    ) -> Result<EncodedChunk> {
         Ok(EncodedChunk {
             raw_len: raw.len(),
-            checksum: checksum(bytes),
-            data: codec::encode(bytes, coding, neighbours)?,
+            checksum,
+            data: codec::encode(as_bytes(raw), coding, neighbours)?,
         })
     }
 }
