@@ -8,82 +8,87 @@ pub const LANES: usize = 32;
 
 /// `lanes[q][w] = rows[w * lanes.len() + q]`: [`LANES`] rows of `lanes.len()` entries.
 pub fn rows_to_lanes<T: Copy>(rows: &[T], lanes: &mut [[T; LANES]]) {
-    let row_len = lanes.len();
-    for (w, row) in rows.chunks_exact(row_len).take(LANES).enumerate() {
-        for (lane, &v) in lanes.iter_mut().zip(row) {
-            lane[w] = v;
-        }
-    }
+    rows_to_lanes_from(rows, lanes, 0);
 }
 
 /// `rows[w * lanes.len() + q] = lanes[q][w]`, the inverse of [`rows_to_lanes`].
 pub fn lanes_to_rows<T: Copy>(lanes: &[[T; LANES]], rows: &mut [T]) {
-    let row_len = lanes.len();
-    for (w, row) in rows.chunks_exact_mut(row_len).take(LANES).enumerate() {
-        for (v, lane) in row.iter_mut().zip(lanes) {
-            *v = lane[w];
-        }
-    }
+    lanes_to_rows_from(lanes, rows, 0);
 }
 
 /// [`rows_to_lanes`] for bytes.
 pub fn byte_rows_to_lanes(rows: &[i8], lanes: &mut [[i8; LANES]]) {
     let row_len = lanes.len();
     assert!(rows.len() >= LANES * row_len);
-    #[cfg(target_arch = "x86_64")]
-    {
-        let tiled = row_len / 16 * 16;
-        for q in (0..tiled).step_by(16) {
-            for w in (0..LANES).step_by(16) {
-                // SAFETY: rows w..w + 16 have entries q..q + 16 (q + 16 <= row_len,
-                // w + 16 <= LANES, asserted above); each lane q.. has bytes w..w + 16.
-                unsafe {
-                    let tile = sse2::transpose(std::array::from_fn(|i| {
-                        rows.as_ptr().add((w + i) * row_len + q)
-                    }));
-                    for (i, t) in tile.iter().enumerate() {
-                        sse2::store(lanes[q + i][w..w + 16].as_mut_ptr(), *t);
-                    }
-                }
+    let tiled = for_tiles(row_len, |q, w| {
+        // SAFETY: rows w..w + 16 have entries q..q + 16 (`for_tiles`, and the
+        // assertion above); each lane q.. has bytes w..w + 16.
+        #[cfg(target_arch = "x86_64")]
+        unsafe {
+            let tile = sse2::transpose(std::array::from_fn(|i| {
+                rows.as_ptr().add((w + i) * row_len + q)
+            }));
+            for (i, t) in tile.iter().enumerate() {
+                sse2::store(lanes[q + i][w..w + 16].as_mut_ptr(), *t);
             }
         }
-        for (w, row) in rows.chunks_exact(row_len).take(LANES).enumerate() {
-            for (lane, &v) in lanes[tiled..].iter_mut().zip(&row[tiled..]) {
-                lane[w] = v;
-            }
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    rows_to_lanes(rows, lanes);
+    });
+    rows_to_lanes_from(rows, lanes, tiled);
 }
 
 /// [`lanes_to_rows`] for bytes.
 pub fn byte_lanes_to_rows(lanes: &[[i8; LANES]], rows: &mut [i8]) {
     let row_len = lanes.len();
     assert!(rows.len() >= LANES * row_len);
-    #[cfg(target_arch = "x86_64")]
-    {
-        let tiled = row_len / 16 * 16;
-        for q in (0..tiled).step_by(16) {
-            for w in (0..LANES).step_by(16) {
-                // SAFETY: lanes q..q + 16 exist (q + 16 <= row_len) with bytes
-                // w..w + 16; rows w..w + 16 have entries q..q + 16 (asserted above).
-                unsafe {
-                    let tile = sse2::transpose(std::array::from_fn(|i| lanes[q + i][w..].as_ptr()));
-                    for (i, t) in tile.iter().enumerate() {
-                        sse2::store(rows.as_mut_ptr().add((w + i) * row_len + q), *t);
-                    }
-                }
+    let tiled = for_tiles(row_len, |q, w| {
+        // SAFETY: lanes q..q + 16 exist with bytes w..w + 16 (`for_tiles`); rows
+        // w..w + 16 have entries q..q + 16 (the assertion above).
+        #[cfg(target_arch = "x86_64")]
+        unsafe {
+            let tile = sse2::transpose(std::array::from_fn(|i| lanes[q + i][w..].as_ptr()));
+            for (i, t) in tile.iter().enumerate() {
+                sse2::store(rows.as_mut_ptr().add((w + i) * row_len + q), *t);
             }
         }
-        for (w, row) in rows.chunks_exact_mut(row_len).take(LANES).enumerate() {
-            for (v, lane) in row[tiled..].iter_mut().zip(&lanes[tiled..]) {
-                *v = lane[w];
-            }
+    });
+    lanes_to_rows_from(lanes, rows, tiled);
+}
+
+/// Calls `tile(q, w)` for the 16x16 tiles of rows `w..w + 16` and entries
+/// `q..q + 16` that fit in rows of `row_len` entries, and returns the first entry
+/// left for [`rows_to_lanes_from`] or [`lanes_to_rows_from`] (all of them where
+/// SSE2 is not there).
+fn for_tiles(row_len: usize, mut tile: impl FnMut(usize, usize)) -> usize {
+    if !cfg!(target_arch = "x86_64") {
+        return 0;
+    }
+    let tiled = row_len / 16 * 16;
+    for q in (0..tiled).step_by(16) {
+        for w in (0..LANES).step_by(16) {
+            tile(q, w);
         }
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    lanes_to_rows(lanes, rows);
+    tiled
+}
+
+/// [`rows_to_lanes`] for entries `from..` only.
+fn rows_to_lanes_from<T: Copy>(rows: &[T], lanes: &mut [[T; LANES]], from: usize) {
+    let row_len = lanes.len();
+    for (w, row) in rows.chunks_exact(row_len).take(LANES).enumerate() {
+        for (lane, &v) in lanes[from..].iter_mut().zip(&row[from..]) {
+            lane[w] = v;
+        }
+    }
+}
+
+/// [`lanes_to_rows`] for entries `from..` only.
+fn lanes_to_rows_from<T: Copy>(lanes: &[[T; LANES]], rows: &mut [T], from: usize) {
+    let row_len = lanes.len();
+    for (w, row) in rows.chunks_exact_mut(row_len).take(LANES).enumerate() {
+        for (v, lane) in row[from..].iter_mut().zip(&lanes[from..]) {
+            *v = lane[w];
+        }
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
