@@ -121,8 +121,12 @@ impl<T: Child> Lanes<T> {
     }
 }
 
-/// Boxes completed for each 2-bit "box i is complete" pattern.
-const BOXES: [i8; 4] = [0, 1, 1, 2];
+/// Boxes completed for a 2-bit "box i is complete" pattern (branch-free, so that
+/// the loops using it vectorise).
+#[inline(always)]
+fn boxes(flags: u8) -> i8 {
+    ((flags & 1) + (flags >> 1)) as i8
+}
 
 /// A child position's entry as the kernel reads it: what a move into it is worth
 /// to the side making it.
@@ -314,50 +318,53 @@ impl<'a> Kernel<'a> {
         parent
             .par_chunks_mut(rows_per_task * radix)
             .enumerate()
-            .for_each(|(t, out)| {
-                let first_row = t * rows_per_task;
-                let task_rows = out.len() / radix;
-                let mut prefix_odo = Odometer::new(prefix_tables.clone(), first_row as u64);
-                let mut lanes = Lanes::<T>::new(radix, child_radix);
-                let batched = task_rows / LANES * LANES;
-                let (batch_out, rest) = out.split_at_mut(batched * radix);
-                for (b, out_rows) in batch_out.chunks_exact_mut(LANES * radix).enumerate() {
-                    let row = first_row + b * LANES;
-                    let child_rows = &child[row * child_radix..][..LANES * child_radix];
-                    let mut ready_lanes = [[0u8; LANES]; MAX_GROUP_LINES];
-                    for w in 0..LANES {
+            // One batch buffer per worker's run of tasks, not per task.
+            .for_each_init(
+                || Lanes::<T>::new(radix, child_radix),
+                |lanes, (t, out)| {
+                    let first_row = t * rows_per_task;
+                    let task_rows = out.len() / radix;
+                    let mut prefix_odo = Odometer::new(prefix_tables.clone(), first_row as u64);
+                    let batched = task_rows / LANES * LANES;
+                    let (batch_out, rest) = out.split_at_mut(batched * radix);
+                    for (b, out_rows) in batch_out.chunks_exact_mut(LANES * radix).enumerate() {
+                        let row = first_row + b * LANES;
+                        let child_rows = &child[row * child_radix..][..LANES * child_radix];
+                        let mut ready_lanes = [[0u8; LANES]; MAX_GROUP_LINES];
+                        for w in 0..LANES {
+                            let base = self.layout.start | prefix_odo.mask();
+                            for (bit, r) in ready_lanes.iter_mut().enumerate().take(moves.len()) {
+                                r[w] = ready(base, bit);
+                            }
+                            prefix_odo.advance();
+                        }
+                        lanes.load(out_rows, child_rows);
+                        for (line, r) in moves.iter().zip(&ready_lanes) {
+                            fold_lanes(&mut lanes.out, &lanes.child, line, r);
+                        }
+                        lanes.store(out_rows);
+                    }
+                    for (i, out_row) in rest.chunks_exact_mut(radix).enumerate() {
                         let base = self.layout.start | prefix_odo.mask();
-                        for (bit, r) in ready_lanes.iter_mut().enumerate().take(moves.len()) {
-                            r[w] = ready(base, bit);
+                        let row = first_row + batched + i;
+                        let child_row = &child[row * child_radix..][..child_radix];
+                        for (bit, line) in moves.iter().enumerate() {
+                            let ready = ready(base, bit);
+                            for run in &line.runs {
+                                let len = run.len as usize;
+                                fold_last_run(
+                                    &mut out_row[run.parent as usize..][..len],
+                                    &child_row[run.child as usize..][..len],
+                                    &line.locals[run.at as usize..][..len],
+                                    ready,
+                                );
+                            }
+                            fold_last_moves(out_row, child_row, &line.list, ready);
                         }
                         prefix_odo.advance();
                     }
-                    lanes.load(out_rows, child_rows);
-                    for (line, r) in moves.iter().zip(&ready_lanes) {
-                        fold_lanes(&mut lanes.out, &lanes.child, line, r);
-                    }
-                    lanes.store(out_rows);
-                }
-                for (i, out_row) in rest.chunks_exact_mut(radix).enumerate() {
-                    let base = self.layout.start | prefix_odo.mask();
-                    let row = first_row + batched + i;
-                    let child_row = &child[row * child_radix..][..child_radix];
-                    for (bit, line) in moves.iter().enumerate() {
-                        let ready = ready(base, bit);
-                        for run in &line.runs {
-                            let len = run.len as usize;
-                            fold_last_run(
-                                &mut out_row[run.parent as usize..][..len],
-                                &child_row[run.child as usize..][..len],
-                                &line.locals[run.at as usize..][..len],
-                                ready,
-                            );
-                        }
-                        fold_last_moves(out_row, child_row, &line.list, ready);
-                    }
-                    prefix_odo.advance();
-                }
-            });
+                },
+            );
     }
 
     /// Folds every move in group `g` (not the last) into `parent`.
@@ -446,11 +453,11 @@ impl<'a> Kernel<'a> {
                         let mut at = 0;
                         for segment in &segments {
                             let take = segment.inner.len();
-                            segment.fold(
+                            suffix_masks.fold(
+                                segment,
                                 &mut out_run[at..at + take],
                                 &child_run[at..at + take],
                                 tests,
-                                suffix_masks.inner_lines,
                             );
                             at += take;
                         }
@@ -557,6 +564,8 @@ struct SuffixMasks<'a> {
     /// they have at most 16 lines: the box tests then read a quarter of the bytes
     /// and vectorise four times as wide.
     narrow: Option<Vec<u16>>,
+    /// A narrow mask no inner mask holds (bit 15, spare below 16 lines).
+    never: Option<u16>,
     /// Outer groups' subset masks, least significant first.
     outer: Vec<&'a [Lines]>,
 }
@@ -580,6 +589,7 @@ impl<'a> SuffixMasks<'a> {
             inner,
             inner_lines,
             narrow,
+            never: (inner_lines.count_ones() < 16).then_some(1 << 15),
             outer: outer.iter().rev().copied().collect(),
         }
     }
@@ -601,6 +611,36 @@ impl<'a> SuffixMasks<'a> {
                 narrow: self.narrow.as_deref().map(|n| &n[j..j + take]),
             });
         });
+    }
+
+    /// Folds one move over `segment` (`out` and `child` are the segment's): `tests`
+    /// are the move's box tests ([`suffix_test`]) for the whole row.
+    #[inline]
+    fn fold<T: Child>(
+        &self,
+        segment: &SuffixSegment,
+        out: &mut [i8],
+        child: &[T],
+        tests: [Lines; 2],
+    ) {
+        let tests = tests.map(|t| segment.test(t));
+        let Some(narrow) = segment.narrow else {
+            return fold_moves(out, child, segment.inner, tests);
+        };
+        // Each test: met whatever the inner lines (1), never met (0), or a narrow mask.
+        let classify = |t: Lines| match t {
+            0 => Err(1),
+            _ if t == u64::MAX || t & !self.inner_lines != 0 => Err(0),
+            _ => Ok(compress(t, self.inner_lines)),
+        };
+        match (tests.map(classify), self.never) {
+            ([Ok(t1), Ok(t2)], _) => fold_moves_narrow(out, child, narrow, [t1, t2], 0),
+            ([Ok(t), Err(met)] | [Err(met), Ok(t)], Some(never)) => {
+                fold_moves_narrow(out, child, narrow, [t, never], met)
+            }
+            // Both constant (fold_moves's fast path), or one test on 16 lines.
+            _ => fold_moves(out, child, segment.inner, tests),
+        }
     }
 }
 
@@ -626,32 +666,6 @@ impl SuffixSegment<'_> {
             test & !self.high
         }
     }
-
-    /// Folds one move over this segment (`out` and `child` are the segment's):
-    /// `tests` are the move's box tests ([`suffix_test`]) for the whole row.
-    #[inline]
-    fn fold<T: Child>(&self, out: &mut [i8], child: &[T], tests: [Lines; 2], inner_lines: Lines) {
-        let tests = tests.map(|t| self.test(t));
-        let Some(narrow) = self.narrow else {
-            return fold_moves(out, child, self.inner, tests);
-        };
-        // Each test: met whatever the inner lines (1), never met (0), or a narrow mask.
-        let classify = |t: Lines| match t {
-            0 => Err(1),
-            _ if t == u64::MAX || t & !inner_lines != 0 => Err(0),
-            _ => Ok(compress(t, inner_lines)),
-        };
-        // A narrow mask no inner mask holds (there is a spare bit below 16 lines).
-        let never = (inner_lines.count_ones() < 16).then_some(1u16 << 15);
-        match (tests.map(classify), never) {
-            ([Ok(t1), Ok(t2)], _) => fold_moves_narrow(out, child, narrow, [t1, t2], 0),
-            ([Ok(t), Err(met)] | [Err(met), Ok(t)], Some(never)) => {
-                fold_moves_narrow(out, child, narrow, [t, never], met)
-            }
-            // Both constant (fold_moves's fast path), or one test on 16 lines.
-            _ => fold_moves(out, child, self.inner, tests),
-        }
-    }
 }
 
 /// The bits of `x` at the lines of `lines`, packed (bit i: the i-th line of `lines`).
@@ -673,7 +687,7 @@ fn compress(x: Lines, lines: Lines) -> u16 {
 fn fold_last_moves_body<T: Child>(out: &mut [i8], child: &[T], list: &[LastMove], ready: u8) {
     for m in list {
         let v = child[m.child as usize];
-        let value = v.moved(BOXES[(m.local & ready) as usize]);
+        let value = v.moved(boxes(m.local & ready));
         let o = &mut out[m.parent as usize];
         *o = (*o).max(value);
     }
@@ -684,9 +698,7 @@ fn fold_last_moves_body<T: Child>(out: &mut [i8], child: &[T], list: &[LastMove]
 #[inline(always)]
 fn fold_last_run_body<T: Child>(out: &mut [i8], child: &[T], local: &[u8], ready: u8) {
     for ((o, &c), &l) in out.iter_mut().zip(child).zip(local) {
-        let flags = l & ready;
-        let boxes = ((flags & 1) + (flags >> 1)) as i8;
-        *o = (*o).max(c.moved(boxes));
+        *o = (*o).max(c.moved(boxes(l & ready)));
     }
 }
 
@@ -702,9 +714,7 @@ fn fold_lanes_body<T: Child>(
     let mut fold = |p: usize, q: usize, local: u8| {
         let (o, c) = (&mut out[p], &child[q]);
         for w in 0..LANES {
-            let flags = local & ready[w];
-            let boxes = ((flags & 1) + (flags >> 1)) as i8;
-            o[w] = o[w].max(c[w].moved(boxes));
+            o[w] = o[w].max(c[w].moved(boxes(local & ready[w])));
         }
     };
     for run in &line.runs {
