@@ -74,7 +74,8 @@ pub fn huge_vec<T>(capacity: usize) -> Vec<T> {
 pub fn huge_filled<T: Copy + Send + Sync>(n: usize, fill: T) -> Vec<T> {
     use rayon::prelude::*;
     let mut v: Vec<T> = huge_vec(n);
-    // Large pieces: a byte at a time, a generic fill does not become a memset.
+    // In pieces of 1 MiB, each a plain fill (rayon's `repeat_n` stored a byte at a
+    // time).
     v.spare_capacity_mut()[..n]
         .par_chunks_mut(1 << 20)
         .for_each(|piece| piece.fill(std::mem::MaybeUninit::new(fill)));

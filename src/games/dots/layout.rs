@@ -166,8 +166,7 @@ impl Group {
     #[inline]
     pub fn rank(&self, local_mask: u32) -> u32 {
         self.class(local_mask.count_ones() as usize);
-        // 0 - 1 wraps to NOT_STORED.
-        u32::from(self.rank[local_mask as usize].load(Ordering::Relaxed)).wrapping_sub(1)
+        self.built_rank(local_mask)
     }
 
     /// [`Group::rank`] for a mask whose size's subsets are built already (by
@@ -180,6 +179,7 @@ impl Group {
                 .get()
                 .is_some()
         );
+        // 0 - 1 wraps to NOT_STORED.
         u32::from(self.rank[local_mask as usize].load(Ordering::Relaxed)).wrapping_sub(1)
     }
 
