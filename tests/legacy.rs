@@ -44,6 +44,62 @@ fn a_file_from_before_the_generic_core_reads_like_a_fresh_build() {
     assert_eq!(export(&old).lines().count(), 1 << 12);
 }
 
+fn meta(db: &Path, key: &str) -> String {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+        .unwrap()
+}
+
+/// A plain file of value format 1 (values stored as they are) whose early layers
+/// are missing resumes in format 1, reading its stored layers as they are; a recode
+/// writes the boxes-left form (format 5); all three export the values of a fresh
+/// build (which is of format 5).
+#[test]
+fn a_file_of_format_1_resumes_in_it_and_recodes_to_format_5() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = copy_fixture("legacy-2x2.tb", dir.path());
+    let fresh = dir.path().join("fresh.tb");
+    run(&["build", "2x2", "--no-corners", "--quiet"], &fresh);
+    assert_eq!(meta(&old, "format_version"), "1");
+    assert_eq!(meta(&fresh, "format_version"), "5");
+    {
+        let conn = rusqlite::Connection::open(&old).unwrap();
+        for table in ["chunks", "blocks", "layers"] {
+            conn.execute(&format!("DELETE FROM {table} WHERE n < 6"), [])
+                .unwrap();
+        }
+    }
+    let build = [
+        "build",
+        "2x2",
+        "--no-corners",
+        "--groups",
+        "12",
+        "--book-lines",
+        "12",
+        "--json",
+    ];
+    let summary: serde_json::Value = serde_json::from_str(&run(&build, &old)).unwrap();
+    // Only the missing layers were computed, from layer 6 read as stored (format 1).
+    let computed = summary["computed_positions"].as_u64().unwrap();
+    assert!(computed > 0 && computed < summary["total_positions"].as_u64().unwrap());
+    assert_eq!(summary["start_value"], 2);
+    assert_eq!(meta(&old, "format_version"), "1");
+    assert!(run(&["verify"], &old).contains("OK"));
+    let recoded = dir.path().join("recoded.tb");
+    tb().args(["recode", "--quiet", "--chunk", "1000", "--db"])
+        .arg(&old)
+        .arg("--out")
+        .arg(&recoded)
+        .assert()
+        .success();
+    assert_eq!(meta(&recoded, "format_version"), "5");
+    assert!(run(&["verify"], &recoded).contains("OK"));
+    let export = |db: &Path| run(&["export", "--expand"], db);
+    assert_eq!(export(&old), export(&fresh));
+    assert_eq!(export(&recoded), export(&fresh));
+}
+
 /// Files from before the `symmetry` and `corners` keys existed stored every
 /// position: resuming one with `--symmetry none` goes on, with the default
 /// reduction it is refused as other parameters.

@@ -4,6 +4,7 @@
 //! and the summary of a build.
 
 use super::board::{Board, Lines};
+use super::boxes_left::BoxesLeft;
 use super::chain_kernel::ChainKernel;
 use super::groups::{auto_groups, default_book_lines, symmetric_groups};
 use super::kernel::{Kernel, LoonyChild};
@@ -122,6 +123,7 @@ impl BuildRequest {
             symmetry,
             corners,
             loony: self.loony,
+            boxes_left_form: start.chains.is_empty(),
             chains: start.chains,
         };
         spec.book_lines = match self.book_lines {
@@ -139,24 +141,35 @@ impl BuildRequest {
 
     /// The spec to build into `db`, `spec` being [`BuildRequest::spec`]: a request
     /// that leaves the corners to the default keeps those of an existing file, so
-    /// that a file begun without them (before they were the default) resumes.
+    /// that a file begun without them (before they were the default) resumes; a
+    /// file begun in a value format before the boxes-left form resumes in it.
     pub fn spec_for_file(&self, spec: Spec, db: &Path) -> Result<Spec> {
-        if self.corners.is_some() || !db.exists() {
+        if !db.exists() {
             return Ok(spec);
         }
-        let file_corners = Store::meta_of(db)
+        let Some(meta) = Store::meta_of(db)
             .ok()
             .filter(|meta| meta.get("game").map(String::as_str) == Some("dots-and-boxes"))
-            // Files from before the key reduced no corners.
-            .and_then(|meta| meta.get("corners").map_or(Some(false), |t| t.parse().ok()));
-        match file_corners {
-            Some(corners) if corners != spec.corners => BuildRequest {
+        else {
+            return Ok(spec);
+        };
+        // Files from before the key reduced no corners.
+        let file_corners = meta.get("corners").map_or(Some(false), |t| t.parse().ok());
+        let mut spec = match file_corners {
+            Some(corners) if self.corners.is_none() && corners != spec.corners => BuildRequest {
                 corners: Some(corners),
                 ..self.clone()
             }
-            .spec(),
-            _ => Ok(spec),
+            .spec()?,
+            _ => spec,
+        };
+        if matches!(
+            meta.get("format_version").map(String::as_str),
+            Some("1" | "2" | "3")
+        ) {
+            spec.boxes_left_form = false;
         }
+        Ok(spec)
     }
 
     /// The default database file: `<board>[-<start>][-p<penalty>].tb`.
@@ -312,9 +325,9 @@ pub fn build(mut opts: BuildOptions, progress: &mut dyn Progress) -> Result<Buil
         let (counts, index) = layout.locate(spec.start);
         let chunk = index / spec.chunk_positions;
         let len = chunk_len(layout.block_size(&counts), spec.chunk_positions, chunk);
-        let values = builder
-            .store()
-            .read_chunk(layout.start_lines(), &counts, chunk, len)?;
+        let layer = layout.start_lines();
+        let mut values = builder.store().read_chunk(layer, &counts, chunk, len)?;
+        game.restore(layer, &counts, chunk * spec.chunk_positions, &mut values);
         values[(index % spec.chunk_positions) as usize]
     };
     let (start_value, start_loony) = if spec.loony {
@@ -355,6 +368,11 @@ pub struct DotsGame<'a> {
     kernel: OnceLock<Kernel<'a>>,
     /// The same for chain tablebases.
     chain_kernel: OnceLock<ChainKernel<'a>>,
+    /// Boxes left per position, for files in the boxes-left form; built on the
+    /// first chunk stored or read.
+    boxes_left: OnceLock<BoxesLeft<'a>>,
+    /// The same for loony bytes.
+    loony_flips: OnceLock<loony::FlipTables>,
 }
 
 impl<'a> DotsGame<'a> {
@@ -366,7 +384,20 @@ impl<'a> DotsGame<'a> {
             completion,
             kernel: OnceLock::new(),
             chain_kernel: OnceLock::new(),
+            boxes_left: OnceLock::new(),
+            loony_flips: OnceLock::new(),
         }
+    }
+
+    /// [`loony::FlipTables`] for the board.
+    fn loony_flips(&self) -> &loony::FlipTables {
+        (self.loony_flips)
+            .get_or_init(|| loony::FlipTables::new(self.spec.board.num_boxes() as u32))
+    }
+
+    /// The boxes-left tables of the layout.
+    fn boxes_left(&self) -> &BoxesLeft<'a> {
+        (self.boxes_left).get_or_init(|| BoxesLeft::new(&self.spec.board, self.layout))
     }
 }
 
@@ -471,29 +502,45 @@ impl Game for DotsGame<'_> {
         self.spec.chunk_positions
     }
 
-    /// Loony files leave each byte's offer bit out (format 3): it follows from the
-    /// position, and the bytes without it compress to about a fifth less.
+    /// Files of formats 5 and 6 store each value in the boxes-left form (see
+    /// [`super::boxes_left`]); loony files leave each byte's offer bit out (format
+    /// 3 on): it follows from the position, and the bytes without it compress to
+    /// about a fifth less.
     fn stored_form<'v>(
         &self,
         _layer: usize,
-        _key: &[u8],
-        _first: u64,
+        key: &[u8],
+        first: u64,
         values: &'v [i8],
     ) -> Cow<'v, [i8]> {
-        if !self.spec.loony {
-            return Cow::Borrowed(values);
+        let without_offers = |x: i8| loony::with_offers(x as u8, false) as i8;
+        match (self.spec.loony, self.spec.boxes_left_form) {
+            (false, false) => Cow::Borrowed(values),
+            (true, false) => Cow::Owned(values.iter().map(|&x| without_offers(x)).collect()),
+            (loony, true) => {
+                let mut stored = values.to_vec();
+                if loony {
+                    let store = &self.loony_flips().store;
+                    let f = |left: u32, x: i8| store[left as usize][x as u8 as usize] as i8;
+                    self.boxes_left().map_all(key, first, &mut stored, f);
+                } else {
+                    self.boxes_left().flip_all(key, first, &mut stored);
+                }
+                Cow::Owned(stored)
+            }
         }
-        Cow::Owned(
-            values
-                .iter()
-                .map(|&b| loony::with_offers(b as u8, false) as i8)
-                .collect(),
-        )
     }
 
     fn restore(&self, _layer: usize, key: &[u8], first: u64, values: &mut [i8]) {
-        if !self.spec.loony {
-            return;
+        match (self.spec.loony, self.spec.boxes_left_form) {
+            (false, false) => return,
+            (false, true) => return self.boxes_left().flip_all(key, first, values),
+            (true, true) => {
+                let flip = &self.loony_flips().flip;
+                let f = |left: u32, x: i8| flip[left as usize][x as u8 as usize] as i8;
+                self.boxes_left().map_all(key, first, values, f);
+            }
+            (true, false) => {}
         }
         let detector = Detector::new(&self.spec.board);
         let mut bytes = values.iter_mut();
@@ -508,10 +555,16 @@ impl Game for DotsGame<'_> {
             // Bytes of `loony::encode`, read as i8.
             return i8::MIN..=i8::MAX;
         }
-        // Net boxes still to take, plus the last-move penalty.
-        let bound = self.spec.board.num_boxes() as i32 + (self.spec.penalty as i32).abs();
-        let bound = bound.min(i8::MAX as i32) as i8;
-        -bound..=bound
+        // Net boxes still to take, plus the last-move penalty; in the boxes-left
+        // form, boxes left (0..=all) minus such a value.
+        let boxes = self.spec.board.num_boxes() as i32;
+        let bound = boxes + (self.spec.penalty as i32).abs();
+        let top = if self.spec.boxes_left_form {
+            boxes + bound
+        } else {
+            bound
+        };
+        -bound as i8..=top.min(i8::MAX as i32) as i8
     }
 }
 
@@ -528,8 +581,11 @@ pub fn recode(
     if !(1..=MAX_CHUNK_POSITIONS).contains(&chunk) {
         bail!("--chunk must be between 1 and {MAX_CHUNK_POSITIONS}");
     }
+    // The recoded file stores values in the boxes-left form whatever the source's
+    // (recoding is how a file of an older format gets it).
     let target = Spec {
         chunk_positions: chunk,
+        boxes_left_form: source.chains.is_empty(),
         ..source.clone()
     };
     let layout = source.layout();

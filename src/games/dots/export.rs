@@ -4,6 +4,7 @@
 use super::layout::Odometer;
 use super::notation::format_position;
 use super::tablebase::Tablebase;
+use crate::retro::Game;
 use crate::retro::audit::check_finished;
 use crate::store::chunk_len;
 use anyhow::{Context, Result};
@@ -29,7 +30,8 @@ pub fn export(
     expand: bool,
     out: &mut dyn Write,
 ) -> Result<u64> {
-    check_finished(tb.layers(), &tb.game())
+    let game = tb.game();
+    check_finished(tb.layers(), &game)
         .context("resume the build (or get a whole file) before exporting")?;
     let board = tb.board();
     let layout = tb.layout();
@@ -65,7 +67,9 @@ pub fn export(
             let mut odo = Odometer::new(tables, 0);
             for chunk in 0..size.div_ceil(chunk_positions) {
                 let len = chunk_len(size, chunk_positions, chunk);
-                for entry in tb.store().read_chunk(n, &counts, chunk, len)? {
+                let mut entries = tb.store().read_chunk(n, &counts, chunk, len)?;
+                game.restore(n, &counts, chunk * chunk_positions, &mut entries);
+                for entry in entries {
                     let (v, flag) = if loony {
                         let (value, flag, _) = tb.loony_entry(entry)?;
                         (value, Some(flag.json()))

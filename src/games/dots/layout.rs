@@ -735,23 +735,45 @@ impl Layout {
         len: usize,
         mut f: impl FnMut(Lines, &[Lines]),
     ) {
-        let Some((last, prefix)) = self.groups.split_last() else {
+        let Some(last) = self.groups.last() else {
             (0..len).for_each(|_| f(self.start, &[0]));
             return;
         };
+        let row = last.globals(counts[self.groups.len() - 1] as usize);
+        self.visit_rank_runs(counts, from, len, |base, ranks| f(base, &row[ranks]));
+    }
+
+    /// Like [`Layout::visit_runs`], with each run given as the ranks of its last-group
+    /// subsets (of size `counts`' last): `f(base, ranks)` for the positions
+    /// `base | globals[r]`, `r` in `ranks`. A layout without groups has one
+    /// position per block, `start`, given as rank 0.
+    #[inline]
+    pub fn visit_rank_runs(
+        &self,
+        counts: &[u8],
+        from: u64,
+        len: usize,
+        mut f: impl FnMut(Lines, std::ops::Range<usize>),
+    ) {
+        let Some((last, prefix)) = self.groups.split_last() else {
+            (0..len).for_each(|_| f(self.start, 0..1));
+            return;
+        };
+        if len == 0 {
+            return;
+        }
         let tables = prefix
             .iter()
             .zip(counts)
             .map(|(g, &c)| g.globals(c as usize))
             .collect();
-        let row = last.globals(counts[prefix.len()] as usize);
-        let radix = row.len() as u64;
-        let mut odo = Odometer::new(tables, from / radix);
-        let mut r = (from % radix) as usize;
+        let radix = last.radix(counts[prefix.len()] as usize) as usize;
+        let mut odo = Odometer::new(tables, from / radix as u64);
+        let mut r = (from % radix as u64) as usize;
         let mut left = len;
         while left > 0 {
-            let take = left.min(row.len() - r);
-            f(self.start | odo.mask(), &row[r..r + take]);
+            let take = left.min(radix - r);
+            f(self.start | odo.mask(), r..r + take);
             left -= take;
             r = 0;
             odo.advance();

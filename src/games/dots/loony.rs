@@ -115,6 +115,47 @@ pub fn with_offers(byte: u8, offers: bool) -> u8 {
     }
 }
 
+/// `byte` (a byte of [`encode`]) with its value `v` replaced by `left - v`, wrapped
+/// into the 42 values a byte holds so that the map is its own inverse on every
+/// byte: loony files of format 6 store values in the boxes-left form
+/// ([`super::boxes_left`]), `left` being the position's boxes left. A byte
+/// [`encode`] never gives is returned as it is, for the reader to refuse.
+pub fn flip_value(left: u32, byte: u8) -> u8 {
+    match decode(byte) {
+        Some((value, flag, offers)) => {
+            let span = MAX_VALUE - MIN_VALUE + 1;
+            let flipped = (left as i32 - value - MIN_VALUE).rem_euclid(span) + MIN_VALUE;
+            encode(flipped, flag, offers)
+        }
+        None => byte,
+    }
+}
+
+/// [`flip_value`] as tables by boxes left (`0..=boxes`): `flip[left][byte]`, and
+/// `store[left][byte]` the same with the offer bit cleared (a byte's stored form).
+#[derive(Debug, Clone)]
+pub struct FlipTables {
+    /// [`flip_value`].
+    pub flip: Vec<[u8; 256]>,
+    /// [`flip_value`] of [`with_offers`]`(byte, false)`.
+    pub store: Vec<[u8; 256]>,
+}
+
+impl FlipTables {
+    /// The tables for boards of `boxes` boxes.
+    pub fn new(boxes: u32) -> FlipTables {
+        let table = |f: &dyn Fn(u32, u8) -> u8| -> Vec<[u8; 256]> {
+            (0..=boxes)
+                .map(|left| std::array::from_fn(|b| f(left, b as u8)))
+                .collect()
+        };
+        FlipTables {
+            flip: table(&flip_value),
+            store: table(&|left, b| flip_value(left, with_offers(b, false))),
+        }
+    }
+}
+
 /// The comparable key of a value and flag: a greater key is better for the side
 /// it belongs to (value first, then the flag).
 pub fn key(value: i32, flag: Loony) -> i32 {
@@ -327,6 +368,27 @@ fn board_box_mask(n: usize) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn flip_value_is_its_own_inverse_and_subtracts_from_boxes_left() {
+        for left in 0..=25 {
+            for byte in 0..=255u8 {
+                let flipped = flip_value(left, byte);
+                assert_eq!(flip_value(left, flipped), byte, "{left} {byte}");
+                match (decode(byte), decode(flipped)) {
+                    (Some((v, f, o)), Some((w, g, p))) => {
+                        assert_eq!((f, o), (g, p));
+                        assert_eq!((left as i32 - v).rem_euclid(42), w.rem_euclid(42));
+                        if (MIN_VALUE..=MAX_VALUE).contains(&(left as i32 - v)) {
+                            assert_eq!(w, left as i32 - v);
+                        }
+                    }
+                    (None, None) => assert_eq!(flipped, byte),
+                    _ => panic!("{left} {byte}: a byte and its flip of different kinds"),
+                }
+            }
+        }
+    }
 
     /// The definition, box by box.
     fn offers_slowly(board: &Board, lines: Lines) -> bool {

@@ -3,6 +3,7 @@
 //! the reports (`info`, `verify`, `export`, `plan`), and the play program (`play`).
 
 pub mod board;
+pub mod boxes_left;
 pub mod build;
 pub mod chain_kernel;
 pub mod chains;

@@ -220,6 +220,7 @@ mod tests {
                             corners,
                             loony: false,
                             chains: Default::default(),
+                            boxes_left_form: true,
                         };
                         spec.book_lines = default_book_lines(&spec.layout());
                         let p = plan(&spec, memory, 2);

@@ -27,6 +27,18 @@ const OLDEST_LOONY_FORMAT_VERSION: u32 = 2;
 /// which a reader of the plain game would take for positions, so those refuse it.
 pub const CHAINS_FORMAT_VERSION: u32 = 4;
 
+/// Format version of plain files whose values are stored in the boxes-left form
+/// ([`super::boxes_left`]: `B - v` for a value `v` with `B` boxes left), which a
+/// reader of version 1 would take for values, so those refuse it.
+pub const BOXES_LEFT_FORMAT_VERSION: u32 = 5;
+
+/// Format version of loony files whose values are stored in the boxes-left form
+/// ([`super::loony::flip_value`]), offer bits left out as in version 3.
+pub const LOONY_BOXES_LEFT_FORMAT_VERSION: u32 = 6;
+
+/// The newest format version this tb reads.
+const NEWEST_FORMAT_VERSION: u32 = LOONY_BOXES_LEFT_FORMAT_VERSION;
+
 /// Default positions per chunk (64 KiB of raw values).
 pub const DEFAULT_CHUNK_POSITIONS: u64 = 1 << 16;
 
@@ -62,6 +74,10 @@ pub struct Spec {
     /// positions in unit form ([`Chains::to_units`]): its layers count units, a chain
     /// being one line, and its groups hold each chain's representative.
     pub chains: Chains,
+    /// Values stored in the boxes-left form (formats 5 and 6, what new plain and
+    /// loony files get); false for files of older formats, which stored them as
+    /// they are, and for chain files.
+    pub boxes_left_form: bool,
 }
 
 /// A start as given on the command line.
@@ -235,10 +251,14 @@ impl Spec {
 
     /// The format version of the stored values.
     pub fn format_version(&self) -> u32 {
-        if self.loony {
+        if self.loony && self.boxes_left_form {
+            LOONY_BOXES_LEFT_FORMAT_VERSION
+        } else if self.loony {
             LOONY_FORMAT_VERSION
         } else if !self.chains.is_empty() {
             CHAINS_FORMAT_VERSION
+        } else if self.boxes_left_form {
+            BOXES_LEFT_FORMAT_VERSION
         } else {
             FORMAT_VERSION
         }
@@ -292,9 +312,9 @@ impl Spec {
             );
         }
         let version: u32 = get("format_version")?.parse()?;
-        if version > CHAINS_FORMAT_VERSION {
+        if version > NEWEST_FORMAT_VERSION {
             bail!(
-                "the file's value format {version} is newer than this tb understands ({CHAINS_FORMAT_VERSION})"
+                "the file's value format {version} is newer than this tb understands ({NEWEST_FORMAT_VERSION})"
             );
         }
         let loony = match meta.get("loony").map(String::as_str) {
@@ -308,12 +328,20 @@ impl Spec {
             None => Chains::none(),
             Some(text) => chains_from_meta(&board, start, text)?,
         };
-        // Plain files are of format 1; loony files of 2 (offer bits stored) or 3;
-        // chain files of 4.
-        let (kind, formats) = match (loony, chains.is_empty()) {
-            (true, true) => ("loony", OLDEST_LOONY_FORMAT_VERSION..=LOONY_FORMAT_VERSION),
-            (false, true) => ("plain", FORMAT_VERSION..=FORMAT_VERSION),
-            (false, false) => ("chain", CHAINS_FORMAT_VERSION..=CHAINS_FORMAT_VERSION),
+        // Plain files are of format 1 (values as they are) or 5 (boxes-left form);
+        // loony files of 2 (offer bits stored), 3 or 6 (boxes-left form); chain
+        // files of 4.
+        let (kind, formats): (_, &[u32]) = match (loony, chains.is_empty()) {
+            (true, true) => (
+                "loony",
+                &[
+                    OLDEST_LOONY_FORMAT_VERSION,
+                    LOONY_FORMAT_VERSION,
+                    LOONY_BOXES_LEFT_FORMAT_VERSION,
+                ],
+            ),
+            (false, true) => ("plain", &[FORMAT_VERSION, BOXES_LEFT_FORMAT_VERSION]),
+            (false, false) => ("chain", &[CHAINS_FORMAT_VERSION]),
             (true, false) => bail!("the file claims both loony analysis and chains"),
         };
         if !formats.contains(&version) {
@@ -374,6 +402,8 @@ impl Spec {
             corners,
             loony,
             chains,
+            boxes_left_form: [BOXES_LEFT_FORMAT_VERSION, LOONY_BOXES_LEFT_FORMAT_VERSION]
+                .contains(&version),
         };
         if !spec.chains.is_empty() && (spec.symmetry || spec.corners) {
             bail!("the file claims chains with a symmetry or corner reduction");

@@ -2,6 +2,7 @@
 //! and answer probes (the value of a position and of each of its moves).
 
 use super::board::{Board, Lines};
+use super::boxes_left::{box_masks, boxes_left, flip};
 use super::build::DotsGame;
 use super::chains::Chains;
 use super::layout::Layout;
@@ -104,6 +105,8 @@ pub struct Tablebase {
     /// The file, for the errors of those checks.
     path: PathBuf,
     completion: Vec<[Lines; 2]>,
+    /// The boxes' lines, for values in the boxes-left form.
+    box_masks: Vec<Lines>,
     /// Whether a position offers a loony capture (the bit format 3 leaves out).
     detector: Detector,
     /// Positions with more open lines than this are not searched.
@@ -144,6 +147,7 @@ impl Tablebase {
             .collect();
         let reader = ChunkReader::new(store, spec.chunk_positions);
         let detector = Detector::new(&spec.board);
+        let box_masks = box_masks(&spec.board);
         Ok(Tablebase {
             reader,
             spec,
@@ -153,6 +157,7 @@ impl Tablebase {
             sizes_checked: Cell::new(0),
             path: path.to_path_buf(),
             completion,
+            box_masks,
             detector,
             search_limit: DEFAULT_SEARCH_LIMIT,
             search_bounds: Limits::default(),
@@ -278,15 +283,31 @@ impl Tablebase {
             .legal(position, self.spec.board.all_lines() & !position)
     }
 
-    /// A stored entry of `position` as computed: in a loony file with the offer bit,
-    /// which format 3 leaves out (the position says what it is).
+    /// A stored entry of `position` as computed: a value in the boxes-left form
+    /// turned back into the value, in a loony file with the offer bit, which format
+    /// 3 leaves out (the position says what it is).
     #[inline]
     fn restored(&self, position: Lines, entry: i8) -> i8 {
-        if !self.spec.loony {
-            return entry;
+        self.restored_with(position, || boxes_left(&self.box_masks, position), entry)
+    }
+
+    /// [`Tablebase::restored`] given the position's boxes left (asked for only in
+    /// the boxes-left form).
+    #[inline]
+    fn restored_with(&self, position: Lines, left: impl FnOnce() -> u32, entry: i8) -> i8 {
+        match (self.spec.loony, self.spec.boxes_left_form) {
+            (false, false) => entry,
+            (false, true) => flip(left(), entry),
+            (true, form) => {
+                let byte = if form {
+                    super::loony::flip_value(left(), entry as u8)
+                } else {
+                    entry as u8
+                };
+                let offers = self.detector.offers(position);
+                super::loony::with_offers(byte, offers) as i8
+            }
         }
-        let offers = self.detector.offers(position);
-        super::loony::with_offers(entry as u8, offers) as i8
     }
 
     /// A loony file's stored byte decoded: value, flag, offers.
@@ -435,9 +456,10 @@ impl Tablebase {
                     .values(n + 1, &places[..k], &mut entries[..k], |packed| {
                         self.block_of(packed)
                     })?;
+                let left = boxes_left(&self.box_masks, position);
                 for (&line, &entry) in lines[..k].iter().zip(&entries[..k]) {
                     let boxes = self.boxes_completed(position, line);
-                    let child = self.restored(position | 1 << line, entry);
+                    let child = self.restored_with(position | 1 << line, || left - boxes, entry);
                     let (value, loony) = self.move_entry(boxes, child)?;
                     moves.push(MoveValue {
                         line,
