@@ -8,8 +8,7 @@
 //! wraps in `i8`, so it is lossless for any byte, penalty or tampered chunk.
 
 use super::board::{Board, Lines};
-use super::layout::Layout;
-use std::sync::OnceLock;
+use super::layout::{LastGroupTable, Layout};
 
 /// The stored form of `value` given the position's boxes left, and the value of a
 /// stored byte (the same map).
@@ -43,9 +42,16 @@ pub struct BoxesLeft<'a> {
     last: Lines,
     /// Bit `b` set when box `b` has a line in the last group.
     touches_last: u32,
-    /// By count of the last group, by rank: bit `b` set when box `b`'s lines in the
-    /// last group are all in the subset. Built when a count is first used.
-    inner: Vec<OnceLock<Vec<u32>>>,
+    /// By subset of the last group: bit `b` set when box `b`'s lines in the last
+    /// group are all in the subset.
+    inner: LastGroupTable<'a, u32>,
+}
+
+/// Bit `b` set when the lines of box `masks[b]` inside `within` are all in `position`.
+fn complete_bits(masks: &[Lines], position: Lines, within: Lines) -> u32 {
+    (masks.iter().enumerate())
+        .filter(|&(_, &m)| position & m & within == m & within)
+        .fold(0, |bits, (b, _)| bits | 1 << b)
 }
 
 impl<'a> BoxesLeft<'a> {
@@ -55,38 +61,17 @@ impl<'a> BoxesLeft<'a> {
         let masks = box_masks(board);
         assert!(masks.len() <= 32, "a board of at most 32 boxes");
         let last = layout.groups.last().map_or(0, |g| g.mask());
-        let counts = layout.groups.last().map_or(1, |g| g.len() + 1);
         let touches_last = (masks.iter().enumerate())
             .filter(|&(_, &m)| m & last != 0)
             .fold(0, |bits, (b, _)| bits | 1 << b);
+        let inner_masks = masks.clone();
         BoxesLeft {
             layout,
             masks,
             last,
             touches_last,
-            inner: (0..counts).map(|_| OnceLock::new()).collect(),
+            inner: LastGroupTable::new(layout, move |m| complete_bits(&inner_masks, m, last)),
         }
-    }
-
-    /// The inner-completion bits of the last group's subsets of size `count`.
-    fn inner(&self, count: usize) -> &[u32] {
-        self.inner[count].get_or_init(|| {
-            let Some(group) = self.layout.groups.last() else {
-                return vec![0];
-            };
-            group
-                .globals(count)
-                .iter()
-                .map(|&m| self.complete_bits(m, self.last))
-                .collect()
-        })
-    }
-
-    /// Bit `b` set when the lines of box `b` inside `within` are all in `position`.
-    fn complete_bits(&self, position: Lines, within: Lines) -> u32 {
-        (self.masks.iter().enumerate())
-            .filter(|&(_, &m)| position & m & within == m & within)
-            .fold(0, |bits, (b, _)| bits | 1 << b)
     }
 
     /// Replaces each `x` of `values` (block `counts` from index `first` on) with
@@ -100,21 +85,13 @@ impl<'a> BoxesLeft<'a> {
     /// `f(B, x)`, `B` its position's boxes left.
     #[inline]
     pub fn map_all(&self, counts: &[u8], first: u64, values: &mut [i8], f: impl Fn(u32, i8) -> i8) {
-        let count = self
-            .layout
-            .groups
-            .last()
-            .map_or(0, |_| counts[counts.len() - 1]);
-        let inner = self.inner(count as usize);
+        let inner = self.inner.of_block(counts);
         let all = self.masks.len() as u32;
-        let mut rest = values;
         self.layout
-            .visit_rank_runs(counts, first, rest.len(), |base, ranks| {
-                let (run, tail) = std::mem::take(&mut rest).split_at_mut(ranks.len());
-                rest = tail;
+            .visit_rank_runs_mut(counts, first, values, |base, ranks, run| {
                 // Boxes with no line in the last group are decided by the base; the
                 // others can complete in this run only if their outer lines are in it.
-                let outer_done = self.complete_bits(base, !self.last);
+                let outer_done = complete_bits(&self.masks, base, !self.last);
                 let decided = (outer_done & !self.touches_last).count_ones();
                 let live = outer_done & self.touches_last;
                 let base_left = all - decided;

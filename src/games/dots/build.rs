@@ -8,8 +8,8 @@ use super::boxes_left::BoxesLeft;
 use super::chain_kernel::ChainKernel;
 use super::groups::{auto_groups, default_book_lines, symmetric_groups};
 use super::kernel::{Kernel, LoonyChild};
-use super::layout::Layout;
-use super::loony::{self, Detector, Loony};
+use super::layout::{LastGroupTable, Layout};
+use super::loony::{self, BoxSides, Detector, Loony};
 use super::spec::{self, Spec};
 use crate::retro::build::{Builder, RunOptions, RunSummary};
 use crate::retro::progress::Progress;
@@ -373,6 +373,9 @@ pub struct DotsGame<'a> {
     boxes_left: OnceLock<BoxesLeft<'a>>,
     /// The same for loony bytes.
     loony_flips: OnceLock<loony::FlipTables>,
+    /// The box sides of the last group's subsets, for the offer bits of loony
+    /// files.
+    last_sides: OnceLock<(Detector, LastGroupTable<'a, BoxSides>)>,
 }
 
 impl<'a> DotsGame<'a> {
@@ -386,13 +389,42 @@ impl<'a> DotsGame<'a> {
             chain_kernel: OnceLock::new(),
             boxes_left: OnceLock::new(),
             loony_flips: OnceLock::new(),
+            last_sides: OnceLock::new(),
         }
     }
 
-    /// [`loony::FlipTables`] for the board.
+    /// Sets each loony byte of `values` (block `counts` from index `first` on) to
+    /// `f(offers, byte)`, `offers` whether its position offers a loony capture:
+    /// the box sides of a run's base once, those of the last group by rank, so that
+    /// a position costs a union and the bit-sliced test, not a side map of its own.
+    fn map_with_offers(
+        &self,
+        counts: &[u8],
+        first: u64,
+        values: &mut [i8],
+        f: impl Fn(bool, i8) -> i8,
+    ) {
+        let (detector, table) = self.last_sides.get_or_init(|| {
+            let detector = Detector::new(&self.spec.board);
+            let of = detector.clone();
+            (
+                detector,
+                LastGroupTable::new(self.layout, move |m| of.sides(m)),
+            )
+        });
+        let last = table.of_block(counts);
+        self.layout
+            .visit_rank_runs_mut(counts, first, values, |base, ranks, run| {
+                let base = detector.sides(base);
+                for (x, &sides) in run.iter_mut().zip(&last[ranks]) {
+                    *x = f(detector.offers_in(base.union(sides)), *x);
+                }
+            });
+    }
+
+    /// The [`loony::FlipTables`].
     fn loony_flips(&self) -> &loony::FlipTables {
-        (self.loony_flips)
-            .get_or_init(|| loony::FlipTables::new(self.spec.board.num_boxes() as u32))
+        self.loony_flips.get_or_init(loony::FlipTables::new)
     }
 
     /// The boxes-left tables of the layout.
@@ -474,10 +506,14 @@ impl Game for DotsGame<'_> {
             .collect();
         let read: Vec<Option<&[LoonyChild]>> = read.iter().map(|c| c.as_deref()).collect();
         let mut entries = kernel.compute_block(key, &read);
-        let detector = Detector::new(&self.spec.board);
-        self.layout
-            .par_visit_mut(key, &mut entries, LOONY_TILE, |position, k| {
-                *k = loony::entry_of_key(*k, detector.offers(position)) as i8;
+        entries
+            .par_chunks_mut(LOONY_TILE)
+            .enumerate()
+            .for_each(|(t, tile)| {
+                let first = (t * LOONY_TILE) as u64;
+                self.map_with_offers(key, first, tile, |offers, k| {
+                    loony::entry_of_key(k, offers) as i8
+                });
             });
         Ok(entries)
     }
@@ -521,7 +557,7 @@ impl Game for DotsGame<'_> {
                 let mut stored = values.to_vec();
                 if loony {
                     let store = &self.loony_flips().store;
-                    let f = |left: u32, x: i8| store[left as usize][x as u8 as usize] as i8;
+                    let f = |left, x| loony::FlipTables::at(store, left, x);
                     self.boxes_left().map_all(key, first, &mut stored, f);
                 } else {
                     self.boxes_left().flip_all(key, first, &mut stored);
@@ -537,16 +573,13 @@ impl Game for DotsGame<'_> {
             (false, true) => return self.boxes_left().flip_all(key, first, values),
             (true, true) => {
                 let flip = &self.loony_flips().flip;
-                let f = |left: u32, x: i8| flip[left as usize][x as u8 as usize] as i8;
+                let f = |left, x| loony::FlipTables::at(flip, left, x);
                 self.boxes_left().map_all(key, first, values, f);
             }
             (true, false) => {}
         }
-        let detector = Detector::new(&self.spec.board);
-        let mut bytes = values.iter_mut();
-        self.layout.visit(key, first, bytes.len(), |position| {
-            let b = bytes.next().expect("one value per position");
-            *b = loony::with_offers(*b as u8, detector.offers(position)) as i8;
+        self.map_with_offers(key, first, values, |offers, b| {
+            loony::with_offers(b as u8, offers) as i8
         });
     }
 

@@ -743,6 +743,24 @@ impl Layout {
         self.visit_rank_runs(counts, from, len, |base, ranks| f(base, &row[ranks]));
     }
 
+    /// [`Layout::visit_rank_runs`] with each run's slots of `values`, the values of
+    /// the block's positions from index `first` on.
+    #[inline]
+    pub fn visit_rank_runs_mut<T>(
+        &self,
+        counts: &[u8],
+        first: u64,
+        values: &mut [T],
+        mut f: impl FnMut(Lines, std::ops::Range<usize>, &mut [T]),
+    ) {
+        let mut rest = values;
+        self.visit_rank_runs(counts, first, rest.len(), |base, ranks| {
+            let (run, tail) = std::mem::take(&mut rest).split_at_mut(ranks.len());
+            rest = tail;
+            f(base, ranks, run);
+        });
+    }
+
     /// Like [`Layout::visit_runs`], with each run given as the ranks of its last-group
     /// subsets (of size `counts`' last): `f(base, ranks)` for the positions
     /// `base | globals[r]`, `r` in `ranks`. A layout without groups has one
@@ -778,6 +796,38 @@ impl Layout {
             r = 0;
             odo.advance();
         }
+    }
+}
+
+/// A value per subset of a layout's last group (`of` its global line mask), by size
+/// and rank, each size built when first used: what a pass over a block's runs
+/// ([`Layout::visit_rank_runs`]) reads by rank instead of computing per position.
+pub struct LastGroupTable<'a, T> {
+    layout: &'a Layout,
+    of: Box<dyn Fn(Lines) -> T + Send + Sync + 'a>,
+    sizes: Vec<OnceLock<Vec<T>>>,
+}
+
+impl<'a, T: Send + Sync> LastGroupTable<'a, T> {
+    /// The table of `of` over `layout`'s last group.
+    pub fn new(layout: &'a Layout, of: impl Fn(Lines) -> T + Send + Sync + 'a) -> Self {
+        let sizes = layout.groups.last().map_or(1, |g| g.len() + 1);
+        LastGroupTable {
+            layout,
+            of: Box::new(of),
+            sizes: (0..sizes).map(|_| OnceLock::new()).collect(),
+        }
+    }
+
+    /// The values of the last group's subsets in block `counts`, by rank (one value,
+    /// of the empty mask, in a layout without groups).
+    pub fn of_block(&self, counts: &[u8]) -> &[T] {
+        let Some(last) = self.layout.groups.last() else {
+            return self.sizes[0].get_or_init(|| vec![(self.of)(0)]);
+        };
+        let count = counts[counts.len() - 1] as usize;
+        self.sizes[count]
+            .get_or_init(|| last.globals(count).iter().map(|&m| (self.of)(m)).collect())
     }
 }
 

@@ -131,28 +131,43 @@ pub fn flip_value(left: u32, byte: u8) -> u8 {
     }
 }
 
-/// [`flip_value`] as tables by boxes left (`0..=boxes`): `flip[left][byte]`, and
-/// `store[left][byte]` the same with the offer bit cleared (a byte's stored form).
+/// [`flip_value`] as tables by boxes left and byte, indexed `left << 8 | byte` and
+/// masked (no bounds check in the block passes): `flip`, and `store` the same with
+/// the offer bit cleared (a byte's stored form).
 #[derive(Debug, Clone)]
 pub struct FlipTables {
     /// [`flip_value`].
-    pub flip: Vec<[u8; 256]>,
+    pub flip: Box<[u8; FLIP_TABLE]>,
     /// [`flip_value`] of [`with_offers`]`(byte, false)`.
-    pub store: Vec<[u8; 256]>,
+    pub store: Box<[u8; FLIP_TABLE]>,
 }
 
+/// Entries of a [`FlipTables`] table: 64 counts of boxes left (a board has fewer
+/// boxes) by 256 bytes.
+pub const FLIP_TABLE: usize = 64 << 8;
+
 impl FlipTables {
-    /// The tables for boards of `boxes` boxes.
-    pub fn new(boxes: u32) -> FlipTables {
-        let table = |f: &dyn Fn(u32, u8) -> u8| -> Vec<[u8; 256]> {
-            (0..=boxes)
-                .map(|left| std::array::from_fn(|b| f(left, b as u8)))
-                .collect()
+    /// The tables.
+    pub fn new() -> FlipTables {
+        let table = |f: &dyn Fn(u32, u8) -> u8| -> Box<[u8; FLIP_TABLE]> {
+            Box::new(std::array::from_fn(|i| f((i >> 8) as u32, i as u8)))
         };
         FlipTables {
             flip: table(&flip_value),
             store: table(&|left, b| flip_value(left, with_offers(b, false))),
         }
+    }
+
+    /// `table`'s entry for `left` boxes left and the byte of `x`.
+    #[inline(always)]
+    pub fn at(table: &[u8; FLIP_TABLE], left: u32, x: i8) -> i8 {
+        table[((left as usize) << 8 | x as u8 as usize) & (FLIP_TABLE - 1)] as i8
+    }
+}
+
+impl Default for FlipTables {
+    fn default() -> Self {
+        Self::new()
     }
 }
 
@@ -248,9 +263,13 @@ impl Detector {
     /// Whether the side to move in `lines` can make a loony capture (see the module
     /// documentation): the move before was loony if it completed no box.
     pub fn offers(&self, lines: Lines) -> bool {
-        let (cols, n) = (self.cols, self.rows * self.cols);
-        let top = lines & self.boxes;
-        let bottom = (lines >> cols) & self.boxes;
+        self.offers_in(self.sides(lines))
+    }
+
+    /// Which sides of each box `lines` draws. Per side a linear map, so the sides of
+    /// a union are the union of the sides ([`BoxSides::union`]).
+    pub fn sides(&self, lines: Lines) -> BoxSides {
+        let cols = self.cols;
         let row = board_box_mask(cols);
         let (mut left, mut right) = (0u64, 0u64);
         for r in 0..self.rows {
@@ -258,7 +277,24 @@ impl Detector {
             left |= ((lines >> first) & row) << (r * cols);
             right |= ((lines >> (first + 1)) & row) << (r * cols);
         }
-        debug_assert!(n <= 64);
+        BoxSides {
+            top: lines & self.boxes,
+            bottom: (lines >> cols) & self.boxes,
+            left,
+            right,
+        }
+    }
+
+    /// [`Detector::offers`] of the position whose box sides are `sides`.
+    #[inline]
+    pub fn offers_in(&self, sides: BoxSides) -> bool {
+        let BoxSides {
+            top,
+            bottom,
+            left,
+            right,
+        } = sides;
+        debug_assert!(self.rows * self.cols <= 64);
         // Bit-sliced count of the four maps: low + 2 mid + 4 high.
         let (x, y) = (top ^ bottom, left ^ right);
         let (xy, lr) = (top & bottom, left & right);
@@ -269,11 +305,39 @@ impl Detector {
         let three = low & mid & !high;
         let two = !low & mid & !high & self.boxes;
         // A three-sided box whose open side leads to a box with two others drawn.
+        let cols = self.cols;
         let up = three & !top & (two << cols);
         let down = three & !bottom & (two >> cols);
         let west = three & !left & (two << 1) & !self.first_col;
         let east = three & !right & (two >> 1) & !self.last_col;
         (up | down | west | east) != 0
+    }
+}
+
+/// Which sides of each box a set of lines draws: bit `r * cols + c` of each map for
+/// box (r, c).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BoxSides {
+    /// Top sides.
+    pub top: u64,
+    /// Bottom sides.
+    pub bottom: u64,
+    /// Left sides.
+    pub left: u64,
+    /// Right sides.
+    pub right: u64,
+}
+
+impl BoxSides {
+    /// The sides of the union of two sets of lines.
+    #[inline]
+    pub fn union(self, other: BoxSides) -> BoxSides {
+        BoxSides {
+            top: self.top | other.top,
+            bottom: self.bottom | other.bottom,
+            left: self.left | other.left,
+            right: self.right | other.right,
+        }
     }
 }
 
@@ -428,6 +492,15 @@ mod tests {
                 let lines = (seed | seed.rotate_left(23)) & board.all_lines();
                 let expected = offers_slowly(&board, lines);
                 assert_eq!(detector.offers(lines), expected, "{rows}x{cols} {lines:#x}");
+                // Sides of a union, as the block passes take them (a base and a
+                // last-group subset).
+                let part = seed.rotate_left(7) & lines;
+                let union = detector.sides(part).union(detector.sides(lines & !part));
+                assert_eq!(
+                    detector.offers_in(union),
+                    expected,
+                    "{rows}x{cols} {lines:#x}"
+                );
                 found += expected as u32;
             }
         }

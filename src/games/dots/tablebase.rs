@@ -139,9 +139,9 @@ impl Tablebase {
             .map_err(in_file)?;
         let layout = spec.layout();
         let completion = spec.board.completion_masks();
-        let game = DotsGame::new(&spec, &layout, &completion);
         // Each layer's size is checked when first read (see `check_size`).
-        let layers = prepare_read_rows(&mut store, &game).map_err(in_file)?;
+        let layers = prepare_read_rows(&mut store, &DotsGame::new(&spec, &layout, &completion))
+            .map_err(in_file)?;
         let readable = (0..=64)
             .map(|n| layers.get(&n).is_some_and(|r| r.status.readable()))
             .collect();
