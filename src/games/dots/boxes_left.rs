@@ -17,6 +17,33 @@ pub fn flip(boxes_left: u32, x: i8) -> i8 {
     (boxes_left as i8).wrapping_sub(x)
 }
 
+/// What a pass over a block does to each value given its position's boxes left.
+pub trait LeftMap: Copy {
+    /// The new value of `x` at a position with `left` boxes left.
+    fn map(self, left: u32, x: i8) -> i8;
+}
+
+/// [`flip`]: plain values to the boxes-left form and back.
+#[derive(Debug, Clone, Copy)]
+pub struct Flip;
+
+impl LeftMap for Flip {
+    #[inline(always)]
+    fn map(self, left: u32, x: i8) -> i8 {
+        flip(left, x)
+    }
+}
+
+/// One run of [`BoxesLeft::map_all`]: `x = m(base_left - |inner & live|, x)`.
+#[inline(always)]
+fn map_run_body<M: LeftMap>(run: &mut [i8], inner: &[u32], live: u32, base_left: u32, m: M) {
+    for (x, &bits) in run.iter_mut().zip(inner) {
+        *x = m.map(base_left - (bits & live).count_ones(), *x);
+    }
+}
+
+crate::sys::cpu_dispatch!(map_run, map_run_avx2, map_run_body, [M: LeftMap], (run: &mut [i8], inner: &[u32], live: u32, base_left: u32, m: M), ["avx2", "popcnt"]);
+
 /// Mask of each box's four lines, box `r * cols + c` at index `r * cols + c`.
 pub fn box_masks(board: &Board) -> Vec<Lines> {
     (0..board.rows())
@@ -78,13 +105,12 @@ impl<'a> BoxesLeft<'a> {
     /// [`flip`]`(B, x)`, `B` its position's boxes left: values to their stored form
     /// and back.
     pub fn flip_all(&self, counts: &[u8], first: u64, values: &mut [i8]) {
-        self.map_all(counts, first, values, flip);
+        self.map_all(counts, first, values, Flip);
     }
 
     /// Replaces each `x` of `values` (block `counts` from index `first` on) with
-    /// `f(B, x)`, `B` its position's boxes left.
-    #[inline]
-    pub fn map_all(&self, counts: &[u8], first: u64, values: &mut [i8], f: impl Fn(u32, i8) -> i8) {
+    /// `m.map(B, x)`, `B` its position's boxes left.
+    pub fn map_all(&self, counts: &[u8], first: u64, values: &mut [i8], m: impl LeftMap) {
         let inner = self.inner.of_block(counts);
         let all = self.masks.len() as u32;
         self.layout
@@ -94,10 +120,7 @@ impl<'a> BoxesLeft<'a> {
                 let outer_done = complete_bits(&self.masks, base, !self.last);
                 let decided = (outer_done & !self.touches_last).count_ones();
                 let live = outer_done & self.touches_last;
-                let base_left = all - decided;
-                for (x, &bits) in run.iter_mut().zip(&inner[ranks]) {
-                    *x = f(base_left - (bits & live).count_ones(), *x);
-                }
+                map_run(run, &inner[ranks], live, all - decided, m);
             });
     }
 }

@@ -371,8 +371,6 @@ pub struct DotsGame<'a> {
     /// Boxes left per position, for files in the boxes-left form; built on the
     /// first chunk stored or read.
     boxes_left: OnceLock<BoxesLeft<'a>>,
-    /// The same for loony bytes.
-    loony_flips: OnceLock<loony::FlipTables>,
     /// The box sides of the last group's subsets, for the offer bits of loony
     /// files.
     last_sides: OnceLock<(Detector, LastGroupTable<'a, BoxSides>)>,
@@ -388,7 +386,6 @@ impl<'a> DotsGame<'a> {
             kernel: OnceLock::new(),
             chain_kernel: OnceLock::new(),
             boxes_left: OnceLock::new(),
-            loony_flips: OnceLock::new(),
             last_sides: OnceLock::new(),
         }
     }
@@ -413,18 +410,21 @@ impl<'a> DotsGame<'a> {
             )
         });
         let last = table.of_block(counts);
+        let mut offers = [0u8; 256];
         self.layout
             .visit_rank_runs_mut(counts, first, values, |base, ranks, run| {
                 let base = detector.sides(base);
-                for (x, &sides) in run.iter_mut().zip(&last[ranks]) {
-                    *x = f(detector.offers_in(base.union(sides)), *x);
+                for (run, sides) in run
+                    .chunks_mut(offers.len())
+                    .zip(last[ranks].chunks(offers.len()))
+                {
+                    let offers = &mut offers[..run.len()];
+                    detector.offers_many(base, sides, offers);
+                    for (x, &o) in run.iter_mut().zip(offers.iter()) {
+                        *x = f(o != 0, *x);
+                    }
                 }
             });
-    }
-
-    /// The [`loony::FlipTables`].
-    fn loony_flips(&self) -> &loony::FlipTables {
-        self.loony_flips.get_or_init(loony::FlipTables::new)
     }
 
     /// The boxes-left tables of the layout.
@@ -506,14 +506,13 @@ impl Game for DotsGame<'_> {
             .collect();
         let read: Vec<Option<&[LoonyChild]>> = read.iter().map(|c| c.as_deref()).collect();
         let mut entries = kernel.compute_block(key, &read);
+        let table = loony::EntryTable::new();
         entries
             .par_chunks_mut(LOONY_TILE)
             .enumerate()
             .for_each(|(t, tile)| {
                 let first = (t * LOONY_TILE) as u64;
-                self.map_with_offers(key, first, tile, |offers, k| {
-                    loony::entry_of_key(k, offers) as i8
-                });
+                self.map_with_offers(key, first, tile, |offers, k| table.entry(k, offers) as i8);
             });
         Ok(entries)
     }
@@ -556,9 +555,8 @@ impl Game for DotsGame<'_> {
             (loony, true) => {
                 let mut stored = values.to_vec();
                 if loony {
-                    let store = &self.loony_flips().store;
-                    let f = |left, x| loony::FlipTables::at(store, left, x);
-                    self.boxes_left().map_all(key, first, &mut stored, f);
+                    let store = loony::FlipLoony { clear_offers: true };
+                    self.boxes_left().map_all(key, first, &mut stored, store);
                 } else {
                     self.boxes_left().flip_all(key, first, &mut stored);
                 }
@@ -572,9 +570,10 @@ impl Game for DotsGame<'_> {
             (false, false) => return,
             (false, true) => return self.boxes_left().flip_all(key, first, values),
             (true, true) => {
-                let flip = &self.loony_flips().flip;
-                let f = |left, x| loony::FlipTables::at(flip, left, x);
-                self.boxes_left().map_all(key, first, values, f);
+                let flip = loony::FlipLoony {
+                    clear_offers: false,
+                };
+                self.boxes_left().map_all(key, first, values, flip);
             }
             (true, false) => {}
         }

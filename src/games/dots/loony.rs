@@ -131,43 +131,40 @@ pub fn flip_value(left: u32, byte: u8) -> u8 {
     }
 }
 
-/// [`flip_value`] as tables by boxes left and byte, indexed `left << 8 | byte` and
-/// masked (no bounds check in the block passes): `flip`, and `store` the same with
-/// the offer bit cleared (a byte's stored form).
-#[derive(Debug, Clone)]
-pub struct FlipTables {
-    /// [`flip_value`].
-    pub flip: Box<[u8; FLIP_TABLE]>,
-    /// [`flip_value`] of [`with_offers`]`(byte, false)`.
-    pub store: Box<[u8; FLIP_TABLE]>,
+/// [`flip_value`] in branch-free arithmetic (so that a block's pass vectorises), for
+/// `left` up to 32 boxes, with the offer bit cleared too if `clear_offers` (a byte's
+/// stored form).
+#[derive(Debug, Clone, Copy)]
+pub struct FlipLoony {
+    /// Clear the offer bit as well.
+    pub clear_offers: bool,
 }
 
-/// Entries of a [`FlipTables`] table: 64 counts of boxes left (a board has fewer
-/// boxes) by 256 bytes.
-pub const FLIP_TABLE: usize = 64 << 8;
-
-impl FlipTables {
-    /// The tables.
-    pub fn new() -> FlipTables {
-        let table = |f: &dyn Fn(u32, u8) -> u8| -> Box<[u8; FLIP_TABLE]> {
-            Box::new(std::array::from_fn(|i| f((i >> 8) as u32, i as u8)))
-        };
-        FlipTables {
-            flip: table(&flip_value),
-            store: table(&|left, b| flip_value(left, with_offers(b, false))),
-        }
-    }
-
-    /// `table`'s entry for `left` boxes left and the byte of `x`.
+impl crate::games::dots::boxes_left::LeftMap for FlipLoony {
     #[inline(always)]
-    pub fn at(table: &[u8; FLIP_TABLE], left: u32, x: i8) -> i8 {
-        table[((left as usize) << 8 | x as u8 as usize) & (FLIP_TABLE - 1)] as i8
-    }
-}
-
-impl Default for FlipTables {
-    fn default() -> Self {
-        Self::new()
+    fn map(self, left: u32, x: i8) -> i8 {
+        let byte = x as u8 as u32;
+        // byte / 6, exact for every byte (171 / 1024 errs by less than 1/12 of 6).
+        let index = (byte * 171) >> 10;
+        let rest = byte - 6 * index;
+        let rest = if self.clear_offers && rest >= 3 {
+            rest - 3
+        } else {
+            rest
+        };
+        // The value `index + MIN_VALUE` becomes `left - value`, wrapped into 42.
+        let span = (MAX_VALUE - MIN_VALUE + 1) as u32;
+        let flipped = left + span - index;
+        let flipped = if flipped >= span {
+            flipped - span
+        } else {
+            flipped
+        };
+        if byte >= 6 * span {
+            x
+        } else {
+            (flipped * 6 + rest) as u8 as i8
+        }
     }
 }
 
@@ -222,6 +219,41 @@ pub fn kernel_child(byte: u8) -> LoonyChild {
 pub fn entry_of_key(key: i8, offers: bool) -> u8 {
     let (value, flag) = unkey(key as i32);
     encode(value, flag, offers)
+}
+
+/// [`entry_of_key`] as a table by offer bit and key byte (a block's last pass reads
+/// it per position); a key no kernel gives maps to 255, a byte [`encode`] never
+/// gives, which readers refuse.
+#[derive(Debug, Clone)]
+pub struct EntryTable(Box<[[u8; 256]; 2]>);
+
+impl EntryTable {
+    /// The table.
+    pub fn new() -> EntryTable {
+        EntryTable(Box::new(std::array::from_fn(|offers| {
+            std::array::from_fn(|k| {
+                let key = k as u8 as i8 as i32;
+                let (value, flag) = (key.div_euclid(4), key.rem_euclid(4));
+                if (MIN_VALUE..=MAX_VALUE).contains(&value) && flag < 3 {
+                    entry_of_key(key as i8, offers == 1)
+                } else {
+                    255
+                }
+            })
+        })))
+    }
+
+    /// [`entry_of_key`]`(key, offers)`.
+    #[inline(always)]
+    pub fn entry(&self, key: i8, offers: bool) -> u8 {
+        self.0[offers as usize][key as u8 as usize]
+    }
+}
+
+impl Default for EntryTable {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 /// Finds loony captures with a few shifts and masks per position: per box, four
@@ -311,6 +343,32 @@ impl Detector {
         let west = three & !left & (two << 1) & !self.first_col;
         let east = three & !right & (two >> 1) & !self.last_col;
         (up | down | west | east) != 0
+    }
+}
+
+/// [`Detector::offers_many`]'s loop, compiled twice (see [`crate::sys::cpu_dispatch`]).
+#[inline(always)]
+fn offers_many_body(detector: &Detector, base: BoxSides, sides: &[BoxSides], out: &mut [u8]) {
+    for (o, &s) in out.iter_mut().zip(sides) {
+        *o = detector.offers_in(base.union(s)) as u8;
+    }
+}
+
+crate::sys::cpu_dispatch!(
+    offers_many_dispatch,
+    offers_many_avx2,
+    offers_many_body,
+    [],
+    (detector: &Detector, base: BoxSides, sides: &[BoxSides], out: &mut [u8]),
+    ["avx2"]
+);
+
+impl Detector {
+    /// [`Detector::offers_in`] of `base` united with each of `sides`, as 0 or 1 into
+    /// `out` (as long as `sides`): one vectorised loop over a run's positions.
+    pub fn offers_many(&self, base: BoxSides, sides: &[BoxSides], out: &mut [u8]) {
+        assert_eq!(sides.len(), out.len(), "one answer per position");
+        offers_many_dispatch(self, base, sides, out);
     }
 }
 
@@ -434,6 +492,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_arithmetic_flip_is_flip_value() {
+        use crate::games::dots::boxes_left::LeftMap;
+        for left in 0..=32 {
+            for byte in 0..=255u8 {
+                let keep = FlipLoony {
+                    clear_offers: false,
+                };
+                let clear = FlipLoony { clear_offers: true };
+                assert_eq!(keep.map(left, byte as i8) as u8, flip_value(left, byte));
+                let stored = flip_value(left, with_offers(byte, false));
+                assert_eq!(clear.map(left, byte as i8) as u8, stored, "{left} {byte}");
+            }
+        }
+    }
+
+    #[test]
     fn flip_value_is_its_own_inverse_and_subtracts_from_boxes_left() {
         for left in 0..=25 {
             for byte in 0..=255u8 {
@@ -538,6 +612,10 @@ mod tests {
             }
             let (value, flag, offers) = decode(byte).unwrap();
             assert_eq!(entry_of_key(key(value, flag) as i8, offers), byte);
+            assert_eq!(
+                EntryTable::new().entry(key(value, flag) as i8, offers),
+                byte
+            );
         }
     }
 
