@@ -1,6 +1,7 @@
-//! The boxes left (not yet completed) in each position, and the stored form of plain
-//! values built on them (value format 5): a position's value `v` is stored as
-//! `B - v`, `B` its boxes left. Without a last-move penalty that is twice the boxes
+//! The boxes left (not yet completed) in each position, and the stored form of values
+//! built on them (value formats 5, plain, and 6, loony: the value part of a loony
+//! byte, `loony::FlipLoony`): a position's value `v` is stored as `B - v`, `B` its
+//! boxes left. Without a last-move penalty that is twice the boxes
 //! the side not to move takes, which is small and smooth where `v` is not: boxes
 //! the mover can take at once move `v` with `B` and leave `B - v` alone, so zstd
 //! finds long runs in the later layers (3x4: 2.57 -> 2.17 bits/position over all
