@@ -11,7 +11,7 @@ use super::kernel::{Kernel, LoonyChild};
 use super::layout::{LastGroupTable, Layout};
 use super::loony::{self, BoxSides, Detector, Loony};
 use super::spec::{self, Spec};
-use crate::retro::build::{Builder, RunOptions, RunSummary};
+use crate::retro::build::{Builder, RunOptions, RunSummary, decode_chunk};
 use crate::retro::progress::Progress;
 use crate::retro::recode::RecodeSummary;
 use crate::retro::{BlockId, BlockKey, Game};
@@ -163,11 +163,8 @@ impl BuildRequest {
             .spec()?,
             _ => spec,
         };
-        if matches!(
-            meta.get("format_version").map(String::as_str),
-            Some("1" | "2" | "3")
-        ) {
-            spec.boxes_left_form = false;
+        if let Some(version) = meta.get("format_version").and_then(|v| v.parse().ok()) {
+            spec.boxes_left_form = spec::stores_boxes_left(version);
         }
         Ok(spec)
     }
@@ -325,9 +322,12 @@ pub fn build(mut opts: BuildOptions, progress: &mut dyn Progress) -> Result<Buil
         let (counts, index) = layout.locate(spec.start);
         let chunk = index / spec.chunk_positions;
         let len = chunk_len(layout.block_size(&counts), spec.chunk_positions, chunk);
-        let layer = layout.start_lines();
-        let mut values = builder.store().read_chunk(layer, &counts, chunk, len)?;
-        game.restore(layer, &counts, chunk * spec.chunk_positions, &mut values);
+        let id = BlockId {
+            layer: layout.start_lines(),
+            key: counts,
+        };
+        let stored = builder.store().stored_chunk(id.layer, &id.key, chunk)?;
+        let values = decode_chunk(&game, &id, chunk * spec.chunk_positions, len, &stored)?;
         values[(index % spec.chunk_positions) as usize]
     };
     let (start_value, start_loony) = if spec.loony {

@@ -4,8 +4,9 @@
 use super::layout::Odometer;
 use super::notation::format_position;
 use super::tablebase::Tablebase;
-use crate::retro::Game;
+use crate::retro::BlockId;
 use crate::retro::audit::check_finished;
+use crate::retro::build::decode_chunk;
 use crate::store::chunk_len;
 use anyhow::{Context, Result};
 use std::io::Write;
@@ -67,9 +68,12 @@ pub fn export(
             let mut odo = Odometer::new(tables, 0);
             for chunk in 0..size.div_ceil(chunk_positions) {
                 let len = chunk_len(size, chunk_positions, chunk);
-                let mut entries = tb.store().read_chunk(n, &counts, chunk, len)?;
-                game.restore(n, &counts, chunk * chunk_positions, &mut entries);
-                for entry in entries {
+                let id = BlockId {
+                    layer: n,
+                    key: counts.clone(),
+                };
+                let stored = tb.store().stored_chunk(n, &counts, chunk)?;
+                for entry in decode_chunk(&game, &id, chunk * chunk_positions, len, &stored)? {
                     let (v, flag) = if loony {
                         let (value, flag, _) = tb.loony_entry(entry)?;
                         (value, Some(flag.json()))

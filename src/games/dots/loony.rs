@@ -115,25 +115,13 @@ pub fn with_offers(byte: u8, offers: bool) -> u8 {
     }
 }
 
-/// `byte` (a byte of [`encode`]) with its value `v` replaced by `left - v`, wrapped
-/// into the 42 values a byte holds so that the map is its own inverse on every
-/// byte: loony files of format 6 store values in the boxes-left form
-/// ([`super::boxes_left`]), `left` being the position's boxes left. A byte
-/// [`encode`] never gives is returned as it is, for the reader to refuse.
-pub fn flip_value(left: u32, byte: u8) -> u8 {
-    match decode(byte) {
-        Some((value, flag, offers)) => {
-            let span = MAX_VALUE - MIN_VALUE + 1;
-            let flipped = (left as i32 - value - MIN_VALUE).rem_euclid(span) + MIN_VALUE;
-            encode(flipped, flag, offers)
-        }
-        None => byte,
-    }
-}
-
-/// [`flip_value`] in branch-free arithmetic (so that a block's pass vectorises), for
-/// `left` up to 32 boxes, with the offer bit cleared too if `clear_offers` (a byte's
-/// stored form).
+/// A loony byte (of [`encode`]) with its value `v` replaced by `left - v`, wrapped
+/// into the 42 values a byte holds so that the map is its own inverse on every byte:
+/// loony files of format 6 store values in the boxes-left form
+/// ([`super::boxes_left`]), `left` being the position's boxes left (at most 32). With
+/// `clear_offers` the offer bit is cleared too (a byte's stored form). Branch-free
+/// arithmetic, so that a block's pass vectorises; a byte [`encode`] never gives is
+/// left as it is, for the reader to refuse.
 #[derive(Debug, Clone, Copy)]
 pub struct FlipLoony {
     /// Clear the offer bit as well.
@@ -490,6 +478,19 @@ fn board_box_mask(n: usize) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The boxes-left flip of a loony byte by its definition: decode, `left - v`
+    /// wrapped into the 42 values, encode.
+    fn flip_value(left: u32, byte: u8) -> u8 {
+        match decode(byte) {
+            Some((value, flag, offers)) => {
+                let span = MAX_VALUE - MIN_VALUE + 1;
+                let flipped = (left as i32 - value - MIN_VALUE).rem_euclid(span) + MIN_VALUE;
+                encode(flipped, flag, offers)
+            }
+            None => byte,
+        }
+    }
 
     #[test]
     fn the_arithmetic_flip_is_flip_value() {

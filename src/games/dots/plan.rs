@@ -9,8 +9,9 @@ use serde::Serialize;
 pub const ASSUMED_BITS_PER_POSITION: f64 = 2.5;
 
 /// Stored positions per second per core assumed for time predictions: 4x4 with
-/// corners measured 148 M/s on 2 cores (the README's benchmark table); 3x5 goes
-/// faster, so bigger boards are predicted from the biggest.
+/// corners measured 148 M/s on 2 cores (162 M/s since, with the boxes-left form:
+/// the README's benchmark table); 3x5 goes faster, so bigger boards are predicted
+/// from the biggest.
 pub const ASSUMED_POSITIONS_PER_CORE_SECOND: f64 = 74e6;
 
 /// A build plan.

@@ -33,8 +33,13 @@ pub const CHAINS_FORMAT_VERSION: u32 = 4;
 pub const BOXES_LEFT_FORMAT_VERSION: u32 = 5;
 
 /// Format version of loony files whose values are stored in the boxes-left form
-/// ([`super::loony::flip_value`]), offer bits left out as in version 3.
+/// ([`super::loony::FlipLoony`]), offer bits left out as in version 3.
 pub const LOONY_BOXES_LEFT_FORMAT_VERSION: u32 = 6;
+
+/// Whether files of value format `version` store values in the boxes-left form.
+pub fn stores_boxes_left(version: u32) -> bool {
+    [BOXES_LEFT_FORMAT_VERSION, LOONY_BOXES_LEFT_FORMAT_VERSION].contains(&version)
+}
 
 /// The newest format version this tb reads.
 const NEWEST_FORMAT_VERSION: u32 = LOONY_BOXES_LEFT_FORMAT_VERSION;
@@ -402,8 +407,7 @@ impl Spec {
             corners,
             loony,
             chains,
-            boxes_left_form: [BOXES_LEFT_FORMAT_VERSION, LOONY_BOXES_LEFT_FORMAT_VERSION]
-                .contains(&version),
+            boxes_left_form: stores_boxes_left(version),
         };
         if !spec.chains.is_empty() && (spec.symmetry || spec.corners) {
             bail!("the file claims chains with a symmetry or corner reduction");

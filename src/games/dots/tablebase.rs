@@ -2,7 +2,7 @@
 //! and answer probes (the value of a position and of each of its moves).
 
 use super::board::{Board, Lines};
-use super::boxes_left::{box_masks, boxes_left, flip};
+use super::boxes_left::{LeftMap, box_masks, boxes_left, flip};
 use super::build::DotsGame;
 use super::chains::Chains;
 use super::layout::Layout;
@@ -299,13 +299,16 @@ impl Tablebase {
             (false, false) => entry,
             (false, true) => flip(left(), entry),
             (true, form) => {
-                let byte = if form {
-                    super::loony::flip_value(left(), entry as u8)
+                let entry = if form {
+                    let flip = super::loony::FlipLoony {
+                        clear_offers: false,
+                    };
+                    flip.map(left(), entry)
                 } else {
-                    entry as u8
+                    entry
                 };
                 let offers = self.detector.offers(position);
-                super::loony::with_offers(byte, offers) as i8
+                super::loony::with_offers(entry as u8, offers) as i8
             }
         }
     }
