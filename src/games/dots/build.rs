@@ -9,7 +9,7 @@ use super::chain_kernel::ChainKernel;
 use super::groups::{auto_groups, default_book_lines, symmetric_groups};
 use super::kernel::{Kernel, LoonyChild};
 use super::layout::{LastGroupTable, Layout};
-use super::loony::{self, BoxSides, Detector, Loony};
+use super::loony::{self, BoxSides, Detector, Loony, OfferMap};
 use super::spec::{self, Spec};
 use crate::retro::build::{Builder, RunOptions, RunSummary, decode_chunk};
 use crate::retro::progress::Progress;
@@ -23,8 +23,8 @@ use rayon::prelude::*;
 use std::borrow::Cow;
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 use std::sync::atomic::AtomicU64;
+use std::sync::{Mutex, OnceLock};
 
 /// What the user asked for, before the policy fills in the defaults.
 #[derive(Debug, Clone)]
@@ -353,6 +353,76 @@ pub fn build(mut opts: BuildOptions, progress: &mut dyn Progress) -> Result<Buil
     Ok(summary)
 }
 
+/// Which child block a conversion is of: its block key, and where its bytes were
+/// when they were converted (a child the scheduler dropped and loaded again is
+/// converted again).
+#[derive(PartialEq, Eq)]
+struct ChildBytes {
+    key: Vec<u8>,
+    at: (usize, usize),
+}
+
+/// A loony child block as the kernel reads it: each byte turned into the keys of
+/// the moves into it ([`loony::kernel_child`]).
+struct LoonyRead {
+    of: ChildBytes,
+    keys: Vec<LoonyChild>,
+}
+
+/// The children of the last loony block computed, kept for the next: consecutive
+/// blocks of a layer share children (with two groups, (n; a, b) and the next block,
+/// (n; a + 1, b - 1), both read (n + 1; a + 1, b)), so most children are converted
+/// once instead of once per parent. Those the next block does not read are dropped
+/// before it converts its own, so the peak memory stays that of one block's
+/// children.
+#[derive(Default)]
+struct LoonyReads(Mutex<Vec<LoonyRead>>);
+
+impl LoonyReads {
+    /// The children of block `key` (`children`: each group's child bytes, `None`
+    /// for a group without a free line), reusing the last block's conversions.
+    fn convert(&self, key: &[u8], children: &[Option<&[i8]>]) -> Vec<Option<LoonyRead>> {
+        let mut previous = std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()));
+        let wanted: Vec<Option<ChildBytes>> = children
+            .iter()
+            .enumerate()
+            .map(|(g, c)| {
+                c.map(|c| {
+                    let mut child = key.to_vec();
+                    child[g] += 1;
+                    ChildBytes {
+                        key: child,
+                        at: (c.as_ptr() as usize, c.len()),
+                    }
+                })
+            })
+            .collect();
+        let mut found: Vec<Option<LoonyRead>> = wanted
+            .iter()
+            .map(|w| {
+                let at = previous.iter().position(|r| Some(&r.of) == w.as_ref())?;
+                Some(previous.swap_remove(at))
+            })
+            .collect();
+        drop(previous);
+        let table: Vec<LoonyChild> = (0..=255u8).map(loony::kernel_child).collect();
+        for ((found, wanted), bytes) in found.iter_mut().zip(wanted).zip(children) {
+            if let (None, Some(of), Some(bytes)) = (&found, wanted, bytes) {
+                *found = Some(LoonyRead {
+                    of,
+                    keys: bytes.par_iter().map(|&b| table[b as u8 as usize]).collect(),
+                });
+            }
+        }
+        found
+    }
+
+    /// Keeps a block's conversions for the next block.
+    fn keep(&self, read: Vec<Option<LoonyRead>>) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = read.into_iter().flatten().collect();
+    }
+}
+
 /// Positions per parallel task of the loony bytes' last pass.
 const LOONY_TILE: usize = 1 << 16;
 
@@ -374,6 +444,8 @@ pub struct DotsGame<'a> {
     /// The box sides of the last group's subsets, for the offer bits of loony
     /// files.
     last_sides: OnceLock<(Detector, LastGroupTable<'a, BoxSides>)>,
+    /// The children of the last loony block, as the kernel read them.
+    loony_reads: LoonyReads,
 }
 
 impl<'a> DotsGame<'a> {
@@ -387,20 +459,15 @@ impl<'a> DotsGame<'a> {
             chain_kernel: OnceLock::new(),
             boxes_left: OnceLock::new(),
             last_sides: OnceLock::new(),
+            loony_reads: LoonyReads::default(),
         }
     }
 
-    /// Sets each loony byte of `values` (block `counts` from index `first` on) to
-    /// `f(offers, byte)`, `offers` whether its position offers a loony capture:
-    /// the box sides of a run's base once, those of the last group by rank, so that
-    /// a position costs a union and the bit-sliced test, not a side map of its own.
-    fn map_with_offers(
-        &self,
-        counts: &[u8],
-        first: u64,
-        values: &mut [i8],
-        f: impl Fn(bool, i8) -> i8,
-    ) {
+    /// Maps each loony byte of `values` (block `counts` from index `first` on) by
+    /// `m`, told whether its position offers a loony capture: the box sides of a
+    /// run's base once, those of the last group by rank, so that a position costs a
+    /// union and the bit-sliced test, not a side map of its own.
+    fn map_with_offers(&self, counts: &[u8], first: u64, values: &mut [i8], m: impl OfferMap) {
         let (detector, table) = self.last_sides.get_or_init(|| {
             let detector = Detector::new(&self.spec.board);
             let of = detector.clone();
@@ -410,20 +477,9 @@ impl<'a> DotsGame<'a> {
             )
         });
         let last = table.of_block(counts);
-        let mut offers = [0u8; 256];
         self.layout
             .visit_rank_runs_mut(counts, first, values, |base, ranks, run| {
-                let base = detector.sides(base);
-                for (run, sides) in run
-                    .chunks_mut(offers.len())
-                    .zip(last[ranks].chunks(offers.len()))
-                {
-                    let offers = &mut offers[..run.len()];
-                    detector.offers_many(base, sides, offers);
-                    for (x, &o) in run.iter_mut().zip(offers.iter()) {
-                        *x = f(o != 0, *x);
-                    }
-                }
+                detector.map_offers(detector.sides(base), &last[ranks], run, m);
             });
     }
 
@@ -499,20 +555,19 @@ impl Game for DotsGame<'_> {
         }
         // Loony: the children's bytes read as move keys, the kernel's best keys
         // turned into bytes with each position's own offer bit.
-        let table: Vec<LoonyChild> = (0..=255u8).map(loony::kernel_child).collect();
-        let read: Vec<Option<Vec<LoonyChild>>> = children
+        let read = self.loony_reads.convert(key, &children);
+        let refs: Vec<Option<&[LoonyChild]>> = read
             .iter()
-            .map(|c| c.map(|c| c.par_iter().map(|&b| table[b as u8 as usize]).collect()))
+            .map(|c| c.as_ref().map(|c| c.keys.as_slice()))
             .collect();
-        let read: Vec<Option<&[LoonyChild]>> = read.iter().map(|c| c.as_deref()).collect();
-        let mut entries = kernel.compute_block(key, &read);
-        let table = loony::EntryTable::new();
+        let mut entries = kernel.compute_block(key, &refs);
+        self.loony_reads.keep(read);
         entries
             .par_chunks_mut(LOONY_TILE)
             .enumerate()
             .for_each(|(t, tile)| {
                 let first = (t * LOONY_TILE) as u64;
-                self.map_with_offers(key, first, tile, |offers, k| table.entry(k, offers) as i8);
+                self.map_with_offers(key, first, tile, loony::EntryOfKey);
             });
         Ok(entries)
     }
@@ -548,7 +603,7 @@ impl Game for DotsGame<'_> {
         first: u64,
         values: &'v [i8],
     ) -> Cow<'v, [i8]> {
-        let without_offers = |x: i8| loony::with_offers(x as u8, false) as i8;
+        let without_offers = |x: i8| loony::SetOffers.map(false, x);
         match (self.spec.loony, self.spec.boxes_left_form) {
             (false, false) => Cow::Borrowed(values),
             (true, false) => Cow::Owned(values.iter().map(|&x| without_offers(x)).collect()),
@@ -577,9 +632,7 @@ impl Game for DotsGame<'_> {
             }
             (true, false) => {}
         }
-        self.map_with_offers(key, first, values, |offers, b| {
-            loony::with_offers(b as u8, offers) as i8
-        });
+        self.map_with_offers(key, first, values, loony::SetOffers);
     }
 
     fn value_range(&self) -> RangeInclusive<i8> {

@@ -105,13 +105,53 @@ pub fn decode(byte: u8) -> Option<(i32, Loony, bool)> {
     (value <= MAX_VALUE).then(|| (value, Loony::from_bits(rest % 3), rest >= 3))
 }
 
-/// `byte` (a byte of [`encode`]) with its offer bit set to `offers`: files of
-/// format 3 leave the bit out (it follows from the position), readers put it back.
-/// A byte [`encode`] never gives is returned as it is, for the reader to refuse.
-pub fn with_offers(byte: u8, offers: bool) -> u8 {
-    match decode(byte) {
-        Some((value, flag, _)) => encode(value, flag, offers),
-        None => byte,
+/// What a pass over a block's loony bytes does to each, told whether its position
+/// offers a loony capture ([`Detector::map_offers`]).
+pub trait OfferMap: Copy {
+    /// The new byte of a position whose byte is `x`.
+    fn map(self, offers: bool, x: i8) -> i8;
+}
+
+/// A byte of [`encode`] with its offer bit set: files of format 3 on leave the bit
+/// out (it follows from the position), readers put it back. A byte [`encode`]
+/// never gives is left as it is, for the reader to refuse. Branch-free arithmetic,
+/// so that a block's pass vectorises.
+#[derive(Debug, Clone, Copy)]
+pub struct SetOffers;
+
+impl OfferMap for SetOffers {
+    #[inline(always)]
+    fn map(self, offers: bool, x: i8) -> i8 {
+        let byte = x as u8 as u32;
+        // byte / 6, exact for every byte (see FlipLoony).
+        let index = (byte * 171) >> 10;
+        let rest = byte - 6 * index;
+        let flag = if rest >= 3 { rest - 3 } else { rest };
+        if byte >= 6 * (MAX_VALUE - MIN_VALUE + 1) as u32 {
+            x
+        } else {
+            (6 * index + flag + 3 * offers as u32) as u8 as i8
+        }
+    }
+}
+
+/// The kernel's key (the best move's, see [`key`]) turned into the position's byte
+/// ([`entry_of_key`]) in branch-free arithmetic; a key no kernel gives becomes 255,
+/// a byte [`encode`] never gives, which readers refuse.
+#[derive(Debug, Clone, Copy)]
+pub struct EntryOfKey;
+
+impl OfferMap for EntryOfKey {
+    #[inline(always)]
+    fn map(self, offers: bool, key: i8) -> i8 {
+        let key = key as i32;
+        let (value, flag) = (key >> 2, key & 3);
+        let byte = 6 * (value - MIN_VALUE) + flag + 3 * offers as i32;
+        if flag == 3 || !(MIN_VALUE..=MAX_VALUE).contains(&value) {
+            -1
+        } else {
+            byte as u8 as i8
+        }
     }
 }
 
@@ -209,41 +249,6 @@ pub fn entry_of_key(key: i8, offers: bool) -> u8 {
     encode(value, flag, offers)
 }
 
-/// [`entry_of_key`] as a table by offer bit and key byte (a block's last pass reads
-/// it per position); a key no kernel gives maps to 255, a byte [`encode`] never
-/// gives, which readers refuse.
-#[derive(Debug, Clone)]
-pub struct EntryTable(Box<[[u8; 256]; 2]>);
-
-impl EntryTable {
-    /// The table.
-    pub fn new() -> EntryTable {
-        EntryTable(Box::new(std::array::from_fn(|offers| {
-            std::array::from_fn(|k| {
-                let key = k as u8 as i8 as i32;
-                let (value, flag) = (key.div_euclid(4), key.rem_euclid(4));
-                if (MIN_VALUE..=MAX_VALUE).contains(&value) && flag < 3 {
-                    entry_of_key(key as i8, offers == 1)
-                } else {
-                    255
-                }
-            })
-        })))
-    }
-
-    /// [`entry_of_key`]`(key, offers)`.
-    #[inline(always)]
-    pub fn entry(&self, key: i8, offers: bool) -> u8 {
-        self.0[offers as usize][key as u8 as usize]
-    }
-}
-
-impl Default for EntryTable {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 /// Finds loony captures with a few shifts and masks per position: per box, four
 /// bit maps (which of its top, bottom, left and right lines are drawn), their sum
 /// bit-sliced.
@@ -252,10 +257,10 @@ pub struct Detector {
     cols: usize,
     rows: usize,
     /// Boxes of the board, bit r * cols + c.
-    boxes: u64,
+    boxes: u32,
     /// Boxes in the first and in the last column.
-    first_col: u64,
-    last_col: u64,
+    first_col: u32,
+    last_col: u32,
     /// Index of the first vertical line.
     verticals: usize,
 }
@@ -264,6 +269,9 @@ impl Detector {
     /// The detector for `board`.
     pub fn new(board: &Board) -> Detector {
         let (rows, cols) = (board.rows(), board.cols());
+        // A board of at most 64 lines has at most 25 boxes: a box per bit of a u32
+        // (half the width of a u64, twice the positions per vector in the passes).
+        assert!(rows * cols <= 32, "at most 32 boxes");
         let mut first_col = 0;
         let mut last_col = 0;
         for r in 0..rows {
@@ -290,16 +298,16 @@ impl Detector {
     /// a union are the union of the sides ([`BoxSides::union`]).
     pub fn sides(&self, lines: Lines) -> BoxSides {
         let cols = self.cols;
-        let row = board_box_mask(cols);
-        let (mut left, mut right) = (0u64, 0u64);
+        let row = board_box_mask(cols) as Lines;
+        let (mut left, mut right) = (0u32, 0u32);
         for r in 0..self.rows {
             let first = self.verticals + r * (cols + 1);
-            left |= ((lines >> first) & row) << (r * cols);
-            right |= ((lines >> (first + 1)) & row) << (r * cols);
+            left |= (((lines >> first) & row) as u32) << (r * cols);
+            right |= (((lines >> (first + 1)) & row) as u32) << (r * cols);
         }
         BoxSides {
-            top: lines & self.boxes,
-            bottom: (lines >> cols) & self.boxes,
+            top: lines as u32 & self.boxes,
+            bottom: (lines >> cols) as u32 & self.boxes,
             left,
             right,
         }
@@ -314,7 +322,6 @@ impl Detector {
             left,
             right,
         } = sides;
-        debug_assert!(self.rows * self.cols <= 64);
         // Bit-sliced count of the four maps: low + 2 mid + 4 high.
         let (x, y) = (top ^ bottom, left ^ right);
         let (xy, lr) = (top & bottom, left & right);
@@ -334,29 +341,54 @@ impl Detector {
     }
 }
 
-/// [`Detector::offers_many`]'s loop, compiled twice (see [`crate::sys::cpu_dispatch`]).
+/// [`Detector::map_offers`]'s loop, compiled twice (see [`crate::sys::cpu_dispatch`]).
 #[inline(always)]
-fn offers_many_body(detector: &Detector, base: BoxSides, sides: &[BoxSides], out: &mut [u8]) {
-    for (o, &s) in out.iter_mut().zip(sides) {
-        *o = detector.offers_in(base.union(s)) as u8;
+fn map_offers_body<M: OfferMap>(
+    detector: &Detector,
+    base: BoxSides,
+    sides: &[BoxSides],
+    values: &mut [i8],
+    m: M,
+) {
+    // Two loops per slice of a run, each of which vectorises (one loop doing both
+    // does not: a third of a loony build when it was tried).
+    let mut offers = [0u8; 256];
+    for (values, sides) in values
+        .chunks_mut(offers.len())
+        .zip(sides.chunks(offers.len()))
+    {
+        let offers = &mut offers[..values.len()];
+        for (o, &s) in offers.iter_mut().zip(sides) {
+            *o = detector.offers_in(base.union(s)) as u8;
+        }
+        for (x, &o) in values.iter_mut().zip(offers.iter()) {
+            *x = m.map(o != 0, *x);
+        }
     }
 }
 
 crate::sys::cpu_dispatch!(
-    offers_many_dispatch,
-    offers_many_avx2,
-    offers_many_body,
-    [],
-    (detector: &Detector, base: BoxSides, sides: &[BoxSides], out: &mut [u8]),
+    map_offers_dispatch,
+    map_offers_avx2,
+    map_offers_body,
+    [M: OfferMap],
+    (detector: &Detector, base: BoxSides, sides: &[BoxSides], values: &mut [i8], m: M),
     ["avx2"]
 );
 
 impl Detector {
-    /// [`Detector::offers_in`] of `base` united with each of `sides`, as 0 or 1 into
-    /// `out` (as long as `sides`): one vectorised loop over a run's positions.
-    pub fn offers_many(&self, base: BoxSides, sides: &[BoxSides], out: &mut [u8]) {
-        assert_eq!(sides.len(), out.len(), "one answer per position");
-        offers_many_dispatch(self, base, sides, out);
+    /// Maps each of `values` by `m`, told whether the position of `base` united
+    /// with the matching `sides` offers a loony capture ([`Detector::offers_in`]):
+    /// one vectorised loop over a run's positions.
+    pub fn map_offers<M: OfferMap>(
+        &self,
+        base: BoxSides,
+        sides: &[BoxSides],
+        values: &mut [i8],
+        m: M,
+    ) {
+        assert_eq!(sides.len(), values.len(), "one position per value");
+        map_offers_dispatch(self, base, sides, values, m);
     }
 }
 
@@ -365,13 +397,13 @@ impl Detector {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct BoxSides {
     /// Top sides.
-    pub top: u64,
+    pub top: u32,
     /// Bottom sides.
-    pub bottom: u64,
+    pub bottom: u32,
     /// Left sides.
-    pub left: u64,
+    pub left: u32,
     /// Right sides.
-    pub right: u64,
+    pub right: u32,
 }
 
 impl BoxSides {
@@ -471,13 +503,44 @@ pub fn solve(board: &Board, position: Lines, penalty: i32) -> Result<Probe> {
 }
 
 /// The lowest `n` bits.
-fn board_box_mask(n: usize) -> u64 {
-    if n >= 64 { u64::MAX } else { (1 << n) - 1 }
+fn board_box_mask(n: usize) -> u32 {
+    if n >= 32 { u32::MAX } else { (1 << n) - 1 }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`SetOffers`] by its definition: decode, encode with the offer bit.
+    fn with_offers(byte: u8, offers: bool) -> u8 {
+        match decode(byte) {
+            Some((value, flag, _)) => encode(value, flag, offers),
+            None => byte,
+        }
+    }
+
+    #[test]
+    fn the_arithmetic_offer_maps_are_their_definitions() {
+        for offers in [false, true] {
+            for byte in 0..=255u8 {
+                let got = SetOffers.map(offers, byte as i8) as u8;
+                assert_eq!(got, with_offers(byte, offers), "{byte} {offers}");
+            }
+            for k in -128..=127i32 {
+                let (value, flag) = (k.div_euclid(4), k.rem_euclid(4));
+                let expected = if (MIN_VALUE..=MAX_VALUE).contains(&value) && flag < 3 {
+                    entry_of_key(k as i8, offers)
+                } else {
+                    255
+                };
+                assert_eq!(
+                    EntryOfKey.map(offers, k as i8) as u8,
+                    expected,
+                    "{k} {offers}"
+                );
+            }
+        }
+    }
 
     /// The boxes-left flip of a loony byte by its definition: decode, `left - v`
     /// wrapped into the 42 values, encode.
@@ -556,6 +619,9 @@ mod tests {
             (4, 4),
             (4, 5),
             (5, 5),
+            // The widest boards of 64 lines: box bits up to 24 and shifts by 21.
+            (2, 12),
+            (1, 21),
         ] {
             let board = Board::new(rows, cols).unwrap();
             let detector = Detector::new(&board);
@@ -613,10 +679,6 @@ mod tests {
             }
             let (value, flag, offers) = decode(byte).unwrap();
             assert_eq!(entry_of_key(key(value, flag) as i8, offers), byte);
-            assert_eq!(
-                EntryTable::new().entry(key(value, flag) as i8, offers),
-                byte
-            );
         }
     }
 

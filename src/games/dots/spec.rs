@@ -16,7 +16,7 @@ pub const FORMAT_VERSION: u32 = 1;
 /// (value, flag, offers), which a reader of version 1 would take for values, so
 /// those refuse it. Version 2 stored the offer bit; version 3 stores it clear (it
 /// follows from the position, and left out the bytes compress better), and readers
-/// put it back ([`super::loony::with_offers`]): they read both.
+/// put it back ([`super::loony::SetOffers`]): they read both.
 pub const LOONY_FORMAT_VERSION: u32 = 3;
 
 /// The oldest loony format this tb reads.

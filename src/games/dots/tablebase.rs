@@ -308,7 +308,7 @@ impl Tablebase {
                     entry
                 };
                 let offers = self.detector.offers(position);
-                super::loony::with_offers(entry as u8, offers) as i8
+                super::loony::OfferMap::map(super::loony::SetOffers, offers, entry)
             }
         }
     }
