@@ -191,7 +191,7 @@ enum Command {
     },
     /// Value of a position and of every move by search (no database needed).
     #[command(
-        after_help = "Examples:\n  tb solve 3x3\n  tb solve 3x5 --start swedish --pv\n  tb solve 2x4 h0.0,v1.1 --json\n  tb solve 5x5 data/problem-12.18.txt --tt 4GiB\n\nChains: in a Wilson file, dots on open lines mark chains (strings of boxes with two sides drawn), as in Wilson's diagram of problem 12.18. Each chain is played as one pseudo-line: once a line of a chain is drawn, only that chain's lines may be drawn until it is full (Wilson's assumption; see the README)."
+        after_help = "Examples:\n  tb solve 3x3\n  tb solve 3x5 --start swedish --pv\n  tb solve 2x4 h0.0,v1.1 --json\n  tb solve 5x5 data/problem-12.18.txt --tt 4GiB --best\n\nChains: in a Wilson file, dots on open lines mark chains (strings of boxes with two sides drawn), as in Wilson's diagram of problem 12.18. Each chain is played as one pseudo-line: once a line of a chain is drawn, only that chain's lines may be drawn until it is full (Wilson's assumption; see the README)."
     )]
     Solve {
         /// Board size in boxes, RxC.
@@ -217,6 +217,12 @@ enum Command {
         /// Also print the principal variation to the end of the game.
         #[arg(long)]
         pv: bool,
+        /// The value and one best move only (in JSON, `moves` holds that move), not
+        /// every move's value: the move that proved the value, checked by one more
+        /// null-window search. Each other move's value needs a search of its own;
+        /// where many moves are best (problem 12.18) that is as long again as the value.
+        #[arg(long)]
+        best: bool,
         /// One JSON object (the probe shape plus nodes, seconds, pv, chains).
         #[arg(long)]
         json: bool,
@@ -634,6 +640,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             tt,
             threads,
             pv,
+            best,
             json,
             loony,
             bounds,
@@ -655,12 +662,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
             request.tt_bytes = cli::memory("--tt", tt.as_deref(), request.tt_bytes)?;
             request.threads = threads;
             request.pv = pv;
+            request.best_only = best;
             let lines = request.lines;
             if loony {
                 request.chains.plain_only("--loony analyses")?;
-                if pv || bounds.given() || tt.is_some() {
+                if pv || best || bounds.given() || tt.is_some() {
                     bail!(
-                        "--loony analyses by exhaustion: --pv, --tt, --max-nodes and --time-limit do not apply"
+                        "--loony analyses by exhaustion: --pv, --best, --tt, --max-nodes and --time-limit do not apply"
                     );
                 }
                 let started = std::time::Instant::now();

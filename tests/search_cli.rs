@@ -109,6 +109,63 @@ fn solve_agrees_with_the_oracle_on_random_positions() {
     }
 }
 
+/// `tb solve --best`: the value and one move, which the oracle says reaches it;
+/// on a Wilson file with chains, one of the moves a full solve values best.
+#[test]
+fn solve_best_gives_one_move_that_reaches_the_value() {
+    let mut o = Oracle::new(3, 3, 0);
+    let board = o.board_name();
+    for p in sample_positions(&o, 0, 12, 13) {
+        let out = run_ok(
+            tb().args(["solve", &board, &o.bits(p), "--best", "--json"]),
+            "tb solve --best",
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+        let value = o.value(p) as i64;
+        assert_eq!(v["value"].as_i64(), Some(value), "{v}");
+        let moves = v["moves"].as_array().expect("moves");
+        if p == o.full() {
+            assert!(moves.is_empty(), "{v}");
+            continue;
+        }
+        assert_eq!(moves.len(), 1, "{v}");
+        let line = moves[0]["line"].as_u64().unwrap() as usize;
+        assert_eq!(moves[0]["value"].as_i64(), Some(value), "{v}");
+        let reached = o
+            .move_values(p)
+            .into_iter()
+            .find(|m| m.0 == line)
+            .map(|m| m.1);
+        assert_eq!(reached.map(i64::from), Some(value), "{v}");
+    }
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/data/problem-12.18-endgame.txt"
+    );
+    let solve = |extra: &[&str]| -> Value {
+        let out = run_ok(
+            tb().args(["solve", "5x5", file, "--json"]).args(extra),
+            "tb solve",
+        );
+        serde_json::from_slice(&out.stdout).expect("one JSON object")
+    };
+    let (full, best) = (solve(&[]), solve(&["--best"]));
+    assert_eq!(best["value"], full["value"]);
+    let moves = best["moves"].as_array().expect("moves");
+    assert_eq!(moves.len(), 1, "{best}");
+    let best_lines: Vec<&Value> = full["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["value"] == full["value"])
+        .map(|m| &m["line"])
+        .collect();
+    assert!(
+        best_lines.contains(&&moves[0]["line"]),
+        "{best} against {full}"
+    );
+}
+
 #[test]
 fn probe_falls_back_to_search_past_the_book_and_says_so() {
     let mut o = Oracle::new(2, 3, 0);

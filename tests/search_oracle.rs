@@ -230,6 +230,46 @@ fn three_threads_agree_with_the_oracle() {
     random_positions_on(2, 4, 14..=18, 40, 3);
 }
 
+/// With one best move only, the move given reaches the value (by the oracle), on
+/// one thread and two, from a fresh table and a warm one.
+#[test]
+fn one_best_move_reaches_the_value() {
+    for (rows, cols, threads) in [(2, 3, 1), (3, 3, 1), (3, 3, 2), (2, 4, 2)] {
+        let lines = (rows + 1) * cols + rows * (cols + 1);
+        for penalty in [0, -1] {
+            let mut rng = Rng(0x5851_F42D_4C95_7F2D ^ (rows * 31 + cols + threads) as u64);
+            let mut oracle = Oracle::new(rows, cols, penalty);
+            let mut warm = solver(rows, cols, penalty);
+            warm.set_threads(threads);
+            warm.set_best_move_only(true);
+            warm.set_principal_variation(false);
+            for i in 0..40 {
+                let p = rng.position(lines, 6 + i % 12);
+                let mut fresh = solver(rows, cols, penalty);
+                fresh.set_threads(threads);
+                fresh.set_best_move_only(true);
+                fresh.set_principal_variation(false);
+                let expected = oracle.value(p);
+                for result in [warm.solve(p), fresh.solve(p)] {
+                    assert_eq!(result.value, expected, "value of {p:#x}");
+                    assert_eq!(result.moves.len(), 1, "{p:#x}: one move");
+                    assert!(result.pv.is_empty());
+                    let m = result.moves[0];
+                    assert_eq!(p >> m.line & 1, 0, "{p:#x}: move {} is drawn", m.line);
+                    assert_eq!(m.boxes as i32, oracle.completes(p, m.line));
+                    assert_eq!(m.value, expected, "{p:#x}: move {}", m.line);
+                    assert_eq!(oracle.move_value(p, m.line), expected, "{p:#x}: {}", m.line);
+                }
+            }
+        }
+    }
+    // The full board has no move to give.
+    let mut s = solver(2, 2, -1);
+    s.set_best_move_only(true);
+    let full = s.solve(u64::MAX);
+    assert_eq!((full.value, full.moves.len()), (-1, 0));
+}
+
 /// Thousands of small endgames (where the forced-capture rule fires most) on
 /// several boards, including a non-square and a 64-line one.
 #[test]

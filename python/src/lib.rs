@@ -824,10 +824,12 @@ enum Size {
 /// max_nodes and time_limit (seconds) stop the search with SearchLimitError.
 /// threads: search threads (default 1, the calling thread; more run lazy SMP as
 /// `tb solve --threads N` does, and the node count then varies from run to run).
+/// best: the value and one best move only, as `tb solve --best` (`moves` holds
+/// that move; the other moves' values are not searched).
 /// The GIL is released while searching. Raises PositionError for a bad position
 /// or start, ValueError for other bad arguments.
 #[pyfunction]
-#[pyo3(signature = (board, position = None, *, start = "empty", penalty = None, tt = None, max_nodes = None, time_limit = None, pv = false, threads = 1))]
+#[pyo3(signature = (board, position = None, *, start = "empty", penalty = None, tt = None, max_nodes = None, time_limit = None, pv = false, best = false, threads = 1))]
 #[allow(clippy::too_many_arguments)]
 fn solve<'py>(
     py: Python<'py>,
@@ -839,6 +841,7 @@ fn solve<'py>(
     max_nodes: Option<u64>,
     time_limit: Option<f64>,
     pv: bool,
+    best: bool,
     threads: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
     if board == "morris" {
@@ -860,6 +863,7 @@ fn solve<'py>(
             }
         })?;
     request.pv = pv;
+    request.best_only = best;
     request.threads = tb::sys::check_threads("threads", threads)
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
     match tt {

@@ -24,6 +24,9 @@ pub struct SolveRequest {
     pub threads: usize,
     /// Whether the solve follows a principal variation (off unless set).
     pub pv: bool,
+    /// Whether the solve gives one best move only, not every move's value (off
+    /// unless set; see [`Solver::set_best_move_only`]).
+    pub best_only: bool,
 }
 
 impl SolveRequest {
@@ -57,6 +60,7 @@ impl SolveRequest {
             tt_bytes: default_tt_bytes(open),
             threads: 1,
             pv: false,
+            best_only: false,
         })
     }
 
@@ -80,6 +84,7 @@ impl SolveRequest {
         }
         solver.set_threads(self.threads);
         solver.set_principal_variation(self.pv);
+        solver.set_best_move_only(self.best_only);
         solver
     }
 }
@@ -117,6 +122,7 @@ mod tests {
             tt_bytes: 8 << 30,
             threads: 1,
             pv: false,
+            best_only: false,
         };
         // 24 open lines: 2^24 positions, 16 bytes each.
         assert_eq!(request.solver(board).table_bytes(), 256 << 20);

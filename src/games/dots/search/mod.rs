@@ -361,6 +361,9 @@ pub struct Solver {
     /// Whether [`Solver::solve`] follows a principal variation (see
     /// [`Solver::set_principal_variation`]).
     want_pv: bool,
+    /// Whether [`Solver::solve`] values one best move only (see
+    /// [`Solver::set_best_move_only`]).
+    best_only: bool,
 }
 
 /// Where the threads of a parallel solve are while they value the root's moves:
@@ -456,6 +459,7 @@ impl Solver {
             reversed_root: None,
             crew: None,
             want_pv: true,
+            best_only: false,
         }
     }
 
@@ -529,6 +533,7 @@ impl Solver {
             reversed_root: None,
             crew: Some(crew),
             want_pv: false,
+            best_only: false,
         }
     }
 
@@ -596,6 +601,16 @@ impl Solver {
     /// values, on one thread: on empty 4x4 it took longer than all the values.
     pub fn set_principal_variation(&mut self, on: bool) {
         self.want_pv = on;
+    }
+
+    /// Whether [`Solver::solve`] and [`Solver::solve_within`] give one best move
+    /// only (off by default): the result's `moves` is then that move, proven to
+    /// reach the value by one null-window search, the move that proved the value
+    /// first (its tree is still in the table); which best move it is may differ
+    /// between runs with several threads. The other moves' values each need a
+    /// search of their own: on problem 12.18 they took as long as the value.
+    pub fn set_best_move_only(&mut self, on: bool) {
+        self.best_only = on;
     }
 
     /// Calls `progress` about once a second during long searches (`None`: never).
@@ -796,6 +811,39 @@ impl Solver {
     fn solve_alone(&mut self, position: Lines) -> Option<SolveResult> {
         let value = self.mtdf_root(position)?;
         let mut moves = Vec::new();
+        if self.best_only {
+            if position != self.rules.all {
+                let (line, _) = self.best_move(position, value)?;
+                moves.push(MoveValue {
+                    line,
+                    value,
+                    boxes: self.completes(position, line) as u32,
+                });
+            }
+        } else {
+            self.value_every_move(position, value, &mut moves)?;
+        }
+        let pv = if self.want_pv {
+            self.principal_variation(position, value)?
+        } else {
+            Vec::new()
+        };
+        Some(SolveResult {
+            value,
+            moves,
+            nodes: 0,
+            pv,
+        })
+    }
+
+    /// Each legal move of `position` (worth `value`) with its exact value, into
+    /// `moves`, best first. `None` once a limit stops it.
+    fn value_every_move(
+        &mut self,
+        position: Lines,
+        value: i32,
+        moves: &mut Vec<MoveValue>,
+    ) -> Option<()> {
         for line in lines_of(self.legal(position)) {
             let value = self.main_move_value(position, line, value);
             if self.guard.stopped.is_some() {
@@ -809,17 +857,7 @@ impl Solver {
         }
         moves.sort_by(|a, b| b.value.cmp(&a.value).then(a.line.cmp(&b.line)));
         debug_assert!(moves.first().is_none_or(|m| m.value == value));
-        let pv = if self.want_pv {
-            self.principal_variation(position, value)?
-        } else {
-            Vec::new()
-        };
-        Some(SolveResult {
-            value,
-            moves,
-            nodes: 0,
-            pv,
-        })
+        Some(())
     }
 
     /// [`Solver::move_value`] on the main thread: alone, or telling the helpers
@@ -855,33 +893,61 @@ impl Solver {
     fn principal_variation(&mut self, mut position: Lines, mut value: i32) -> Option<Vec<usize>> {
         let mut pv = Vec::new();
         while position != self.rules.all {
-            let (line, child_value) = lines_of(self.legal(position))
-                .find_map(|line| {
-                    let k = self.completes(position, line);
-                    let child = position | 1 << line;
-                    if k > 0 {
-                        let target = value - k;
-                        (self.search(child, target - 1, target) >= target).then_some((line, target))
-                    } else {
-                        (self.search(child, -value, -value + 1) <= -value).then_some((line, -value))
-                    }
-                })
-                .or_else(|| {
-                    // Only a stopped search finds no move achieving the value.
-                    assert!(
-                        self.guard.stopped.is_some(),
-                        "some move achieves the value of the position"
-                    );
-                    None
-                })?;
-            if self.guard.stopped.is_some() {
-                return None;
-            }
+            let (line, child_value) =
+                self.first_achieving(position, value, lines_of(self.legal(position)))?;
             pv.push(line);
             position |= 1 << line;
             value = child_value;
         }
         Some(pv)
+    }
+
+    /// A best move of `position` (worth `value`) and its child's value: the
+    /// table's best move first (after MTD(f), usually the move that proved the
+    /// value, its tree still in the table), then the others in line order.
+    fn best_move(&mut self, position: Lines, value: i32) -> Option<(usize, i32)> {
+        let legal = self.legal(position);
+        let (key, sym, _) = self.canonicalize(position);
+        let hint = self
+            .table
+            .probe(key)
+            .filter(|e| e.best != NO_MOVE)
+            .map(|e| self.rules.syms.unmap_line(sym, e.best.into()))
+            .filter(|&line| legal >> line & 1 == 1);
+        let rest = lines_of(legal).filter(|&line| Some(line) != hint);
+        self.first_achieving(position, value, hint.into_iter().chain(rest))
+    }
+
+    /// The first of `lines` that achieves `value` in `position`, by a null-window
+    /// search of its child, with the child's value. `None` once a limit stops it.
+    fn first_achieving(
+        &mut self,
+        position: Lines,
+        value: i32,
+        lines: impl Iterator<Item = usize>,
+    ) -> Option<(usize, i32)> {
+        for line in lines {
+            let k = self.completes(position, line);
+            let child = position | 1 << line;
+            let achieves = if k > 0 {
+                let target = value - k;
+                (self.search(child, target - 1, target) >= target).then_some(target)
+            } else {
+                (self.search(child, -value, -value + 1) <= -value).then_some(-value)
+            };
+            if self.guard.stopped.is_some() {
+                return None;
+            }
+            if let Some(child_value) = achieves {
+                return Some((line, child_value));
+            }
+        }
+        // Only a stopped search finds no move achieving the value.
+        assert!(
+            self.guard.stopped.is_some(),
+            "some move achieves the value of the position"
+        );
+        None
     }
 
     /// MTD(f): null-window searches until the bounds meet.
