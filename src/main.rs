@@ -189,7 +189,8 @@ enum Command {
         #[command(flatten)]
         bounds: SearchBounds,
     },
-    /// Value of a position and of every move by search (no database needed).
+    /// Value of a position and of every move (or one best move) by search (no
+    /// database needed).
     #[command(
         after_help = "Examples:\n  tb solve 3x3\n  tb solve 3x5 --start swedish --pv\n  tb solve 2x4 h0.0,v1.1 --json\n  tb solve 5x5 data/problem-12.18.txt --tt 4GiB --best\n\nChains: in a Wilson file, dots on open lines mark chains (strings of boxes with two sides drawn), as in Wilson's diagram of problem 12.18. Each chain is played as one pseudo-line: once a line of a chain is drawn, only that chain's lines may be drawn until it is full (Wilson's assumption; see the README)."
     )]
@@ -217,10 +218,11 @@ enum Command {
         /// Also print the principal variation to the end of the game.
         #[arg(long)]
         pv: bool,
-        /// The value and one best move only (in JSON, `moves` holds that move), not
-        /// every move's value: the move that proved the value, checked by one more
-        /// null-window search. Each other move's value needs a search of its own;
-        /// where many moves are best (problem 12.18) that is as long again as the value.
+        /// The value and one best move only (in JSON, `moves` holds that move and
+        /// `"best_only":true` is added), not every move's value: the root's table move
+        /// (usually the one that proved the value) checked by one more null-window
+        /// search. Each other move's value needs a search of its own; where many moves
+        /// are best (problem 12.18) that is as long again as the value.
         #[arg(long)]
         best: bool,
         /// One JSON object (the probe shape plus nodes, seconds, pv, chains).
@@ -714,6 +716,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 );
             } else {
                 out!("{}", output::probe_text(&board, &answer));
+                if result.best_only {
+                    outln!("(one best move: --best values no other)");
+                }
                 outln!("searched {} nodes in {seconds:.3} s", result.nodes);
                 if pv {
                     let names: Vec<String> =

@@ -129,8 +129,8 @@ fn solve_best_gives_one_move_that_reaches_the_value() {
             continue;
         }
         assert_eq!(moves.len(), 1, "{v}");
+        assert_eq!(v["best_only"], true, "{v}");
         let line = moves[0]["line"].as_u64().unwrap() as usize;
-        assert_eq!(moves[0]["value"].as_i64(), Some(value), "{v}");
         let reached = o
             .move_values(p)
             .into_iter()
@@ -151,6 +151,7 @@ fn solve_best_gives_one_move_that_reaches_the_value() {
     };
     let (full, best) = (solve(&[]), solve(&["--best"]));
     assert_eq!(best["value"], full["value"]);
+    assert!(full.get("best_only").is_none(), "{full}");
     let moves = best["moves"].as_array().expect("moves");
     assert_eq!(moves.len(), 1, "{best}");
     let best_lines: Vec<&Value> = full["moves"]
@@ -164,6 +165,12 @@ fn solve_best_gives_one_move_that_reaches_the_value() {
         best_lines.contains(&&moves[0]["line"]),
         "{best} against {full}"
     );
+    let out = tb()
+        .args(["solve", "2x2", "--loony", "--best"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "--loony --best is refused");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--best"));
 }
 
 #[test]

@@ -248,17 +248,27 @@ fn one_best_move_reaches_the_value() {
                 let mut fresh = solver(rows, cols, penalty);
                 fresh.set_threads(threads);
                 fresh.set_best_move_only(true);
-                fresh.set_principal_variation(false);
+                // A fresh solver follows a principal variation, from the move it gives.
                 let expected = oracle.value(p);
                 for result in [warm.solve(p), fresh.solve(p)] {
                     assert_eq!(result.value, expected, "value of {p:#x}");
                     assert_eq!(result.moves.len(), 1, "{p:#x}: one move");
-                    assert!(result.pv.is_empty());
+                    assert!(result.best_only);
                     let m = result.moves[0];
                     assert_eq!(p >> m.line & 1, 0, "{p:#x}: move {} is drawn", m.line);
                     assert_eq!(m.boxes as i32, oracle.completes(p, m.line));
-                    assert_eq!(m.value, expected, "{p:#x}: move {}", m.line);
                     assert_eq!(oracle.move_value(p, m.line), expected, "{p:#x}: {}", m.line);
+                    if !result.pv.is_empty() {
+                        assert_eq!(result.pv[0], m.line, "{p:#x}: the pv starts from it");
+                        let (mut q, mut v) = (p, expected);
+                        for &line in &result.pv {
+                            assert_eq!(oracle.move_value(q, line), v, "pv of {p:#x} at {q:#x}");
+                            let k = oracle.completes(q, line);
+                            v = if k > 0 { v - k } else { -v };
+                            q |= 1 << line;
+                        }
+                        assert_eq!((q, v), (oracle.all, oracle.penalty));
+                    }
                 }
             }
         }

@@ -353,9 +353,10 @@ pub fn build(mut opts: BuildOptions, progress: &mut dyn Progress) -> Result<Buil
     Ok(summary)
 }
 
-/// Which child block a conversion is of: its block key, and where its bytes were
-/// when they were converted (a child the scheduler dropped and loaded again is
-/// converted again).
+/// Which child block a conversion is of: its block key, and the address and
+/// length of the bytes it was made from. Within one build a block key always
+/// stands for the same bytes (computed, or stored and restored), so the key alone
+/// would do; the address is a second guard, not the reason it is right.
 #[derive(PartialEq, Eq)]
 struct ChildBytes {
     key: Vec<u8>,
@@ -373,8 +374,10 @@ struct LoonyRead {
 /// blocks of a layer share children (with two groups, (n; a, b) and the next block,
 /// (n; a + 1, b - 1), both read (n + 1; a + 1, b)), so most children are converted
 /// once instead of once per parent. Those the next block does not read are dropped
-/// before it converts its own, so the peak memory stays that of one block's
-/// children.
+/// before it converts its own, so the kernel's peak stays that of one block's
+/// children; they live on while the block is encoded and written (2 bytes a child
+/// position beside the children themselves, which the scheduler keeps then too; the
+/// peak RSS of 4x4+corners+loony did not change: 8761 MiB against 8751).
 #[derive(Default)]
 struct LoonyReads(Mutex<Vec<LoonyRead>>);
 

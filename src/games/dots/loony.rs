@@ -269,9 +269,9 @@ impl Detector {
     /// The detector for `board`.
     pub fn new(board: &Board) -> Detector {
         let (rows, cols) = (board.rows(), board.cols());
-        // A board of at most 64 lines has at most 25 boxes: a box per bit of a u32
-        // (half the width of a u64, twice the positions per vector in the passes).
-        assert!(rows * cols <= 32, "at most 32 boxes");
+        // A box per bit of a u32 (half the width of a u64, twice the positions per
+        // vector in the passes): a board of at most 64 lines has at most 25 boxes.
+        assert!(rows * cols <= 32, "box maps of 32 bits");
         let mut first_col = 0;
         let mut last_col = 0;
         for r in 0..rows {
@@ -619,7 +619,9 @@ mod tests {
             (4, 4),
             (4, 5),
             (5, 5),
-            // The widest boards of 64 lines: box bits up to 24 and shifts by 21.
+            // The longest rows of boards of at most 64 lines: 2x12 (box bits up to
+            // 23, shifts by 12) and 1x21 (shifts by 21; one row, so only the
+            // left and right neighbours count).
             (2, 12),
             (1, 21),
         ] {

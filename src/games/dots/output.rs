@@ -214,6 +214,9 @@ pub fn solve_json(
         pv: Option<Vec<String>>,
         #[serde(skip_serializing_if = "Vec::is_empty")]
         chains: Vec<Vec<String>>,
+        /// Present (true) when `moves` is one best move only.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        best_only: bool,
     }
     let extra = Extra {
         nodes: result.nodes,
@@ -221,6 +224,7 @@ pub fn solve_json(
         peak_rss_bytes: crate::sys::peak_rss_bytes(),
         pv: with_pv.then(|| result.pv.iter().map(|&l| board.line_name(l)).collect()),
         chains: chains.line_names(board),
+        best_only: result.best_only,
     };
     // Both are objects: splice the extra fields into the probe object.
     let probe = JsonWriter::new(board).probe(answer);

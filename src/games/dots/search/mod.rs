@@ -165,13 +165,17 @@ pub struct MoveValue {
 pub struct SolveResult {
     /// Exact value of the position for the player to move.
     pub value: i32,
-    /// Every legal move with its exact value, best first, ties by lower line.
+    /// Every legal move with its exact value, best first, ties by lower line; with
+    /// [`Solver::set_best_move_only`], one best move.
     pub moves: Vec<MoveValue>,
     /// Search nodes spent on this call.
     pub nodes: u64,
     /// A principal variation to the end of the game: at each step the lowest line
-    /// among the best moves (empty when [`Solver::set_principal_variation`] is off).
+    /// among the best moves (with one best move, that move first; empty when
+    /// [`Solver::set_principal_variation`] is off).
     pub pv: Vec<usize>,
+    /// Whether `moves` is one best move only ([`Solver::set_best_move_only`]).
+    pub best_only: bool,
 }
 
 /// Limits of one bounded search ([`Solver::solve_within`]).
@@ -533,7 +537,7 @@ impl Solver {
             reversed_root: None,
             crew: Some(crew),
             want_pv: false,
-            best_only: false,
+            best_only: self.best_only,
         }
     }
 
@@ -550,6 +554,10 @@ impl Solver {
             return;
         };
         self.reversed_root = None;
+        if self.best_only {
+            // The main thread checks one move; valuing the others would be wasted.
+            return;
+        }
         let crew = Arc::clone(self.crew.as_ref().expect("a helper has a crew"));
         let mut distinct: Vec<(usize, Lines)> = Vec::new();
         for line in lines_of(self.legal(position)) {
@@ -605,10 +613,13 @@ impl Solver {
 
     /// Whether [`Solver::solve`] and [`Solver::solve_within`] give one best move
     /// only (off by default): the result's `moves` is then that move, proven to
-    /// reach the value by one null-window search, the move that proved the value
-    /// first (its tree is still in the table); which best move it is may differ
-    /// between runs with several threads. The other moves' values each need a
-    /// search of their own: on problem 12.18 they took as long as the value.
+    /// reach the value by one null-window search. The root's table move is tried
+    /// first (usually the move that proved the value, its tree still in the table;
+    /// after a failed last test, the move with the highest bound), then the others
+    /// in line order; which best move it is may differ between runs with several
+    /// threads. The other moves' values each need a search of their own: on
+    /// problem 12.18 they took as long as the value. Helper threads stop once the
+    /// value is known.
     pub fn set_best_move_only(&mut self, on: bool) {
         self.best_only = on;
     }
@@ -671,8 +682,9 @@ impl Solver {
         self.etc_min = open.saturating_sub(ETC_DEPTH).max(ETC_MIN_OPEN);
     }
 
-    /// The exact value of `position`, of each of its legal moves, and a principal
-    /// variation. Bits above the board's last line are ignored.
+    /// The exact value of `position`, of each of its legal moves (or one best move,
+    /// see [`Solver::set_best_move_only`]), and a principal variation if asked for.
+    /// Bits above the board's last line are ignored.
     pub fn solve(&mut self, position: Lines) -> SolveResult {
         match self.solve_within(position, Limits::default()) {
             Ok(result) => result,
@@ -811,28 +823,33 @@ impl Solver {
     fn solve_alone(&mut self, position: Lines) -> Option<SolveResult> {
         let value = self.mtdf_root(position)?;
         let mut moves = Vec::new();
+        // With one best move, the principal variation starts from it.
+        let (mut pv, mut from) = (Vec::new(), (position, value));
         if self.best_only {
             if position != self.rules.all {
-                let (line, _) = self.best_move(position, value)?;
+                let (line, child_value) = self.best_move(position, value)?;
                 moves.push(MoveValue {
                     line,
                     value,
                     boxes: self.completes(position, line) as u32,
                 });
+                pv.push(line);
+                from = (position | 1 << line, child_value);
             }
         } else {
             self.value_every_move(position, value, &mut moves)?;
         }
-        let pv = if self.want_pv {
-            self.principal_variation(position, value)?
+        if self.want_pv {
+            pv.extend(self.principal_variation(from.0, from.1)?);
         } else {
-            Vec::new()
-        };
+            pv.clear();
+        }
         Some(SolveResult {
             value,
             moves,
             nodes: 0,
             pv,
+            best_only: self.best_only,
         })
     }
 
@@ -904,7 +921,8 @@ impl Solver {
 
     /// A best move of `position` (worth `value`) and its child's value: the
     /// table's best move first (after MTD(f), usually the move that proved the
-    /// value, its tree still in the table), then the others in line order.
+    /// value, its tree still in the table; a stale or drawn one costs a search or
+    /// nothing), then the others in line order.
     fn best_move(&mut self, position: Lines, value: i32) -> Option<(usize, i32)> {
         let legal = self.legal(position);
         let (key, sym, _) = self.canonicalize(position);
@@ -1508,6 +1526,39 @@ mod tests {
         assert_eq!((a.value, &a.moves), (b.value, &b.moves));
         assert_eq!(a.pv.len(), with.board().num_lines() - 4);
         assert!(b.pv.is_empty());
+    }
+
+    /// The table's move for the root is only a first guess: planted as a move that
+    /// is not best, or as a drawn line, [`Solver::best_move`] tests it, passes over
+    /// it and finds a best move (values of every move from a full solve, which
+    /// tests/search_oracle.rs checks against a brute force).
+    #[test]
+    fn a_stale_table_move_is_tested_and_passed_over() {
+        let p: Lines = 0b1000_0001_0010_0001;
+        let full = solver("2x3", 0, 1 << 20).solve(p);
+        let value_of = |line: usize| full.moves.iter().find(|m| m.line == line).unwrap().value;
+        let worse: Vec<usize> = full
+            .moves
+            .iter()
+            .filter(|m| m.value < full.value)
+            .map(|m| m.line)
+            .collect();
+        assert!(!worse.is_empty());
+        for planted in worse.iter().copied().chain([0]) {
+            let mut s = solver("2x3", 0, 1 << 20);
+            assert_eq!(s.value(p), full.value);
+            let (key, sym, _) = s.canonicalize(p);
+            let canonical = (0..s.board().num_lines())
+                .find(|&c| s.rules.syms.unmap_line(sym, c) == planted)
+                .unwrap();
+            let open = (s.rules.all & !p).count_ones() as u8;
+            s.table
+                .store(key, open + 1, i16::MIN, i16::MAX, canonical as u8);
+            assert_eq!(s.table.probe(key).unwrap().best, canonical as u8);
+            let (line, _) = s.best_move(p, full.value).unwrap();
+            assert_ne!(line, planted);
+            assert_eq!(value_of(line), full.value, "planted {planted}");
+        }
     }
 
     #[test]
