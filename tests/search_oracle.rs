@@ -135,17 +135,20 @@ fn check(oracle: &mut Oracle, solver: &mut Solver, p: u64) {
             "{p:#x}: moves out of order"
         );
     }
-    // The PV plays best moves to the full board.
     assert_eq!(result.pv.len(), open, "pv length of {p:#x}");
-    let (mut q, mut v) = (p, expected);
-    for &line in &result.pv {
+    assert_plays_best_moves(oracle, p, expected, &result.pv);
+}
+
+/// `pv` plays best moves from `p` (worth `value`) to the full board.
+fn assert_plays_best_moves(oracle: &mut Oracle, p: u64, value: i32, pv: &[usize]) {
+    let (mut q, mut v) = (p, value);
+    for &line in pv {
         assert_eq!(oracle.move_value(q, line), v, "pv of {p:#x} at {q:#x}");
         let k = oracle.completes(q, line);
         v = if k > 0 { v - k } else { -v };
         q |= 1 << line;
     }
-    assert_eq!(q, oracle.all);
-    assert_eq!(v, oracle.penalty);
+    assert_eq!((q, v), (oracle.all, oracle.penalty), "pv of {p:#x}");
 }
 
 fn every_position(rows: usize, cols: usize) {
@@ -260,14 +263,7 @@ fn one_best_move_reaches_the_value() {
                     assert_eq!(oracle.move_value(p, m.line), expected, "{p:#x}: {}", m.line);
                     if !result.pv.is_empty() {
                         assert_eq!(result.pv[0], m.line, "{p:#x}: the pv starts from it");
-                        let (mut q, mut v) = (p, expected);
-                        for &line in &result.pv {
-                            assert_eq!(oracle.move_value(q, line), v, "pv of {p:#x} at {q:#x}");
-                            let k = oracle.completes(q, line);
-                            v = if k > 0 { v - k } else { -v };
-                            q |= 1 << line;
-                        }
-                        assert_eq!((q, v), (oracle.all, oracle.penalty));
+                        assert_plays_best_moves(&mut oracle, p, expected, &result.pv);
                     }
                 }
             }
