@@ -353,20 +353,12 @@ pub fn build(mut opts: BuildOptions, progress: &mut dyn Progress) -> Result<Buil
     Ok(summary)
 }
 
-/// Which child block a conversion is of: its block key, and the address and
-/// length of the bytes it was made from. Within one build a block key always
-/// stands for the same bytes (computed, or stored and restored), so the key alone
-/// would do; the address is a second guard, not the reason it is right.
-#[derive(PartialEq, Eq)]
-struct ChildBytes {
-    key: Vec<u8>,
-    at: (usize, usize),
-}
-
 /// A loony child block as the kernel reads it: each byte turned into the keys of
 /// the moves into it ([`loony::kernel_child`]).
 struct LoonyRead {
-    of: ChildBytes,
+    /// The child block (within one build an id always stands for the same bytes,
+    /// computed or stored and restored).
+    id: BlockId,
     keys: Vec<LoonyChild>,
 }
 
@@ -382,47 +374,34 @@ struct LoonyRead {
 struct LoonyReads(Mutex<Vec<LoonyRead>>);
 
 impl LoonyReads {
-    /// The children of block `key` (`children`: each group's child bytes, `None`
-    /// for a group without a free line), reusing the last block's conversions.
-    fn convert(&self, key: &[u8], children: &[Option<&[i8]>]) -> Vec<Option<LoonyRead>> {
+    /// The children `ids` (as [`Game::reads`] lists them) whose bytes are
+    /// `inputs`, reusing the last block's conversions.
+    fn convert(&self, ids: &[BlockId], inputs: &[&[i8]]) -> Vec<LoonyRead> {
         let mut previous = std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()));
-        let wanted: Vec<Option<ChildBytes>> = children
+        let found: Vec<Option<LoonyRead>> = ids
             .iter()
-            .enumerate()
-            .map(|(g, c)| {
-                c.map(|c| {
-                    let mut child = key.to_vec();
-                    child[g] += 1;
-                    ChildBytes {
-                        key: child,
-                        at: (c.as_ptr() as usize, c.len()),
-                    }
-                })
-            })
-            .collect();
-        let mut found: Vec<Option<LoonyRead>> = wanted
-            .iter()
-            .map(|w| {
-                let at = previous.iter().position(|r| Some(&r.of) == w.as_ref())?;
+            .map(|id| {
+                let at = previous.iter().position(|r| r.id == *id)?;
                 Some(previous.swap_remove(at))
             })
             .collect();
         drop(previous);
         let table: Vec<LoonyChild> = (0..=255u8).map(loony::kernel_child).collect();
-        for ((found, wanted), bytes) in found.iter_mut().zip(wanted).zip(children) {
-            if let (None, Some(of), Some(bytes)) = (&found, wanted, bytes) {
-                *found = Some(LoonyRead {
-                    of,
-                    keys: bytes.par_iter().map(|&b| table[b as u8 as usize]).collect(),
-                });
-            }
-        }
         found
+            .into_iter()
+            .zip(ids.iter().zip(inputs))
+            .map(|(found, (id, bytes))| {
+                found.unwrap_or_else(|| LoonyRead {
+                    id: id.clone(),
+                    keys: bytes.par_iter().map(|&b| table[b as u8 as usize]).collect(),
+                })
+            })
+            .collect()
     }
 
     /// Keeps a block's conversions for the next block.
-    fn keep(&self, read: Vec<Option<LoonyRead>>) {
-        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = read.into_iter().flatten().collect();
+    fn keep(&self, read: Vec<LoonyRead>) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = read;
     }
 }
 
@@ -486,6 +465,24 @@ impl<'a> DotsGame<'a> {
             });
     }
 
+    /// Whether group `g` of block `key` has a free line (a child to read).
+    fn has_free_line(&self, key: &[u8], g: usize) -> bool {
+        (key[g] as usize) < self.layout.groups[g].len()
+    }
+
+    /// One entry per group of block `key`, in group order: the next of `items`
+    /// (one per group with a free line, in the order [`Game::reads`] lists the
+    /// children) or `None` for a group without.
+    fn per_group<T>(&self, key: &[u8], items: impl IntoIterator<Item = T>) -> Vec<Option<T>> {
+        let mut items = items.into_iter();
+        (0..key.len())
+            .map(|g| {
+                self.has_free_line(key, g)
+                    .then(|| items.next().expect("one input per open group"))
+            })
+            .collect()
+    }
+
     /// The boxes-left tables of the layout.
     fn boxes_left(&self) -> &BoxesLeft<'a> {
         (self.boxes_left).get_or_init(|| BoxesLeft::new(&self.spec.board, self.layout))
@@ -517,7 +514,7 @@ impl Game for DotsGame<'_> {
 
     fn reads(&self, layer: usize, key: &[u8]) -> Vec<BlockId> {
         (0..key.len())
-            .filter(|&g| (key[g] as usize) < self.layout.groups[g].len())
+            .filter(|&g| self.has_free_line(key, g))
             .map(|g| {
                 let mut child = key.to_vec();
                 child[g] += 1;
@@ -531,19 +528,12 @@ impl Game for DotsGame<'_> {
 
     fn compute(
         &self,
-        _layer: usize,
+        layer: usize,
         key: &[u8],
         inputs: &[&[i8]],
         _done: &AtomicU64,
     ) -> Result<Vec<i8>> {
-        // `reads` lists the child of every group with a free line, in group order.
-        let mut inputs = inputs.iter();
-        let children: Vec<Option<&[i8]>> = (0..key.len())
-            .map(|g| {
-                ((key[g] as usize) < self.layout.groups[g].len())
-                    .then(|| *inputs.next().expect("one input per open group"))
-            })
-            .collect();
+        let children = self.per_group(key, inputs.iter().copied());
         if !self.spec.chains.is_empty() {
             let kernel = self
                 .chain_kernel
@@ -558,11 +548,8 @@ impl Game for DotsGame<'_> {
         }
         // Loony: the children's bytes read as move keys, the kernel's best keys
         // turned into bytes with each position's own offer bit.
-        let read = self.loony_reads.convert(key, &children);
-        let refs: Vec<Option<&[LoonyChild]>> = read
-            .iter()
-            .map(|c| c.as_ref().map(|c| c.keys.as_slice()))
-            .collect();
+        let read = self.loony_reads.convert(&self.reads(layer, key), inputs);
+        let refs = self.per_group(key, read.iter().map(|r| r.keys.as_slice()));
         let mut entries = kernel.compute_block(key, &refs);
         self.loony_reads.keep(read);
         entries

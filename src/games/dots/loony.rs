@@ -123,16 +123,30 @@ impl OfferMap for SetOffers {
     #[inline(always)]
     fn map(self, offers: bool, x: i8) -> i8 {
         let byte = x as u8 as u32;
-        // byte / 6, exact for every byte (see FlipLoony).
-        let index = (byte * 171) >> 10;
-        let rest = byte - 6 * index;
-        let flag = if rest >= 3 { rest - 3 } else { rest };
-        if byte >= 6 * (MAX_VALUE - MIN_VALUE + 1) as u32 {
+        let (index, flag, _) = split(byte);
+        if byte >= ENCODED_BYTES {
             x
         } else {
             (6 * index + flag + 3 * offers as u32) as u8 as i8
         }
     }
+}
+
+/// Values a loony byte holds.
+const SPAN: u32 = (MAX_VALUE - MIN_VALUE + 1) as u32;
+/// Bytes [`encode`] gives: `0..ENCODED_BYTES`.
+const ENCODED_BYTES: u32 = 6 * SPAN;
+
+/// A byte below [`ENCODED_BYTES`] split as [`decode`] does, in branch-free
+/// arithmetic (so that a block's pass vectorises): the value's index
+/// (`value - MIN_VALUE`), the flag's bits and the offer bit (3 when set).
+#[inline(always)]
+fn split(byte: u32) -> (u32, u32, u32) {
+    // byte / 6, exact for every byte (171 / 1024 errs by less than 1/12 of 6).
+    let index = (byte * 171) >> 10;
+    let rest = byte - 6 * index;
+    let offers = if rest >= 3 { 3 } else { 0 };
+    (index, rest - offers, offers)
 }
 
 /// The kernel's key (the best move's, see [`key`]) turned into the position's byte
@@ -172,23 +186,20 @@ impl crate::games::dots::boxes_left::LeftMap for FlipLoony {
     #[inline(always)]
     fn map(self, left: u32, x: i8) -> i8 {
         let byte = x as u8 as u32;
-        // byte / 6, exact for every byte (171 / 1024 errs by less than 1/12 of 6).
-        let index = (byte * 171) >> 10;
-        let rest = byte - 6 * index;
-        let rest = if self.clear_offers && rest >= 3 {
-            rest - 3
+        let (index, flag, offers) = split(byte);
+        let rest = if self.clear_offers {
+            flag
         } else {
-            rest
+            flag + offers
         };
         // The value `index + MIN_VALUE` becomes `left - value`, wrapped into 42.
-        let span = (MAX_VALUE - MIN_VALUE + 1) as u32;
-        let flipped = left + span - index;
-        let flipped = if flipped >= span {
-            flipped - span
+        let flipped = left + SPAN - index;
+        let flipped = if flipped >= SPAN {
+            flipped - SPAN
         } else {
             flipped
         };
-        if byte >= 6 * span {
+        if byte >= ENCODED_BYTES {
             x
         } else {
             (flipped * 6 + rest) as u8 as i8

@@ -6,7 +6,7 @@ use super::boxes_left::{LeftMap, box_masks, boxes_left, flip};
 use super::build::DotsGame;
 use super::chains::Chains;
 use super::layout::Layout;
-use super::loony::{Detector, Loony};
+use super::loony::{Detector, Loony, OfferMap, SetOffers};
 use super::notation::ParsedPosition;
 use super::search::{Limits, SearchOptions, SolveResult, Solver};
 use super::spec::Spec;
@@ -308,7 +308,7 @@ impl Tablebase {
                     entry
                 };
                 let offers = self.detector.offers(position);
-                super::loony::OfferMap::map(super::loony::SetOffers, offers, entry)
+                SetOffers.map(offers, entry)
             }
         }
     }

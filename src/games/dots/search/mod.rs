@@ -823,8 +823,8 @@ impl Solver {
     fn solve_alone(&mut self, position: Lines) -> Option<SolveResult> {
         let value = self.mtdf_root(position)?;
         let mut moves = Vec::new();
-        // With one best move, the principal variation starts from it.
-        let (mut pv, mut from) = (Vec::new(), (position, value));
+        // With one best move, its child's value, for the principal variation.
+        let mut best = None;
         if self.best_only {
             if position != self.rules.all {
                 let (line, child_value) = self.best_move(position, value)?;
@@ -833,17 +833,20 @@ impl Solver {
                     value,
                     boxes: self.completes(position, line) as u32,
                 });
-                pv.push(line);
-                from = (position | 1 << line, child_value);
+                best = Some((line, child_value));
             }
         } else {
             self.value_every_move(position, value, &mut moves)?;
         }
-        if self.want_pv {
-            pv.extend(self.principal_variation(from.0, from.1)?);
-        } else {
-            pv.clear();
-        }
+        let pv = match (self.want_pv, best) {
+            (false, _) => Vec::new(),
+            // With one best move, the principal variation starts from it.
+            (true, Some((line, child_value))) => {
+                let rest = self.principal_variation(position | 1 << line, child_value)?;
+                [vec![line], rest].concat()
+            }
+            (true, None) => self.principal_variation(position, value)?,
+        };
         Some(SolveResult {
             value,
             moves,
