@@ -219,10 +219,10 @@ enum Command {
         #[arg(long)]
         pv: bool,
         /// The value and one best move only (in JSON, `moves` holds that move and
-        /// `"best_only":true` is added), not every move's value: the root's table move
-        /// (usually the one that proved the value) checked by one more null-window
-        /// search. Each other move's value needs a search of its own; where many moves
-        /// are best (problem 12.18) that is as long again as the value.
+        /// `"best_only":true` is added), not every move's value: the move that proved
+        /// the value, checked by one more null-window search. Each other move's value
+        /// needs a search of its own; where many moves are best (problem 12.18) that
+        /// is as long again as the value.
         #[arg(long)]
         best: bool,
         /// One JSON object (the probe shape plus nodes, seconds, pv, chains).

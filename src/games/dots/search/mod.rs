@@ -368,6 +368,9 @@ pub struct Solver {
     /// Whether [`Solver::solve`] values one best move only (see
     /// [`Solver::set_best_move_only`]).
     best_only: bool,
+    /// The root's move that passed its last MTD(f) test (see
+    /// [`Solver::note_root_proof`]).
+    root_proof: Option<usize>,
 }
 
 /// Where the threads of a parallel solve are while they value the root's moves:
@@ -464,6 +467,7 @@ impl Solver {
             crew: None,
             want_pv: true,
             best_only: false,
+            root_proof: None,
         }
     }
 
@@ -538,6 +542,7 @@ impl Solver {
             crew: Some(crew),
             want_pv: false,
             best_only: self.best_only,
+            root_proof: None,
         }
     }
 
@@ -613,10 +618,10 @@ impl Solver {
 
     /// Whether [`Solver::solve`] and [`Solver::solve_within`] give one best move
     /// only (off by default): the result's `moves` is then that move, proven to
-    /// reach the value by one null-window search. The root's table move is tried
-    /// first (usually the move that proved the value, its tree still in the table;
-    /// after a failed last test, the move with the highest bound), then the others
-    /// in line order; which best move it is may differ between runs with several
+    /// reach the value by one null-window search. The move that passed the root's
+    /// last passed MTD(f) test is tried first (it proved the value; its tree is
+    /// still in the table), then the root's table move, then the others in line
+    /// order; which best move it is may differ between runs with several
     /// threads. The other moves' values each need a search of their own: on
     /// problem 12.18 they took as long as the value. Helper threads stop once the
     /// value is known.
@@ -821,6 +826,7 @@ impl Solver {
 
     /// [`Solver::solve_armed`] on this thread.
     fn solve_alone(&mut self, position: Lines) -> Option<SolveResult> {
+        self.root_proof = None;
         let value = self.mtdf_root(position)?;
         let mut moves = Vec::new();
         // With one best move, its child's value, for the principal variation.
@@ -922,21 +928,30 @@ impl Solver {
         Some(pv)
     }
 
-    /// A best move of `position` (worth `value`) and its child's value: the
-    /// table's best move first (after MTD(f), usually the move that proved the
-    /// value, its tree still in the table; a stale or drawn one costs a search or
-    /// nothing), then the others in line order.
+    /// A best move of `position` (worth `value`) and its child's value: the move
+    /// that proved the value first, then the table's move (a stale or drawn one
+    /// costs a search or nothing), then the others in line order.
     fn best_move(&mut self, position: Lines, value: i32) -> Option<(usize, i32)> {
         let legal = self.legal(position);
         let (key, sym, _) = self.canonicalize(position);
-        let hint = self
+        let table_move = self
             .table
             .probe(key)
             .filter(|e| e.best != NO_MOVE)
-            .map(|e| self.rules.syms.unmap_line(sym, e.best.into()))
-            .filter(|&line| legal >> line & 1 == 1);
-        let rest = lines_of(legal).filter(|&line| Some(line) != hint);
-        self.first_achieving(position, value, hint.into_iter().chain(rest))
+            .map(|e| self.rules.syms.unmap_line(sym, e.best.into()));
+        // The move of the root's last passed test first, then the table's, then
+        // the rest, each once and only if legal.
+        let mut order: Vec<usize> = Vec::new();
+        for line in [self.root_proof, table_move]
+            .into_iter()
+            .flatten()
+            .chain(lines_of(legal))
+        {
+            if legal >> line & 1 == 1 && !order.contains(&line) {
+                order.push(line);
+            }
+        }
+        self.first_achieving(position, value, order.into_iter())
     }
 
     /// The first of `lines` that achieves `value` in `position`, by a null-window
@@ -969,6 +984,20 @@ impl Solver {
             "some move achieves the value of the position"
         );
         None
+    }
+
+    /// After a root test at `beta` (this thread's or, answered alongside, a
+    /// helper's): if the table now proves the root worth at least `beta`, its move
+    /// is the one whose search did, kept for [`Solver::best_move`]; a later test that
+    /// fails low overwrites the table's move with the one of highest bound.
+    fn note_root_proof(&mut self, position: Lines, beta: i32) {
+        let (key, sym, _) = self.canonicalize(position);
+        if let Some(e) = self.table.probe(key)
+            && i32::from(e.lower) >= beta
+            && e.best != NO_MOVE
+        {
+            self.root_proof = Some(self.rules.syms.unmap_line(sym, e.best.into()));
+        }
     }
 
     /// MTD(f): null-window searches until the bounds meet.
@@ -1022,6 +1051,9 @@ impl Solver {
             guess = self.search(position, beta - 1, beta);
             if parallel {
                 self.guard.shared_test = None;
+            }
+            if pass == Pass::Root {
+                self.note_root_proof(position, beta);
             }
             match self.guard.stopped {
                 // Another thread answered this test: the table has its bound.
