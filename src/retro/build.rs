@@ -99,30 +99,59 @@ impl RunSummary {
     }
 }
 
-/// Holds an exclusive lock on `<db>.lock` for the lifetime of a build.
+/// Holds an exclusive lock on `<db>.lock` for the lifetime of a build; the lock
+/// file is removed when the build ends (a killed build leaves it, harmlessly:
+/// the next build takes it over).
 pub struct BuildLock {
-    _file: File,
+    file: File,
+    path: PathBuf,
 }
 
 impl BuildLock {
     /// Takes the lock or fails at once if another builder holds it.
     pub fn acquire(db: &Path) -> Result<BuildLock> {
         let path = lock_path(db);
-        let file = File::create(&path)
-            .with_context(|| format!("cannot create lock file {}", path.display()))?;
-        match file.try_lock() {
-            Ok(()) => Ok(BuildLock { _file: file }),
-            Err(std::fs::TryLockError::WouldBlock) => {
-                bail!(
-                    "another `tb build` is already writing {} (lock {} is held)",
-                    db.display(),
-                    path.display()
-                )
+        loop {
+            let file = File::create(&path)
+                .with_context(|| format!("cannot create lock file {}", path.display()))?;
+            match file.try_lock() {
+                Ok(()) => {}
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    bail!(
+                        "another `tb build` is already writing {} (lock {} is held)",
+                        db.display(),
+                        path.display()
+                    )
+                }
+                Err(std::fs::TryLockError::Error(e)) => {
+                    return Err(e).context(format!("cannot lock {}", path.display()));
+                }
             }
-            Err(std::fs::TryLockError::Error(e)) => {
-                Err(e).context(format!("cannot lock {}", path.display()))
+            // A builder that was ending may have removed the file between our
+            // create and lock: then we hold a lock nobody else can see, so take
+            // the lock of the file now at the path instead.
+            if same_inode(&file, &path) {
+                return Ok(BuildLock { file, path });
             }
         }
+    }
+}
+
+impl Drop for BuildLock {
+    fn drop(&mut self) {
+        // Removed while still locked, so that no other builder can have locked
+        // this file meanwhile (see `acquire`); the lock goes with the handle.
+        let _ = std::fs::remove_file(&self.path);
+        let _ = self.file.unlock();
+    }
+}
+
+/// Whether the open `file` is the file at `path`.
+fn same_inode(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
     }
 }
 

@@ -19,6 +19,7 @@ pub mod orbits;
 pub mod output;
 pub mod plan;
 pub mod play;
+pub mod reader;
 pub mod search;
 pub mod solve;
 pub mod spec;

@@ -11,8 +11,8 @@ use super::notation::ParsedPosition;
 use super::search::{Limits, SearchOptions, SolveResult, Solver};
 use super::spec::Spec;
 use crate::retro::audit::{check_layer_size, prepare_read_rows};
-use crate::store::reader::{ChunkError, ChunkReader};
-use crate::store::{LayerRow, Store, readable_layers};
+use crate::store::reader::ChunkReader;
+use crate::store::{LayerRow, Place, Store, StoreError, readable_layers};
 use anyhow::{Result, bail};
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -316,10 +316,11 @@ impl Tablebase {
     /// A loony file's stored byte decoded: value, flag, offers.
     pub fn loony_entry(&self, entry: i8) -> Result<(i32, Loony, bool)> {
         super::loony::decode(entry as u8).ok_or_else(|| {
-            ChunkError::damaged(format!(
-                "stored byte {} is no loony entry tb writes",
-                entry as u8
-            ))
+            StoreError::damaged(
+                Place::File,
+                format!("stored byte {} is no loony entry tb writes", entry as u8),
+            )
+            .into()
         })
     }
 
@@ -358,15 +359,16 @@ impl Tablebase {
         if self.sizes_checked.get() >> n & 1 == 1 {
             return Ok(());
         }
-        let row = self.layers.get(&n).ok_or_else(|| {
-            ChunkError::damaged(format!(
-                "{}: layer {n} is not in the file",
-                self.path.display()
-            ))
-        })?;
+        let in_file = |why: String| -> anyhow::Error {
+            let error = StoreError::damaged(Place::Layer(n), why);
+            anyhow::Error::new(error).context(self.path.display().to_string())
+        };
+        let row = self
+            .layers
+            .get(&n)
+            .ok_or_else(|| in_file("it is not in the file".into()))?;
         // A damaged file (not the position's fault: Python raises `TableError`).
-        check_layer_size(row, &self.game())
-            .map_err(|e| ChunkError::damaged(format!("{}: {e:#}", self.path.display())))?;
+        check_layer_size(row, &self.game()).map_err(|e| in_file(format!("{e:#}")))?;
         self.sizes_checked.set(self.sizes_checked.get() | 1 << n);
         Ok(())
     }

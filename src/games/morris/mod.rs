@@ -32,6 +32,7 @@ pub mod build;
 pub mod geometry;
 pub mod index;
 pub mod placement;
+pub mod reader;
 pub mod report;
 pub mod rules;
 pub mod solve;

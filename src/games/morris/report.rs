@@ -6,9 +6,7 @@ use super::build::MorrisGame;
 use super::index::Table;
 use super::rules::Position;
 use super::solve::verify_table;
-use super::spec::{
-    MorrisSpec, Phase, layer_hands, layer_pair, pair_label, pair_layer, placement_layer,
-};
+use super::spec::{MorrisSpec, Phase, layer_pair, pair_layer, placement_layer, table_label};
 use super::tablebase::MorrisTablebase;
 use super::value::Value;
 use crate::retro::audit::{Audit, check_finished};
@@ -100,11 +98,7 @@ pub fn info(tb: &MorrisTablebase) -> Result<Info> {
     let mut total = empty.clone();
     let game = MorrisGame::new(tb.spec().clone());
     for layer in game.layers() {
-        // A table pair (`3-4/4-3`), or the placement tables with h in hand (`h17`).
-        let name = match layer_hands(layer) {
-            Some(h) => format!("h{h}"),
-            None => pair_label(layer),
-        };
+        let name = table_label(layer);
         let Some(row) = tb.layers().get(&layer) else {
             pairs.push(PairInfo {
                 tables: name,

@@ -122,6 +122,15 @@ pub fn pair_label(layer: usize) -> String {
     }
 }
 
+/// How `tb info` and `tb serve` name a layer's tables: the pair (`3-4/4-3`), or
+/// the placement tables with h stones in hand (`h17`).
+pub fn table_label(layer: usize) -> String {
+    match layer_hands(layer) {
+        Some(h) => format!("h{h}"),
+        None => pair_label(layer),
+    }
+}
+
 /// The pair {a, b} (a <= b) of a layer number.
 pub fn layer_pair(layer: usize) -> (u8, u8) {
     ((layer / 10) as u8, (layer % 10) as u8)
