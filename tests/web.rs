@@ -315,6 +315,44 @@ fn check_dots_board(page: &Value, answer: &Value) {
     assert_eq!(page["error"], "", "{page}");
 }
 
+/// Checks that the board draws its open lines unlike its drawn ones (from the
+/// browser's computed style): every open line dashed, best moves included, every
+/// drawn line solid and thicker than any open one.
+fn check_line_strokes(browser: &Browser) {
+    let strokes = browser.script(
+        "const stroke = (e) => {
+           const s = getComputedStyle(e);
+           return { dash: s.strokeDasharray, width: parseFloat(s.strokeWidth) };
+         };
+         return {
+           open: [...document.querySelectorAll('g[data-line] line')].map(stroke),
+           drawn: [...document.querySelectorAll('line[data-drawn]')].map(stroke),
+         };",
+    );
+    let open = strokes["open"].as_array().unwrap();
+    let drawn = strokes["drawn"].as_array().unwrap();
+    assert!(!open.is_empty(), "{strokes}");
+    for line in open {
+        assert!(
+            !matches!(line["dash"].as_str(), Some("none" | "") | None),
+            "an open line drawn solid: {strokes}"
+        );
+    }
+    for line in drawn {
+        assert_eq!(line["dash"], "none", "a drawn line dashed: {strokes}");
+    }
+    let widest_open = open
+        .iter()
+        .map(|l| l["width"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    for line in drawn {
+        assert!(
+            line["width"].as_f64().unwrap() > widest_open,
+            "a drawn line as thin as an open one: {strokes}"
+        );
+    }
+}
+
 #[test]
 fn the_web_board_plays_dots_and_boxes_in_a_browser() {
     let browser = Browser::start();
@@ -328,6 +366,9 @@ fn the_web_board_plays_dots_and_boxes_in_a_browser() {
     let page = browser.wait_for("");
     check_dots_board(&page, &probe(&db, &"0".repeat(24)));
     assert!(page["status"].as_str().unwrap().starts_with("A to move"));
+    // The empty board does not look finished: every line is drawn as open.
+    check_line_strokes(&browser);
+    browser.screenshot("dots-start.png");
 
     // Clicks on lines play them; the URL follows.
     let mut played: Vec<&str> = Vec::new();
@@ -349,6 +390,7 @@ fn the_web_board_plays_dots_and_boxes_in_a_browser() {
     assert_eq!(page["boxes"], json!(["0,0:box box-1"]));
     assert!(page["score"].as_str().unwrap().contains("A 0, B 1"));
     assert!(page["status"].as_str().unwrap().starts_with("B to move"));
+    check_line_strokes(&browser);
     browser.screenshot("dots.png");
 
     // Undo and redo.

@@ -151,8 +151,10 @@ const DOTS = {
         continue;
       }
       const move = values.get(line.name);
+      // An open line is drawn faint and dashed (a drawn one is solid black), so
+      // the empty board does not look finished.
       const group = el('g', { class: 'open ' + (move ? this.moveClass(move, best) : ''), 'data-line': line.name }, svg);
-      el('line', { x1, y1, x2, y2, class: 'show' }, group);
+      el('line', { x1, y1, x2, y2, class: 'undrawn' }, group);
       const horizontal = y1 === y2;
       const hit = horizontal
         ? { x: x1 + 12, y: y1 - 18, width: cell - 24, height: 36 }
