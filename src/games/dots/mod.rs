@@ -8,6 +8,7 @@ pub mod build;
 pub mod chain_kernel;
 pub mod chains;
 pub mod export;
+pub mod format;
 pub mod group_symmetry;
 pub mod groups;
 pub mod info;

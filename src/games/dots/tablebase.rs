@@ -3,8 +3,8 @@
 
 use super::board::{Board, Lines};
 use super::boxes_left::{LeftMap, box_masks, boxes_left, flip};
-use super::build::DotsGame;
 use super::chains::Chains;
+use super::format::DotsFormat;
 use super::layout::Layout;
 use super::loony::{Detector, Loony, OfferMap, SetOffers};
 use super::notation::ParsedPosition;
@@ -140,8 +140,8 @@ impl Tablebase {
         let layout = spec.layout();
         let completion = spec.board.completion_masks();
         // Each layer's size is checked when first read (see `check_size`).
-        let layers = prepare_read_rows(&mut store, &DotsGame::new(&spec, &layout, &completion))
-            .map_err(in_file)?;
+        let layers =
+            prepare_read_rows(&mut store, &DotsFormat::new(&spec, &layout)).map_err(in_file)?;
         let readable = (0..=64)
             .map(|n| layers.get(&n).is_some_and(|r| r.status.readable()))
             .collect();
@@ -165,9 +165,10 @@ impl Tablebase {
         })
     }
 
-    /// The game as the scheduler sees it (its layout, for checks).
-    pub fn game(&self) -> DotsGame<'_> {
-        DotsGame::new(&self.spec, &self.layout, &self.completion)
+    /// The file's format (what its layers and blocks are, and how stored values
+    /// are restored), for the audit and for reading whole blocks.
+    pub fn format(&self) -> DotsFormat<'_> {
+        DotsFormat::new(&self.spec, &self.layout)
     }
 
     /// The tablebase's identity.
@@ -365,7 +366,7 @@ impl Tablebase {
             ))
         })?;
         // A damaged file (not the position's fault: Python raises `TableError`).
-        check_layer_size(row, &self.game())
+        check_layer_size(row, &self.format())
             .map_err(|e| ChunkError::damaged(format!("{}: {e:#}", self.path.display())))?;
         self.sizes_checked.set(self.sizes_checked.get() | 1 << n);
         Ok(())
