@@ -358,7 +358,7 @@ pub fn build(mut opts: BuildOptions, progress: &mut dyn Progress) -> Result<Buil
 }
 
 /// A loony child block as the kernel reads it: each byte turned into the keys of
-/// the moves into it ([`loony::kernel_child`]).
+/// the moves into it ([`LoonyChild::of_byte`]).
 struct LoonyRead {
     /// The child block (within one build an id always stands for the same bytes,
     /// computed or stored and restored).
@@ -390,7 +390,7 @@ impl LoonyReads {
             })
             .collect();
         drop(previous);
-        let table: Vec<LoonyChild> = (0..=255u8).map(loony::kernel_child).collect();
+        let table: Vec<LoonyChild> = (0..=255u8).map(LoonyChild::of_byte).collect();
         found
             .into_iter()
             .zip(ids.iter().zip(inputs))
