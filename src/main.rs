@@ -3,19 +3,11 @@
 //! is in the library.
 
 use clap::Parser;
-use std::io::Write;
 use std::process::ExitCode;
 
 mod cli;
 
-/// Exit code for runtime failures (usage errors exit with 2 through clap).
-const EXIT_FAILURE: u8 = 1;
-
-/// Writes a line to stderr; a closed or full stderr is ignored (never a panic:
-/// the exit code still tells what happened).
-fn note(line: &str) {
-    let _ = writeln!(std::io::stderr(), "{line}");
-}
+use cli::common::{EXIT_FAILURE, note};
 
 fn main() -> ExitCode {
     let cli = cli::args::Cli::parse();

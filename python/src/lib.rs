@@ -28,9 +28,9 @@ use std::time::{Duration, Instant};
 use tb::games::dots::board::{Board, BoardError};
 use tb::games::dots::notation::{self, NotationError};
 use tb::games::dots::output;
+use tb::games::dots::probe::{MoveValue, Probe, Source};
 use tb::games::dots::reader::DotsAnswer;
 use tb::games::dots::solve::SolveRequest;
-use tb::games::dots::tablebase::{MoveValue, Probe, Source};
 use tb::games::read::{Answer, Detail, ProbeError, ReadOptions};
 use tb::games::table::{Table as CoreTable, default_name};
 

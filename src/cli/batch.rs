@@ -70,7 +70,7 @@ where
     if let Positions::Args(_) = positions {
         return in_order(positions, answerer()?);
     }
-    let threads = super::threads(threads)?;
+    let threads = super::common::threads(threads)?;
     if threads <= 1 {
         return in_order(positions, answerer()?);
     }
@@ -272,7 +272,7 @@ impl Answers {
         out.write_all(self.text.as_bytes())?;
         self.text.clear();
         for note in self.notes.drain(..) {
-            crate::note(&note);
+            super::common::note(&note);
         }
         Ok(std::mem::take(&mut self.failed))
     }
@@ -381,7 +381,7 @@ fn answer_batches(
     Ok(if failed == 0 {
         ExitCode::SUCCESS
     } else {
-        ExitCode::from(crate::EXIT_FAILURE)
+        ExitCode::from(super::common::EXIT_FAILURE)
     })
 }
 

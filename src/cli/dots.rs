@@ -2,7 +2,7 @@
 //! solve` and `tb play`.
 
 use super::args::{self, SideArg, SymmetryArg};
-use super::{print, print_line};
+use super::common::{print, print_line};
 use anyhow::{Result, bail};
 use std::process::ExitCode;
 use tb::games::dots::board::Board;
@@ -19,7 +19,7 @@ pub fn build(args: args::DotsBuild) -> Result<ExitCode> {
         start: args.start.unwrap_or_else(|| "empty".to_string()),
         penalty: args.penalty,
         book_lines: args.book_lines,
-        memory: super::build_memory(common.memory.as_deref(), 8 << 30, args.plan)?,
+        memory: super::common::build_memory(common.memory.as_deref(), 8 << 30, args.plan)?,
         groups: args.groups,
         chunk: args.chunk.unwrap_or(spec::DEFAULT_CHUNK_POSITIONS),
         symmetry: args.symmetry.map(|s| s != SymmetryArg::None),
@@ -28,7 +28,7 @@ pub fn build(args: args::DotsBuild) -> Result<ExitCode> {
     };
     let spec = request.spec()?;
     if args.plan {
-        let p = plan::plan(&spec, request.memory, super::threads(args.threads)?);
+        let p = plan::plan(&spec, request.memory, super::common::threads(args.threads)?);
         if common.json {
             print_line(serde_json::to_string(&p)?)?;
         } else {
@@ -39,7 +39,7 @@ pub fn build(args: args::DotsBuild) -> Result<ExitCode> {
     let db = args.db.unwrap_or_else(|| request.default_db(&spec));
     let spec = request.spec_for_file(spec, &db)?;
     check_budget(&spec, request.memory)?;
-    let threads = super::threads(args.threads)?;
+    let threads = super::common::threads(args.threads)?;
     let mut progress = progress::for_stderr(common.quiet);
     let summary = build_table(
         BuildOptions {
@@ -51,7 +51,7 @@ pub fn build(args: args::DotsBuild) -> Result<ExitCode> {
         },
         progress.as_mut(),
     )?;
-    super::print_summary(&summary, &summary.run, &common, &db, || {
+    super::common::print_summary(&summary, &summary.run, &common, &db, || {
         format!(
             "{} start value {:+}{} -> {}",
             summary.spec.board,
@@ -74,7 +74,7 @@ pub fn solve(args: args::Solve) -> Result<ExitCode> {
         Err(e) => {
             let input = args.position.as_deref().unwrap_or(&args.start);
             print_line(tb::games::read::error_json(input, &e))?;
-            Ok(ExitCode::from(crate::EXIT_FAILURE))
+            Ok(ExitCode::from(super::common::EXIT_FAILURE))
         }
     }
 }
@@ -84,7 +84,7 @@ fn solve_with(args: &args::Solve) -> Result<ExitCode> {
         &args.board,
         "tb solve searches Dots-and-Boxes; other games are probed from their tables",
     )?;
-    let threads = super::threads(args.threads)?;
+    let threads = super::common::threads(args.threads)?;
     let mut request = tb::games::dots::solve::SolveRequest::new(
         &board,
         args.position.as_deref(),
@@ -92,7 +92,7 @@ fn solve_with(args: &args::Solve) -> Result<ExitCode> {
         &args.start,
         args.penalty,
     )?;
-    request.tt_bytes = super::memory("--tt", args.tt.as_deref(), request.tt_bytes)?;
+    request.tt_bytes = super::common::memory("--tt", args.tt.as_deref(), request.tt_bytes)?;
     request.threads = threads;
     request.pv = args.pv;
     request.best_only = args.best;
@@ -106,7 +106,7 @@ fn solve_with(args: &args::Solve) -> Result<ExitCode> {
             );
         }
         let started = std::time::Instant::now();
-        let answer = tb::games::dots::loony::solve(&board, lines, request.penalty as i32)?;
+        let answer = tb::games::dots::loony_solve::solve(&board, lines, request.penalty as i32)?;
         let seconds = started.elapsed().as_secs_f64();
         if json {
             print_line(output::JsonWriter::new(&board).probe(&answer))?;
@@ -130,19 +130,19 @@ fn solve_with(args: &args::Solve) -> Result<ExitCode> {
     }
     let started = std::time::Instant::now();
     let mut solver = request.solver(board);
-    solver.set_progress(super::search_progress());
+    solver.set_progress(super::common::search_progress());
     let outcome = solver.solve_within(lines, args.bounds.limits());
-    super::end_search_progress();
+    super::common::end_search_progress();
     let seconds = started.elapsed().as_secs_f64();
     let result = match outcome {
         Ok(result) => result,
         Err(stopped) if json => {
             print_line(output::stopped_json(&board, lines, &stopped, seconds))?;
-            return Ok(ExitCode::from(crate::EXIT_FAILURE));
+            return Ok(ExitCode::from(super::common::EXIT_FAILURE));
         }
         Err(stopped) => return Err(stopped.into()),
     };
-    let answer = tb::games::dots::tablebase::Probe::from_search(lines, &result);
+    let answer = tb::games::dots::probe::Probe::from_search(lines, &result);
     if json {
         print_line(output::solve_json(
             &board,

@@ -4,8 +4,9 @@ use super::args::{MorrisBuild, PhaseArg};
 use anyhow::{Result, bail};
 use std::io::Write;
 use std::process::ExitCode;
-use tb::games::morris::build::{self, MorrisGame, MorrisSpec, Phase, memory_needs};
-use tb::retro::Game;
+use tb::games::morris::build::{self, MorrisSpec, Phase, memory_needs};
+use tb::games::morris::spec::MorrisFormat;
+use tb::retro::Format;
 use tb::retro::progress;
 use tb::units::human_bytes;
 
@@ -25,7 +26,7 @@ pub fn build(args: MorrisBuild) -> Result<ExitCode> {
     let chunk = args.chunk.unwrap_or_else(|| build::chunk_for(&db));
     let spec = MorrisSpec::new(stones, chunk, phase)?;
     let common = args.common;
-    let memory = super::build_memory(common.memory.as_deref(), 16 << 30, args.plan)?;
+    let memory = super::common::build_memory(common.memory.as_deref(), 16 << 30, args.plan)?;
     if args.plan {
         print_plan(&spec, common.json)?;
         return Ok(ExitCode::SUCCESS);
@@ -36,7 +37,7 @@ pub fn build(args: MorrisBuild) -> Result<ExitCode> {
             db.display()
         );
     }
-    let threads = super::threads(args.threads)?;
+    let threads = super::common::threads(args.threads)?;
     let mut progress = progress::for_stderr(common.quiet);
     let summary = build::build(
         build::BuildOptions {
@@ -47,7 +48,7 @@ pub fn build(args: MorrisBuild) -> Result<ExitCode> {
         },
         progress.as_mut(),
     )?;
-    super::print_summary(&summary, &summary.run, &common, &db, || {
+    super::common::print_summary(&summary, &summary.run, &common, &db, || {
         format!(
             "morris tables up to {} stones -> {}",
             summary.stones,
@@ -59,7 +60,7 @@ pub fn build(args: MorrisBuild) -> Result<ExitCode> {
 
 /// `--plan`: the pairs in build order with their sizes, the memory and disk needed.
 fn print_plan(spec: &MorrisSpec, json: bool) -> Result<()> {
-    let game = MorrisGame::new(spec.clone());
+    let game = MorrisFormat::new(spec.clone());
     let layers = game.layers();
     let rows: Vec<(String, u64)> = layers
         .iter()

@@ -35,14 +35,14 @@ pub fn build(args: QubicBuild) -> Result<ExitCode> {
     let options = BuildOptions {
         path: args.db.unwrap_or_else(|| PathBuf::from(default_name)),
         start,
-        memory: super::memory("--memory", common.memory.as_deref(), 8 << 30)?,
+        memory: super::common::memory("--memory", common.memory.as_deref(), 8 << 30)?,
         time_limit: args.time_limit.map(|t| t.as_secs_f64()),
         shrink: args.shrink.unwrap_or(3),
     };
     let quiet = common.quiet;
     let summary = build::build(&options, &mut |line| {
         if !quiet {
-            crate::note(&format!("qubic: {line}"));
+            super::common::note(&format!("qubic: {line}"));
         }
     })?;
     let mut stdout = std::io::stdout();
@@ -67,5 +67,5 @@ pub fn build(args: QubicBuild) -> Result<ExitCode> {
             summary.seconds, summary.path
         )?;
     }
-    Ok(super::verdict(summary.complete))
+    Ok(super::common::verdict(summary.complete))
 }

@@ -20,7 +20,10 @@ pub fn probe(args: args::Probe) -> Result<ExitCode> {
     };
     let positions = Positions::of_args(args.positions)?;
     // Checked now; every core if not given (see probe_batch).
-    let threads = args.threads.map(|t| super::threads(Some(t))).transpose()?;
+    let threads = args
+        .threads
+        .map(|t| super::common::threads(Some(t)))
+        .transpose()?;
     let form = if args.json { Form::Json } else { Form::Text };
     // The file opened here answers on the first worker; the others open their own.
     let first = std::sync::Mutex::new(Some(open(&args.db, &options)?));
@@ -53,9 +56,9 @@ fn open(db: &Path, options: &ReadOptions) -> Result<Box<dyn Reader>> {
 pub fn info(db: &Path, json: bool) -> Result<ExitCode> {
     let report = open(db, &ReadOptions::default())?.info()?;
     if json {
-        super::print_line(serde_json::to_string_pretty(&report.json)?)?;
+        super::common::print_line(serde_json::to_string_pretty(&report.json)?)?;
     } else {
-        super::print(&report.text)?;
+        super::common::print(&report.text)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -64,11 +67,11 @@ pub fn info(db: &Path, json: bool) -> Result<ExitCode> {
 pub fn verify(db: &Path, sample: Option<u64>, search: Option<u64>, json: bool) -> Result<ExitCode> {
     let report = open(db, &ReadOptions::default())?.verify(&VerifyOptions { sample, search })?;
     if json {
-        super::print_line(serde_json::to_string(&report.json)?)?;
+        super::common::print_line(serde_json::to_string(&report.json)?)?;
     } else {
-        super::print(&report.text)?;
+        super::common::print(&report.text)?;
     }
-    Ok(super::verdict(report.ok))
+    Ok(super::common::verdict(report.ok))
 }
 
 /// `tb export`.
@@ -83,7 +86,7 @@ pub fn export(args: args::Export) -> Result<ExitCode> {
         max_lines: args.max_lines,
         expand: args.expand,
     };
-    super::export_to(args.output.as_deref(), &args.db, |sink| {
+    super::common::export_to(args.output.as_deref(), &args.db, |sink| {
         reader.export(&options, sink)
     })
 }

@@ -18,16 +18,16 @@ pub fn recode(
     json: bool,
 ) -> Result<ExitCode> {
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(super::threads(threads)?)
+        .num_threads(super::common::threads(threads)?)
         .build()?;
     let mut progress = progress::for_stderr(quiet);
     let summary = pool.install(|| tb::games::recode(db, out, chunk, progress.as_mut()))?;
     if json {
-        super::print_line(serde_json::to_string(&summary)?)?;
+        super::common::print_line(serde_json::to_string(&summary)?)?;
     } else if quiet {
-        super::print_line(out.display())?;
+        super::common::print_line(out.display())?;
     } else {
-        super::print_line(format!("{} -> {}", db.display(), out.display()))?;
+        super::common::print_line(format!("{} -> {}", db.display(), out.display()))?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -6,8 +6,9 @@ use super::board::Board;
 use super::export;
 use super::notation::{self, ParsedPosition};
 use super::output::{JsonWriter, probe_text};
+use super::probe::{MoveValue, Probe};
 use super::search::{Limits, Stopped};
-use super::tablebase::{MoveValue, Probe, Tablebase};
+use super::tablebase::Tablebase;
 use crate::games::read::{
     Answer, Ask, Bounds, Detail, ExportFormat, ExportOptions, Form, ProbeError, ReadOptions,
     Reader, Report, START, VerifyOptions, typed_fields,

@@ -1,12 +1,11 @@
 //! Reading a built Morris file: value bytes through the generic chunk reader, and
 //! probe answers (the value of a position and of each legal move).
 
-use super::build::MorrisGame;
 use super::index::{MIN_STONES, Table, class_count};
 use super::rules::{Move, Outcome, Position};
 use super::solve::{Class, Probe, probe_hinted};
 use super::spec::{
-    MorrisSpec, Phase, format_version, hands_of, layer_hands, layer_pair, pair_layer,
+    MorrisFormat, MorrisSpec, Phase, format_version, hands_of, layer_hands, layer_pair, pair_layer,
     placement_layer,
 };
 use super::value::Value;
@@ -41,7 +40,7 @@ impl MorrisTablebase {
         let format = format_version(&meta).map_err(in_file)?;
         store.chunk_rules().mixing = format >= 2;
         store.chunk_rules().checked_mixing = format >= 3;
-        let layers = prepare_read(&mut store, &MorrisGame::new(spec.clone())).map_err(in_file)?;
+        let layers = prepare_read(&mut store, &MorrisFormat::new(spec.clone())).map_err(in_file)?;
         Ok(MorrisTablebase {
             reader: ChunkReader::with_neighbours(
                 store,
@@ -56,6 +55,12 @@ impl MorrisTablebase {
     /// What the file holds.
     pub fn spec(&self) -> &MorrisSpec {
         &self.spec
+    }
+
+    /// The file's format (its layers and blocks, how chunks are coded), for the
+    /// audit and for reading whole blocks.
+    pub fn format(&self) -> MorrisFormat {
+        MorrisFormat::new(self.spec.clone())
     }
 
     /// Layer rows as read at open time (one per table pair).
