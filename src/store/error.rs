@@ -140,12 +140,17 @@ impl StoreError {
     }
 
     /// The store's failure inside `error`, if it has one: a [`StoreError`] in its
-    /// chain (its message becomes the whole chain's, so it keeps the context
+    /// chain or its context (its message becomes the whole chain's, so it keeps the context
     /// callers added), or an SQLite error. `None` for anything else (a position
     /// that is not one, a stopped search).
     pub fn find(error: &anyhow::Error) -> Option<StoreError> {
         let whole = format!("{error:#}");
-        if let Some(found) = error.chain().find_map(|c| c.downcast_ref::<StoreError>()) {
+        // A store error given as context of another error (an SQLite one) is
+        // not an item of the chain to a plain downcast: anyhow finds it.
+        let found = error
+            .downcast_ref::<StoreError>()
+            .or_else(|| error.chain().find_map(|c| c.downcast_ref::<StoreError>()));
+        if let Some(found) = found {
             return Some(StoreError {
                 message: whole,
                 ..found.clone()

@@ -16,6 +16,7 @@ pub mod codec;
 pub mod error;
 pub mod hash;
 pub mod reader;
+pub mod reads;
 
 use anyhow::{Context, Result, bail};
 use checksum::{checksum, chunk_checksum, placed};
@@ -25,6 +26,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
 use std::path::Path;
+use std::time::Instant;
 
 /// The migrations, in order; migration i brings the file to `user_version` i + 1.
 const MIGRATIONS: &[&str] = &[include_str!("../../schema/001_initial.sql")];
@@ -240,6 +242,21 @@ pub struct Store {
     conn: Connection,
     /// What every chunk read from this file must satisfy.
     rules: ChunkRules,
+    /// How its reads are bounded and its schema watched.
+    reads: reads::Reads,
+}
+
+/// Bounds set by [`Store::bound_reads`], lifted when dropped.
+#[must_use = "the bounds hold while this lives"]
+pub struct BoundReads<'a> {
+    store: &'a Store,
+    before: (bool, u64),
+}
+
+impl Drop for BoundReads<'_> {
+    fn drop(&mut self) {
+        self.store.reads.restore(self.before);
+    }
 }
 
 /// What a chunk read from a file must satisfy besides its length and checksum.
@@ -287,6 +304,7 @@ impl Store {
         let mut store = Store {
             conn,
             rules: ChunkRules::new(true),
+            reads: reads::Reads::unwatched(),
         };
         store.migrate()?;
         check_schema(&store.conn).map_err(|e| schema_error(path, e))?;
@@ -315,7 +333,7 @@ impl Store {
         }
         check_file_path(path)?;
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = if quiet_wal_file(path) {
+        let mut conn = if quiet_wal_file(path) {
             // A WAL-mode file (finished by an older tb) that nobody is writing:
             // read it as immutable, so that no -wal/-shm files appear beside it and
             // read-only media work.
@@ -341,6 +359,7 @@ impl Store {
         // Temporary tables and indices (none of our queries needs them) stay small
         // and in memory, never gigabytes of temporary files.
         conn.pragma_update(None, "temp_store", "MEMORY")?;
+        let reads = reads::Reads::watch(&mut conn)?;
         let version: i64 = conn
             .pragma_query_value(None, "user_version", |r| r.get(0))
             .map_err(|e| {
@@ -360,12 +379,53 @@ impl Store {
             )
             .into());
         }
+        reads.watch_schema_from_now(&conn)?;
         check_schema(&conn).map_err(|e| schema_error(path, e))?;
         let keyed = keyed_checksums(&conn, path)?.unwrap_or(false);
         Ok(Store {
             conn,
             rules: ChunkRules::new(keyed),
+            reads,
         })
+    }
+
+    /// Bounds the reads of this store until the returned guard is dropped: with
+    /// `cached_only`, nothing is read (a read fails with [`reads::NotCached`]; a
+    /// [`reader::ChunkReader`] answers what it has cached); with a `deadline`, a
+    /// statement of a read-only store still running then is interrupted (a
+    /// [`StoreErrorKind::Sqlite`] failure).
+    pub fn bound_reads(&self, cached_only: bool, deadline: Option<Instant>) -> BoundReads<'_> {
+        BoundReads {
+            store: self,
+            before: self.reads.set(cached_only, deadline),
+        }
+    }
+
+    /// Checks before a read of data (see [`reads`]): reads on, the file not
+    /// refused, its schema as validated or still a tablebase's.
+    fn before_read(&self) -> Result<()> {
+        self.reads.before_read(&self.conn, |conn| {
+            let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+            if version != SCHEMA_VERSION {
+                bail!("schema version {version}, not {SCHEMA_VERSION}");
+            }
+            check_schema(conn)
+        })
+    }
+
+    /// A failed statement of a read as an error: what [`reads::classify`] makes
+    /// of it, else damage of `place` if it names one, else the SQLite error.
+    fn read_failure(&self, error: rusqlite::Error, place: Option<Place>) -> anyhow::Error {
+        if let Some(store) = reads::classify(&self.reads, &self.conn, &error) {
+            return anyhow::Error::new(error).context(store);
+        }
+        match place {
+            // A tampered row (a value of the wrong type) says which chunk or block.
+            Some(place) => {
+                anyhow::Error::new(error).context(StoreError::damaged(place, "a bad row"))
+            }
+            None => error.into(),
+        }
     }
 
     fn migrate(&mut self) -> Result<()> {
@@ -648,50 +708,49 @@ impl Store {
     /// missing one is an error.
     pub fn stored_chunk(&self, n: usize, counts: &[u8], chunk: u64) -> Result<StoredChunk> {
         let key = counts_key(counts);
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT chunk, raw_len, checksum, data FROM chunks WHERE n = ?1 AND counts = ?2 AND chunk = ?3",
-        )?;
+        let place = Place::Chunk {
+            layer: n,
+            key: key.clone(),
+            chunk,
+        };
+        self.before_read()?;
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT chunk, raw_len, checksum, data FROM chunks WHERE n = ?1 AND counts = ?2 AND chunk = ?3",
+            )
+            .map_err(|e| self.read_failure(e, None))?;
         let row = stmt
             .query_row(params![n as i64, key, chunk as i64], |r| {
                 StoredChunk::from_row(n, &key, &self.rules, r)
             })
             .optional()
-            // A tampered row (a value of the wrong type) says which chunk it is.
-            .map_err(|e| {
-                let place = Place::Chunk {
-                    layer: n,
-                    key: key.clone(),
-                    chunk,
-                };
-                anyhow::Error::new(e).context(StoreError::damaged(place, "a bad row"))
-            })?;
-        row.ok_or_else(|| {
-            let place = Place::Chunk {
-                layer: n,
-                key: key.clone(),
-                chunk,
-            };
-            StoreError::damaged(place, "missing from the file").into()
-        })
+            .map_err(|e| self.read_failure(e, Some(place.clone())))?;
+        row.ok_or_else(|| StoreError::damaged(place, "missing from the file").into())
     }
 
     /// Every stored chunk of a block, still coded, in chunk order (decode them with
     /// [`StoredChunk::decode`], in parallel if you like).
     pub fn block_chunks(&self, n: usize, counts: &[u8]) -> Result<Vec<StoredChunk>> {
         let key = counts_key(counts);
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT chunk, raw_len, checksum, data FROM chunks WHERE n = ?1 AND counts = ?2 ORDER BY chunk",
-        )?;
-        let rows = stmt.query_map(params![n as i64, key], |r| {
-            StoredChunk::from_row(n, &key, &self.rules, r)
-        })?;
-        rows.collect::<rusqlite::Result<_>>().map_err(|e| {
-            let place = Place::Block {
-                layer: n,
-                key: key.clone(),
-            };
-            anyhow::Error::new(e).context(StoreError::damaged(place, "a bad chunk row"))
-        })
+        let place = Place::Block {
+            layer: n,
+            key: key.clone(),
+        };
+        self.before_read()?;
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT chunk, raw_len, checksum, data FROM chunks WHERE n = ?1 AND counts = ?2 ORDER BY chunk",
+            )
+            .map_err(|e| self.read_failure(e, None))?;
+        let rows = stmt
+            .query_map(params![n as i64, key], |r| {
+                StoredChunk::from_row(n, &key, &self.rules, r)
+            })
+            .map_err(|e| self.read_failure(e, None))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.read_failure(e, Some(place)))
     }
 
     /// Returns free pages to the file system, truncates the WAL and leaves WAL mode

@@ -7,8 +7,9 @@
 
 use super::Store;
 use super::codec::Neighbours;
-use super::error::{Place, StoreError};
+use super::error::{Place, StoreError, StoreErrorKind};
 use super::hash::KeyHash;
+use super::reads::NotCached;
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 
@@ -125,7 +126,8 @@ impl ChunkReader {
     /// The value at `index` of the block `packed` of `layer`; `block` gives the
     /// block's key and its number of positions (from the layout, not the file; called
     /// only when the chunk is not cached). A missing or corrupt chunk is an error
-    /// (a [`StoreError`]), never a value.
+    /// (a [`StoreError`]), never a value; with the store's reads off
+    /// ([`Store::bound_reads`]), a chunk not cached is a [`NotCached`] error.
     #[inline]
     pub fn value(
         &self,
@@ -143,6 +145,9 @@ impl ChunkReader {
         if let Some(error) = self.cache.borrow().bad.get(&chunk_key) {
             return Err(error.clone().into());
         }
+        if self.store.reads.cached_only() {
+            return Err(NotCached.into());
+        }
         let (key, size) = block();
         match self.load(chunk_key, &key, size) {
             Ok(cached) => {
@@ -158,7 +163,11 @@ impl ChunkReader {
                     chunk,
                 };
                 let error = StoreError::or_damaged(&e, place);
-                self.cache.borrow_mut().bad.insert(chunk_key, error.clone());
+                // Damage stays; a read that failed otherwise (stopped at its
+                // deadline, an I/O error) may succeed next time.
+                if error.kind == StoreErrorKind::Damaged {
+                    self.cache.borrow_mut().bad.insert(chunk_key, error.clone());
+                }
                 Err(error.into())
             }
         }
@@ -220,13 +229,17 @@ impl ChunkReader {
     /// cached. A chunk that can be decoded in part is decoded up to the last value
     /// wanted of it (half of it on average), and decoded whole when a later call
     /// wants more. Only a hint: chunks that fail to read are left for
-    /// [`ChunkReader::value`] to report.
+    /// [`ChunkReader::value`] to report; nothing at all with the store's reads
+    /// off.
     pub fn preload(
         &self,
         wanted: impl IntoIterator<Item = (usize, u128, u64)>,
         block: impl Fn(usize, u128) -> (Vec<u8>, u64),
     ) {
         use rayon::prelude::*;
+        if self.store.reads.cached_only() {
+            return;
+        }
         // (chunk, block key, block size, values wanted: None for all of them).
         let mut jobs: Vec<(ChunkKey, Vec<u8>, u64, Option<usize>)> = Vec::new();
         {
