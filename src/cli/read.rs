@@ -34,9 +34,8 @@ pub fn probe(args: args::Probe) -> Result<ExitCode> {
         };
         Ok(move |input: &str, from_args: bool, out: &mut String| {
             let ask = Ask {
-                detail: Detail::Moves,
-                book_only: false,
                 files: from_args,
+                ..Ask::detail(Detail::Moves)
             };
             reader.answer_into(input, ask, form, out)?;
             if form == Form::Json {

@@ -8,12 +8,13 @@
 //! search fallback, its solver): it serves one thread at a time
 //! ([`crate::games::table::Table`] keeps a pool of them for several threads).
 
+use crate::store::reads::NotCached;
 use crate::store::{StoreError, StoreErrorKind};
 use serde_json::{Map, Value};
 use std::any::Any;
 use std::fmt;
 use std::io::Write;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The name of a table's start position, wherever a table reads a position
 /// (Dots-and-Boxes: the start it was built from; Morris: the empty board with
@@ -38,13 +39,14 @@ pub trait Reader: Send {
     }
 
     /// The answer for a position given as text (the game's position notation, or
-    /// `start` for the table's start); `None` only with [`Ask::book_only`], when
-    /// the answer would take a search.
+    /// `start` for the table's start); `None` only with [`Ask::cached_only`], when
+    /// the answer would take more than memory (a reader may decline more: the
+    /// caller then asks without it).
     fn probe(&mut self, position: &str, ask: Ask) -> Result<Option<Box<dyn Answer>>, ProbeError>;
 
     /// [`Reader::probe`] appended to `out` as the probe JSON object (no newline)
-    /// or as text (ending in a newline); `false` (nothing appended) when
-    /// [`Ask::book_only`] and the answer would take a search. A reader may answer
+    /// or as text (ending in a newline); `false` (nothing appended) where
+    /// [`Reader::probe`] answers `None`. A reader may answer
     /// this faster than through [`Reader::probe`] (no answer object is made).
     fn answer_into(
         &mut self,
@@ -93,20 +95,29 @@ pub trait Answer: Any + Send + fmt::Debug {
 pub struct Ask {
     /// What the answer holds.
     pub detail: Detail,
-    /// Answer only without a search (see [`Reader::probe`]).
-    pub book_only: bool,
+    /// Answer only from what the reader holds in memory: no search, no read of
+    /// the file (a chunk not cached yet), no work spread over other threads; see
+    /// [`Reader::probe`]. What a server answers on the threads that serve its
+    /// connections, where nothing may block.
+    pub cached_only: bool,
     /// The text may name a file holding the position (Dots-and-Boxes: a file in
     /// Wilson's format). Only for positions a user typed as arguments: a server or
     /// a library caller never lets a request name a file.
     pub files: bool,
+    /// A read of the file still running at this instant is stopped (the answer is
+    /// then a table error): a file that changed underneath cannot hold a
+    /// request forever.
+    pub deadline: Option<Instant>,
 }
 
 impl Ask {
-    /// Every move's value, searching where needed, no files: what a server asks.
+    /// Every move's value, searching where needed, no files, no deadline: what a
+    /// server asks.
     pub const MOVES: Ask = Ask {
         detail: Detail::Moves,
-        book_only: false,
+        cached_only: false,
         files: false,
+        deadline: None,
     };
 
     /// [`Ask::MOVES`] with another detail.
@@ -115,6 +126,13 @@ impl Ask {
             detail,
             ..Ask::MOVES
         }
+    }
+
+    /// Whether `error`, from a probe asked with [`Ask::cached_only`], only says
+    /// that the answer needs more than memory (the probe's answer is then
+    /// `None`).
+    pub fn needs_more(&self, error: &anyhow::Error) -> bool {
+        self.cached_only && NotCached::is(error)
     }
 }
 

@@ -13,6 +13,7 @@ use anyhow::{Context, Result};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::Instant;
 
 /// Readers not in use, and how many are open.
 struct Pool {
@@ -20,6 +21,9 @@ struct Pool {
     open: usize,
     /// [`Table::close`] was called: no reader is lent any more.
     closed: bool,
+    /// Why the file is refused (its schema changed into one that is not a
+    /// tablebase's while open): every probe from then on fails with this.
+    refused: Option<StoreError>,
 }
 
 /// One table file.
@@ -48,7 +52,7 @@ impl Drop for Lease<'_> {
         // matters (its cache only grows), so it goes back to the pool either way.
         if let Some(reader) = self.reader.take() {
             let mut pool = self.table.lock_pool();
-            if pool.closed {
+            if pool.closed || pool.refused.is_some() {
                 pool.open -= 1;
             } else {
                 pool.idle.push(reader);
@@ -125,6 +129,7 @@ impl Table {
                 idle: vec![reader],
                 open: 1,
                 closed: false,
+                refused: None,
             }),
             returned: Condvar::new(),
         }
@@ -165,13 +170,32 @@ impl Table {
         self.lock_pool().closed
     }
 
-    /// An idle reader, if there is one (never waits, never opens one).
-    fn try_lease(&self) -> Option<Lease<'_>> {
-        let reader = self.lock_pool().idle.pop()?;
-        Some(Lease {
+    /// An idle reader, if there is one (never waits, never opens one), or why
+    /// the file is refused.
+    fn try_lease(&self) -> Option<Result<Lease<'_>, ProbeError>> {
+        let mut pool = self.lock_pool();
+        if let Some(refused) = &pool.refused {
+            return Some(Err(ProbeError::Table(refused.clone())));
+        }
+        let reader = pool.idle.pop()?;
+        Some(Ok(Lease {
             table: self,
             reader: Some(reader),
-        })
+        }))
+    }
+
+    /// Refuses the file from now on if `error` says its schema changed (a
+    /// reader saw it at a read): the readers' caches hold what the file was,
+    /// and no probe is answered from them any more.
+    fn refuse_if_changed(&self, error: &ProbeError) {
+        if let Some(store) = changed(error) {
+            let mut pool = self.lock_pool();
+            if pool.refused.is_none() {
+                pool.refused = Some(store.clone());
+                pool.open -= pool.idle.len();
+                pool.idle.clear();
+            }
+        }
     }
 
     /// A reader: an idle one, a new one while fewer than the bound are open, or
@@ -184,6 +208,9 @@ impl Table {
                     StoreErrorKind::Sqlite,
                     format!("{} is closed", self.path.display()),
                 )));
+            }
+            if let Some(refused) = &pool.refused {
+                return Err(ProbeError::Table(refused.clone()));
             }
             if let Some(reader) = pool.idle.pop() {
                 return Ok(Lease {
@@ -213,7 +240,12 @@ impl Table {
     /// The answer for a position text (the game's notation, or `start`).
     pub fn probe(&self, position: &str, detail: Detail) -> Result<Box<dyn Answer>, ProbeError> {
         let mut lease = self.lease()?;
-        probe_with(lease.reader(), position, detail)
+        let answer = probe_with(lease.reader(), position, detail);
+        drop(lease);
+        if let Err(e) = &answer {
+            self.refuse_if_changed(e);
+        }
+        answer
     }
 
     /// [`Table::probe`] of each position, in order, with one reader.
@@ -223,10 +255,29 @@ impl Table {
         detail: Detail,
     ) -> Vec<Result<Box<dyn Answer>, ProbeError>> {
         match self.lease() {
-            Ok(mut lease) => positions
-                .iter()
-                .map(|p| probe_with(lease.reader(), p.as_ref(), detail))
-                .collect(),
+            Ok(mut lease) => {
+                // Once the file is refused, the rest are too (not answered
+                // from the cache of what the file was).
+                let mut refused: Option<StoreError> = None;
+                let answers = positions
+                    .iter()
+                    .map(|p| {
+                        if let Some(store) = &refused {
+                            return Err(ProbeError::Table(store.clone()));
+                        }
+                        let answer = probe_with(lease.reader(), p.as_ref(), detail);
+                        if let Err(e) = &answer {
+                            refused = changed(e).cloned();
+                        }
+                        answer
+                    })
+                    .collect();
+                drop(lease);
+                if let Some(store) = refused {
+                    self.refuse_if_changed(&ProbeError::Table(store));
+                }
+                answers
+            }
             Err(e) => {
                 let failure = e.store_kind().map(|kind| (kind, e.to_string()));
                 positions
@@ -245,24 +296,40 @@ impl Table {
     }
 
     /// The probe JSON object of `tb probe --json` for a position text, or why it
-    /// has none.
-    pub fn answer(&self, position: &str) -> Result<String, ProbeError> {
+    /// has none. A read of the file still running at `deadline` is stopped (a
+    /// table error).
+    pub fn answer(&self, position: &str, deadline: Option<Instant>) -> Result<String, ProbeError> {
         let mut lease = self.lease()?;
         let mut out = String::new();
-        lease
+        let ask = Ask {
+            deadline,
+            ..Ask::MOVES
+        };
+        let answered = lease
             .reader()
-            .answer_into(position, Ask::MOVES, Form::Json, &mut out)?;
-        Ok(out)
+            .answer_into(position, ask, Form::Json, &mut out);
+        drop(lease);
+        match answered {
+            Ok(_) => Ok(out),
+            Err(e) => {
+                self.refuse_if_changed(&e);
+                Err(e)
+            }
+        }
     }
 
     /// [`Table::answer`] when it is quick: a reader is idle (no waiting) and the
-    /// answer needs no search. What a server answers on its own thread; `None`
-    /// when the answer should go to a thread that may wait or search.
+    /// answer is in its memory (no search, no read of the file: nothing that
+    /// could block). What a server answers on the threads that serve its
+    /// connections; `None` when the answer should go to a thread that may wait.
     pub fn answer_now(&self, position: &str) -> Option<Result<String, ProbeError>> {
-        let mut lease = self.try_lease()?;
+        let mut lease = match self.try_lease()? {
+            Ok(lease) => lease,
+            Err(refused) => return Some(Err(refused)),
+        };
         let mut out = String::new();
         let ask = Ask {
-            book_only: true,
+            cached_only: true,
             ..Ask::MOVES
         };
         match lease
@@ -279,6 +346,15 @@ impl Table {
     pub fn info(&self) -> Result<Report, ProbeError> {
         let mut lease = self.lease()?;
         lease.reader().info().map_err(ProbeError::of)
+    }
+}
+
+/// The store's failure in `error` if it says the file's schema changed while
+/// open (see [`crate::store::reads`]).
+fn changed(error: &ProbeError) -> Option<&StoreError> {
+    match error {
+        ProbeError::Table(store) if store.kind == StoreErrorKind::Schema => Some(store),
+        _ => None,
     }
 }
 

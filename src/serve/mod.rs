@@ -248,7 +248,11 @@ async fn probe_one(
     if let Some(answer) = table.answer_now(&position) {
         return respond(&position, answer);
     }
-    bounded(&state, move || respond(&position, table.answer(&position))).await
+    let deadline = Instant::now() + state.options.request_time;
+    bounded(&state, move || {
+        respond(&position, table.answer(&position, Some(deadline)))
+    })
+    .await
 }
 
 async fn probe_batch(
@@ -310,7 +314,9 @@ async fn probe_batch(
                     ProbeError::Position(anyhow::anyhow!("the request ran out of time"))
                         .json(&entry.clone().unwrap_or_else(|e| e))
                 }
-                Ok(position) => table.answer(position).unwrap_or_else(|e| e.json(position)),
+                Ok(position) => table
+                    .answer(position, Some(deadline))
+                    .unwrap_or_else(|e| e.json(position)),
                 Err(input) => ProbeError::Position(anyhow::anyhow!(
                     "not a position string (a JSON string per entry)"
                 ))

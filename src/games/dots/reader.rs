@@ -95,7 +95,8 @@ impl DotsReader {
         parsed.map_err(|e| ProbeError::Position(e.into()))
     }
 
-    /// The probe of `text` as `ask` asks (`None`: it would take a search).
+    /// The probe of `text` as `ask` asks (`None`: it would take more than
+    /// [`Ask::cached_only`] allows).
     fn probe_probe(
         &mut self,
         text: &str,
@@ -103,12 +104,18 @@ impl DotsReader {
         moves: Vec<MoveValue>,
     ) -> Result<Option<Probe>, ProbeError> {
         let parsed = self.parse(text, ask.files)?;
-        let answer = match (ask.detail, ask.book_only) {
-            (Detail::Value, _) => self.tb.probe_value_parsed(&parsed).map(Some),
+        let _reads = self.tb.store().bound_reads(ask.cached_only, ask.deadline);
+        let answer = match (ask.detail, ask.cached_only) {
             (Detail::Moves, true) => self.tb.probe_parsed_from_book(&parsed),
+            // The value alone may take a search: not from memory only.
+            (Detail::Value, true) => Ok(None),
+            (Detail::Value, false) => self.tb.probe_value_parsed(&parsed).map(Some),
             (Detail::Moves, false) => self.tb.probe_parsed_with(&parsed, moves).map(Some),
         };
-        answer.map_err(classify)
+        match answer {
+            Err(e) if ask.needs_more(&e) => Ok(None),
+            answer => answer.map_err(classify),
+        }
     }
 }
 

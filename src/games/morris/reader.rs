@@ -92,15 +92,21 @@ impl Reader for MorrisReader {
 
     fn probe(&mut self, position: &str, ask: Ask) -> Result<Option<Box<dyn Answer>>, ProbeError> {
         let position = self.parse(position).map_err(ProbeError::Position)?;
+        // Reads off: only cached chunks answer, and the preload that decodes
+        // chunks on every core is skipped.
+        let _reads = self.tb.store().bound_reads(ask.cached_only, ask.deadline);
         let probe = match ask.detail {
             Detail::Moves => self.tb.probe(&position),
             Detail::Value => self.tb.value(&position).map(|value| Probe {
                 value,
                 moves: Vec::new(),
             }),
+        };
+        match probe {
+            Ok(probe) => Ok(Some(Box::new(MorrisAnswer { position, probe }))),
+            Err(e) if ask.needs_more(&e) => Ok(None),
+            Err(e) => Err(ProbeError::of(e)),
         }
-        .map_err(ProbeError::of)?;
-        Ok(Some(Box::new(MorrisAnswer { position, probe })))
     }
 
     fn info(&self) -> Result<Report> {
