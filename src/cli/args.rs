@@ -440,13 +440,28 @@ pub struct Serve {
     /// port; the address is printed).
     #[arg(long, default_value = "127.0.0.1:8080", value_parser = parse_listen)]
     pub listen: std::net::SocketAddr,
-    /// Most requests answered at once (more get 503).
+    /// Most requests answered at once off the connections' threads (more get
+    /// 503; a probe answered from memory is not counted).
     #[arg(long, default_value_t = 256)]
     pub max_concurrent: usize,
     /// Most positions in one POST batch (more get 413).
     #[arg(long, default_value_t = 100_000)]
     pub max_batch: usize,
-    /// Longest a request may take (a search stops then), e.g. 10s.
+    /// Most POST batches answered at once (more get 503): each holds its
+    /// positions until its answer is sent.
+    #[arg(long, default_value_t = 16)]
+    pub max_batches: usize,
+    /// Most connections open at once (never more than the descriptor limit
+    /// allows): past it the connection idle the longest is closed, or a new one
+    /// gets 503 when every one has a request under way.
+    #[arg(long, default_value_t = 1024)]
+    pub max_connections: usize,
+    /// A connection is closed when its client sends no request (or not all of
+    /// one) or reads nothing of an answer for this long, e.g. 30s.
+    #[arg(long, value_parser = tb::units::parse_duration, default_value = "30s")]
+    pub idle_time: Duration,
+    /// Longest a request may take (a search stops then, and so does a read of
+    /// the file), e.g. 10s.
     #[arg(long, value_parser = tb::units::parse_duration, default_value = "10s")]
     pub request_time: Duration,
 }

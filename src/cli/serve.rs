@@ -18,12 +18,27 @@ pub fn serve(args: args::Serve) -> Result<ExitCode> {
             })
         })
         .collect::<Result<_>>()?;
-    if args.max_concurrent == 0 || args.max_batch == 0 {
-        bail!("--max-concurrent and --max-batch must be at least 1");
+    if [
+        args.max_concurrent,
+        args.max_batch,
+        args.max_batches,
+        args.max_connections,
+    ]
+    .contains(&0)
+    {
+        bail!(
+            "--max-concurrent, --max-batch, --max-batches and --max-connections must be at least 1"
+        );
+    }
+    if args.idle_time.is_zero() {
+        bail!("--idle-time must be more than 0s");
     }
     let mut options = tb::serve::ServeOptions::new(tables, args.listen);
     options.max_concurrent = args.max_concurrent;
     options.max_batch = args.max_batch;
+    options.max_batches = args.max_batches;
+    options.max_connections = args.max_connections;
+    options.idle_time = args.idle_time;
     options.request_time = args.request_time;
     tb::serve::serve(options, |address| {
         // The first line says where (scripts and tests read it).

@@ -7,80 +7,65 @@
 //! * `GET /api/probe?table=NAME&position=POS`: the probe object of `tb probe --json`;
 //! * `POST /api/probe?table=NAME`: a JSON array of position strings answered by an
 //!   array in the same order, or JSON lines (one position string per line)
-//!   answered by JSON lines; a bad position gets an error object in its place.
+//!   answered by JSON lines; a bad position gets an error object in its place
+//!   (`batch`).
 //!
 //! Errors are JSON objects with an HTTP status: 400 bad request or position, 404
-//! unknown table or path, 413 body or batch too large, 500 a damaged or
-//! unreadable table, 503 too many requests at once or a search stopped at the
-//! request's time (its object holds the bounds proven). With one table,
-//! `?table=` may be left out. Every request is bounded (body size, batch size,
-//! concurrent requests, time); no request can name a file. SIGTERM or Ctrl-C ends
-//! the server gracefully (requests under way are answered).
+//! unknown table or path, 408 a request body that stopped arriving, 413 body or
+//! batch too large, 500 a damaged or unreadable table, 503 too many requests or
+//! connections at once, or a search stopped at the request's time (its object
+//! holds the bounds proven). With one table, `?table=` may be left out. No
+//! request can name a file.
+//!
+//! Whatever clients and files do, the server stays up and bounded: requests
+//! and batches at once, body and batch sizes, connections and their idle time
+//! (`conn`), answers streamed (`batch`), each request's work and reads of the
+//! file within its time (a read stuck on a file that changed underneath is
+//! interrupted, and a file whose schema changed is refused: see
+//! [`crate::store::reads`]). The threads that serve connections never touch a
+//! file: what is not in a reader's memory goes to the blocking pool. SIGTERM or
+//! Ctrl-C ends the server within a few seconds (requests under way get
+//! [`SHUTDOWN_GRACE`] to finish).
 
+mod batch;
+mod conn;
+mod state;
 mod web;
+
+pub use state::ServeOptions;
 
 use crate::games::read::{ProbeError, ReadOptions};
 use crate::games::table::Table;
 use anyhow::{Context, Result, bail};
 use axum::Router;
-use axum::body::Bytes;
-use axum::extract::rejection::{BytesRejection, QueryRejection};
-use axum::extract::{DefaultBodyLimit, Query, State};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use serde::Deserialize;
 use serde_json::{Value, json};
+use state::{AppState, ProbeQuery, Shared, busy, error, permit, rejected, table_of};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 
-/// What a server loads and how it bounds requests.
-#[derive(Debug, Clone)]
-pub struct ServeOptions {
-    /// Tables: (name, file).
-    pub tables: Vec<(String, PathBuf)>,
-    /// Address to listen on (port 0: any free port).
-    pub listen: SocketAddr,
-    /// Largest request body.
-    pub max_body: usize,
-    /// Most positions in one POST.
-    pub max_batch: usize,
-    /// Most requests answered at once; more get 503.
-    pub max_concurrent: usize,
-    /// Longest a request may take (a search stops then; a batch answers the rest
-    /// with error objects).
-    pub request_time: Duration,
-}
+/// How long requests under way may still take once SIGTERM or Ctrl-C came.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
 
-impl ServeOptions {
-    /// The default bounds for `tables` on `listen`.
-    pub fn new(tables: Vec<(String, PathBuf)>, listen: SocketAddr) -> ServeOptions {
-        ServeOptions {
-            tables,
-            listen,
-            max_body: 4 << 20,
-            max_batch: 100_000,
-            max_concurrent: 256,
-            request_time: Duration::from_secs(10),
-        }
-    }
+/// Descriptors kept for the tables' files and the process itself, apart from
+/// connections.
+fn reserved_descriptors(tables: usize, readers: usize) -> u64 {
+    // A reader holds its file, and in WAL mode its -wal and -shm files.
+    64 + 3 * (tables * readers) as u64
 }
-
-struct Shared {
-    tables: BTreeMap<String, Arc<Table>>,
-    permits: Semaphore,
-    options: ServeOptions,
-}
-
-type AppState = Arc<Shared>;
 
 /// Opens the tables, listens, calls `ready` with the bound address, and serves
 /// until SIGTERM or Ctrl-C.
 pub fn serve(options: ServeOptions, ready: impl FnOnce(SocketAddr)) -> Result<()> {
+    let descriptors = conn::raise_descriptor_limit();
+    let readers = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut tables = BTreeMap::new();
     for (name, path) in &options.tables {
         if tables.contains_key(name) {
@@ -90,14 +75,22 @@ pub fn serve(options: ServeOptions, ready: impl FnOnce(SocketAddr)) -> Result<()
             time_limit: Some(options.request_time),
             ..ReadOptions::default()
         };
-        let readers = std::thread::available_parallelism().map_or(1, |n| n.get());
         let table = Table::open(name, path, bounds, readers)
             .with_context(|| format!("cannot serve {}", path.display()))?;
         tables.insert(name.clone(), Arc::new(table));
     }
+    let reserved = reserved_descriptors(tables.len(), readers);
+    let limits = conn::Limits {
+        max_connections: options
+            .max_connections
+            .min(descriptors.saturating_sub(reserved).max(1) as usize),
+        idle: options.idle_time,
+        grace: SHUTDOWN_GRACE,
+    };
     let state = Arc::new(Shared {
         tables,
-        permits: Semaphore::new(options.max_concurrent),
+        permits: Arc::new(Semaphore::new(options.max_concurrent)),
+        batches: Arc::new(Semaphore::new(options.max_batches)),
         options: options.clone(),
     });
     let app = Router::new()
@@ -106,15 +99,14 @@ pub fn serve(options: ServeOptions, ready: impl FnOnce(SocketAddr)) -> Result<()
         .route("/style.css", get(web::style))
         .route("/health", get(health))
         .route("/api/tables", get(list_tables))
-        .route("/api/probe", get(probe_one).post(probe_batch))
+        .route("/api/probe", get(probe_one).post(batch::probe_batch))
         .fallback(not_found)
-        .layer(DefaultBodyLimit::max(options.max_body))
         .with_state(state);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the server runtime")?;
-    runtime.block_on(async move {
+    let served = runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(options.listen)
             .await
             .with_context(|| format!("cannot listen on {}", options.listen))?;
@@ -123,11 +115,13 @@ pub fn serve(options: ServeOptions, ready: impl FnOnce(SocketAddr)) -> Result<()
         // (a lazily installed handler would leave the default action in place).
         let shutdown = shutdown_signal()?;
         ready(listener.local_addr()?);
-        axum::serve(listener, app)
-            .with_graceful_shutdown(shutdown)
-            .await
-            .context("the server failed")
-    })
+        conn::serve(listener, app, limits, shutdown).await;
+        anyhow::Ok(())
+    });
+    // What still runs after the grace (a search, a read until its deadline) is
+    // not waited for: the process ends with it.
+    runtime.shutdown_timeout(Duration::from_millis(200));
+    served
 }
 
 /// Installs the SIGTERM and Ctrl-C handlers now and returns a future that
@@ -142,11 +136,6 @@ fn shutdown_signal() -> Result<impl std::future::Future<Output = ()>> {
             _ = term.recv() => {}
         }
     })
-}
-
-/// A JSON error response.
-fn error(status: StatusCode, message: impl Into<String>) -> Response {
-    (status, axum::Json(json!({ "error": message.into() }))).into_response()
 }
 
 /// A JSON body that is already text.
@@ -170,58 +159,25 @@ async fn not_found() -> Response {
     )
 }
 
-#[derive(Deserialize)]
-struct ProbeQuery {
-    table: Option<String>,
-    position: Option<String>,
-}
-
-/// The table a query names (the only one when it names none), or the error
-/// response's status and message.
-fn table_of(state: &Shared, query: &ProbeQuery) -> Result<Arc<Table>, (StatusCode, String)> {
-    let Some(name) = &query.table else {
-        if state.tables.len() == 1 {
-            return Ok(state.tables.values().next().cloned().expect("one table"));
-        }
-        return Err((
-            StatusCode::BAD_REQUEST,
-            "give the table: ?table=NAME (see /api/tables)".into(),
-        ));
-    };
-    state.tables.get(name).cloned().ok_or_else(|| {
-        (
-            StatusCode::NOT_FOUND,
-            format!("no table `{name}` (see /api/tables)"),
-        )
-    })
-}
-
-/// Runs `work` on the blocking pool under a concurrency permit (503 when none).
+/// Runs `work` on the blocking pool under a concurrency permit (503 when none),
+/// held until the work ends (even when the client has gone).
 async fn bounded<F>(state: &AppState, work: F) -> Response
 where
     F: FnOnce() -> Response + Send + 'static,
 {
-    let Ok(_permit) = state.permits.try_acquire() else {
-        return error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "too many requests at once; retry shortly",
-        );
+    let Some(permit) = permit(state) else {
+        let (status, message) = busy();
+        return error(status, message);
+    };
+    let work = move || {
+        let answer = work();
+        drop(permit);
+        answer
     };
     match tokio::task::spawn_blocking(work).await {
         Ok(response) => response,
         Err(_) => error(StatusCode::INTERNAL_SERVER_ERROR, "the request failed"),
     }
-}
-
-/// A rejected request (a bad query string, a body over the limit) as a JSON error.
-fn rejected(rejection: impl IntoResponse) -> Response {
-    let response = rejection.into_response();
-    let status = response.status();
-    let message = match status {
-        StatusCode::PAYLOAD_TOO_LARGE => "the request body is too large".to_string(),
-        _ => format!("bad request ({})", status.canonical_reason().unwrap_or("")),
-    };
-    error(status, message)
 }
 
 async fn probe_one(
@@ -243,97 +199,15 @@ async fn probe_one(
         Ok(text) => json_text(StatusCode::OK, text),
         Err(e) => json_text(status_of(&e), e.json(position)),
     };
-    // A quick answer (an idle reader, no search) right here: handing every probe to
-    // the blocking pool cost more in thread switches than the probe itself.
+    // A quick answer (an idle reader that holds it in memory) right here: handing
+    // every probe to the blocking pool cost more in thread switches than the
+    // probe itself. Anything else (a read of the file, a search) goes there.
     if let Some(answer) = table.answer_now(&position) {
         return respond(&position, answer);
     }
     let deadline = Instant::now() + state.options.request_time;
     bounded(&state, move || {
         respond(&position, table.answer(&position, Some(deadline)))
-    })
-    .await
-}
-
-async fn probe_batch(
-    State(state): State<AppState>,
-    query: Result<Query<ProbeQuery>, QueryRejection>,
-    body: Result<Bytes, BytesRejection>,
-) -> Response {
-    let (Query(query), body) = match (query, body) {
-        (Ok(query), Ok(body)) => (query, body),
-        (Err(rejection), _) => return rejected(rejection),
-        (_, Err(rejection)) => return rejected(rejection),
-    };
-    let table = match table_of(&state, &query) {
-        Ok(table) => table,
-        Err((status, message)) => return error(status, message),
-    };
-    let Ok(text) = std::str::from_utf8(&body) else {
-        return error(StatusCode::BAD_REQUEST, "the body is not UTF-8 text");
-    };
-    let array = text.trim_start().starts_with('[');
-    // Each entry: the position, or why the entry is not one.
-    let entries: Vec<Result<String, String>> = if array {
-        match serde_json::from_str::<Vec<Value>>(text) {
-            Ok(values) => values.into_iter().map(position_of).collect(),
-            Err(e) => {
-                return error(
-                    StatusCode::BAD_REQUEST,
-                    format!("the body is not a JSON array: {e}"),
-                );
-            }
-        }
-    } else {
-        // Lines: a JSON string each, or the position itself as `tb probe` reads
-        // stdin (a line that is not a JSON string is taken as it stands).
-        text.lines()
-            .filter(|l| !l.trim().is_empty())
-            .map(|l| match serde_json::from_str::<Value>(l) {
-                Ok(Value::String(s)) => Ok(s),
-                _ => Ok(l.trim().to_string()),
-            })
-            .collect()
-    };
-    let max_batch = state.options.max_batch;
-    if entries.len() > max_batch {
-        return error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!(
-                "{} positions; at most {max_batch} per request",
-                entries.len()
-            ),
-        );
-    }
-    let deadline = Instant::now() + state.options.request_time;
-    bounded(&state, move || {
-        let answers: Vec<String> = entries
-            .iter()
-            .map(|entry| match entry {
-                _ if Instant::now() > deadline => {
-                    ProbeError::Position(anyhow::anyhow!("the request ran out of time"))
-                        .json(&entry.clone().unwrap_or_else(|e| e))
-                }
-                Ok(position) => table
-                    .answer(position, Some(deadline))
-                    .unwrap_or_else(|e| e.json(position)),
-                Err(input) => ProbeError::Position(anyhow::anyhow!(
-                    "not a position string (a JSON string per entry)"
-                ))
-                .json(input),
-            })
-            .collect();
-        let body = if array {
-            format!("[{}]", answers.join(","))
-        } else {
-            answers.iter().map(|a| format!("{a}\n")).collect()
-        };
-        let kind = if array {
-            "application/json"
-        } else {
-            "application/x-ndjson"
-        };
-        (StatusCode::OK, [(header::CONTENT_TYPE, kind)], body).into_response()
     })
     .await
 }
@@ -345,13 +219,5 @@ fn status_of(error: &ProbeError) -> StatusCode {
         ProbeError::Position(_) => StatusCode::BAD_REQUEST,
         ProbeError::Table(_) => StatusCode::INTERNAL_SERVER_ERROR,
         ProbeError::Stopped { .. } => StatusCode::SERVICE_UNAVAILABLE,
-    }
-}
-
-/// A batch entry as a position string, or its text for the error object.
-fn position_of(value: Value) -> Result<String, String> {
-    match value {
-        Value::String(s) => Ok(s),
-        other => Err(other.to_string()),
     }
 }
