@@ -167,18 +167,6 @@ fn sigterm_ends_the_server_cleanly() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("junk.tb"));
 }
 
-/// `VmHWM` (peak RSS) of a process, in bytes.
-fn peak_rss(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
-    line.split_whitespace()
-        .nth(1)
-        .unwrap()
-        .parse::<u64>()
-        .unwrap()
-        * 1024
-}
-
 /// Concurrent clients, malformed and cut requests, more requests than permits: the
 /// server answers every good request right, refuses the rest with JSON, keeps its
 /// memory bounded and never dies.
@@ -262,7 +250,7 @@ fn the_server_survives_load_and_faults() {
         encode(positions[1])
     ));
     assert_eq!((status, &body), (200, &expected[1]));
-    let rss = peak_rss(server.child.id());
+    let rss = server.peak_rss();
     assert!(
         rss < 512 << 20,
         "the server's peak RSS is {} MiB",

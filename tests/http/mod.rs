@@ -2,9 +2,10 @@
 //! running `tb serve` process.
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{self, BufRead, BufReader, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
 
 /// A running server, killed when dropped.
 pub struct Server {
@@ -15,14 +16,20 @@ pub struct Server {
 impl Server {
     /// Starts `tb serve ARGS` on a free loopback port and waits until it listens.
     pub fn start(args: &[&str]) -> Server {
-        let mut child = Command::new(assert_cmd::cargo::cargo_bin!("tb"))
+        Server::start_with(args, |_| {})
+    }
+
+    /// [`Server::start`] with the command changed by `configure` first.
+    pub fn start_with(args: &[&str], configure: impl FnOnce(&mut Command)) -> Server {
+        let mut command = Command::new(assert_cmd::cargo::cargo_bin!("tb"));
+        command
             .arg("serve")
             .args(args)
             .args(["--listen", "127.0.0.1:0"])
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn tb serve");
+            .stderr(Stdio::null());
+        configure(&mut command);
+        let mut child = command.spawn().expect("spawn tb serve");
         let mut line = String::new();
         BufReader::new(child.stdout.as_mut().unwrap())
             .read_line(&mut line)
@@ -44,6 +51,38 @@ impl Server {
     pub fn get(&self, target: &str) -> (u16, String) {
         self.request("GET", target, b"")
     }
+
+    /// A GET request that fails (instead of waiting on) when no answer comes
+    /// within `limit`; how long the answer took.
+    pub fn get_within(&self, target: &str, limit: Duration) -> io::Result<(u16, String, Duration)> {
+        let start = Instant::now();
+        let (status, body) = exchange(&self.address, "GET", target, b"", Some(limit))?;
+        Ok((status, body, start.elapsed()))
+    }
+
+    /// Peak RSS of the server so far (`VmHWM`), in bytes.
+    pub fn peak_rss(&self) -> u64 {
+        peak_rss(self.child.id())
+    }
+
+    /// Sends SIGTERM and waits for the server to end: its exit status and how
+    /// long it took. Panics (after killing it) when it has not ended within
+    /// `limit`.
+    pub fn terminate(&mut self, limit: Duration) -> (ExitStatus, Duration) {
+        let start = Instant::now();
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return (status, start.elapsed());
+            }
+            if start.elapsed() > limit {
+                let _ = self.child.kill();
+                panic!("the server still runs {limit:?} after SIGTERM");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
 }
 
 impl Drop for Server {
@@ -53,32 +92,59 @@ impl Drop for Server {
     }
 }
 
+/// `VmHWM` (peak RSS) of a process, in bytes.
+pub fn peak_rss(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse::<u64>()
+        .unwrap()
+        * 1024
+}
+
 /// One HTTP/1.1 request to `address` on a fresh connection: (status, body). The
 /// body is read by its length (or chunks), so a peer that keeps the connection
 /// open (chromedriver) does not hang the client.
 pub fn request(address: &str, method: &str, target: &str, body: &[u8]) -> (u16, String) {
-    let mut stream = TcpStream::connect(address).unwrap();
+    exchange(address, method, target, body, None).unwrap()
+}
+
+/// [`request`], failing when a read or write waits longer than `limit`.
+pub fn exchange(
+    address: &str,
+    method: &str,
+    target: &str,
+    body: &[u8],
+    limit: Option<Duration>,
+) -> io::Result<(u16, String)> {
+    let mut stream = TcpStream::connect(address)?;
+    stream.set_read_timeout(limit)?;
+    stream.set_write_timeout(limit)?;
     write!(
         stream,
         "{method} {target} HTTP/1.1\r\nHost: {address}\r\nContent-Length: {}\r\n\
          Content-Type: application/json\r\nConnection: close\r\n\r\n",
         body.len()
-    )
-    .unwrap();
-    stream.write_all(body).unwrap();
-    let mut reader = BufReader::new(stream);
+    )?;
+    stream.write_all(body)?;
+    read_response(&mut BufReader::new(stream))
+}
+
+/// An HTTP/1.1 response: (status, body).
+pub fn read_response(reader: &mut impl BufRead) -> io::Result<(u16, String)> {
     let mut status_line = String::new();
-    reader.read_line(&mut status_line).unwrap();
+    reader.read_line(&mut status_line)?;
     let status = status_line
         .split(' ')
         .nth(1)
-        .expect("a status")
-        .parse()
-        .unwrap();
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| io::Error::other(format!("no status in {status_line:?}")))?;
     let (mut length, mut chunked) = (None, false);
     loop {
         let mut line = String::new();
-        reader.read_line(&mut line).unwrap();
+        reader.read_line(&mut line)?;
         let line = line.trim_end().to_ascii_lowercase();
         if line.is_empty() {
             break;
@@ -92,10 +158,11 @@ pub fn request(address: &str, method: &str, target: &str, body: &[u8]) -> (u16, 
     if chunked {
         loop {
             let mut size = String::new();
-            reader.read_line(&mut size).unwrap();
-            let size = usize::from_str_radix(size.trim(), 16).unwrap();
+            reader.read_line(&mut size)?;
+            let size = usize::from_str_radix(size.trim(), 16)
+                .map_err(|_| io::Error::other(format!("no chunk size in {size:?}")))?;
             let mut chunk = vec![0; size + 2];
-            reader.read_exact(&mut chunk).unwrap();
+            reader.read_exact(&mut chunk)?;
             if size == 0 {
                 break;
             }
@@ -103,11 +170,11 @@ pub fn request(address: &str, method: &str, target: &str, body: &[u8]) -> (u16, 
         }
     } else if let Some(length) = length {
         body.resize(length, 0);
-        reader.read_exact(&mut body).unwrap();
+        reader.read_exact(&mut body)?;
     } else {
-        reader.read_to_end(&mut body).unwrap();
+        reader.read_to_end(&mut body)?;
     }
-    (status, String::from_utf8(body).unwrap())
+    Ok((status, String::from_utf8(body).unwrap()))
 }
 
 /// `%`-encodes a query value.
