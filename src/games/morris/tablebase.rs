@@ -315,10 +315,17 @@ pub fn probe_json(position: &Position, probe: &Probe) -> String {
 /// What a value means for `side` in words: `White wins in 25 plies`, `Black
 /// loses in 4 plies`, `Black has lost`, `a draw`.
 pub fn value_words(side: &str, value: Value) -> String {
+    let plies = |p: u8| {
+        if p == 1 {
+            "1 ply".to_string()
+        } else {
+            format!("{p} plies")
+        }
+    };
     match value {
-        Value::Win(p) => format!("{side} wins in {p} plies"),
+        Value::Win(p) => format!("{side} wins in {}", plies(p)),
         Value::Loss(0) => format!("{side} has lost"),
-        Value::Loss(p) => format!("{side} loses in {p} plies"),
+        Value::Loss(p) => format!("{side} loses in {}", plies(p)),
         Value::Draw => "a draw".to_string(),
     }
 }
