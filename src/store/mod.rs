@@ -345,11 +345,18 @@ impl Store {
             .pragma_query_value(None, "user_version", |r| r.get(0))
             .map_err(|e| {
                 anyhow::Error::new(e).context(StoreError::new(
-                    StoreErrorKind::Schema,
+                    StoreErrorKind::NotATable,
                     format!("{} is not a tablebase file (not SQLite?)", path.display()),
                 ))
             })?;
         check_version(version, path)?;
+        if version == 0 {
+            // No schema at all: an empty or foreign SQLite file.
+            return Err(schema_error(
+                path,
+                anyhow::anyhow!("it has no tablebase schema"),
+            ));
+        }
         if version < SCHEMA_VERSION {
             return Err(StoreError::new(
                 StoreErrorKind::Version,
