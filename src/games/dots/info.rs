@@ -189,9 +189,9 @@ pub fn info_text(r: &InfoReport) -> String {
         r.chunk_positions
     );
     s += &format!(
-        "symmetry {} ({} symmetries), corners {}: {} of {} positions stored ({:.2}x)\n",
+        "symmetry {} ({}), corners {}: {} of {} positions stored ({:.2}x)\n",
         r.symmetry,
-        r.symmetries,
+        crate::units::counted(r.symmetries, "symmetry", "symmetries"),
         if r.corners { "on" } else { "off" },
         r.stored_positions,
         r.raw_positions,
