@@ -182,7 +182,7 @@ fn forced_wins_match_the_brute_force_on_random_positions() {
     let (mut checked, mut wins) = (0, 0);
     let mut search = ForcedSearch::new();
     let checker = Checker::new();
-    let mut checker_memo = std::collections::HashMap::new();
+    let mut checker_memo = tb::games::qubic::check::ForcedMemo::default();
     for game in 0..1500 {
         let stones = 6 + game % 18;
         let mut x = [false; 64];
