@@ -109,6 +109,50 @@ impl Oracle {
         Some(false)
     }
 
+    /// The shortest win by continuous threats for `me` to move, in plies up to its
+    /// four: `Some(None)` without one, `None` when `budget` runs out.
+    fn shortest(
+        &self,
+        me: &mut [bool; 64],
+        you: &mut [bool; 64],
+        budget: &mut u64,
+    ) -> Option<Option<u32>> {
+        if *budget == 0 {
+            return None;
+        }
+        *budget -= 1;
+        if !self.winning_cells(me, you).is_empty() {
+            return Some(Some(1));
+        }
+        let theirs = self.winning_cells(you, me);
+        if theirs.len() >= 2 {
+            return Some(None);
+        }
+        let mut best: Option<u32> = None;
+        for m in 0..64 {
+            if me[m] || you[m] || (theirs.len() == 1 && theirs[0] != m) {
+                continue;
+            }
+            me[m] = true;
+            let made = self.winning_cells(me, you);
+            let result = match made.len() {
+                0 => Some(None),
+                1 => {
+                    you[made[0]] = true;
+                    let r = self.shortest(me, you, budget);
+                    you[made[0]] = false;
+                    r.map(|p| p.map(|p| p + 2))
+                }
+                _ => Some(Some(3)),
+            };
+            me[m] = false;
+            if let Some(p) = result? {
+                best = Some(best.map_or(p, |b| b.min(p)));
+            }
+        }
+        Some(best)
+    }
+
     /// Plays `me`'s moves from `search` against every defence: any reply but the
     /// forced block loses at once, so it is enough that each move threatens, the
     /// defender never has four or a threat the move ignores, and `me` gets four.
@@ -179,7 +223,7 @@ fn forced_wins_match_the_brute_force_on_random_positions() {
         lines: oracle_lines(),
     };
     let mut rng = Rng(0x51_0b1c);
-    let (mut checked, mut wins) = (0, 0);
+    let (mut checked, mut wins, mut shortest_checked) = (0, 0, 0);
     let mut search = ForcedSearch::new();
     let checker = Checker::new();
     let mut checker_memo = tb::games::qubic::check::ForcedMemo::default();
@@ -232,6 +276,23 @@ fn forced_wins_match_the_brute_force_on_random_positions() {
         );
         if expected {
             wins += 1;
+            // The checker's search bounded by plies (verify's check of a record's
+            // plies) finds a win within the shortest's length, none within less.
+            let mut budget = 20_000;
+            if let Some(Some(shortest)) =
+                oracle.shortest(&mut me.clone(), &mut you.clone(), &mut budget)
+            {
+                let (m, y) = (pack(&me), pack(&you));
+                if shortest > 1 {
+                    let less = checker.forced_within(m, y, shortest - 2, &mut checker_memo);
+                    assert_eq!(less, None, "game {game}: within {}", shortest - 2);
+                }
+                let within = checker.forced_within(m, y, shortest, &mut checker_memo);
+                assert_eq!(within, Some(shortest), "game {game}");
+                let line = search.line(m, y).expect("a win").len() as u32;
+                assert!(line >= shortest, "game {game}: the builder's line");
+                shortest_checked += 1;
+            }
             oracle.replay_win(&mut search, me, you);
             // The win's attacking moves, replayed from the position, still win.
             let line = search.line(pack(&me), pack(&you)).expect("a win");
@@ -250,6 +311,10 @@ fn forced_wins_match_the_brute_force_on_random_positions() {
     }
     assert!(checked > 1000, "{checked} positions checked");
     assert!(wins > 50, "{wins} forced wins among {checked}");
+    assert!(
+        shortest_checked > 200,
+        "{shortest_checked} shortest wins checked"
+    );
 }
 
 impl Oracle {
