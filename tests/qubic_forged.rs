@@ -164,6 +164,26 @@ fn text((x, o): (u64, u64)) -> String {
     Position { x, o }.to_string()
 }
 
+/// Changes the root record of the biggest block of `db` with `forge`; returns the
+/// block's key and the record as it was.
+fn forge_root(db: &Path, forge: impl FnOnce(&mut Record)) -> (u8, Record) {
+    let (key, root) = biggest_block(db);
+    let mut records = block(db, key);
+    forge(records.iter_mut().find(|r| r.key == root.key).unwrap());
+    rewrite_block(db, key, &mut records);
+    (key, root)
+}
+
+/// `tb verify` fails on `db` naming `gap`, and `tb probe` answers `unknown` at
+/// `position`.
+fn assert_refused(db: &Path, gap: &str, position: &str) {
+    let (code, report) = verify(db);
+    assert_eq!(code, Some(1), "{report}");
+    assert!(report.contains(gap), "{report}");
+    let answer = probe(db, position);
+    assert_eq!(answer["result"], "unknown", "{position}: {answer}");
+}
+
 #[test]
 fn the_built_file_verifies_and_probes_from_its_records() {
     let db = built();
@@ -198,20 +218,14 @@ fn a_record_the_strategy_never_reaches_is_refused() {
     let file = StrategyFile::open(&db).unwrap();
     assert!(file.records.contains_key(&(cx, co)));
 
-    let (code, report) = verify(&db);
-    assert_eq!(code, Some(1), "{report}");
-    assert!(
-        report.contains(&format!(
-            "{}: stored, but the strategy never reaches it from the start",
-            text((cx, co))
-        )),
-        "{report}"
-    );
     // Every X move loses there: the probe must not answer from the record, in
     // the canonical cells or in the position's own.
+    let gap = format!(
+        "{}: stored, but the strategy never reaches it from the start",
+        text((cx, co))
+    );
     for position in [text((x, o)), text((cx, co))] {
-        let answer = probe(&db, &position);
-        assert_eq!(answer["result"], "unknown", "{position}: {answer}");
+        assert_refused(&db, &gap, &position);
     }
 }
 
@@ -249,17 +263,11 @@ fn a_record_moved_out_of_its_strategy_is_refused() {
     records.push(moved);
     rewrite_block(&db, to, &mut records);
 
-    let (code, report) = verify(&db);
-    assert_eq!(code, Some(1), "{report}");
-    assert!(
-        report.contains(&format!(
-            "{}: stored, but the strategy never reaches it from the start",
-            text(moved.key)
-        )),
-        "{report}"
+    let gap = format!(
+        "{}: stored, but the strategy never reaches it from the start",
+        text(moved.key)
     );
-    let answer = probe(&db, &text(moved.key));
-    assert_eq!(answer["result"], "unknown", "{answer}");
+    assert_refused(&db, &gap, &text(moved.key));
 }
 
 /// A position stored twice in one block (another move the second time): one of
@@ -298,27 +306,13 @@ fn a_position_stored_twice_in_a_block_is_refused() {
 fn plies_that_do_not_add_up_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let db = copy(dir.path());
-    let (key, root) = biggest_block(&db);
+    let (_, root) = forge_root(&db, |r| r.plies = 1);
     assert!(root.plies > 1);
-    let mut records = block(&db, key);
-    records
-        .iter_mut()
-        .find(|r| r.key == root.key)
-        .unwrap()
-        .plies = 1;
-    rewrite_block(&db, key, &mut records);
-
-    let (code, report) = verify(&db);
-    assert_eq!(code, Some(1), "{report}");
-    assert!(
-        report.contains(&format!(
-            "{}: claims X's four within 1 plies, but after the reply to",
-            text(root.key)
-        )),
-        "{report}"
+    let gap = format!(
+        "{}: claims X's four within 1 plies, but after the reply to",
+        text(root.key)
     );
-    let answer = probe(&db, &text(root.key));
-    assert_eq!(answer["result"], "unknown", "{answer}");
+    assert_refused(&db, &gap, &text(root.key));
 }
 
 /// Issue 48, item 2: a reached record's subtree size set to 2^32-1.
@@ -326,27 +320,13 @@ fn plies_that_do_not_add_up_are_refused() {
 fn subtree_sizes_that_do_not_add_up_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let db = copy(dir.path());
-    let (key, root) = biggest_block(&db);
-    let mut records = block(&db, key);
-    records
-        .iter_mut()
-        .find(|r| r.key == root.key)
-        .unwrap()
-        .subtree = u32::MAX;
-    rewrite_block(&db, key, &mut records);
-
-    let (code, report) = verify(&db);
-    assert_eq!(code, Some(1), "{report}");
-    assert!(
-        report.contains(&format!(
-            "{}: claims 4294967295 strategic moves below, its move and replies make {}",
-            text(root.key),
-            root.subtree
-        )),
-        "{report}"
+    let (key, root) = forge_root(&db, |r| r.subtree = u32::MAX);
+    let gap = format!(
+        "{}: claims 4294967295 strategic moves below, its move and replies make {}",
+        text(root.key),
+        root.subtree
     );
-    let answer = probe(&db, &text(root.key));
-    assert_eq!(answer["result"], "unknown", "{answer}");
+    assert_refused(&db, &gap, &text(root.key));
     // O to move before the record: X's answer to this reply is not trusted, so
     // neither is the claim that O loses.
     let start = Position::parse(START).unwrap();
@@ -364,17 +344,16 @@ fn subtree_sizes_that_do_not_add_up_are_refused() {
 fn a_changed_move_is_not_answered() {
     let dir = tempfile::tempdir().unwrap();
     let db = copy(dir.path());
-    let (key, root) = biggest_block(&db);
-    let mut records = block(&db, key);
-    let r = records.iter_mut().find(|r| r.key == root.key).unwrap();
-    let empty = !(r.key.0 | r.key.1) & !(1u64 << r.cell);
-    r.cell = (63 - empty.leading_zeros()) as u8;
-    let forged = *r;
-    rewrite_block(&db, key, &mut records);
+    let mut forged = 0;
+    let (_, root) = forge_root(&db, |r| {
+        let empty = !(r.key.0 | r.key.1) & !(1u64 << r.cell);
+        r.cell = (63 - empty.leading_zeros()) as u8;
+        forged = r.cell;
+    });
     let (code, report) = verify(&db);
     assert_eq!(code, Some(1), "{report}");
     let answer = probe(&db, &text(root.key));
-    assert_ne!(answer["move"], forged.cell, "{answer}");
+    assert_ne!(answer["move"], forged, "{answer}");
 }
 
 /// A finished file leaves WAL mode: readers leave nothing beside it.

@@ -72,41 +72,8 @@ impl Oracle {
 
     /// Wins by continuous threats for `me` to move; `budget` bounds the work.
     fn forced(&self, me: &mut [bool; 64], you: &mut [bool; 64], budget: &mut u64) -> Option<bool> {
-        if *budget == 0 {
-            return None;
-        }
-        *budget -= 1;
-        if !self.winning_cells(me, you).is_empty() {
-            return Some(true);
-        }
-        let theirs = self.winning_cells(you, me);
-        if theirs.len() >= 2 {
-            return Some(false);
-        }
-        for m in 0..64 {
-            if me[m] || you[m] || (theirs.len() == 1 && theirs[0] != m) {
-                continue;
-            }
-            me[m] = true;
-            let made = self.winning_cells(me, you);
-            let result = match made.len() {
-                0 => Some(false),
-                1 => {
-                    you[made[0]] = true;
-                    let r = self.forced(me, you, budget);
-                    you[made[0]] = false;
-                    r
-                }
-                _ => Some(true),
-            };
-            me[m] = false;
-            match result {
-                None => return None,
-                Some(true) => return Some(true),
-                Some(false) => {}
-            }
-        }
-        Some(false)
+        self.win_length(me, you, budget, false)
+            .map(|win| win.is_some())
     }
 
     /// The shortest win by continuous threats for `me` to move, in plies up to its
@@ -116,6 +83,19 @@ impl Oracle {
         me: &mut [bool; 64],
         you: &mut [bool; 64],
         budget: &mut u64,
+    ) -> Option<Option<u32>> {
+        self.win_length(me, you, budget, true)
+    }
+
+    /// The length of the first win by continuous threats found for `me` to move
+    /// (every one's shortest with `shortest`), in plies up to its four:
+    /// `Some(None)` without one, `None` when `budget` runs out.
+    fn win_length(
+        &self,
+        me: &mut [bool; 64],
+        you: &mut [bool; 64],
+        budget: &mut u64,
+        shortest: bool,
     ) -> Option<Option<u32>> {
         if *budget == 0 {
             return None;
@@ -139,7 +119,7 @@ impl Oracle {
                 0 => Some(None),
                 1 => {
                     you[made[0]] = true;
-                    let r = self.shortest(me, you, budget);
+                    let r = self.win_length(me, you, budget, shortest);
                     you[made[0]] = false;
                     r.map(|p| p.map(|p| p + 2))
                 }
@@ -148,6 +128,9 @@ impl Oracle {
             me[m] = false;
             if let Some(p) = result? {
                 best = Some(best.map_or(p, |b| b.min(p)));
+                if !shortest {
+                    break;
+                }
             }
         }
         Some(best)
