@@ -12,7 +12,9 @@ use std::sync::OnceLock;
 use std::time::Duration;
 use tb::games::qubic::geometry::canonical;
 use tb::games::qubic::position::Position;
-use tb::games::qubic::stored::{self, Record, StrategyFile};
+use tb::games::qubic::prover::child_classes;
+use tb::games::qubic::report;
+use tb::games::qubic::stored::{self, Record, StoredBlock, StrategyFile};
 use tb::games::qubic::strategy::replies_after;
 use tb::store::{EncodedChunk, checksum, codec};
 
@@ -354,6 +356,85 @@ fn a_changed_move_is_not_answered() {
     assert_eq!(code, Some(1), "{report}");
     let answer = probe(&db, &text(root.key));
     assert_ne!(answer["move"], forged, "{answer}");
+}
+
+/// The opening's record (X's first move on the empty board) against the blocks'
+/// roots, on a strategy made up here (a full corner build takes 20 minutes): its
+/// plies and size must be what the roots' records give. Then verify's first gaps
+/// (the start is walked first) are none of the opening's and the probe answers
+/// from it; off by one, verify names it and the probe does not (more plies are
+/// still "within" for verify, but not what the builder writes, for the probe).
+#[test]
+fn the_opening_record_is_checked_against_the_roots() {
+    let start = Position::EMPTY.play(0).unwrap();
+    let blocks: Vec<StoredBlock> = child_classes((start.x, start.o))
+        .into_iter()
+        .map(|(reply, root)| {
+            let r = Record {
+                key: root,
+                cell: (!(root.0 | root.1)).trailing_zeros() as u8,
+                subtree: 1 + u32::from(reply % 3),
+                plies: 9 + 2 * (reply % 2),
+            };
+            StoredBlock {
+                key: reply,
+                root,
+                records: [(root, r)].into_iter().collect(),
+            }
+        })
+        .collect();
+    let plies = 2 + blocks
+        .iter()
+        .map(|b| b.records[&b.root].plies)
+        .max()
+        .unwrap();
+    let subtree = 1 + blocks
+        .iter()
+        .map(|b| b.records[&b.root].subtree)
+        .sum::<u32>();
+    let file = |plies: u8, subtree: u32| {
+        let opening = Record {
+            key: (0, 0),
+            cell: 0,
+            subtree,
+            plies,
+        };
+        let mut blocks = blocks.clone();
+        blocks.push(StoredBlock {
+            key: stored::OPENING_BLOCK,
+            root: (0, 0),
+            records: [((0, 0), opening)].into_iter().collect(),
+        });
+        let records = blocks
+            .iter()
+            .flat_map(|b| b.records.values().map(|r| (r.key, *r)))
+            .collect();
+        StrategyFile {
+            start,
+            records,
+            blocks,
+        }
+    };
+    let empty_board = Position::EMPTY.to_string();
+    let opening_gap = |file: &StrategyFile| {
+        let v = report::verify(file);
+        // (The made-up roots have no strategy below them: gaps there.)
+        assert!(!v.ok());
+        v.examples[0].starts_with(&empty_board)
+    };
+    let good = file(plies, subtree);
+    assert!(!opening_gap(&good));
+    assert_eq!(good.lookup(Position::EMPTY).map(|(cell, _)| cell), Some(0));
+    for (plies, subtree, verify_refuses) in [
+        (plies - 1, subtree, true),
+        (plies, subtree + 1, true),
+        (plies, subtree - 1, true),
+        (plies + 1, subtree, false),
+    ] {
+        let bad = file(plies, subtree);
+        assert_eq!(opening_gap(&bad), verify_refuses, "{plies} {subtree}");
+        assert!(bad.lookup(Position::EMPTY).is_none(), "{plies} {subtree}");
+    }
 }
 
 /// A finished file leaves WAL mode: readers leave nothing beside it.

@@ -163,26 +163,31 @@ impl QubicVerify {
     }
 }
 
-/// Checks every stored record with the independent checker: each block (one O
-/// reply's strategy) walked from the start after the reply with its own records
-/// (blocks may store a shared position differently, each soundly), every record
-/// of it reached, and then the start: the opening's record, or every O reply,
-/// leading to the blocks' roots (whose claims their walks checked).
+/// Checks every stored record with the independent checker: first the start (the
+/// opening's record, or every O reply) leading to the blocks' roots, with the
+/// claims their records make; then each block (one O reply's strategy) walked from
+/// its root with its own records (blocks may store a shared position differently,
+/// each soundly), every record of it reached.
 pub fn verify(file: &StrategyFile) -> QubicVerify {
     let t = Instant::now();
     let checker = Checker::new();
     let mut run = CheckRun::default();
     let start = file.start;
-    let mut roots = HashMap::new();
-    for block in file.blocks.iter().filter(|b| b.key != OPENING_BLOCK) {
+    let replies: Vec<_> = file
+        .blocks
+        .iter()
+        .filter(|b| b.key != OPENING_BLOCK)
         // The checker's own canonical form of the start after the reply.
-        let root = checker.canonical((start.x, start.o | 1 << block.key));
-        checker.check(&[root], &as_moves(&block.records), &mut run);
-        if let Some(r) = block.records.get(&root) {
+        .map(|b| (checker.canonical((start.x, start.o | 1 << b.key)), b))
+        .collect();
+    let mut roots: HashMap<(u64, u64), Stored> = replies
+        .iter()
+        .filter_map(|(root, b)| {
+            let r = b.records.get(root)?;
             let (plies, subtree) = (r.plies, r.subtree);
-            roots.insert(root, Stored::Claimed { plies, subtree });
-        }
-    }
+            Some((*root, Stored::Claimed { plies, subtree }))
+        })
+        .collect();
     match file.blocks.iter().find(|b| b.key == OPENING_BLOCK) {
         Some(opening) => {
             roots.extend(as_moves(&opening.records));
@@ -195,6 +200,9 @@ pub fn verify(file: &StrategyFile) -> QubicVerify {
                 .collect();
             checker.check(&replies, &roots, &mut run);
         }
+    }
+    for (root, block) in replies {
+        checker.check(&[root], &as_moves(&block.records), &mut run);
     }
     let r = run.report();
     QubicVerify {
