@@ -222,6 +222,8 @@ pub fn build(options: &BuildOptions, report: &mut dyn FnMut(&str)) -> Result<Bui
             },
         )?;
         store.set_meta(&[("status", "complete".to_string())])?;
+        // A finished file leaves WAL mode (readers then leave no files beside it).
+        store.compact()?;
     }
     // Closing the file checkpoints its WAL: the size below is the file's.
     drop(store);

@@ -14,3 +14,4 @@ pub mod shrink;
 pub mod stored;
 pub mod strategy;
 pub mod threats;
+pub mod trust;

@@ -2,12 +2,15 @@
 //! X's first move (key: the reply's cell in the canonical position after X's first
 //! move) and block `64` for the empty board; each block is one chunk of
 //! fixed-size records, one per strategic position, sorted by position. Reading
-//! checks every record (a tampered file is an error, never a wrong move).
+//! checks every record's form (a damaged file is an error, never a wrong move); a
+//! record forged with valid checksums is caught by `tb verify`, and a probe answers
+//! only from records it finds sound on the way (see [`super::trust`]).
 
 use super::geometry::{CELLS, Cells, automorphisms, canonical};
 use super::position::{Position, Side};
 use super::prover::{Key, child_classes, x_to_move};
 use super::threats::{ForcedSearch, PositionMap};
+use super::trust::Probing;
 use crate::store::{BlockStats, EncodedChunk, LayerStatus, Store, checksum, codec};
 use anyhow::{Context, Result, bail, ensure};
 use rayon::prelude::*;
@@ -53,7 +56,8 @@ pub fn encode_records(records: &mut [Record]) -> Vec<u8> {
 }
 
 /// Reads records, checking each: a whole number of records, disjoint cells, X to
-/// move, canonical, the move on an empty cell, plies that fit the empty cells.
+/// move, canonical, the move on an empty cell, plies that fit the empty cells, and
+/// one record per position in order.
 pub fn decode_records(bytes: &[u8]) -> Result<Vec<Record>> {
     decode_records_with(bytes, |_| false)
 }
@@ -93,6 +97,11 @@ fn decode_records_with(bytes: &[u8], checked: impl Fn(Key) -> bool + Sync) -> Re
         );
         out.push(record);
     }
+    // (A second record of a position would go unread, and so unchecked.)
+    ensure!(
+        out.windows(2).all(|w| w[0].key < w[1].key),
+        "a strategy block's records are not one per position in order"
+    );
     // The canonical-form check, on both cores.
     ensure!(
         out.par_iter()
@@ -135,15 +144,24 @@ fn read_block_bytes(store: &Store, key: u8, records: i64) -> Result<(Vec<u8>, us
     Ok((raw.iter().map(|&v| v as u8).collect(), chunk.data.len()))
 }
 
-/// Records per block key.
-type BlockSizes = Vec<(u8, usize)>;
+/// One stored block: one O reply's strategy, or the opening's record.
+#[derive(Debug, Clone)]
+pub struct StoredBlock {
+    /// The block key: O's reply (a cell of the start), or [`OPENING_BLOCK`].
+    pub key: u8,
+    /// Where the block's strategy starts (canonical, X to move): the start after
+    /// O's reply, or the empty board.
+    pub root: Key,
+    /// Its records, by position.
+    pub records: PositionMap<Record>,
+}
 
 /// Every block of a finished strategy file, checked against its rows: one block
 /// per O reply to the start (named by the reply's cell) and the opening's when the
 /// start is X's first move, no other; each one chunk whose row, and the block and
-/// layer rows, agree with what is stored. Returns the records (by position) and the
-/// records per block.
-fn read_blocks(store: &Store, start: Position) -> Result<(PositionMap<Record>, BlockSizes)> {
+/// layer rows, agree with what is stored. Returns every record (by position, the
+/// first block's where several hold one) and the blocks.
+fn read_blocks(store: &Store, start: Position) -> Result<(PositionMap<Record>, Vec<StoredBlock>)> {
     let mut expected: Vec<String> = child_classes((start.x, start.o))
         .iter()
         .map(|(reply, _)| reply.to_string())
@@ -193,10 +211,21 @@ fn read_blocks(store: &Store, start: Position) -> Result<(PositionMap<Record>, B
             histogram: Default::default(),
             digest,
         });
-        blocks.push((block, decoded.len()));
+        let root = if block == OPENING_BLOCK {
+            (0, 0)
+        } else {
+            canonical(start.x, start.o | 1 << block).0
+        };
+        let mut own = PositionMap::default();
         for r in decoded {
             records.entry(r.key).or_insert(r);
+            own.insert(r.key, r);
         }
+        blocks.push(StoredBlock {
+            key: block,
+            root,
+            records: own,
+        });
     }
     let layers = store.layers()?;
     let layer = layers.get(&0);
@@ -221,10 +250,12 @@ pub fn first_move(start: Position) -> Option<u8> {
 pub struct StrategyFile {
     /// Where the strategy starts (O to move).
     pub start: Position,
-    /// Every record, by position.
+    /// Every record, by position. A position stored in several blocks (reached
+    /// after several O replies) has the first block's record here: the blocks'
+    /// strategies may differ there, each sound on its own.
     pub records: PositionMap<Record>,
-    /// Records per block key (O's reply classes, and the opening).
-    pub blocks: Vec<(u8, usize)>,
+    /// The blocks (O's reply classes, and the opening), each one strategy.
+    pub blocks: Vec<StoredBlock>,
 }
 
 impl StrategyFile {
@@ -281,10 +312,19 @@ impl StrategyFile {
     }
 
     /// The strategy's move in a position, in the position's own cells, with the
-    /// record (None: not a strategic position of the strategy).
+    /// record (None: not a strategic position of the strategy, or its record is not
+    /// sound: see [`super::trust`]).
     pub fn lookup(&self, p: Position) -> Option<(usize, Record)> {
+        self.sound_record(p, &mut Probing::default())
+    }
+
+    /// [`Self::lookup`] with what `probing` has found out so far.
+    fn sound_record(&self, p: Position, probing: &mut Probing) -> Option<(usize, Record)> {
         let ((x, o), which) = canonical(p.x, p.o);
-        let r = *self.records.get(&(x, o))?;
+        let r = self.blocks.iter().enumerate().find_map(|(i, block)| {
+            let r = block.records.get(&(x, o))?;
+            probing.sound(self, i, (x, o)).then_some(*r)
+        })?;
         let perm = &automorphisms()[which].perm;
         let cell = perm.iter().position(|&c| c == r.cell)?;
         Some((cell, r))
@@ -307,15 +347,15 @@ impl StrategyFile {
         }
         if p.to_move() == Side::O {
             // O to move: X wins when every reply leads to a position X wins (one
-            // forced-win search over the replies: they share positions).
-            let mut forced = ForcedSearch::new();
+            // probing over the replies: they share positions).
+            let mut probing = Probing::default();
             let mut worst = 0u32;
             let mut empty = p.empty();
             while empty != 0 {
                 let r = empty.trailing_zeros() as usize;
                 empty &= empty - 1;
                 let after = p.play(r).expect("an empty cell");
-                match self.x_answer(after, &mut forced) {
+                match self.x_answer(after, &mut probing) {
                     Some((_, _, plies)) => worst = worst.max(1 + plies),
                     None => return answer,
                 }
@@ -326,7 +366,7 @@ impl StrategyFile {
             }
             return answer;
         }
-        if let Some((cell, source, plies)) = self.x_answer(p, &mut ForcedSearch::new()) {
+        if let Some((cell, source, plies)) = self.x_answer(p, &mut Probing::default()) {
             answer.result = "win";
             answer.cell = Some(cell);
             answer.source = Some(source);
@@ -336,15 +376,11 @@ impl StrategyFile {
     }
 
     /// X to move: X's winning move, where it comes from, and the plies to X's four.
-    fn x_answer(
-        &self,
-        p: Position,
-        forced: &mut ForcedSearch,
-    ) -> Option<(usize, &'static str, u32)> {
-        if let Some((cell, r)) = self.lookup(p) {
+    fn x_answer(&self, p: Position, probing: &mut Probing) -> Option<(usize, &'static str, u32)> {
+        if let Some((cell, r)) = self.sound_record(p, probing) {
             return Some((cell, "strategy", u32::from(r.plies)));
         }
-        let (cell, plies) = forced_win(forced, p.x, p.o)?;
+        let (cell, plies) = forced_win(&mut probing.forced, p.x, p.o)?;
         Some((cell, "forced", plies))
     }
 }
