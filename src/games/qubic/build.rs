@@ -10,7 +10,7 @@ use super::prover::{Key, Prover};
 use super::shrink::Shrinker;
 use super::stored::{self, GAME, OPENING_BLOCK, Record};
 use super::strategy::{Strategy, replies_after};
-use super::threats::{ForcedSearch, PositionMap};
+use super::threats::{ForcedSearch, PositionMap, forced_win};
 use crate::store::{LayerFinish, LayerStatus, Store};
 use anyhow::{Result, bail, ensure};
 use serde::Serialize;
@@ -303,7 +303,7 @@ fn plies_of(
         return p;
     }
     let p = match strategy.choices.get(&key) {
-        None => stored::forced_win(forced, key.0, key.1).map_or(0, |(_, p)| p as u8),
+        None => forced_win(forced, key.0, key.1).map_or(0, |(_, p)| p as u8),
         Some(choice) => {
             let mut worst = 0u8;
             for child in replies_after(key, choice.cell) {

@@ -3,6 +3,7 @@
 //! forced wins by continuous threats ([`threats`]), the ground the search for a
 //! near-minimal winning strategy stands on.
 
+pub mod answer;
 pub mod build;
 pub mod check;
 pub mod geometry;

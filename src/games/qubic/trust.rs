@@ -21,9 +21,9 @@
 
 use super::geometry::canonical;
 use super::prover::Key;
-use super::stored::{OPENING_BLOCK, Record, StrategyFile, forced_win};
+use super::stored::{OPENING_BLOCK, Record, StrategyFile};
 use super::strategy::replies_after;
-use super::threats::{ForcedSearch, PositionMap, threats};
+use super::threats::{ForcedSearch, PositionMap, forced_win, threats};
 
 /// What one probe has found out (a position and its replies ask the same
 /// questions): the forced-win search with its cache, and the records judged.
