@@ -1,6 +1,6 @@
 //! The SQLite store: schema migrations, metadata, layers, blocks and chunks.
 //!
-//! Fixed rules (DESIGN.md section 4): one file per tablebase; schema applied from
+//! Fixed rules (docs/FORMAT.md §9): one file per tablebase; schema applied from
 //! `schema/NNN_name.sql` and tracked with `PRAGMA user_version`; a block's chunks are
 //! written in one transaction together with its row in `blocks`; a layer becomes
 //! complete in the transaction that stores its last block, and the blocks and layers

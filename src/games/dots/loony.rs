@@ -58,7 +58,7 @@ impl Loony {
         }
     }
 
-    /// The mark after a value (DESIGN.md section 6): `^` when the opponent can be
+    /// The mark after a value (docs/FORMAT.md §3.4): `^` when the opponent can be
     /// forced to make the next loony move, `v` when the side to move can, nothing
     /// when neither.
     pub fn mark(self) -> &'static str {
@@ -79,7 +79,7 @@ impl Loony {
     }
 }
 
-/// Serialises a present flag as DESIGN.md fixes it in JSON (`"mover"`,
+/// Serialises a present flag as docs/FORMAT.md §3.4 fixes it in JSON (`"mover"`,
 /// `"opponent"`, null for neither); for `Option<Loony>` fields skipped when `None`.
 pub fn serialize_flag<S: serde::Serializer>(flag: &Option<Loony>, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_some(&flag.and_then(Loony::json))

@@ -27,7 +27,7 @@ pub const FORMAT_VERSION: u32 = 3;
 /// bytes (2.923 against 2.736 bits/position).
 pub const DEFAULT_CHUNK_POSITIONS: u64 = 2048;
 
-/// The rules recorded in a Morris file's meta (DESIGN.md section 6).
+/// The rules recorded in a Morris file's meta (docs/FORMAT.md §4, §9.3).
 pub const RULES: &str = "gasser: 24 points, 16 mills, flying at 3 stones, one capture per move closing mills, stones in mills protected unless all are, fewer than 3 stones or no legal move loses, undecided is a draw";
 
 /// Which phases of the game a Morris file holds.

@@ -165,7 +165,7 @@ impl MorrisTablebase {
     }
 
     /// A position text of this file's game: 24 points, the side to move and the
-    /// hands (DESIGN.md section 6), or a move list from the empty board with
+    /// hands (docs/FORMAT.md §4.2), or a move list from the empty board with
     /// `stones` in each hand (`d6,f4,...`; a single move too).
     pub fn parse_position(&self, text: &str) -> Result<Position> {
         let text = text.trim();
@@ -264,7 +264,7 @@ pub fn result_word(value: Value) -> &'static str {
     }
 }
 
-/// The probe JSON object of DESIGN.md section 6 (fields in its order).
+/// The probe JSON object of docs/FORMAT.md §6.2 (fields in its order).
 pub fn probe_json(position: &Position, probe: &Probe) -> String {
     #[derive(serde::Serialize)]
     struct MoveJson {

@@ -377,7 +377,7 @@ pub struct QubicAnswer {
 }
 
 impl QubicAnswer {
-    /// The probe JSON object (DESIGN.md section 6).
+    /// The probe JSON object (docs/FORMAT.md §6.3).
     pub fn json(&self) -> String {
         #[derive(serde::Serialize)]
         struct Json<'a> {
