@@ -227,6 +227,47 @@ pub fn page_bytes(chunk_positions: u64) -> i64 {
 /// (of the values only).
 pub const CHUNK_CHECKSUM_KEY: &str = "chunk_checksum";
 
+/// `tb info`'s line on a file's format: its `format_version` and its features
+/// (docs/FORMAT.md §9.11), `packed` when the version packs them (a file from before
+/// the feature keys): `format 7: value_form=boxes-left loony=false ...`.
+pub fn format_line<'a>(
+    version: u32,
+    packed: bool,
+    features: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> String {
+    let features: Vec<String> = features
+        .into_iter()
+        .map(|(key, value)| format!("{key}={value}"))
+        .collect();
+    let packed = if packed {
+        " (legacy, packing the features)"
+    } else {
+        ""
+    };
+    format!("format {version}{packed}: {}", features.join(" "))
+}
+
+/// Refuses feature keys a file of `version` does not write: in a file of a legacy
+/// version, which packs its features, a tb before the keys never wrote them, so
+/// they mean tampering. `features` are a game's feature keys, `written` the rows
+/// the file has (for the current version every feature key is among them).
+pub fn check_no_feature_keys(
+    meta: &BTreeMap<String, String>,
+    written: &[(&str, String)],
+    features: &[(&str, String)],
+    version: u32,
+) -> Result<()> {
+    let stray = features
+        .iter()
+        .find(|(key, _)| meta.contains_key(*key) && !written.iter().any(|(k, _)| k == key));
+    if let Some((key, _)) = stray {
+        bail!(
+            "the file's value format {version} is from before the feature keys, but it has `{key}` metadata"
+        );
+    }
+    Ok(())
+}
+
 /// An open tablebase file.
 pub struct Store {
     conn: Connection,
@@ -256,6 +297,12 @@ impl ChunkRules {
             mixing: true,
             checked_mixing: true,
         }
+    }
+
+    /// Allows exactly the codings of `family` (a chunk of a later one is corrupt).
+    pub fn allow(&mut self, family: codec::Family) {
+        self.mixing = family >= codec::Family::Mix;
+        self.checked_mixing = family >= codec::Family::MixChecked;
     }
 }
 

@@ -6,8 +6,7 @@ use super::index::{MIN_STONES, Table, class_count};
 use super::rules::{Move, Outcome, Position};
 use super::solve::{Class, Probe, probe_hinted};
 use super::spec::{
-    MorrisSpec, Phase, format_version, hands_of, layer_hands, layer_pair, pair_layer,
-    placement_layer,
+    MorrisSpec, Phase, hands_of, layer_hands, layer_pair, pair_layer, placement_layer,
 };
 use super::value::Value;
 use crate::retro::audit::prepare_read;
@@ -36,11 +35,8 @@ impl MorrisTablebase {
         let in_file = |e: anyhow::Error| e.context(path.display().to_string());
         let meta = store.meta().map_err(in_file)?;
         let spec = MorrisSpec::from_meta(&meta).map_err(in_file)?;
-        // Context-mixing chunks came with format 2, their checksum of coded bytes
-        // with format 3.
-        let format = format_version(&meta).map_err(in_file)?;
-        store.chunk_rules().mixing = format >= 2;
-        store.chunk_rules().checked_mixing = format >= 3;
+        // A chunk of a coding the file does not allow is corrupt.
+        store.chunk_rules().allow(spec.codings);
         let layers = prepare_read(&mut store, &MorrisGame::new(spec.clone())).map_err(in_file)?;
         Ok(MorrisTablebase {
             reader: ChunkReader::with_neighbours(

@@ -4,6 +4,7 @@ use super::check::Checker;
 use super::position::Position;
 use super::stored::{Record, StrategyFile};
 use super::threats::threats;
+use crate::store::codec::FAMILY_KEY;
 use anyhow::Result;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -60,6 +61,10 @@ pub struct QubicInfo {
     pub blocks_stored: BTreeMap<u8, usize>,
     /// Plies to X's four from the empty board under the strategy.
     pub plies: u8,
+    /// The file's `format_version` (docs/FORMAT.md §9.11).
+    pub format_version: u32,
+    /// Its features: `chunk_coding`.
+    pub features: BTreeMap<&'static str, String>,
 }
 
 /// Counts of a strategy file.
@@ -77,6 +82,8 @@ pub fn info(file: &StrategyFile) -> QubicInfo {
         moves_by_stones: BTreeMap::new(),
         blocks_stored: file.blocks.iter().copied().collect(),
         plies: 0,
+        format_version: super::stored::FORMAT_VERSION,
+        features: [(FAMILY_KEY, super::stored::CODINGS.name().to_string())].into(),
     };
     for r in file.records.values() {
         match move_kind(r) {
@@ -115,7 +122,8 @@ pub fn info_text(i: &QubicInfo) -> String {
         let moves = i.moves_by_stones.get(stones).copied().unwrap_or(0);
         s.push_str(&format!("{stones:>6}  {moves:>15}  {count:>9}\n"));
     }
-    s
+    let features = i.features.iter().map(|(k, v)| (*k, v.as_str()));
+    s + &crate::store::format_line(i.format_version, false, features) + "\n"
 }
 
 /// What `tb verify` found.
