@@ -11,10 +11,10 @@ use anyhow::{Result, bail, ensure};
 use rayon::prelude::*;
 use std::path::PathBuf;
 use std::time::Instant;
-use tb::games::morris::build::{MorrisGame, pair_layer};
-use tb::games::morris::spec::MorrisSpec;
-use tb::retro::build::load_block;
-use tb::retro::{BlockId, Game};
+use tb::games::morris::build::pair_layer;
+use tb::games::morris::spec::{MorrisFormat, MorrisSpec};
+use tb::retro::chunks::load_block;
+use tb::retro::{BlockId, Format};
 use tb::store::codec::{self, ChunkCoding};
 use tb::store::{Store, as_bytes};
 
@@ -28,11 +28,11 @@ fn main() -> Result<()> {
     let (a, b) = (a.min(b), a.max(b));
     let store = Store::open_read(&path)?;
     let spec = MorrisSpec::from_meta(&store.meta()?)?;
-    let game = MorrisGame::new(spec.clone());
+    let format = MorrisFormat::new(spec.clone());
     let (layer, key) = (pair_layer(a, b), vec![a, b]);
     let values = load_block(
         &store,
-        &game,
+        &format,
         &BlockId {
             layer,
             key: key.clone(),
@@ -77,7 +77,8 @@ fn main() -> Result<()> {
     let all: usize = picks
         .par_iter()
         .map(|&c| {
-            game.chunk_neighbours(layer, &key, (c * cp) as u64, cp.min(bytes.len() - c * cp))
+            format
+                .chunk_neighbours(layer, &key, (c * cp) as u64, cp.min(bytes.len() - c * cp))
                 .len()
         })
         .sum();
@@ -87,7 +88,7 @@ fn main() -> Result<()> {
     );
     let started = Instant::now();
     picks.par_iter().for_each(|&c| {
-        game.chunk_neighbours(layer, &key, (c * cp) as u64, cp.min(bytes.len() - c * cp));
+        format.chunk_neighbours(layer, &key, (c * cp) as u64, cp.min(bytes.len() - c * cp));
     });
     println!(
         "  neighbours again: {:.1} M positions/s",
@@ -96,11 +97,11 @@ fn main() -> Result<()> {
     for name in ["zstd3", "mix"] {
         let coding = match name {
             "zstd3" => ChunkCoding::Zstd(3),
-            _ => game.chunk_coding(),
+            _ => format.chunk_coding(),
         };
         let range = |c: usize| c * cp..((c + 1) * cp).min(bytes.len());
         let neighbours =
-            |c: usize| game.chunk_neighbours(layer, &key, (c * cp) as u64, range(c).len());
+            |c: usize| format.chunk_neighbours(layer, &key, (c * cp) as u64, range(c).len());
         let started = Instant::now();
         let coded: Vec<Vec<u8>> = picks
             .par_iter()

@@ -10,11 +10,11 @@ use anyhow::{Context, Result, bail, ensure};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicU64;
 use std::time::Instant;
-use tb::games::morris::build::{MorrisGame, as_u8, pair_layer};
+use tb::games::morris::build::{MorrisKernel, as_u8, pair_layer};
 use tb::games::morris::solve::solve_pair_counting;
 use tb::games::morris::spec::MorrisSpec;
-use tb::retro::build::load_block;
-use tb::retro::{BlockId, Game};
+use tb::retro::chunks::load_block;
+use tb::retro::{BlockId, Kernel};
 use tb::store::Store;
 
 fn main() -> Result<()> {
@@ -32,14 +32,14 @@ fn main() -> Result<()> {
     }
     let store = Store::open_read(&path)?;
     let spec = MorrisSpec::from_meta(&store.meta()?)?;
-    let game = MorrisGame::new(spec);
+    let kernel = MorrisKernel::new(spec);
     let layer = pair_layer(a, b);
     let key = vec![a, b];
     let started = Instant::now();
-    let reads = game.reads(layer, &key);
+    let reads = kernel.reads(layer, &key);
     let inputs: Vec<Vec<i8>> = reads
         .iter()
-        .map(|id| load_block(&store, &game, id))
+        .map(|id| load_block(&store, kernel.format(), id))
         .collect::<Result<_>>()
         .context("reading the pairs captures lead to")?;
     let load_seconds = started.elapsed().as_secs_f64();
@@ -56,7 +56,7 @@ fn main() -> Result<()> {
     let (first, second) = solve_pair_counting(a, b, lower, &AtomicU64::new(0))?;
     let seconds = started.elapsed().as_secs_f64();
     let positions = (first.len() + second.len()) as u64;
-    let stored = load_block(&store, &game, &BlockId { layer, key })?;
+    let stored = load_block(&store, kernel.format(), &BlockId { layer, key })?;
     ensure!(
         stored.len() as u64 == positions,
         "stored pair has {} values",

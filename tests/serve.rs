@@ -269,3 +269,172 @@ fn the_server_survives_load_and_faults() {
         rss >> 20
     );
 }
+
+/// Overwrites the data of one chunk of layer `n` with a flipped byte (its checksum
+/// no longer matches).
+fn damage_chunk(db: &Path, n: u32) {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut data: Vec<u8> = conn
+        .query_row("SELECT data FROM chunks WHERE n = ?1", [n], |r| r.get(0))
+        .unwrap();
+    let middle = data.len() / 2;
+    data[middle] ^= 0x5a;
+    let changed = conn
+        .execute(
+            "UPDATE chunks SET data = ?1 WHERE n = ?2",
+            rusqlite::params![data, n],
+        )
+        .unwrap();
+    assert!(changed > 0);
+}
+
+/// Each kind of probe error gets its status and a typed JSON object: 400 a bad
+/// position, 404 an unknown table, 500 a damaged table (other positions still
+/// answered), 503 a search stopped at the request's time with its bounds; the
+/// same objects as `tb probe --json`.
+#[test]
+fn probe_errors_get_their_status_and_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let dots = harness::build_file(dir.path(), "2x3.tb", &["2x3"]);
+    damage_chunk(&dots, 8);
+    let server = Server::start(&["--db", dots.to_str().unwrap()]);
+    let eight = "h0.0,h0.1,h0.2,h1.0,h1.1,h1.2,h2.0,h2.1";
+    let cases = [
+        ("01x1", 400, "position"),
+        (eight, 500, "table"),
+        ("h0.0", 200, ""),
+        ("11111111111111111", 200, ""),
+    ];
+    for (position, status, kind) in cases {
+        // One table: no ?table= needed.
+        let (got, body) = server.get(&format!("/api/probe?position={}", encode(position)));
+        assert_eq!(got, status, "{position}: {body}");
+        assert_eq!(body, probe_json(&dots, &[position])[0], "{position}");
+        if !kind.is_empty() {
+            let v: Value = serde_json::from_str(&body).unwrap();
+            assert_eq!(v["kind"], kind, "{body}");
+            assert!(v.get("value").is_none(), "{body}");
+        }
+    }
+    let (_, body) = server.get(&format!("/api/probe?position={}", encode(eight)));
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["table_error"], "damaged", "{body}");
+    assert_eq!(server.get("/api/probe?table=nope&position=0").0, 404);
+    drop(server);
+
+    // A search stopped by the request's time: 503 with the bounds proven.
+    let shallow = harness::build_file(dir.path(), "3x3-book2.tb", &["3x3", "--book-lines", "2"]);
+    let server = Server::start(&["--db", shallow.to_str().unwrap(), "--request-time", "0s"]);
+    let (status, body) = server.get("/api/probe?position=h0.0,h0.1,v1.1");
+    assert_eq!(status, 503, "{body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        (&v["kind"], &v["stopped"]),
+        (&"stopped".into(), &"time limit".into()),
+        "{body}"
+    );
+    let (lower, upper) = (v["lower"].as_i64().unwrap(), v["upper"].as_i64().unwrap());
+    assert!(lower <= upper, "{body}");
+    // The bounds hold the value a full search finds.
+    let solved = tb()
+        .args(["solve", "3x3", "h0.0,h0.1,v1.1", "--json"])
+        .output()
+        .unwrap();
+    let solved: Value = serde_json::from_slice(&solved.stdout).unwrap();
+    let value = solved["value"].as_i64().unwrap();
+    assert!((lower..=upper).contains(&value), "{value} outside {body}");
+}
+
+/// `/api/tables` gives typed JSON (numbers, booleans, lists), names Morris
+/// tables as `tb info` does, and a Qubic strategy is served like any table.
+#[test]
+fn every_game_is_served_with_a_typed_description() {
+    let dir = tempfile::tempdir().unwrap();
+    let dots = harness::build_file(dir.path(), "2x2.tb", &["2x2"]);
+    let morris = harness::build_file(
+        dir.path(),
+        "m3.tb",
+        &["morris", "--stones", "3", "--phase", "all"],
+    );
+    let qubic = harness::build_file(
+        dir.path(),
+        "q.tb",
+        &["qubic", "--start", "0-3-60-21-15-63-12"],
+    );
+    let server = Server::start(&[
+        "--db",
+        dots.to_str().unwrap(),
+        "--db",
+        morris.to_str().unwrap(),
+        "--db",
+        qubic.to_str().unwrap(),
+    ]);
+    let (status, body) = server.get("/api/tables");
+    assert_eq!(status, 200, "{body}");
+    let tables: Vec<Value> = serde_json::from_str(&body).unwrap();
+    let by_name = |name: &str| tables.iter().find(|t| t["name"] == name).unwrap();
+    let d = by_name("2x2");
+    assert!(
+        d["penalty"].is_i64() && d["chunk_positions"].is_i64(),
+        "{d}"
+    );
+    assert!(d["corners"].is_boolean() && d["groups"].is_array(), "{d}");
+    assert_eq!(d["layers"].as_array().unwrap().len(), 13, "{d}");
+    let m = by_name("m3");
+    assert_eq!(m["game"], "morris");
+    assert!(m["stones"].is_i64(), "{m}");
+    let info: Value = serde_json::from_slice(
+        &tb()
+            .args(["info", "--json", "--db"])
+            .arg(&morris)
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let labels: Vec<&str> = info["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["tables"].as_str().unwrap())
+        .collect();
+    let served: Vec<&str> = m["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    assert!(served.iter().any(|t| t.starts_with('h')), "{served:?}");
+    assert!(
+        served.iter().all(|t| labels.contains(t)),
+        "{served:?} vs {labels:?}"
+    );
+    let q = by_name("q");
+    assert_eq!(
+        (&q["game"], q["positions"].is_u64()),
+        (&"qubic".into(), true),
+        "{q}"
+    );
+
+    let positions = [
+        "start",
+        "0-3-60-21-15-63-12-1",
+        "0-3-60-21-15-63-12-1-2",
+        "0-0",
+    ];
+    for (position, want) in positions.iter().zip(probe_json(&qubic, &positions)) {
+        let (status, body) =
+            server.get(&format!("/api/probe?table=q&position={}", encode(position)));
+        let bad = *position == "0-0";
+        assert_eq!(status, if bad { 400 } else { 200 }, "{position}: {body}");
+        assert_eq!(body, want, "{position}");
+    }
+    // POST lines that are not JSON strings are positions as they stand.
+    let (status, body) = server.request("POST", "/api/probe?table=q", b"start\n\"start\"\n");
+    assert_eq!(status, 200, "{body}");
+    let want = probe_json(&qubic, &["start"]).remove(0);
+    assert_eq!(
+        body.lines().collect::<Vec<_>>(),
+        [want.as_str(), want.as_str()]
+    );
+}

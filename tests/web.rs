@@ -1,8 +1,8 @@
 //! The web board in a real browser: Debian's chromium, driven over the WebDriver
 //! protocol by chromedriver (both real processes), against a real `tb serve`.
-//! The test loads the page, clicks lines and points, reads the DOM, and compares
-//! what the board shows with `tb probe --json`; it saves screenshots under
-//! `target/web/`.
+//! The tests load the page, click lines, points and cells, read the DOM, and
+//! compare what the board shows with `tb probe --json`; they save screenshots
+//! under `target/web/`.
 //!
 //! Needs `/usr/bin/chromedriver` and chromium (Debian packages `chromium-driver`
 //! and `chromium`; `tools/test-setup` installs them): without them the tests fail
@@ -195,6 +195,20 @@ impl Browser {
         }
     }
 
+    /// Waits until the page is not waiting for the server or the computer and
+    /// `done` holds for what it shows; that.
+    fn wait_until(&self, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let page = self.page();
+            if page["state"] == "ready" && done(&page) {
+                return page;
+            }
+            assert!(Instant::now() < deadline, "{what}: {page}");
+            std::thread::sleep(Duration::from_millis(30));
+        }
+    }
+
     /// What the page shows, read from the DOM.
     fn page(&self) -> Value {
         self.script(
@@ -215,6 +229,10 @@ impl Browser {
                drawn: [...document.querySelectorAll('[data-drawn]')].map((e) => e.dataset.drawn),
                boxes: [...document.querySelectorAll('rect[data-box]')].map((e) => e.dataset.box + ':' + e.getAttribute('class')),
                stones: [...document.querySelectorAll('[data-stone]')].length,
+               cells: [...document.querySelectorAll('g[data-cell]')].map((g) => ({
+                 cell: Number(g.dataset.cell), stone: g.dataset.stone ?? '.',
+                 label: g.querySelector('text.value')?.textContent ?? null,
+                 classes: g.getAttribute('class').split(' ') })),
              };",
         )
     }
@@ -315,6 +333,44 @@ fn check_dots_board(page: &Value, answer: &Value) {
     assert_eq!(page["error"], "", "{page}");
 }
 
+/// Checks that the board draws its open lines unlike its drawn ones (from the
+/// browser's computed style): every open line dashed, best moves included, every
+/// drawn line solid and thicker than any open one.
+fn check_line_strokes(browser: &Browser) {
+    let strokes = browser.script(
+        "const stroke = (e) => {
+           const s = getComputedStyle(e);
+           return { dash: s.strokeDasharray, width: parseFloat(s.strokeWidth) };
+         };
+         return {
+           open: [...document.querySelectorAll('g[data-line] line')].map(stroke),
+           drawn: [...document.querySelectorAll('line[data-drawn]')].map(stroke),
+         };",
+    );
+    let open = strokes["open"].as_array().unwrap();
+    let drawn = strokes["drawn"].as_array().unwrap();
+    assert!(!open.is_empty(), "{strokes}");
+    for line in open {
+        assert!(
+            !matches!(line["dash"].as_str(), Some("none" | "") | None),
+            "an open line drawn solid: {strokes}"
+        );
+    }
+    for line in drawn {
+        assert_eq!(line["dash"], "none", "a drawn line dashed: {strokes}");
+    }
+    let widest_open = open
+        .iter()
+        .map(|l| l["width"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    for line in drawn {
+        assert!(
+            line["width"].as_f64().unwrap() > widest_open,
+            "a drawn line as thin as an open one: {strokes}"
+        );
+    }
+}
+
 #[test]
 fn the_web_board_plays_dots_and_boxes_in_a_browser() {
     let browser = Browser::start();
@@ -328,6 +384,9 @@ fn the_web_board_plays_dots_and_boxes_in_a_browser() {
     let page = browser.wait_for("");
     check_dots_board(&page, &probe(&db, &"0".repeat(24)));
     assert!(page["status"].as_str().unwrap().starts_with("A to move"));
+    // The empty board does not look finished: every line is drawn as open.
+    check_line_strokes(&browser);
+    browser.screenshot("dots-start.png");
 
     // Clicks on lines play them; the URL follows.
     let mut played: Vec<&str> = Vec::new();
@@ -349,6 +408,7 @@ fn the_web_board_plays_dots_and_boxes_in_a_browser() {
     assert_eq!(page["boxes"], json!(["0,0:box box-1"]));
     assert!(page["score"].as_str().unwrap().contains("A 0, B 1"));
     assert!(page["status"].as_str().unwrap().starts_with("B to move"));
+    check_line_strokes(&browser);
     browser.screenshot("dots.png");
 
     // Undo and redo.
@@ -548,4 +608,262 @@ fn the_web_board_plays_morris_in_a_browser() {
     let best_reply = answer["moves"][0]["move"].as_str().unwrap();
     let page = browser.wait_for(&format!("{mv},{best_reply}"));
     assert_eq!(page["position"], morris_after(&after, best_reply));
+}
+
+/// The start of the Qubic strategy the browser test builds (SMALL in
+/// tests/qubic_strategy.rs: X wins against each of the 57 O replies, proven in
+/// seconds; after the reply 4 X's move comes from the stored strategy, after most
+/// others from the forced-win search).
+const QUBIC_START: &str = "0-3-60-21-15-63-12";
+
+/// `tb probe --json` of many positions (one process): the answers in order.
+fn probe_all(db: &Path, positions: &[String]) -> Vec<Value> {
+    let out = harness::run_ok(
+        tb().args(["probe", "--json", "--db"])
+            .arg(db)
+            .args(positions),
+        "probe",
+    );
+    let answers: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(answers.len(), positions.len());
+    answers
+}
+
+/// The cells of a Qubic page that carry `class`, in cell order.
+fn cells_with(page: &Value, class: &str) -> Vec<u64> {
+    page["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["classes"].as_array().unwrap().iter().any(|k| k == class))
+        .map(|c| c["cell"].as_u64().unwrap())
+        .collect()
+}
+
+/// Checks a Qubic board against `tb probe --json` of the game `moves` (a move list
+/// from the empty board, the oracle's own notation, not the page's): the stones,
+/// the status, X's winning move marked alone (X to move), every O reply labelled
+/// with the plies to X's four after it, counted from here, and the slowest marked
+/// (O to move); every empty cell playable. The oracle's answer.
+fn check_qubic_board(db: &Path, page: &Value, moves: &str) -> Value {
+    let answer = probe(db, moves);
+    let position = answer["position"].as_str().unwrap();
+    assert_eq!(page["position"], position, "{page}");
+    assert_eq!(page["error"], "", "{page}");
+    let cells = page["cells"].as_array().unwrap();
+    let shown: Vec<(u64, String)> = cells
+        .iter()
+        .map(|c| {
+            (
+                c["cell"].as_u64().unwrap(),
+                c["stone"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    let stones: Vec<(u64, String)> = position
+        .chars()
+        .enumerate()
+        .map(|(c, s)| (c as u64, s.to_string()))
+        .collect();
+    assert_eq!(shown, stones, "every cell shows its stone: {page}");
+    let empty: Vec<u64> = stones
+        .iter()
+        .filter(|(_, s)| s == ".")
+        .map(|(c, _)| *c)
+        .collect();
+    let status = page["status"].as_str().unwrap();
+    let list = page["list"].as_array().unwrap();
+    assert_eq!(cells_with(page, "playable"), empty, "{page}");
+    if answer["to_move"] == "X" {
+        if answer["result"] == "win" {
+            let (cell, plies) = (&answer["move"], &answer["plies"]);
+            assert_eq!(cells_with(page, "best"), vec![cell.as_u64().unwrap()]);
+            let says = format!("X to move wins in {plies} plies: play {cell}");
+            assert!(status.contains(&says), "{status:?} does not say {says:?}");
+            let source = answer["source"].as_str().unwrap();
+            assert_eq!(
+                page["list"],
+                json!([format!("{cell} wins in {plies} plies ({source})")])
+            );
+        } else {
+            assert_eq!(answer["result"], "unknown");
+            assert!(status.contains("outside the strategy"), "{status}");
+            assert_eq!(cells_with(page, "best"), Vec::<u64>::new());
+            assert!(list.is_empty(), "{page}");
+        }
+        return answer;
+    }
+    // O to move: each reply as the oracle answers the game one move longer.
+    let children: Vec<String> = empty.iter().map(|c| format!("{moves}-{c}")).collect();
+    let after = probe_all(db, &children);
+    let mut longest = 0;
+    for (c, child) in empty.iter().zip(&after) {
+        let label = match child["result"].as_str().unwrap() {
+            "win" => {
+                let plies = child["plies"].as_u64().unwrap() + 1;
+                longest = longest.max(plies);
+                plies.to_string()
+            }
+            "unknown" => "?".to_string(),
+            other => panic!("reply {c}: X to move with {other}"),
+        };
+        let cell = cells.iter().find(|x| x["cell"] == *c).unwrap();
+        assert_eq!(cell["label"], label, "reply {c}: {page}");
+    }
+    assert_eq!(list.len(), empty.len(), "every reply listed: {page}");
+    if answer["result"] == "loss" {
+        assert_eq!(
+            answer["plies"], longest,
+            "the answer is the slowest reply's"
+        );
+        let slowest: Vec<u64> = empty
+            .iter()
+            .zip(&after)
+            .filter(|(_, a)| a["plies"].as_u64().unwrap() + 1 == longest)
+            .map(|(c, _)| *c)
+            .collect();
+        assert_eq!(cells_with(page, "best"), slowest, "{page}");
+        let says = format!("O to move: X wins in {longest} plies whatever O plays");
+        assert!(status.contains(&says), "{status:?} does not say {says:?}");
+    } else {
+        assert_eq!(answer["result"], "unknown");
+        assert!(status.contains("outside the strategy"), "{status}");
+    }
+    answer
+}
+
+#[test]
+fn the_web_board_plays_a_qubic_strategy_in_a_browser() {
+    let browser = Browser::start();
+    let dir = tempfile::tempdir().unwrap();
+    let db = harness::build_file(dir.path(), "small.tb", &["qubic", "--start", QUBIC_START]);
+    let server = Server::start(&["--db", db.to_str().unwrap()]);
+    let base = format!("http://{}/", server.address);
+
+    // One table: the page needs no ?table=. The start: O to move, every reply
+    // labelled.
+    browser.goto(&base);
+    let page = browser.wait_for("");
+    let start = check_qubic_board(&db, &page, QUBIC_START);
+    assert_eq!(start["to_move"], "O");
+    assert_eq!(page["url"], "?table=small");
+
+    // An O reply: the board probes the new position and marks X's answer.
+    let mut game = vec![QUBIC_START.to_string()];
+    let mut played: Vec<String> = Vec::new();
+    let mut play = |cell: &str, browser: &Browser| {
+        browser.click(&format!("g[data-cell=\"{cell}\"]"));
+        game.push(cell.to_string());
+        played.push(cell.to_string());
+        let page = browser.wait_for(&played.join(","));
+        (page, game.join("-"), played.join(","))
+    };
+    let (page, moves, _) = play("4", &browser);
+    let answer = check_qubic_board(&db, &page, &moves);
+    assert_eq!(answer["source"], "strategy", "the stored strategy's move");
+    assert!(
+        page["status"]
+            .as_str()
+            .unwrap()
+            .contains("the strategy's move")
+    );
+    assert_eq!(page["url"], "?table=small&moves=4");
+
+    // X's highlighted move, then the O reply that holds out longest and one
+    // that does not.
+    let x_move = cells_with(&page, "best")[0].to_string();
+    let (page, moves, _) = play(&x_move, &browser);
+    check_qubic_board(&db, &page, &moves);
+    browser.screenshot("qubic.png");
+    let slowest = cells_with(&page, "best")[0].to_string();
+    let quick = cells_with(&page, "even")[0].to_string();
+    let (page, moves, _) = play(&quick, &browser);
+    let answer = check_qubic_board(&db, &page, &moves);
+    assert_eq!(answer["result"], "win");
+
+    // Undo, redo, and the shared URL.
+    browser.click("#undo");
+    let page = browser.wait_for(&format!("4,{x_move}"));
+    check_qubic_board(&db, &page, &format!("{QUBIC_START}-4-{x_move}"));
+    browser.click("#redo");
+    let page = browser.wait_for(&format!("4,{x_move},{quick}"));
+    check_qubic_board(&db, &page, &moves);
+    let shared = page["url"].as_str().unwrap().to_string();
+    assert_eq!(shared, format!("?table=small&moves=4,{x_move},{quick}"));
+    browser.goto(&format!("{base}{shared}"));
+    let page = browser.wait_for(&format!("4,{x_move},{quick}"));
+    check_qubic_board(&db, &page, &moves);
+
+    // The computer as O answers X's move with a slowest reply.
+    browser.click("#undo");
+    browser.wait_for(&format!("4,{x_move}"));
+    browser.click("#undo");
+    browser.wait_for("4");
+    browser.click("#computer option[value=\"O\"]");
+    browser.wait_for("4");
+    browser.click("#best");
+    let page = browser.wait_until("the computer's reply", |p| {
+        p["moves"].as_str().unwrap().split(',').count() == 3
+    });
+    let reply = page["moves"]
+        .as_str()
+        .unwrap()
+        .split(',')
+        .nth(2)
+        .unwrap()
+        .to_string();
+    assert_eq!(reply, slowest, "the first of the slowest replies");
+    check_qubic_board(&db, &page, &format!("{QUBIC_START}-4-{x_move}-{reply}"));
+    browser.click("#computer option[value=\"\"]");
+    browser.wait_for(&format!("4,{x_move},{reply}"));
+
+    // A position outside the strategy, typed as a move list.
+    browser.type_into("#position", "0-1-2\u{E007}");
+    let outside = probe(&db, "0-1-2");
+    assert_eq!(outside["result"], "unknown");
+    let page = browser.wait_until("the typed position", |p| {
+        p["position"] == outside["position"] && p["moves"] == ""
+    });
+    check_qubic_board(&db, &page, "0-1-2");
+    assert!(
+        page["status"]
+            .as_str()
+            .unwrap()
+            .starts_with("O to move: outside the strategy")
+    );
+    // X's move there is outside the strategy too.
+    browser.click("g[data-cell=\"5\"]");
+    let page = browser.wait_for("5");
+    let answer = check_qubic_board(&db, &page, "0-1-2-5");
+    assert_eq!(answer["result"], "unknown");
+
+    // A game X has won: its four marked, nothing to play.
+    let won = "0-4-1-5-2-6-3";
+    browser.goto(&format!("{base}?position={won}"));
+    let over = probe(&db, won);
+    assert_eq!(
+        (&over["result"], &over["plies"]),
+        (&json!("loss"), &json!(0))
+    );
+    let page = browser.wait_until("the won game", |p| p["position"] == over["position"]);
+    assert_eq!(cells_with(&page, "four"), vec![0, 1, 2, 3]);
+    assert_eq!(cells_with(&page, "playable"), Vec::<u64>::new());
+    assert_eq!(page["status"], "X has four in a line: X wins");
+    assert_eq!(page["list"], json!([]));
+
+    // Among other tables: a bad ?table= is said, the table menu switches games.
+    let dots = harness::build_file(dir.path(), "3x3.tb", &["3x3"]);
+    let both = Server::start(&["--db", dots.to_str().unwrap(), "--db", db.to_str().unwrap()]);
+    browser.goto(&format!("http://{}/?table=nope", both.address));
+    let page = browser.wait_for("");
+    assert_eq!(page["error"], "no table nope; showing 3x3", "{page}");
+    assert_eq!(page["position"], "0".repeat(24));
+    browser.click("#table option[value=\"small\"]");
+    let page = browser.wait_until("the Qubic table", |p| p["position"] == start["position"]);
+    check_qubic_board(&db, &page, QUBIC_START);
+    assert_eq!(page["url"], "?table=small");
 }

@@ -2,14 +2,16 @@
 //! whose `probe`, `probe_many` and `info` answer with the fields of `tb probe
 //! --json` and `tb info --json`; `tb.solve(board, position)` answers as `tb solve
 //! --json`. A thin layer over the `tb` crate: the table is
-//! [`tb::games::table::Table`] (as in `tb serve`), the search is
-//! [`tb::games::dots::solve::SolveRequest`] (as in `tb solve`).
+//! [`tb::games::table::Table`] over the registry of readers (as in `tb serve`),
+//! the search is [`tb::games::dots::solve::SolveRequest`] (as in `tb solve`).
 //!
 //! The GIL is released while probing and searching; a table serves several
 //! Python threads at once; batches are probed on worker threads while the caller's
-//! thread makes the dicts. Dots-and-Boxes answers become dicts directly (copies of
-//! template dicts with interned keys); everything else goes through the crate's
-//! JSON writers and `json.loads`, so its fields cannot drift from the CLI's.
+//! thread makes the dicts. Every answer goes through the crate's JSON writers and
+//! `json.loads`, so its fields cannot drift from the CLI's, except one quick
+//! path: Dots-and-Boxes answers without loony flags become dicts directly
+//! (copies of template dicts with interned keys), checked field for field
+//! against the CLI's in the tests.
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyRuntimeError, PyTypeError, PyValueError};
@@ -26,13 +28,11 @@ use std::time::{Duration, Instant};
 use tb::games::dots::board::{Board, BoardError};
 use tb::games::dots::notation::{self, NotationError};
 use tb::games::dots::output;
-use tb::games::dots::search::Limits;
+use tb::games::dots::probe::{MoveValue, Probe, Source};
+use tb::games::dots::reader::DotsAnswer;
 use tb::games::dots::solve::SolveRequest;
-use tb::games::dots::tablebase::{MoveValue, Probe, Source};
-use tb::games::table::{
-    Answer, Detail, ErrorKind, ProbeBounds, ProbeError, Table as CoreTable, default_name,
-};
-use tb::games::{GameKind, probe_error_json};
+use tb::games::read::{Answer, Detail, ProbeError, ReadOptions};
+use tb::games::table::{Table as CoreTable, default_name};
 
 create_exception!(tb, Error, PyException, "Base class of the errors of tb.");
 create_exception!(
@@ -45,7 +45,7 @@ create_exception!(
     tb,
     TableError,
     Error,
-    "A file that cannot be opened (missing files included), is not a tablebase, or is damaged (also found while probing)."
+    "A file that cannot be opened (missing files included), is not a tablebase, or is damaged (also found while probing), or a closed table. Attributes: kind (`missing`, `sqlite`, `schema`, `version`, `not_a_table`, `damaged`), and from a probe input, error."
 );
 create_exception!(
     tb,
@@ -108,17 +108,18 @@ fn json_loads<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
 }
 
 /// The exception for a probe's error; `input` and `error` (the message `tb probe`
-/// gives) as attributes, and the bounds of a stopped search.
+/// gives) as attributes, the store's failure kind of a table error, and the
+/// bounds of a stopped search.
 fn probe_exception(py: Python<'_>, e: &ProbeError, input: &str, index: Option<usize>) -> PyErr {
-    let error = format!("{:#}", e.error);
+    let error = e.to_string();
     let message = match index {
         Some(i) => format!("positions[{i}] `{input}`: {error}"),
         None => format!("`{input}`: {error}"),
     };
-    let exception = match e.kind {
-        ErrorKind::Position => PositionError::new_err(message),
-        ErrorKind::Table => TableError::new_err(message),
-        ErrorKind::Stopped => SearchLimitError::new_err(message),
+    let exception = match e {
+        ProbeError::Position(_) => PositionError::new_err(message),
+        ProbeError::Table(_) => TableError::new_err(message),
+        ProbeError::Stopped { .. } => SearchLimitError::new_err(message),
     };
     let set = || -> PyResult<()> {
         let value = exception.value(py);
@@ -127,11 +128,15 @@ fn probe_exception(py: Python<'_>, e: &ProbeError, input: &str, index: Option<us
         if let Some(i) = index {
             value.setattr("index", i)?;
         }
-        if let Some(stopped) = e.stopped() {
-            value.setattr("lower", stopped.lower)?;
-            value.setattr("upper", stopped.upper)?;
-            value.setattr("nodes", stopped.nodes)?;
-            value.setattr("reason", stopped.reason)?;
+        match e {
+            ProbeError::Table(store) => value.setattr("kind", store.kind.as_str())?,
+            ProbeError::Stopped { bounds, .. } => {
+                value.setattr("lower", bounds.lower)?;
+                value.setattr("upper", bounds.upper)?;
+                value.setattr("nodes", bounds.nodes)?;
+                value.setattr("reason", bounds.reason)?;
+            }
+            ProbeError::Position(_) => {}
         }
         Ok(())
     };
@@ -139,6 +144,22 @@ fn probe_exception(py: Python<'_>, e: &ProbeError, input: &str, index: Option<us
         Ok(()) => exception,
         Err(e) => e,
     }
+}
+
+/// A TableError for a failure to open or read a whole table (`tb.open`,
+/// `Table.info`), with its kind when the store named one; a ValueError for an
+/// argument that does not apply to the table.
+fn table_exception(py: Python<'_>, error: &anyhow::Error) -> PyErr {
+    if tb::games::read::NotApplicable::is(error) {
+        return PyValueError::new_err(format!("{error:#}"));
+    }
+    let exception = TableError::new_err(format!("{error:#}"));
+    if let Some(store) = tb::store::StoreError::find(error)
+        && let Err(e) = exception.value(py).setattr("kind", store.kind.as_str())
+    {
+        return e;
+    }
+    exception
 }
 
 /// A new reference from the C API, or the Python error it raised.
@@ -345,8 +366,11 @@ struct Ahead {
     exhausted: bool,
 }
 
+/// A position's answer, or why it has none.
+type Probed = Result<Box<dyn Answer>, ProbeError>;
+
 /// Positions and their answers.
-type Answered = (Vec<String>, Vec<Result<Answer, ProbeError>>);
+type Answered = (Vec<String>, Vec<Probed>);
 
 /// A chunk's positions and answers, or the panic of its job.
 type Chunk = std::thread::Result<Answered>;
@@ -502,11 +526,13 @@ fn detail(moves: bool) -> Detail {
 
 /// An open tablebase (`tb.open`). Thread-safe: several Python threads may probe
 /// at once (each probe borrows one of the table's readers, at most one per core).
+/// A context manager: `with tb.open(path) as t:` closes the file at the end.
 #[pyclass(frozen, name = "Table", module = "tb")]
 struct Table {
     table: Arc<CoreTable>,
-    /// Dots-and-Boxes tables: what their answers' dicts are made of.
-    dots: Option<DotsObjects>,
+    /// What the quick dicts of Dots-and-Boxes answers are made of (made with the
+    /// first such answer, from its board).
+    dots: PyOnceLock<DotsObjects>,
     max_readers: usize,
 }
 
@@ -516,25 +542,25 @@ impl Table {
         &self,
         py: Python<'py>,
         keys: &Keys,
-        answer: &Answer,
+        answer: &dyn Answer,
         detail: Detail,
     ) -> PyResult<Bound<'py, PyAny>> {
-        match (answer, &self.dots) {
-            // Answers with loony flags (loony files) go through JSON: the quick
-            // dicts have no `loony` fields.
-            (Answer::Dots(probe), Some(dots))
-                if probe.loony.is_none() && probe.moves.iter().all(|m| m.loony.is_none()) =>
-            {
-                dots.dict(py, keys, probe, detail)
-            }
-            (answer, _) => {
-                let object = json_loads(py, &self.table.json(answer))?;
-                if detail == Detail::Value {
-                    object.del_item(keys.moves.bind(py))?;
-                }
-                Ok(object)
+        // The quick path: a Dots-and-Boxes answer without loony flags (the quick
+        // dicts have no `loony` fields).
+        if let Some(dots) = answer.as_any().downcast_ref::<DotsAnswer>() {
+            let probe = &dots.probe;
+            if probe.loony.is_none() && probe.moves.iter().all(|m| m.loony.is_none()) {
+                let objects = self
+                    .dots
+                    .get_or_try_init(py, || DotsObjects::new(py, &dots.board))?;
+                return objects.dict(py, keys, probe, detail);
             }
         }
+        let object = json_loads(py, &answer.json())?;
+        if detail == Detail::Value && object.get_item(keys.moves.bind(py)).is_ok() {
+            object.del_item(keys.moves.bind(py))?;
+        }
+        Ok(object)
     }
 
     /// The Python object of the answer to `input` (position `index` of a batch):
@@ -545,12 +571,12 @@ impl Table {
         py: Python<'py>,
         keys: &Keys,
         (input, index): (&str, usize),
-        answer: Result<Answer, ProbeError>,
+        answer: Probed,
         style: Style,
     ) -> PyResult<Bound<'py, PyAny>> {
         match answer {
-            Ok(answer) => self.object(py, keys, &answer, style.detail),
-            Err(e) if style.keep_errors => json_loads(py, &probe_error_json(input, &e.error)),
+            Ok(answer) => self.object(py, keys, answer.as_ref(), style.detail),
+            Err(e) if style.keep_errors => json_loads(py, &e.json(input)),
             Err(e) => Err(probe_exception(py, &e, input, Some(index))),
         }
     }
@@ -581,7 +607,7 @@ impl Table {
     ) -> PyResult<Bound<'py, PyAny>> {
         let detail = detail(moves);
         match py.detach(|| self.table.probe(position, detail)) {
-            Ok(answer) => self.object(py, keys(py), &answer, detail),
+            Ok(answer) => self.object(py, keys(py), answer.as_ref(), detail),
             Err(e) => Err(probe_exception(py, &e, position, None)),
         }
     }
@@ -660,26 +686,26 @@ impl Table {
 
     /// The dict of `tb info --json`.
     fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        match py.detach(|| self.table.info_json()) {
-            Ok(text) => json_loads(py, &text),
-            Err(e) => Err(TableError::new_err(format!("{:#}", e.error))),
+        match py.detach(|| self.table.info()) {
+            Ok(report) => json_loads(py, &report.json.to_string()),
+            Err(e) => Err(probe_exception(py, &e, "", None)),
         }
     }
 
-    /// `"dots-and-boxes"` or `"morris"`.
+    /// The game, as the file names it: `"dots-and-boxes"`, `"morris"` or
+    /// `"qubic"`.
     #[getter]
     fn game(&self) -> &'static str {
-        match self.table.game() {
-            GameKind::Dots => "dots-and-boxes",
-            GameKind::Morris => "morris",
-            GameKind::Qubic => "qubic",
-        }
+        self.table.game()
     }
 
     /// The board (`"3x4"`) of a Dots-and-Boxes table, else None.
     #[getter]
     fn board(&self) -> Option<String> {
-        self.table.board().map(|b| b.to_string())
+        self.table
+            .field("board")
+            .and_then(|b| b.as_str())
+            .map(String::from)
     }
 
     /// The file.
@@ -688,8 +714,39 @@ impl Table {
         self.table.path().to_path_buf()
     }
 
+    /// Whether `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.table.is_closed()
+    }
+
+    /// Closes the file (its SQLite connections and caches); probes after it raise
+    /// TableError. Closing twice is harmless.
+    fn close(&self) {
+        self.table.close();
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, _args: &Bound<'_, pyo3::types::PyTuple>) -> bool {
+        self.table.close();
+        false
+    }
+
     fn __repr__(&self) -> String {
-        format!("<tb.Table {} {}>", self.game(), self.table.path().display())
+        let state = if self.table.is_closed() {
+            " closed"
+        } else {
+            ""
+        };
+        format!(
+            "<tb.Table {} {}{state}>",
+            self.game(),
+            self.table.path().display()
+        )
     }
 }
 
@@ -697,7 +754,7 @@ impl Table {
 struct Stream {
     ahead: Ahead,
     /// The current chunk's inputs and answers not handed out yet.
-    current: VecDeque<(String, Result<Answer, ProbeError>)>,
+    current: VecDeque<(String, Probed)>,
     /// Index of the next answer.
     index: usize,
 }
@@ -746,13 +803,15 @@ impl Answers {
     }
 }
 
-/// Opens a tablebase file of either game read-only (checked like any reader).
-/// Dots-and-Boxes positions past the stored layers are searched if they have at
-/// most search_limit open lines (default 26 as in `tb probe`; 0: never), each
-/// search bounded by max_nodes and time_limit (seconds; default: none); readers
+/// Opens a table file of any game (Dots-and-Boxes, Morris, Qubic) read-only
+/// (checked like any reader). Dots-and-Boxes positions past the stored layers are
+/// searched if they have at most search_limit open lines (default 26 as in `tb
+/// probe`; 0: never), each search bounded by max_nodes and time_limit (seconds;
+/// default: none); these raise ValueError for a game without a search. readers
 /// bounds how many probes run at once (default: one per core; each reader keeps
-/// its own chunk cache). Raises TableError if the file cannot be opened (a missing file
-/// too), is not a tablebase or is damaged.
+/// its own chunk cache). Raises TableError (with its `kind`) if the file cannot be
+/// opened (a missing file too), is not a tablebase or is damaged. The table is a
+/// context manager (`with tb.open(path) as t:`) and has `close()`.
 #[pyfunction]
 #[pyo3(signature = (path, *, search_limit = None, max_nodes = None, time_limit = None, readers = None))]
 fn open(
@@ -763,9 +822,10 @@ fn open(
     time_limit: Option<f64>,
     readers: Option<usize>,
 ) -> PyResult<Table> {
-    let bounds = ProbeBounds {
-        search_limit: search_limit.unwrap_or(ProbeBounds::default().search_limit),
-        limits: limits(max_nodes, time_limit)?,
+    let options = ReadOptions {
+        search_limit,
+        max_nodes,
+        time_limit: seconds("time_limit", time_limit)?,
     };
     let max_readers = match readers {
         Some(0) => return Err(PyValueError::new_err("readers must be at least 1")),
@@ -775,36 +835,25 @@ fn open(
     let table = py
         .detach(|| {
             let name = default_name(&path)?;
-            CoreTable::open_with(&name, &path, bounds, max_readers)
+            CoreTable::open_strict(&name, &path, options, max_readers)
         })
-        .map_err(|e| TableError::new_err(format!("{e:#}")))?;
-    let table = Arc::new(table);
-    let dots = table
-        .board()
-        .map(|board| DotsObjects::new(py, &board))
-        .transpose()?;
+        .map_err(|e| table_exception(py, &e))?;
     Ok(Table {
-        table,
-        dots,
+        table: Arc::new(table),
+        dots: PyOnceLock::new(),
         max_readers,
     })
 }
 
-/// Search limits from Python arguments.
-fn limits(max_nodes: Option<u64>, time_limit: Option<f64>) -> PyResult<Limits> {
-    let time_limit = time_limit
+/// A duration argument in seconds (`name` for the message).
+fn seconds(name: &str, value: Option<f64>) -> PyResult<Option<Duration>> {
+    value
         .map(|s| {
             Duration::try_from_secs_f64(s).map_err(|_| {
-                PyValueError::new_err(format!(
-                    "time_limit must be a number of seconds >= 0, not {s}"
-                ))
+                PyValueError::new_err(format!("{name} must be a number of seconds >= 0, not {s}"))
             })
         })
-        .transpose()?;
-    Ok(Limits {
-        max_nodes,
-        time_limit,
-    })
+        .transpose()
 }
 
 /// A transposition table size: bytes, or text such as "256MiB".
@@ -844,15 +893,15 @@ fn solve<'py>(
     best: bool,
     threads: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
-    if board == "morris" {
-        return Err(PyValueError::new_err(
-            "Morris has no search solver: build its tables (tb build morris) and probe them",
-        ));
-    }
-    let board: Board = board
-        .parse()
-        .map_err(|e: BoardError| PyValueError::new_err(e.to_string()))?;
-    let limits = limits(max_nodes, time_limit)?;
+    let board: Board = board.parse().map_err(|e: BoardError| {
+        PyValueError::new_err(format!(
+            "{e} (tb.solve searches Dots-and-Boxes boards; other games are probed from their tables)"
+        ))
+    })?;
+    let limits = tb::games::dots::search::Limits {
+        max_nodes,
+        time_limit: seconds("time_limit", time_limit)?,
+    };
     let mut request = SolveRequest::new(&board, position, notation::parse_position, start, penalty)
         .map_err(|e| {
             let message = format!("{e:#}");
@@ -904,7 +953,7 @@ fn solve<'py>(
     }
 }
 
-/// Probe tb endgame tablebases (Dots-and-Boxes, Nine Men's Morris) and run the
+/// Probe tb tables (Dots-and-Boxes, Nine Men's Morris, Qubic) and run the
 /// Dots-and-Boxes search solver: `tb.open(path).probe(position)`,
 /// `.probe_many(positions)`, `.info()`, `tb.solve(board, position)`. Answers are
 /// dicts with the fields of the CLI's JSON.

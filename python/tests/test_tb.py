@@ -508,3 +508,69 @@ def test_probe_releases_the_gil(tables):
     )
     assert isinstance(results[0], tb.SearchLimitError)
     assert results[0].reason == "time limit"
+
+
+# --- every game through one interface -------------------------------------------------
+
+# A Qubic start whose strategy is proven in a few seconds (as in tests/qubic_strategy.rs).
+QUBIC_START = "0-3-60-21-15-63-12"
+
+
+@pytest.fixture(scope="session")
+def qubic_table(tmp_path_factory):
+    path = tmp_path_factory.mktemp("qubic") / "q.tb"
+    run("build", "qubic", "--start", QUBIC_START, "--db", path, "--quiet")
+    return path
+
+
+def test_qubic_probes_equal_cli_json(qubic_table):
+    t = tb.open(qubic_table)
+    assert (t.game, t.board) == ("qubic", None)
+    empty = [c for c in range(64) if str(c) not in QUBIC_START.split("-")]
+    positions = ["start", QUBIC_START] + [f"{QUBIC_START}-{c}" for c in empty[:12]] + ["0-0", "nonsense"]
+    want = cli_probe(qubic_table, positions)
+    assert t.probe_many(positions, errors="return") == want
+    assert t.probe("start") == want[0] and want[0]["to_move"] == "O"
+    # X to move after any O reply: X wins with a move (the strategy covers every reply).
+    for answer in want[2:14]:
+        assert answer["to_move"] == "X" and answer["result"] == "win", answer
+    with pytest.raises(tb.PositionError):
+        t.probe("0-0")
+    assert t.info() == json.loads(run("info", "--db", qubic_table, "--json"))
+
+
+def test_search_bounds_do_not_apply_to_tables_without_search(tables, qubic_table):
+    for db in [tables["morris"], qubic_table]:
+        for bound in [dict(search_limit=3), dict(max_nodes=10), dict(time_limit=1.0)]:
+            with pytest.raises(ValueError, match="no search fallback"):
+                tb.open(db, **bound)
+
+
+def test_close_and_context_manager(tables):
+    db = tables["2x2"]
+    with tb.open(db) as t:
+        assert t.probe("start") == cli_probe(db, ["start"])[0]
+        assert not t.closed
+    assert t.closed and "closed" in repr(t)
+    with pytest.raises(tb.TableError, match="closed"):
+        t.probe("start")
+    with pytest.raises(tb.TableError):
+        t.probe_many(["start"] * 100)
+    t.close()  # twice is harmless
+
+
+def test_table_error_kinds(tables, tmp_path):
+    with pytest.raises(tb.TableError) as caught:
+        tb.open(tmp_path / "missing.tb")
+    assert caught.value.kind == "missing"
+    text = tmp_path / "text.tb"
+    text.write_text("not a table\n" * 100)
+    with pytest.raises(tb.TableError) as caught:
+        tb.open(text)
+    assert caught.value.kind == "schema"
+    db = tampered_3x3(tables, tmp_path / "kinds.tb", "UPDATE chunks SET checksum = checksum + 1 WHERE n = 2")
+    with pytest.raises(tb.TableError) as caught:
+        tb.open(db).probe("h0.0")
+    assert caught.value.kind == "damaged"
+    [want] = cli_probe(db, ["h0.0"])
+    assert (want["kind"], want["table_error"]) == ("table", "damaged")

@@ -1,84 +1,53 @@
-//! The games: each folder holds a game's rules, notation, indexing, kernel and probe
-//! answers, on top of the generic store ([`crate::store`]) and scheduler
-//! ([`crate::retro`]). [`table`] opens a file of either game for probes from
-//! several threads (`tb serve`, the Python module).
+//! The games: each folder holds a game's rules, notation, indexing, kernel and
+//! reader, on top of the generic store ([`crate::store`]) and scheduler
+//! ([`crate::retro`]).
+//!
+//! This module is the registry of the read side: [`open`] reads a file's `game`
+//! metadata and gives the game's [`read::Reader`], the one interface the CLI,
+//! `tb serve` and the Python module use for every game. It is the only place
+//! outside the games' own folders that names a game.
+//! [`table`] shares readers of one file between threads.
 
 pub mod dots;
 pub mod morris;
 pub mod qubic;
+pub mod read;
 pub mod table;
 
-use crate::store::Store;
-use anyhow::{Result, bail};
+use crate::store::{Store, StoreError, StoreErrorKind};
+use anyhow::Result;
+use read::{ReadOptions, Reader};
+use std::collections::BTreeMap;
 use std::path::Path;
 
-/// The games a tablebase file can hold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GameKind {
-    /// Dots-and-Boxes (`game` meta `dots-and-boxes`).
-    Dots,
-    /// Nine Men's Morris (`game` meta `morris`).
-    Morris,
-    /// Qubic, a winning strategy (`game` meta `qubic`).
-    Qubic,
-}
+/// The games a file can hold, by the name in its `game` metadata.
+const GAMES: &[&str] = &[
+    dots::reader::GAME,
+    morris::reader::GAME,
+    qubic::stored::GAME,
+];
 
-/// Which game a tablebase file holds (its `game` metadata).
-pub fn game_of_file(path: &Path) -> Result<GameKind> {
-    game_of_meta(&Store::meta_of(path)?, path)
-}
-
-/// A tablebase file of either game, open for reading.
-pub enum OpenTablebase {
-    /// A Dots-and-Boxes file.
-    Dots(Box<dots::tablebase::Tablebase>),
-    /// A Nine Men's Morris file.
-    Morris(Box<morris::tablebase::MorrisTablebase>),
-    /// A Qubic strategy file.
-    Qubic(Box<qubic::stored::StrategyFile>),
-}
-
-/// Opens a tablebase file of either game read-only, with one SQLite connection
-/// (a cold probe pays for each open).
-pub fn open_tablebase(path: &Path) -> Result<OpenTablebase> {
+/// Opens a table file of any game read-only (checked like any reader: schema,
+/// metadata, layers), with the search bounds of `options` for a game that
+/// searches (a game without a search fallback refuses them). One SQLite
+/// connection: a cold probe pays for each open.
+pub fn open(path: &Path, options: &ReadOptions) -> Result<Box<dyn Reader>> {
     let store = Store::open_read(path)?;
     let meta = store
         .meta()
         .map_err(|e| e.context(path.display().to_string()))?;
     Ok(match game_of_meta(&meta, path)? {
-        GameKind::Dots => OpenTablebase::Dots(Box::new(dots::tablebase::Tablebase::from_store(
-            path, store,
-        )?)),
-        GameKind::Morris => OpenTablebase::Morris(Box::new(
-            morris::tablebase::MorrisTablebase::from_store(path, store)?,
-        )),
-        GameKind::Qubic => OpenTablebase::Qubic(Box::new(qubic::stored::StrategyFile::from_store(
-            path, store,
-        )?)),
+        dots::reader::GAME => Box::new(dots::reader::DotsReader::from_store(path, store, options)?),
+        morris::reader::GAME => Box::new(morris::reader::MorrisReader::from_store(
+            path, store, options,
+        )?),
+        _ => Box::new(qubic::reader::QubicReader::from_store(
+            path, store, options,
+        )?),
     })
 }
 
-/// The game named by a file's metadata (`path` for messages).
-fn game_of_meta(
-    meta: &std::collections::BTreeMap<String, String>,
-    path: &Path,
-) -> Result<GameKind> {
-    match meta.get("game").map(String::as_str) {
-        Some("dots-and-boxes") => Ok(GameKind::Dots),
-        Some("morris") => Ok(GameKind::Morris),
-        Some(qubic::stored::GAME) => Ok(GameKind::Qubic),
-        Some(other) => bail!(
-            "{} holds the game `{other}`, which this tb does not know",
-            path.display()
-        ),
-        None => bail!(
-            "{}: the file has no `game` metadata (not a finished tb file?)",
-            path.display()
-        ),
-    }
-}
-
-/// Recodes the finished tablebase `from` (of either game) into `out` with chunks of
+/// Recodes the finished table `from` (of any game) into `out` with chunks of
 /// `chunk` positions (see [`crate::retro::recode`]).
 pub fn recode(
     from: &Path,
@@ -86,27 +55,40 @@ pub fn recode(
     chunk: u64,
     progress: &mut dyn crate::retro::progress::Progress,
 ) -> Result<crate::retro::recode::RecodeSummary> {
-    match game_of_file(from)? {
-        GameKind::Dots => dots::build::recode(from, out, chunk, progress),
-        GameKind::Morris => morris::build::recode(from, out, chunk, progress),
-        GameKind::Qubic => bail!(
+    let meta = Store::open_read(from)?
+        .meta()
+        .map_err(|e| e.context(from.display().to_string()))?;
+    match game_of_meta(&meta, from)? {
+        dots::reader::GAME => dots::build::recode(from, out, chunk, progress),
+        morris::reader::GAME => morris::build::recode(from, out, chunk, progress),
+        _ => anyhow::bail!(
             "{} is a Qubic strategy (one small block per reply): there is nothing to recode",
             from.display()
         ),
     }
 }
 
-/// The JSON object for a position that has no answer (`tb probe --json`, `tb
-/// serve`): `{"input":...,"error":...}`, the error on one line.
-pub fn probe_error_json(input: &str, error: &anyhow::Error) -> String {
-    #[derive(serde::Serialize)]
-    struct ErrorJson<'a> {
-        input: &'a str,
-        error: String,
-    }
-    let object = ErrorJson {
-        input,
-        error: format!("{error:#}"),
+/// The game a file's metadata names, one of [`GAMES`] (`path` for messages).
+fn game_of_meta(meta: &BTreeMap<String, String>, path: &Path) -> Result<&'static str> {
+    let not_a_table = |why: String| -> anyhow::Error {
+        StoreError::new(
+            StoreErrorKind::NotATable,
+            format!("{}{why}", path.display()),
+        )
+        .into()
     };
-    serde_json::to_string(&object).expect("errors serialise")
+    match meta.get("game") {
+        Some(name) => GAMES
+            .iter()
+            .copied()
+            .find(|game| game == name)
+            .ok_or_else(|| {
+                not_a_table(format!(
+                    " holds the game `{name}`, which this tb does not know"
+                ))
+            }),
+        None => Err(not_a_table(
+            ": the file has no `game` metadata (not a finished tb file?)".into(),
+        )),
+    }
 }

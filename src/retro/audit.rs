@@ -1,4 +1,4 @@
-//! A file checked against its game's layout, which comes from the identity and not
+//! A file checked against its format's layout, which comes from the identity and not
 //! from the file: [`check_layers`] (at every open: the layer rows readers rely on;
 //! a Dots-and-Boxes tablebase checks [`check_layer_rows`] at open and each layer's
 //! [`check_layer_size`] when it first reads the layer),
@@ -7,8 +7,8 @@
 //! the right lengths and nothing else is, and the histograms, digests, position and
 //! byte counts of blocks and layers are those of the values).
 
-use super::build::{chunk_stats, load_block};
-use super::{BlockId, Game};
+use super::chunks::{chunk_stats, load_block};
+use super::format::{BlockId, Format};
 use crate::store::checksum::digest_hex;
 use crate::store::{BlockStats, LayerRow, LayerStatus, Store, counts_key, readable_layers};
 use anyhow::{Result, bail};
@@ -17,29 +17,21 @@ use std::collections::{BTreeMap, BTreeSet};
 /// Most problems an audit lists; past that they are only counted.
 const LISTED: usize = 100;
 
-/// Positions of a layer, from the layout.
-fn layer_size(game: &dyn Game, layer: usize) -> u64 {
-    game.blocks(layer)
-        .iter()
-        .map(|key| game.block_size(layer, key))
-        .sum()
-}
-
-/// Checks the layer rows every reader relies on: each is a layer of the game, a
+/// Checks the layer rows every reader relies on: each is a layer of the format, a
 /// readable one holds the positions the layout gives it, and only kept layers are
 /// in the book. A file in the middle of its build passes.
-pub fn check_layers(rows: &BTreeMap<usize, LayerRow>, game: &dyn Game) -> Result<()> {
-    check_layer_rows(rows, game)?;
+pub fn check_layers(rows: &BTreeMap<usize, LayerRow>, format: &dyn Format) -> Result<()> {
+    check_layer_rows(rows, format)?;
     rows.values()
         .filter(|row| row.status.readable())
-        .try_for_each(|row| check_layer_size(row, game))
+        .try_for_each(|row| check_layer_size(row, format))
 }
 
 /// [`check_layers`] but for the sizes of the readable layers, which a reader that
 /// opens a file for a few values checks with [`check_layer_size`] before it first
 /// reads a layer (a layer's size needs the layout's tables for its block shapes).
-pub fn check_layer_rows(rows: &BTreeMap<usize, LayerRow>, game: &dyn Game) -> Result<()> {
-    let layers: BTreeSet<usize> = game.layers().into_iter().collect();
+pub fn check_layer_rows(rows: &BTreeMap<usize, LayerRow>, format: &dyn Format) -> Result<()> {
+    let layers: BTreeSet<usize> = format.layers().into_iter().collect();
     for row in rows.values() {
         if !layers.contains(&row.n) {
             bail!(
@@ -47,8 +39,8 @@ pub fn check_layer_rows(rows: &BTreeMap<usize, LayerRow>, game: &dyn Game) -> Re
                 row.n
             );
         }
-        let label = game.layer_label(row.n);
-        if row.status == LayerStatus::Book && !game.keeps(row.n) {
+        let label = format.layer_label(row.n);
+        if row.status == LayerStatus::Book && !format.keeps(row.n) {
             bail!("{label} is marked as kept in the book, which this tablebase does not keep");
         }
     }
@@ -56,12 +48,12 @@ pub fn check_layer_rows(rows: &BTreeMap<usize, LayerRow>, game: &dyn Game) -> Re
 }
 
 /// Checks that a layer row holds the positions the layout gives its layer.
-pub fn check_layer_size(row: &LayerRow, game: &dyn Game) -> Result<()> {
-    let size = layer_size(game, row.n);
+pub fn check_layer_size(row: &LayerRow, format: &dyn Format) -> Result<()> {
+    let size = format.layer_size(row.n);
     if row.positions != size {
         bail!(
             "{} claims {} positions, its layout has {size}",
-            game.layer_label(row.n),
+            format.layer_label(row.n),
             row.positions
         );
     }
@@ -69,34 +61,37 @@ pub fn check_layer_size(row: &LayerRow, game: &dyn Game) -> Result<()> {
 }
 
 /// Readies a store for reading a game's values: its layer rows, checked against
-/// the layout ([`check_layers`]), and the game's value range imposed on every
+/// the layout ([`check_layers`]), and the format's value range imposed on every
 /// chunk read from it.
-pub fn prepare_read(store: &mut Store, game: &dyn Game) -> Result<BTreeMap<usize, LayerRow>> {
-    let layers = prepare_read_rows(store, game)?;
-    check_layers(&layers, game)?;
+pub fn prepare_read(store: &mut Store, format: &dyn Format) -> Result<BTreeMap<usize, LayerRow>> {
+    let layers = prepare_read_rows(store, format)?;
+    check_layers(&layers, format)?;
     Ok(layers)
 }
 
 /// [`prepare_read`] with the layer rows checked by [`check_layer_rows`] only: the
 /// caller checks each layer's size ([`check_layer_size`]) before reading it.
-pub fn prepare_read_rows(store: &mut Store, game: &dyn Game) -> Result<BTreeMap<usize, LayerRow>> {
+pub fn prepare_read_rows(
+    store: &mut Store,
+    format: &dyn Format,
+) -> Result<BTreeMap<usize, LayerRow>> {
     let layers = store.layers()?;
-    check_layer_rows(&layers, game)?;
-    store.chunk_rules().values = game.value_range();
+    check_layer_rows(&layers, format)?;
+    store.chunk_rules().values = format.value_range();
     Ok(layers)
 }
 
 /// Checks that the build finished: every layer has its row, the kept ones in the
 /// book, the others complete or pruned.
-pub fn check_finished(rows: &BTreeMap<usize, LayerRow>, game: &dyn Game) -> Result<()> {
-    for layer in game.layers() {
-        let label = game.layer_label(layer);
+pub fn check_finished(rows: &BTreeMap<usize, LayerRow>, format: &dyn Format) -> Result<()> {
+    for layer in format.layers() {
+        let label = format.layer_label(layer);
         match rows.get(&layer).map(|r| r.status) {
             None => bail!("the file is not finished: {label} was never built"),
             Some(LayerStatus::Building) => {
                 bail!("the file is not finished: {label} is still being built")
             }
-            Some(status) if game.keeps(layer) && status != LayerStatus::Book => bail!(
+            Some(status) if format.keeps(layer) && status != LayerStatus::Book => bail!(
                 "{label} should be kept in the book, but the file says {}",
                 status.as_str()
             ),
@@ -134,7 +129,7 @@ impl Problems {
 /// A running audit: the catalogue checked at [`Audit::new`], then each readable
 /// block's values given to [`Audit::check_block`] (once), then [`Audit::finish`].
 pub struct Audit<'g> {
-    game: &'g dyn Game,
+    format: &'g dyn Format,
     layers: BTreeMap<usize, LayerRow>,
     blocks: BTreeMap<(i64, String), crate::store::BlockRow>,
     /// Coded bytes per block, summed over its chunk rows.
@@ -149,23 +144,23 @@ pub struct Audit<'g> {
 impl<'g> Audit<'g> {
     /// Reads the catalogue (layer, block and chunk rows, without values) and
     /// checks it against the layout.
-    pub fn new(store: &Store, game: &'g dyn Game) -> Result<Audit<'g>> {
+    pub fn new(store: &Store, format: &'g dyn Format) -> Result<Audit<'g>> {
         let layers = store.layers()?;
         let blocks = store.block_rows()?;
         let mut problems = Problems::default();
         for check in [check_layers, check_finished] {
-            if let Err(e) = check(&layers, game) {
+            if let Err(e) = check(&layers, format) {
                 problems.add(format!("{e:#}"));
             }
         }
-        let chunk_positions = game.chunk_positions();
+        let chunk_positions = format.chunk_positions();
         // Every block row belongs to a block of the layout with its sizes.
-        let layout: BTreeMap<(i64, String), u64> = game
+        let layout: BTreeMap<(i64, String), u64> = format
             .layers()
             .into_iter()
             .flat_map(|layer| {
-                game.blocks(layer).into_iter().map(move |key| {
-                    let size = game.block_size(layer, &key);
+                format.blocks(layer).into_iter().map(move |key| {
+                    let size = format.block_size(layer, &key);
                     ((layer as i64, counts_key(&key)), size)
                 })
             })
@@ -181,7 +176,7 @@ impl<'g> Audit<'g> {
             if row.positions != size as i64 || row.chunks != chunks as i64 {
                 problems.add(format!(
                     "block {key} of {}: the row says {} positions in {} chunks, the layout {size} in {chunks}",
-                    game.layer_label(*n as usize),
+                    format.layer_label(*n as usize),
                     row.positions,
                     row.chunks
                 ));
@@ -214,7 +209,7 @@ impl<'g> Audit<'g> {
             }
         }
         Ok(Audit {
-            game,
+            format,
             layers,
             blocks,
             bytes,
@@ -226,11 +221,11 @@ impl<'g> Audit<'g> {
 
     /// The blocks whose values must be checked: every block of a readable layer.
     pub fn readable_blocks(&self) -> Vec<BlockId> {
-        let layers: BTreeSet<usize> = self.game.layers().into_iter().collect();
+        let layers: BTreeSet<usize> = self.format.layers().into_iter().collect();
         readable_layers(&self.layers)
             .filter(|n| layers.contains(n))
             .flat_map(|layer| {
-                self.game
+                self.format
                     .blocks(layer)
                     .into_iter()
                     .map(move |key| BlockId { layer, key })
@@ -240,15 +235,15 @@ impl<'g> Audit<'g> {
 
     /// Checks one block's values (or the error reading them) against its row.
     pub fn check_block(&mut self, id: &BlockId, values: Result<&[i8], &anyhow::Error>) {
-        let size = self.game.block_size(id.layer, &id.key);
-        self.chunks += size.div_ceil(self.game.chunk_positions());
-        let label = self.game.layer_label(id.layer);
+        let size = self.format.block_size(id.layer, &id.key);
+        self.chunks += size.div_ceil(self.format.chunk_positions());
+        let label = self.format.layer_label(id.layer);
         let values = match values {
             Ok(values) => values,
             Err(e) => return self.problems.add(format!("{e:#}")),
         };
         let place = (id.layer as i64, counts_key(&id.key));
-        let mut stats = chunk_stats(self.game, id, 0, values);
+        let mut stats = chunk_stats(self.format, id, 0, values);
         stats.bytes = self.bytes.get(&place).copied().unwrap_or(0);
         self.totals.entry(id.layer).or_default().merge(&stats);
         let key = &place.1;
@@ -293,7 +288,7 @@ impl<'g> Audit<'g> {
                 wrong.push("byte count");
             }
             if !wrong.is_empty() {
-                let label = self.game.layer_label(*layer);
+                let label = self.format.layer_label(*layer);
                 self.problems.add(format!("{label}: {}", mismatch(&wrong)));
             }
         }
@@ -317,10 +312,10 @@ pub struct AuditReport {
 }
 
 /// The whole audit, each readable block read once (decoded on all cores).
-pub fn audit(store: &Store, game: &dyn Game) -> Result<AuditReport> {
-    let mut audit = Audit::new(store, game)?;
+pub fn audit(store: &Store, format: &dyn Format) -> Result<AuditReport> {
+    let mut audit = Audit::new(store, format)?;
     for id in audit.readable_blocks() {
-        let values = load_block(store, game, &id);
+        let values = load_block(store, format, &id);
         audit.check_block(&id, values.as_deref());
     }
     Ok(audit.finish())

@@ -1,30 +1,23 @@
-//! The scheduler: builds a [`Game`]'s layers in order, block by block, each block
+//! The scheduler: builds a [`Kernel`]'s layers in order, block by block, each block
 //! stored (with the blocks no remaining block reads deleted, and its layer published
 //! when it is the last) in one transaction, so a killed build resumes where it
 //! stopped and produces the same values.
 
 use super::cache::BlockCache;
+use super::chunks::{encode_block, load_block};
+use super::format::{BlockId, Format};
+use super::kernel::Kernel;
 use super::progress::Progress;
 use super::writer::{BlockWrite, BlockWriter};
-use super::{BlockId, Game};
-use crate::store::checksum::{checksum, checksums};
-use crate::store::{
-    BlockStats, EncodedChunk, LayerFinish, LayerRow, LayerStatus, Store, StoredChunk, as_bytes,
-    counts_key,
-};
+use crate::store::{BlockStats, LayerFinish, LayerRow, LayerStatus, Store, counts_key};
 use crate::units::human_bytes;
 use anyhow::{Context, Result, bail};
-use rayon::prelude::*;
-use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-/// zstd level for stored chunks.
-pub const ZSTD_LEVEL: i32 = 3;
 
 /// What a finished run of the scheduler reports (the game adds its own fields).
 #[derive(Debug, Clone, serde::Serialize)]
@@ -99,30 +92,59 @@ impl RunSummary {
     }
 }
 
-/// Holds an exclusive lock on `<db>.lock` for the lifetime of a build.
+/// Holds an exclusive lock on `<db>.lock` for the lifetime of a build; the lock
+/// file is removed when the build ends (a killed build leaves it, harmlessly:
+/// the next build takes it over).
 pub struct BuildLock {
-    _file: File,
+    file: File,
+    path: PathBuf,
 }
 
 impl BuildLock {
     /// Takes the lock or fails at once if another builder holds it.
     pub fn acquire(db: &Path) -> Result<BuildLock> {
         let path = lock_path(db);
-        let file = File::create(&path)
-            .with_context(|| format!("cannot create lock file {}", path.display()))?;
-        match file.try_lock() {
-            Ok(()) => Ok(BuildLock { _file: file }),
-            Err(std::fs::TryLockError::WouldBlock) => {
-                bail!(
-                    "another `tb build` is already writing {} (lock {} is held)",
-                    db.display(),
-                    path.display()
-                )
+        loop {
+            let file = File::create(&path)
+                .with_context(|| format!("cannot create lock file {}", path.display()))?;
+            match file.try_lock() {
+                Ok(()) => {}
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    bail!(
+                        "another `tb build` is already writing {} (lock {} is held)",
+                        db.display(),
+                        path.display()
+                    )
+                }
+                Err(std::fs::TryLockError::Error(e)) => {
+                    return Err(e).context(format!("cannot lock {}", path.display()));
+                }
             }
-            Err(std::fs::TryLockError::Error(e)) => {
-                Err(e).context(format!("cannot lock {}", path.display()))
+            // A builder that was ending may have removed the file between our
+            // create and lock: then we hold a lock nobody else can see, so take
+            // the lock of the file now at the path instead.
+            if same_inode(&file, &path) {
+                return Ok(BuildLock { file, path });
             }
         }
+    }
+}
+
+impl Drop for BuildLock {
+    fn drop(&mut self) {
+        // Removed while still locked, so that no other builder can have locked
+        // this file meanwhile (see `acquire`); the lock goes with the handle.
+        let _ = std::fs::remove_file(&self.path);
+        let _ = self.file.unlock();
+    }
+}
+
+/// Whether the open `file` is the file at `path`.
+fn same_inode(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
     }
 }
 
@@ -180,15 +202,15 @@ impl Builder {
         &self.store
     }
 
-    /// Builds (or resumes) every layer of `game`, then compacts the file.
+    /// Builds (or resumes) every layer of `kernel`'s format, then compacts the file.
     pub fn run(
         &mut self,
-        game: &dyn Game,
+        kernel: &dyn Kernel,
         opts: RunOptions,
         progress: &mut dyn Progress,
     ) -> Result<RunSummary> {
         let started = Instant::now();
-        adopt_or_check_identity(&mut self.store, &self.db, game)?;
+        adopt_or_check_identity(&mut self.store, &self.db, kernel.format())?;
         self.store.set_meta(&[
             ("tool_version", env!("CARGO_PKG_VERSION").to_string()),
             ("build_threads", opts.threads.to_string()),
@@ -201,7 +223,7 @@ impl Builder {
         let mut phases = PhaseSeconds::default();
         let (computed_positions, total_positions, resumed_blocks, peak_file_bytes) =
             pool.install(|| {
-                Schedule::new(game).run(&mut self.store, opts.cache_bytes, progress, &mut phases)
+                Schedule::new(kernel).run(&mut self.store, opts.cache_bytes, progress, &mut phases)
             })?;
         self.store.compact()?;
         let layer_rows = self.store.layers()?;
@@ -223,9 +245,9 @@ impl Builder {
 
 /// Writes the identity into a new file, or checks that an existing file was built
 /// with the same identity.
-fn adopt_or_check_identity(store: &mut Store, db: &Path, game: &dyn Game) -> Result<()> {
+fn adopt_or_check_identity(store: &mut Store, db: &Path, format: &dyn Format) -> Result<()> {
     let meta = store.meta()?;
-    let identity = game.identity();
+    let identity = format.identity();
     if !meta.contains_key("game") {
         return store.set_meta(&identity);
     }
@@ -253,7 +275,9 @@ fn adopt_or_check_identity(store: &mut Store, db: &Path, game: &dyn Game) -> Res
 
 /// Every block in build order, with who reads what.
 struct Schedule<'g> {
-    game: &'g dyn Game,
+    kernel: &'g dyn Kernel,
+    /// The kernel's format.
+    format: &'g dyn Format,
     /// Layers in build order with their blocks in build order.
     layers: Vec<(usize, Vec<BlockId>)>,
     /// For each block read by some block: the position (in build order) of the
@@ -264,12 +288,13 @@ struct Schedule<'g> {
 }
 
 impl<'g> Schedule<'g> {
-    fn new(game: &'g dyn Game) -> Schedule<'g> {
-        let layers: Vec<(usize, Vec<BlockId>)> = game
+    fn new(kernel: &'g dyn Kernel) -> Schedule<'g> {
+        let format = kernel.format();
+        let layers: Vec<(usize, Vec<BlockId>)> = format
             .layers()
             .into_iter()
             .map(|layer| {
-                let blocks = game
+                let blocks = format
                     .blocks(layer)
                     .into_iter()
                     .map(|key| BlockId { layer, key })
@@ -280,13 +305,14 @@ impl<'g> Schedule<'g> {
         let mut last_reader = HashMap::new();
         let mut layer_last_reader = HashMap::new();
         for (position, block) in layers.iter().flat_map(|(_, b)| b).enumerate() {
-            for input in game.reads(block.layer, &block.key) {
+            for input in kernel.reads(block.layer, &block.key) {
                 layer_last_reader.insert(input.layer, position);
                 last_reader.insert(input, position);
             }
         }
         Schedule {
-            game,
+            kernel,
+            format,
             layers,
             last_reader,
             layer_last_reader,
@@ -341,7 +367,7 @@ impl<'g> Schedule<'g> {
         progress: &mut dyn Progress,
         phases: &mut PhaseSeconds,
     ) -> Result<(u64, usize)> {
-        let game = self.game;
+        let (kernel, format) = (self.kernel, self.format);
         let mut cache = BlockCache::new(cache_bytes);
         let mut computed_positions = 0u64;
         let mut resumed_blocks = 0usize;
@@ -359,7 +385,7 @@ impl<'g> Schedule<'g> {
             {
                 continue;
             }
-            let label = game.layer_label(layer);
+            let label = format.layer_label(layer);
             let layer_positions = self.layer_size(blocks);
             let finished = {
                 let mut store = writer.store()?;
@@ -380,7 +406,7 @@ impl<'g> Schedule<'g> {
                 .collect();
             let last_position = position - 1;
             let finish_for = |totals: &BlockStats| LayerFinish {
-                status: if game.keeps(layer) {
+                status: if format.keeps(layer) {
                     LayerStatus::Book
                 } else {
                     LayerStatus::Complete
@@ -393,19 +419,20 @@ impl<'g> Schedule<'g> {
             }
             for (i, &(at, block)) in todo.iter().enumerate() {
                 let t0 = Instant::now();
-                let reads = game.reads(layer, &block.key);
+                let reads = kernel.reads(layer, &block.key);
                 let mut inputs = Vec::with_capacity(reads.len());
                 for id in &reads {
-                    inputs
-                        .push(cache.get_or_load(id, || load_block(&**writer.store()?, game, id))?);
+                    inputs.push(
+                        cache.get_or_load(id, || load_block(&**writer.store()?, format, id))?,
+                    );
                 }
                 let input_refs: Vec<&[i8]> = inputs.iter().map(|b| b.as_slice()).collect();
                 let loaded = Instant::now();
                 phases.load += (loaded - t0).as_secs_f64();
-                let values = compute_with_progress(game, block, &input_refs, progress)?;
+                let values = compute_with_progress(kernel, block, &input_refs, progress)?;
                 let computed = Instant::now();
                 phases.kernel += (computed - loaded).as_secs_f64();
-                let size = game.block_size(layer, &block.key);
+                let size = format.block_size(layer, &block.key);
                 if values.len() as u64 != size {
                     bail!(
                         "the kernel gave {} values for block {} of layer {layer}, expected {size}",
@@ -413,7 +440,7 @@ impl<'g> Schedule<'g> {
                         counts_key(&block.key)
                     );
                 }
-                let (chunks, mut stats) = encode_block(game, block, 0, &values)?;
+                let (chunks, mut stats) = encode_block(format, block, 0, &values)?;
                 phases.encode += computed.elapsed().as_secs_f64();
                 stats.seconds = t0.elapsed().as_secs_f64();
                 totals.merge(&stats);
@@ -424,7 +451,7 @@ impl<'g> Schedule<'g> {
                     .collect();
                 let drops: Vec<(usize, String)> = done_with
                     .iter()
-                    .filter(|id| !game.keeps(id.layer))
+                    .filter(|id| !format.keeps(id.layer))
                     .map(|id| (id.layer, counts_key(&id.key)))
                     .collect();
                 computed_positions += stats.positions;
@@ -456,7 +483,7 @@ impl<'g> Schedule<'g> {
     fn layer_size(&self, blocks: &[BlockId]) -> u64 {
         blocks
             .iter()
-            .map(|b| self.game.block_size(b.layer, &b.key))
+            .map(|b| self.format.block_size(b.layer, &b.key))
             .sum()
     }
 
@@ -466,7 +493,7 @@ impl<'g> Schedule<'g> {
         let mut layers: Vec<usize> = self
             .layer_last_reader
             .iter()
-            .filter(|&(&layer, &last)| last <= position && !self.game.keeps(layer))
+            .filter(|&(&layer, &last)| last <= position && !self.format.keeps(layer))
             .map(|(&layer, _)| layer)
             .collect();
         layers.sort_unstable();
@@ -480,15 +507,15 @@ const REPORTED_BLOCK: u64 = 1 << 24;
 /// Runs the game's kernel on one block; for a big block a second thread reports the
 /// positions the kernel says it has finished (every half second), then the rest.
 fn compute_with_progress(
-    game: &dyn Game,
+    kernel: &dyn Kernel,
     block: &BlockId,
     inputs: &[&[i8]],
     progress: &mut dyn Progress,
 ) -> Result<Vec<i8>> {
     let done = AtomicU64::new(0);
-    let size = game.block_size(block.layer, &block.key);
+    let size = kernel.format().block_size(block.layer, &block.key);
     if size < REPORTED_BLOCK {
-        let values = game.compute(block.layer, &block.key, inputs, &done)?;
+        let values = kernel.compute(block.layer, &block.key, inputs, &done)?;
         progress.advance(size);
         return Ok(values);
     }
@@ -516,7 +543,7 @@ fn compute_with_progress(
             }
         }
         let stop = Stop(&finished, reporter.thread().clone());
-        let values = game.compute(block.layer, &block.key, inputs, &done);
+        let values = kernel.compute(block.layer, &block.key, inputs, &done);
         drop(stop);
         let (reported, progress) = reporter.join().expect("progress thread");
         (values.map(|v| (v, progress)), reported)
@@ -524,139 +551,4 @@ fn compute_with_progress(
     let (values, progress) = values?;
     progress.advance(size.saturating_sub(reported));
     Ok(values)
-}
-
-/// Reads a whole block back from the store, decoding its chunks on all cores; each
-/// chunk must hold exactly the values the layout gives it.
-pub fn load_block(store: &Store, game: &dyn Game, id: &BlockId) -> Result<Vec<i8>> {
-    let size = game.block_size(id.layer, &id.key) as usize;
-    let chunk_positions = game.chunk_positions() as usize;
-    let stored = store.block_chunks(id.layer, &id.key)?;
-    let chunks = size.div_ceil(chunk_positions);
-    if let Some(missing) = (0..chunks).find(|&c| stored.get(c).is_none_or(|s| s.chunk != c as u64))
-    {
-        bail!(
-            "chunk {missing} of block {} in layer {} is missing from the file",
-            counts_key(&id.key),
-            id.layer
-        );
-    }
-    if stored.len() != chunks {
-        bail!(
-            "block {} of layer {} has {} chunks, expected {chunks}",
-            counts_key(&id.key),
-            id.layer,
-            stored.len()
-        );
-    }
-    // Big blocks are read at random by the blocks computed from them.
-    let mut values = crate::sys::huge_filled(size, 0i8);
-    values
-        .par_chunks_mut(chunk_positions)
-        .zip(stored.par_iter())
-        .enumerate()
-        .try_for_each(|(c, (out, chunk))| -> Result<()> {
-            let first = (c * chunk_positions) as u64;
-            out.copy_from_slice(&decode_chunk(game, id, first, out.len(), chunk)?);
-            Ok(())
-        })?;
-    Ok(values)
-}
-
-/// The `len` values of a stored chunk of block `id` (its first is `first`),
-/// decoded and restored to what the game computed ([`Game::restore`]).
-pub fn decode_chunk(
-    game: &dyn Game,
-    id: &BlockId,
-    first: u64,
-    len: usize,
-    chunk: &StoredChunk,
-) -> Result<Vec<i8>> {
-    let neighbours = |len| game.chunk_neighbours(id.layer, &id.key, first, len);
-    let mut values = chunk.decode(len, neighbours)?;
-    game.restore(id.layer, &id.key, first, &mut values);
-    Ok(values)
-}
-
-/// The histogram and digest of `values`, the values of block `id` from index
-/// `first` on (what the builder stores with a block and the audit recomputes).
-pub fn chunk_stats(game: &dyn Game, id: &BlockId, first: u64, values: &[i8]) -> BlockStats {
-    // Four tables in turn: runs of equal values would otherwise wait on one
-    // counter's previous increment.
-    let mut tables = [[0u64; 256]; 4];
-    let mut quads = values.chunks_exact(4);
-    for quad in &mut quads {
-        for (table, &v) in tables.iter_mut().zip(quad) {
-            table[v as u8 as usize] += 1;
-        }
-    }
-    for &v in quads.remainder() {
-        tables[0][v as u8 as usize] += 1;
-    }
-    let count = |b: usize| tables.iter().map(|t| t[b]).sum::<u64>();
-    BlockStats {
-        positions: values.len() as u64,
-        histogram: (0..256)
-            .filter(|&b| count(b) > 0)
-            .map(|b| (b as u8 as i8, count(b)))
-            .collect(),
-        digest: game.digest(id.layer, &id.key, first, values),
-        ..BlockStats::default()
-    }
-}
-
-/// Chunks whose raw-value checksums are computed together (see [`checksums`]).
-const CHECKSUM_LANES: usize = 4;
-
-/// Compresses a block's chunks in parallel and gathers its histogram and digest:
-/// `values` are the block's from index `first` on (a multiple of the chunk size).
-pub(crate) fn encode_block(
-    game: &dyn Game,
-    block: &BlockId,
-    first: u64,
-    values: &[i8],
-) -> Result<(Vec<EncodedChunk>, BlockStats)> {
-    let chunk_positions = game.chunk_positions() as usize;
-    debug_assert_eq!(first % chunk_positions as u64, 0);
-    let parts: Vec<Vec<(EncodedChunk, BlockStats)>> = values
-        .par_chunks(CHECKSUM_LANES * chunk_positions)
-        .enumerate()
-        .map(|(g, group)| {
-            let first_of = |k: usize| first + ((g * CHECKSUM_LANES + k) * chunk_positions) as u64;
-            let raws: Vec<&[i8]> = group.chunks(chunk_positions).collect();
-            let stored: Vec<Cow<[i8]>> = (raws.iter().enumerate())
-                .map(|(k, raw)| game.stored_form(block.layer, &block.key, first_of(k), raw))
-                .collect();
-            let sums: Vec<u64> = match stored.as_slice() {
-                [a, b, c, d] if [b, c, d].iter().all(|s| s.len() == a.len()) => {
-                    checksums([a, b, c, d].map(|s| as_bytes(s))).to_vec()
-                }
-                _ => stored.iter().map(|s| checksum(as_bytes(s))).collect(),
-            };
-            (raws.iter().zip(&stored).zip(sums).enumerate())
-                .map(|(k, ((raw, stored), sum))| {
-                    let first = first_of(k);
-                    let stats = chunk_stats(game, block, first, raw);
-                    let neighbours =
-                        || game.chunk_neighbours(block.layer, &block.key, first, raw.len());
-                    let chunk = EncodedChunk::encode_with_checksum(
-                        stored,
-                        sum,
-                        game.chunk_coding(),
-                        neighbours,
-                    )?;
-                    Ok((chunk, stats))
-                })
-                .collect::<Result<Vec<_>>>()
-        })
-        .collect::<Result<_>>()?;
-    let parts: Vec<(EncodedChunk, BlockStats)> = parts.into_iter().flatten().collect();
-    let mut stats = BlockStats::default();
-    let mut chunks = Vec::with_capacity(parts.len());
-    for (chunk, part) in parts {
-        stats.bytes += chunk.data.len() as u64;
-        stats.merge(&part);
-        chunks.push(chunk);
-    }
-    Ok((chunks, stats))
 }

@@ -1,7 +1,7 @@
 //! Decompressed blocks kept in memory between the block that writes them and the
 //! blocks that read them, bounded in bytes.
 
-use super::BlockId;
+use super::format::BlockId;
 use anyhow::Result;
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -1,6 +1,6 @@
 //! Recoding a finished tablebase file into chunks of another size (game-generic):
 //! every stored block is decoded, checked against its row (histogram and digest)
-//! and coded again as the target game says (its chunk size, coding and
+//! and coded again as the target format says (its chunk size, coding and
 //! neighbours); layer and block rows and metadata are carried over. Smaller chunks
 //! make a cold probe decode less, larger ones compress better: a file built with
 //! one size can be served with another without building it again.
@@ -9,9 +9,10 @@
 //! renamed to `<out>` when whole: a killed recode resumes with the blocks not yet
 //! written.
 
-use super::Game;
 use super::audit::{check_finished, prepare_read};
-use super::build::{BuildLock, decode_chunk, encode_block};
+use super::build::BuildLock;
+use super::chunks::{decode_chunk, encode_block};
+use super::format::{BlockId, Format};
 use super::progress::Progress;
 use crate::store::{
     BlockStats, LayerFinish, LayerRow, Store, chunk_len, counts_key, readable_layers,
@@ -76,8 +77,8 @@ pub fn partial_path(out: &Path) -> PathBuf {
 /// coding may differ). `out` must not exist; an interrupted run's
 /// `<out>.partial` is resumed.
 pub fn recode(
-    source: &dyn Game,
-    target: &dyn Game,
+    source: &dyn Format,
+    target: &dyn Format,
     from: &Path,
     out: &Path,
     progress: &mut dyn Progress,
@@ -125,16 +126,7 @@ pub fn recode(
     }
 
     let readable: Vec<usize> = readable_layers(&layers).collect();
-    let total: u64 = readable
-        .iter()
-        .map(|&n| {
-            source
-                .blocks(n)
-                .iter()
-                .map(|k| source.block_size(n, k))
-                .sum::<u64>()
-        })
-        .sum();
+    let total: u64 = readable.iter().map(|&n| source.layer_size(n)).sum();
     let mut summary = RecodeSummary {
         positions: total,
         blocks: 0,
@@ -163,11 +155,7 @@ pub fn recode(
         let label = source.layer_label(n);
         let mut totals = BlockStats::default();
         if is_readable {
-            let positions = source
-                .blocks(n)
-                .iter()
-                .map(|k| source.block_size(n, k))
-                .sum();
+            let positions = source.layer_size(n);
             let done = written[&n].values().map(|b| b.positions).sum();
             progress.start_layer(&label, positions, done);
         }
@@ -233,8 +221,8 @@ pub fn recode(
 /// Decodes one block of the source in batches of old chunks, checks its values
 /// against the block's row, and writes it coded for the target.
 fn recode_block(
-    source: &dyn Game,
-    target: &dyn Game,
+    source: &dyn Format,
+    target: &dyn Format,
     input: &Store,
     output: &mut Store,
     n: usize,
@@ -248,7 +236,7 @@ fn recode_block(
         old.positions
     );
     let (old_chunk, new_chunk) = (source.chunk_positions(), target.chunk_positions());
-    let id = super::BlockId {
+    let id = BlockId {
         layer: n,
         key: key.to_vec(),
     };

@@ -10,14 +10,16 @@
 //!   answered by JSON lines; a bad position gets an error object in its place.
 //!
 //! Errors are JSON objects with an HTTP status: 400 bad request or position, 404
-//! unknown table or path, 413 body or batch too large, 503 too many requests at
-//! once. Every request is bounded (body size, batch size, concurrent requests,
-//! time); no request can name a file. SIGTERM or Ctrl-C ends the server
-//! gracefully (requests under way are answered).
+//! unknown table or path, 413 body or batch too large, 500 a damaged or
+//! unreadable table, 503 too many requests at once or a search stopped at the
+//! request's time (its object holds the bounds proven). With one table,
+//! `?table=` may be left out. Every request is bounded (body size, batch size,
+//! concurrent requests, time); no request can name a file. SIGTERM or Ctrl-C ends
+//! the server gracefully (requests under way are answered).
 
 mod web;
 
-use crate::games::probe_error_json as error_object;
+use crate::games::read::{ProbeError, ReadOptions};
 use crate::games::table::Table;
 use anyhow::{Context, Result, bail};
 use axum::Router;
@@ -84,7 +86,12 @@ pub fn serve(options: ServeOptions, ready: impl FnOnce(SocketAddr)) -> Result<()
         if tables.contains_key(name) {
             bail!("two tables are named `{name}`: rename one with NAME=FILE");
         }
-        let table = Table::open(name, path, options.request_time)
+        let bounds = ReadOptions {
+            time_limit: Some(options.request_time),
+            ..ReadOptions::default()
+        };
+        let readers = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let table = Table::open(name, path, bounds, readers)
             .with_context(|| format!("cannot serve {}", path.display()))?;
         tables.insert(name.clone(), Arc::new(table));
     }
@@ -169,12 +176,16 @@ struct ProbeQuery {
     position: Option<String>,
 }
 
-/// The table a query names, or the error response's status and message.
+/// The table a query names (the only one when it names none), or the error
+/// response's status and message.
 fn table_of(state: &Shared, query: &ProbeQuery) -> Result<Arc<Table>, (StatusCode, String)> {
     let Some(name) = &query.table else {
+        if state.tables.len() == 1 {
+            return Ok(state.tables.values().next().cloned().expect("one table"));
+        }
         return Err((
             StatusCode::BAD_REQUEST,
-            "give the table: ?table=NAME".into(),
+            "give the table: ?table=NAME (see /api/tables)".into(),
         ));
     };
     state.tables.get(name).cloned().ok_or_else(|| {
@@ -228,9 +239,9 @@ async fn probe_one(
     let Some(position) = query.position else {
         return error(StatusCode::BAD_REQUEST, "give the position: &position=POS");
     };
-    let respond = |position: &str, answer: anyhow::Result<String>| match answer {
+    let respond = |position: &str, answer: Result<String, ProbeError>| match answer {
         Ok(text) => json_text(StatusCode::OK, text),
-        Err(e) => json_text(StatusCode::BAD_REQUEST, error_object(position, &e)),
+        Err(e) => json_text(status_of(&e), e.json(position)),
     };
     // A quick answer (an idle reader, no search) right here: handing every probe to
     // the blocking pool cost more in thread switches than the probe itself.
@@ -270,11 +281,13 @@ async fn probe_batch(
             }
         }
     } else {
+        // Lines: a JSON string each, or the position itself as `tb probe` reads
+        // stdin (a line that is not a JSON string is taken as it stands).
         text.lines()
             .filter(|l| !l.trim().is_empty())
             .map(|l| match serde_json::from_str::<Value>(l) {
-                Ok(v) => position_of(v),
-                Err(_) => Err(l.to_string()),
+                Ok(Value::String(s)) => Ok(s),
+                _ => Ok(l.trim().to_string()),
             })
             .collect()
     };
@@ -293,17 +306,15 @@ async fn probe_batch(
         let answers: Vec<String> = entries
             .iter()
             .map(|entry| match entry {
-                _ if Instant::now() > deadline => error_object(
-                    &entry.clone().unwrap_or_else(|e| e),
-                    &anyhow::anyhow!("the request ran out of time"),
-                ),
-                Ok(position) => table
-                    .answer(position)
-                    .unwrap_or_else(|e| error_object(position, &e)),
-                Err(input) => error_object(
-                    input,
-                    &anyhow::anyhow!("not a position string (a JSON string per entry)"),
-                ),
+                _ if Instant::now() > deadline => {
+                    ProbeError::Position(anyhow::anyhow!("the request ran out of time"))
+                        .json(&entry.clone().unwrap_or_else(|e| e))
+                }
+                Ok(position) => table.answer(position).unwrap_or_else(|e| e.json(position)),
+                Err(input) => ProbeError::Position(anyhow::anyhow!(
+                    "not a position string (a JSON string per entry)"
+                ))
+                .json(input),
             })
             .collect();
         let body = if array {
@@ -319,6 +330,16 @@ async fn probe_batch(
         (StatusCode::OK, [(header::CONTENT_TYPE, kind)], body).into_response()
     })
     .await
+}
+
+/// The HTTP status of a probe's error: 400 a bad position, 500 a damaged or
+/// unreadable table, 503 a search stopped at the request's time.
+fn status_of(error: &ProbeError) -> StatusCode {
+    match error {
+        ProbeError::Position(_) => StatusCode::BAD_REQUEST,
+        ProbeError::Table(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        ProbeError::Stopped { .. } => StatusCode::SERVICE_UNAVAILABLE,
+    }
 }
 
 /// A batch entry as a position string, or its text for the error object.

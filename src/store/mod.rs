@@ -13,11 +13,13 @@
 pub mod checksum;
 mod cm;
 pub mod codec;
+pub mod error;
 pub mod hash;
 pub mod reader;
 
 use anyhow::{Context, Result, bail};
 use checksum::{checksum, chunk_checksum, placed};
+pub use error::{Place, StoreError, StoreErrorKind};
 use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use std::collections::BTreeMap;
@@ -67,7 +69,13 @@ impl LayerStatus {
             "complete" => LayerStatus::Complete,
             "book" => LayerStatus::Book,
             "pruned" => LayerStatus::Pruned,
-            other => bail!("unknown layer status `{other}` in the file"),
+            other => {
+                return Err(StoreError::damaged(
+                    Place::File,
+                    format!("unknown layer status `{other}`"),
+                )
+                .into());
+            }
         })
     }
 
@@ -328,8 +336,7 @@ impl Store {
             rules: ChunkRules::new(true),
         };
         store.migrate()?;
-        check_schema(&store.conn)
-            .with_context(|| format!("{} is not a tablebase file of this tb", path.display()))?;
+        check_schema(&store.conn).map_err(|e| schema_error(path, e))?;
         store.rules.keyed = match keyed_checksums(&store.conn, path)? {
             Some(keyed) => keyed,
             // A new file (no chunk yet) gets keyed checksums; an older one in the
@@ -351,7 +358,7 @@ impl Store {
     /// Opens an existing file read-only (probes may run during a build).
     pub fn open_read(path: &Path) -> Result<Store> {
         if !path.exists() {
-            bail!("no tablebase file at {}", path.display());
+            return Err(StoreError::missing(path).into());
         }
         check_file_path(path)?;
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
@@ -383,16 +390,24 @@ impl Store {
         conn.pragma_update(None, "temp_store", "MEMORY")?;
         let version: i64 = conn
             .pragma_query_value(None, "user_version", |r| r.get(0))
-            .with_context(|| format!("{} is not a tablebase file (not SQLite?)", path.display()))?;
+            .map_err(|e| {
+                anyhow::Error::new(e).context(StoreError::new(
+                    StoreErrorKind::Schema,
+                    format!("{} is not a tablebase file (not SQLite?)", path.display()),
+                ))
+            })?;
         check_version(version, path)?;
         if version < SCHEMA_VERSION {
-            bail!(
-                "{} has schema version {version}, this tb reads {SCHEMA_VERSION}; open it once with `tb build` to upgrade",
-                path.display()
-            );
+            return Err(StoreError::new(
+                StoreErrorKind::Version,
+                format!(
+                    "{} has schema version {version}, this tb reads {SCHEMA_VERSION}; open it once with `tb build` to upgrade",
+                    path.display()
+                ),
+            )
+            .into());
         }
-        check_schema(&conn)
-            .with_context(|| format!("{} is not a tablebase file of this tb", path.display()))?;
+        check_schema(&conn).map_err(|e| schema_error(path, e))?;
         let keyed = keyed_checksums(&conn, path)?.unwrap_or(false);
         Ok(Store {
             conn,
@@ -467,12 +482,17 @@ impl Store {
         for row in rows {
             let (n, status, positions, bytes, seconds, histogram, digest) = row?;
             if !(0..=u16::MAX as i64).contains(&n) || positions < 0 || bytes < 0 {
-                bail!(
-                    "the layers table has a row with impossible numbers (layer {n}, {positions} positions, {bytes} bytes)"
-                );
+                return Err(StoreError::damaged(
+                    Place::File,
+                    format!(
+                        "the layers table has a row with impossible numbers (layer {n}, {positions} positions, {bytes} bytes)"
+                    ),
+                )
+                .into());
             }
             let histogram = match histogram {
-                Some(h) => parse_histogram(&h).context("corrupt histogram in layers table")?,
+                Some(h) => parse_histogram(&h)
+                    .map_err(|e| e.context(StoreError::corrupt(Place::Layer(n as usize))))?,
                 None => BTreeMap::new(),
             };
             out.insert(
@@ -684,9 +704,21 @@ impl Store {
             })
             .optional()
             // A tampered row (a value of the wrong type) says which chunk it is.
-            .with_context(|| format!("chunk {chunk} of block {key} in layer {n} is corrupt"))?;
-        row.with_context(|| {
-            format!("chunk {chunk} of block {key} in layer {n} is missing from the file")
+            .map_err(|e| {
+                let place = Place::Chunk {
+                    layer: n,
+                    key: key.clone(),
+                    chunk,
+                };
+                anyhow::Error::new(e).context(StoreError::damaged(place, "a bad row"))
+            })?;
+        row.ok_or_else(|| {
+            let place = Place::Chunk {
+                layer: n,
+                key: key.clone(),
+                chunk,
+            };
+            StoreError::damaged(place, "missing from the file").into()
         })
     }
 
@@ -700,8 +732,13 @@ impl Store {
         let rows = stmt.query_map(params![n as i64, key], |r| {
             StoredChunk::from_row(n, &key, &self.rules, r)
         })?;
-        rows.collect::<rusqlite::Result<_>>()
-            .with_context(|| format!("a chunk of block {key} in layer {n} is corrupt"))
+        rows.collect::<rusqlite::Result<_>>().map_err(|e| {
+            let place = Place::Block {
+                layer: n,
+                key: key.clone(),
+            };
+            anyhow::Error::new(e).context(StoreError::damaged(place, "a bad chunk row"))
+        })
     }
 
     /// Returns free pages to the file system, truncates the WAL and leaves WAL mode
@@ -821,35 +858,38 @@ impl StoredChunk {
     ) -> Result<Vec<i8>> {
         let (n, key, chunk) = (self.n, &self.key, self.chunk);
         let raw_len = self.raw_len;
+        let at = || Place::Chunk {
+            layer: n,
+            key: key.clone(),
+            chunk,
+        };
+        let corrupt = |why: &str| -> anyhow::Error { StoreError::damaged(at(), why).into() };
         if expected as u64 > MAX_CHUNK_POSITIONS || expected as i64 != raw_len {
-            bail!(
-                "chunk {chunk} of block {key} in layer {n} claims {raw_len} values, its block needs {expected}"
-            );
+            return Err(corrupt(&format!(
+                "it claims {raw_len} values, its block needs {expected}"
+            )));
         }
         let raw_len = raw_len as usize;
-        let corrupt = || format!("chunk {chunk} of block {key} in layer {n} is corrupt");
         let tag = self.data.first().copied();
         if (!self.rules.mixing && tag == Some(codec::TAG_MIX))
             || (!self.rules.checked_mixing && tag == Some(codec::TAG_MIX_CHECKED))
         {
-            return Err(anyhow::anyhow!(
-                "a context-mixing chunk of a kind that files of this format do not hold"
-            )
-            .context(corrupt()));
+            return Err(corrupt(
+                "a context-mixing chunk of a kind that files of this format do not hold",
+            ));
         }
         let place = self.rules.keyed.then_some((n, key.as_str(), chunk));
         let mut len = raw_len;
         if let Some((sum, coded)) = codec::coded_checksum(&self.data) {
             if placed(checksum(coded), place) != sum {
-                return Err(
-                    anyhow::anyhow!("checksum of the coded bytes mismatch").context(corrupt())
-                );
+                return Err(corrupt("checksum of the coded bytes mismatch"));
             }
             len = wanted.min(raw_len);
         }
-        let raw = codec::decode(&self.data, len, || neighbours(len)).with_context(corrupt)?;
+        let raw = codec::decode(&self.data, len, || neighbours(len))
+            .map_err(|e| e.context(StoreError::corrupt(at())))?;
         if len == raw_len && chunk_checksum(&raw, place) != self.checksum {
-            return Err(anyhow::anyhow!("checksum mismatch").context(corrupt()));
+            return Err(corrupt("checksum mismatch"));
         }
         let values: Vec<i8> = raw.into_iter().map(|b| b as i8).collect();
         let allowed = &self.rules.values;
@@ -859,12 +899,11 @@ impl StoredChunk {
             .fold((i8::MAX, i8::MIN), |(lo, hi), &v| (lo.min(v), hi.max(v)));
         let in_range = values.is_empty() || (allowed.contains(&low) && allowed.contains(&high));
         if !in_range && let Some(bad) = values.iter().find(|v| !allowed.contains(v)) {
-            return Err(anyhow::anyhow!(
+            return Err(corrupt(&format!(
                 "it holds the value {bad}, outside what the game allows ({}..={})",
                 allowed.start(),
                 allowed.end()
-            )
-            .context(corrupt()));
+            )));
         }
         Ok(values)
     }
@@ -1098,21 +1137,38 @@ fn keyed_checksums(conn: &Connection, path: &Path) -> Result<Option<bool>> {
     match rule.as_deref() {
         None => Ok(None),
         Some("keyed") => Ok(Some(true)),
-        Some(other) => bail!(
-            "{}: unknown `{CHUNK_CHECKSUM_KEY}` rule `{other}` (this tb knows `keyed`)",
-            path.display()
-        ),
+        Some(other) => Err(StoreError::new(
+            StoreErrorKind::Version,
+            format!(
+                "{}: unknown `{CHUNK_CHECKSUM_KEY}` rule `{other}` (this tb knows `keyed`)",
+                path.display()
+            ),
+        )
+        .into()),
     }
 }
 
 fn check_version(version: i64, path: &Path) -> Result<()> {
     if version > SCHEMA_VERSION {
-        bail!(
-            "{} has schema version {version}, newer than this tb understands ({SCHEMA_VERSION}); use a newer tb",
-            path.display()
-        );
+        return Err(StoreError::new(
+            StoreErrorKind::Version,
+            format!(
+                "{} has schema version {version}, newer than this tb understands ({SCHEMA_VERSION}); use a newer tb",
+                path.display()
+            ),
+        )
+        .into());
     }
     Ok(())
+}
+
+/// A schema that is not a tablebase's ([`check_schema`]'s error) as a
+/// [`StoreErrorKind::Schema`] failure of the file at `path`.
+fn schema_error(path: &Path, error: anyhow::Error) -> anyhow::Error {
+    error.context(StoreError::new(
+        StoreErrorKind::Schema,
+        format!("{} is not a tablebase file of this tb", path.display()),
+    ))
 }
 
 #[cfg(test)]

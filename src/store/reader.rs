@@ -7,6 +7,7 @@
 
 use super::Store;
 use super::codec::Neighbours;
+use super::error::{Place, StoreError};
 use super::hash::KeyHash;
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
@@ -41,39 +42,12 @@ struct ChunkCache {
     order: VecDeque<ChunkKey>,
     /// Chunks that failed to read, with why: read (and reported as found) once,
     /// then refused at once.
-    bad: HashMap<ChunkKey, String, KeyHash>,
+    bad: HashMap<ChunkKey, StoreError, KeyHash>,
 }
 
 /// The context-mixing neighbours of a chunk: `(layer, block key, first index,
 /// length)` to one entry per value (see [`super::codec`]).
 pub type NeighbourFn = Box<dyn Fn(usize, &[u8], u64, usize) -> Vec<Neighbours> + Send + Sync>;
-
-/// A chunk that cannot be read, or is damaged: a problem of the file, never of
-/// the position asked for. Every error of [`ChunkReader::value`] is one (its text
-/// is the whole cause chain), so a caller tells the two apart with
-/// `error.chain().any(|c| c.is::<ChunkError>())`.
-#[derive(Debug)]
-pub struct ChunkError(String);
-
-impl std::fmt::Display for ChunkError {
-    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for ChunkError {}
-
-impl ChunkError {
-    /// A damaged file, as `why` says.
-    pub fn damaged(why: String) -> anyhow::Error {
-        ChunkError(why).into()
-    }
-
-    /// The error for `cause` (its cause chain on one line).
-    fn wrap(cause: &anyhow::Error) -> anyhow::Error {
-        ChunkError(format!("{cause:#}")).into()
-    }
-}
 
 /// The value at `offset` of a chunk; a chunk shorter than its layout says (a
 /// tampered file) is an error, never a panic.
@@ -81,10 +55,13 @@ impl ChunkError {
 fn at(values: &[i8], offset: usize, (layer, _, chunk): ChunkKey) -> anyhow::Result<i8> {
     match values.get(offset) {
         Some(&v) => Ok(v),
-        None => Err(ChunkError(format!(
-            "chunk {chunk} of layer {layer} holds {} values, too few for its block",
-            values.len()
-        ))
+        None => Err(StoreError::damaged(
+            Place::Layer(layer as usize),
+            format!(
+                "chunk {chunk} holds {} values, too few for its block",
+                values.len()
+            ),
+        )
         .into()),
     }
 }
@@ -148,7 +125,7 @@ impl ChunkReader {
     /// The value at `index` of the block `packed` of `layer`; `block` gives the
     /// block's key and its number of positions (from the layout, not the file; called
     /// only when the chunk is not cached). A missing or corrupt chunk is an error
-    /// (a [`ChunkError`]), never a value.
+    /// (a [`StoreError`]), never a value.
     #[inline]
     pub fn value(
         &self,
@@ -163,8 +140,8 @@ impl ChunkReader {
         {
             return at(&cached.values, offset, chunk_key);
         }
-        if let Some(why) = self.cache.borrow().bad.get(&chunk_key) {
-            return Err(ChunkError(why.clone()).into());
+        if let Some(error) = self.cache.borrow().bad.get(&chunk_key) {
+            return Err(error.clone().into());
         }
         let (key, size) = block();
         match self.load(chunk_key, &key, size) {
@@ -174,12 +151,15 @@ impl ChunkReader {
                 value
             }
             Err(e) => {
-                let error = ChunkError::wrap(&e);
-                self.cache
-                    .borrow_mut()
-                    .bad
-                    .insert(chunk_key, error.to_string());
-                Err(error)
+                let (layer, _, chunk) = chunk_key;
+                let place = Place::Chunk {
+                    layer: layer as usize,
+                    key: super::counts_key(&key),
+                    chunk,
+                };
+                let error = StoreError::or_damaged(&e, place);
+                self.cache.borrow_mut().bad.insert(chunk_key, error.clone());
+                Err(error.into())
             }
         }
     }

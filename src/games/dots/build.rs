@@ -1,27 +1,25 @@
 //! Building a Dots-and-Boxes tablebase: the build policy (groups from the memory
 //! budget, book depth, budget refusal), the game's side of the generic scheduler
-//! ([`DotsGame`]: layers = lines drawn, blocks = per-group counts, Wilson's kernel)
-//! and the summary of a build.
+//! ([`DotsKernel`]: the blocks of [`DotsFormat`], each read from the blocks one line
+//! further and computed by Wilson's kernel) and the summary of a build.
 
 use super::board::{Board, Lines};
-use super::boxes_left::BoxesLeft;
 use super::chain_kernel::ChainKernel;
+use super::format::DotsFormat;
 use super::groups::{auto_groups, default_book_lines, symmetric_groups};
 use super::kernel::{Kernel, LoonyChild};
-use super::layout::{LastGroupTable, Layout};
-use super::loony::{self, BoxSides, Detector, Loony, OfferMap};
+use super::layout::Layout;
+use super::loony::{self, Loony};
 use super::spec::{self, Spec};
-use crate::retro::build::{Builder, RunOptions, RunSummary, decode_chunk};
+use crate::retro::build::{Builder, RunOptions, RunSummary};
+use crate::retro::chunks::decode_chunk;
 use crate::retro::progress::Progress;
 use crate::retro::recode::RecodeSummary;
-use crate::retro::{BlockId, BlockKey, Game};
-use crate::store::checksum::digest_run;
+use crate::retro::{self, BlockId, Format, Kernel as _};
 use crate::store::{MAX_CHUNK_POSITIONS, Store, chunk_len};
 use crate::units::human_bytes;
 use anyhow::{Context, Result, bail};
 use rayon::prelude::*;
-use std::borrow::Cow;
-use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
 use std::sync::{Mutex, OnceLock};
@@ -305,9 +303,9 @@ pub fn build(mut opts: BuildOptions, progress: &mut dyn Progress) -> Result<Buil
     // The kernel unranks: its tables are made here, once, before the workers start.
     layout.prepare_unranking();
     let completion = spec.board.completion_masks();
-    let game = DotsGame::new(spec, &layout, &completion);
+    let kernel = DotsKernel::new(spec, &layout, &completion);
     let run = builder.run(
-        &game,
+        &kernel,
         RunOptions {
             threads: opts.threads,
             // Half the budget keeps finished blocks for their parents; the other half
@@ -326,7 +324,13 @@ pub fn build(mut opts: BuildOptions, progress: &mut dyn Progress) -> Result<Buil
             key: counts,
         };
         let stored = builder.store().stored_chunk(id.layer, &id.key, chunk)?;
-        let values = decode_chunk(&game, &id, chunk * spec.chunk_positions, len, &stored)?;
+        let values = decode_chunk(
+            kernel.format(),
+            &id,
+            chunk * spec.chunk_positions,
+            len,
+            &stored,
+        )?;
         values[(index % spec.chunk_positions) as usize]
     };
     let (start_value, start_loony) = if spec.loony {
@@ -353,7 +357,7 @@ pub fn build(mut opts: BuildOptions, progress: &mut dyn Progress) -> Result<Buil
 }
 
 /// A loony child block as the kernel reads it: each byte turned into the keys of
-/// the moves into it ([`loony::kernel_child`]).
+/// the moves into it ([`LoonyChild::of_byte`]).
 struct LoonyRead {
     /// The child block (within one build an id always stands for the same bytes,
     /// computed or stored and restored).
@@ -373,7 +377,7 @@ struct LoonyRead {
 struct LoonyReads(Mutex<Vec<LoonyRead>>);
 
 impl LoonyReads {
-    /// The children `ids` (as [`Game::reads`] lists them) whose bytes are
+    /// The children `ids` (as [`retro::Kernel::reads`] lists them) whose bytes are
     /// `inputs`, reusing the last block's conversions.
     fn convert(&self, ids: &[BlockId], inputs: &[&[i8]]) -> Vec<LoonyRead> {
         let mut previous = std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()));
@@ -385,7 +389,7 @@ impl LoonyReads {
             })
             .collect();
         drop(previous);
-        let table: Vec<LoonyChild> = (0..=255u8).map(loony::kernel_child).collect();
+        let table: Vec<LoonyChild> = (0..=255u8).map(LoonyChild::of_byte).collect();
         found
             .into_iter()
             .zip(ids.iter().zip(inputs))
@@ -407,71 +411,42 @@ impl LoonyReads {
 /// Positions per parallel task of the loony bytes' last pass.
 const LOONY_TILE: usize = 1 << 16;
 
-/// Dots-and-Boxes as the scheduler sees it: layer n = positions with n lines drawn,
-/// built from the full board down; block (n; c1..cG) reads the blocks one line
-/// further in each group that has a free line.
-pub struct DotsGame<'a> {
-    spec: &'a Spec,
-    layout: &'a Layout,
+/// Dots-and-Boxes as the scheduler builds it ([`crate::retro::Kernel`]): the
+/// blocks of its [`DotsFormat`], block (n; c1..cG) read from the blocks one line
+/// further in each group that has a free line, and computed by Wilson's kernel
+/// ([`super::kernel`]), the chain kernel ([`super::chain_kernel`]) or, in a loony
+/// build, Wilson's kernel on move keys turned into loony bytes.
+pub struct DotsKernel<'a> {
+    format: DotsFormat<'a>,
     completion: &'a [[Lines; 2]],
-    /// Built on the first block computed (readers that only check a file's layout
-    /// never need it).
+    /// Built on the first block computed.
     kernel: OnceLock<Kernel<'a>>,
     /// The same for chain tablebases.
     chain_kernel: OnceLock<ChainKernel<'a>>,
-    /// Boxes left per position, for files in the boxes-left form; built on the
-    /// first chunk stored or read.
-    boxes_left: OnceLock<BoxesLeft<'a>>,
-    /// The box sides of the last group's subsets, for the offer bits of loony
-    /// files.
-    last_sides: OnceLock<(Detector, LastGroupTable<'a, BoxSides>)>,
     /// The children of the last loony block, as the kernel read them.
     loony_reads: LoonyReads,
 }
 
-impl<'a> DotsGame<'a> {
-    /// The game of a tablebase (`completion`: the board's completion masks).
-    pub fn new(spec: &'a Spec, layout: &'a Layout, completion: &'a [[Lines; 2]]) -> DotsGame<'a> {
-        DotsGame {
-            spec,
-            layout,
+impl<'a> DotsKernel<'a> {
+    /// The kernel of a tablebase (`completion`: the board's completion masks).
+    pub fn new(spec: &'a Spec, layout: &'a Layout, completion: &'a [[Lines; 2]]) -> DotsKernel<'a> {
+        DotsKernel {
+            format: DotsFormat::new(spec, layout),
             completion,
             kernel: OnceLock::new(),
             chain_kernel: OnceLock::new(),
-            boxes_left: OnceLock::new(),
-            last_sides: OnceLock::new(),
             loony_reads: LoonyReads::default(),
         }
     }
 
-    /// Maps each loony byte of `values` (block `counts` from index `first` on) by
-    /// `m`, told whether its position offers a loony capture: the box sides of a
-    /// run's base once, those of the last group by rank, so that a position costs a
-    /// union and the bit-sliced test, not a side map of its own.
-    fn map_with_offers(&self, counts: &[u8], first: u64, values: &mut [i8], m: impl OfferMap) {
-        let (detector, table) = self.last_sides.get_or_init(|| {
-            let detector = Detector::new(&self.spec.board);
-            let of = detector.clone();
-            (
-                detector,
-                LastGroupTable::new(self.layout, move |m| of.sides(m)),
-            )
-        });
-        let last = table.of_block(counts);
-        self.layout
-            .visit_rank_runs_mut(counts, first, values, |base, ranks, run| {
-                detector.map_offers(detector.sides(base), &last[ranks], run, m);
-            });
-    }
-
     /// Whether group `g` of block `key` has a free line (a child to read).
     fn has_free_line(&self, key: &[u8], g: usize) -> bool {
-        (key[g] as usize) < self.layout.groups[g].len()
+        (key[g] as usize) < self.format.layout().groups[g].len()
     }
 
     /// One entry per group of block `key`, in group order: the next of `items`
-    /// (one per group with a free line, in the order [`Game::reads`] lists the
-    /// children) or `None` for a group without.
+    /// (one per group with a free line, in the order [`retro::Kernel::reads`] lists
+    /// the children) or `None` for a group without.
     fn per_group<T>(&self, key: &[u8], items: impl IntoIterator<Item = T>) -> Vec<Option<T>> {
         let mut items = items.into_iter();
         (0..key.len())
@@ -481,34 +456,11 @@ impl<'a> DotsGame<'a> {
             })
             .collect()
     }
-
-    /// The boxes-left tables of the layout.
-    fn boxes_left(&self) -> &BoxesLeft<'a> {
-        (self.boxes_left).get_or_init(|| BoxesLeft::new(&self.spec.board, self.layout))
-    }
 }
 
-impl Game for DotsGame<'_> {
-    fn identity(&self) -> Vec<(&'static str, String)> {
-        self.spec.to_meta()
-    }
-
-    fn layers(&self) -> Vec<usize> {
-        (self.layout.start_lines()..=self.layout.full_layer())
-            .rev()
-            .collect()
-    }
-
-    fn layer_label(&self, layer: usize) -> String {
-        format!("layer {layer}")
-    }
-
-    fn blocks(&self, layer: usize) -> Vec<BlockKey> {
-        self.layout.blocks_of_layer(layer)
-    }
-
-    fn block_size(&self, _layer: usize, key: &[u8]) -> u64 {
-        self.layout.block_size(key)
+impl retro::Kernel for DotsKernel<'_> {
+    fn format(&self) -> &dyn Format {
+        &self.format
     }
 
     fn reads(&self, layer: usize, key: &[u8]) -> Vec<BlockId> {
@@ -533,16 +485,17 @@ impl Game for DotsGame<'_> {
         _done: &AtomicU64,
     ) -> Result<Vec<i8>> {
         let children = self.per_group(key, inputs.iter().copied());
-        if !self.spec.chains.is_empty() {
+        let (spec, layout) = (self.format.spec(), self.format.layout());
+        if !spec.chains.is_empty() {
             let kernel = self
                 .chain_kernel
-                .get_or_init(|| ChainKernel::new(self.spec, self.layout, self.completion));
+                .get_or_init(|| ChainKernel::new(spec, layout, self.completion));
             return Ok(kernel.compute_block(key, &children));
         }
         let kernel = self
             .kernel
-            .get_or_init(|| Kernel::new(self.layout, self.completion, self.spec.penalty));
-        if !self.spec.loony {
+            .get_or_init(|| Kernel::new(layout, self.completion, spec.penalty));
+        if !spec.loony {
             return Ok(kernel.compute_block(key, &children));
         }
         // Loony: the children's bytes read as move keys, the kernel's best keys
@@ -556,89 +509,10 @@ impl Game for DotsGame<'_> {
             .enumerate()
             .for_each(|(t, tile)| {
                 let first = (t * LOONY_TILE) as u64;
-                self.map_with_offers(key, first, tile, loony::EntryOfKey);
+                self.format
+                    .map_with_offers(key, first, tile, loony::EntryOfKey);
             });
         Ok(entries)
-    }
-
-    fn keeps(&self, layer: usize) -> bool {
-        layer <= self.spec.book_lines
-    }
-
-    fn digest(&self, _layer: usize, key: &[u8], first: u64, values: &[i8]) -> u64 {
-        let mut digest = 0u64;
-        let mut rest = values;
-        self.layout
-            .visit_runs(key, first, values.len(), |base, run| {
-                let (head, tail) = rest.split_at(run.len());
-                digest = digest.wrapping_add(digest_run(base, run, head));
-                rest = tail;
-            });
-        digest
-    }
-
-    fn chunk_positions(&self) -> u64 {
-        self.spec.chunk_positions
-    }
-
-    /// Files of formats 5 and 6 store each value in the boxes-left form (see
-    /// [`super::boxes_left`]); loony files leave each byte's offer bit out (format
-    /// 3 on): it follows from the position, and the bytes without it compress to
-    /// about a fifth less.
-    fn stored_form<'v>(
-        &self,
-        _layer: usize,
-        key: &[u8],
-        first: u64,
-        values: &'v [i8],
-    ) -> Cow<'v, [i8]> {
-        let without_offers = |x: i8| loony::SetOffers.map(false, x);
-        match (self.spec.loony, self.spec.boxes_left_form) {
-            (false, false) => Cow::Borrowed(values),
-            (true, false) => Cow::Owned(values.iter().map(|&x| without_offers(x)).collect()),
-            (loony, true) => {
-                let mut stored = values.to_vec();
-                if loony {
-                    let store = loony::FlipLoony { clear_offers: true };
-                    self.boxes_left().map_all(key, first, &mut stored, store);
-                } else {
-                    self.boxes_left().flip_all(key, first, &mut stored);
-                }
-                Cow::Owned(stored)
-            }
-        }
-    }
-
-    fn restore(&self, _layer: usize, key: &[u8], first: u64, values: &mut [i8]) {
-        match (self.spec.loony, self.spec.boxes_left_form) {
-            (false, false) => return,
-            (false, true) => return self.boxes_left().flip_all(key, first, values),
-            (true, true) => {
-                let flip = loony::FlipLoony {
-                    clear_offers: false,
-                };
-                self.boxes_left().map_all(key, first, values, flip);
-            }
-            (true, false) => {}
-        }
-        self.map_with_offers(key, first, values, loony::SetOffers);
-    }
-
-    fn value_range(&self) -> RangeInclusive<i8> {
-        if self.spec.loony {
-            // Bytes of `loony::encode`, read as i8.
-            return i8::MIN..=i8::MAX;
-        }
-        // Net boxes still to take, plus the last-move penalty; in the boxes-left
-        // form, boxes left (0..=all) minus such a value.
-        let boxes = self.spec.board.num_boxes() as i32;
-        let bound = boxes + (self.spec.penalty as i32).abs();
-        let top = if self.spec.boxes_left_form {
-            boxes + bound
-        } else {
-            bound
-        };
-        -bound as i8..=top.min(i8::MAX as i32) as i8
     }
 }
 
@@ -664,10 +538,9 @@ pub fn recode(
         ..source.clone()
     };
     let layout = source.layout();
-    let completion = source.board.completion_masks();
     crate::retro::recode::recode(
-        &DotsGame::new(&source, &layout, &completion),
-        &DotsGame::new(&target, &layout, &completion),
+        &DotsFormat::new(&source, &layout),
+        &DotsFormat::new(&target, &layout),
         from,
         out,
         progress,

@@ -6,7 +6,7 @@ use super::notation::format_position;
 use super::tablebase::Tablebase;
 use crate::retro::BlockId;
 use crate::retro::audit::check_finished;
-use crate::retro::build::decode_chunk;
+use crate::retro::chunks::decode_chunk;
 use crate::store::chunk_len;
 use anyhow::{Context, Result};
 use std::io::Write;
@@ -31,8 +31,8 @@ pub fn export(
     expand: bool,
     out: &mut dyn Write,
 ) -> Result<u64> {
-    let game = tb.game();
-    check_finished(tb.layers(), &game)
+    let file_format = tb.format();
+    check_finished(tb.layers(), &file_format)
         .context("resume the build (or get a whole file) before exporting")?;
     let board = tb.board();
     let layout = tb.layout();
@@ -73,7 +73,8 @@ pub fn export(
                     key: counts.clone(),
                 };
                 let stored = tb.store().stored_chunk(n, &counts, chunk)?;
-                for entry in decode_chunk(&game, &id, chunk * chunk_positions, len, &stored)? {
+                for entry in decode_chunk(&file_format, &id, chunk * chunk_positions, len, &stored)?
+                {
                     let (v, flag) = if loony {
                         let (value, flag, _) = tb.loony_entry(entry)?;
                         (value, Some(flag.json()))

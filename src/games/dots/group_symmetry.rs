@@ -3,7 +3,7 @@
 //! (Wilson's symmetry and Fraser's corners; see [`super::orbits`] for the idea).
 
 use super::board::{Board, Lines};
-use super::search::symmetry::Symmetries;
+use super::symmetry::Symmetries;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 

@@ -6,7 +6,7 @@
 use super::board::{Board, Lines};
 use super::layout::{Layout, MAX_GROUP_LINES, MAX_GROUPS, split_sizes};
 use super::orbits::{reduced_layout, split_orbits, start_subgroups};
-use super::search::symmetry::Symmetries;
+use super::symmetry::Symmetries;
 
 /// Positions the default book may hold (about 20 MB stored).
 const DEFAULT_BOOK_POSITIONS: u64 = 1 << 26;
@@ -161,6 +161,127 @@ pub fn symmetric_groups(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::games::dots::group_symmetry::GroupSymmetry;
+    use crate::games::dots::orbits::symmetric_split;
+
+    #[test]
+    fn children_located_together_are_located_as_one() {
+        // Every child of random positions, through the incremental path, against
+        // locating the child alone: with and without symmetry and corners, 2-4
+        // groups, a start with lines drawn, and groups that do not follow line order.
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut layouts = Vec::new();
+        for (spec, count) in [("3x4", 2), ("3x3", 3), ("4x4", 4)] {
+            let b: Board = spec.parse().unwrap();
+            for (symmetry, corners) in [(true, true), (true, false), (false, true), (false, false)]
+            {
+                let groups = symmetric_split(&b, 0, count, symmetry, corners).unwrap();
+                layouts.push((b, 0, reduced_layout(&b, 0, groups, symmetry, corners)));
+            }
+        }
+        let b: Board = "3x3".parse().unwrap();
+        let start = b.top_left_perimeter();
+        let groups = symmetric_groups(&b, start, 1 << 30, true, true);
+        layouts.push((b, start, reduced_layout(&b, start, groups, true, true)));
+        let free: Vec<usize> = (0..24).rev().filter(|&l| l % 5 != 0).collect();
+        let interleaved = vec![
+            free.iter().step_by(2).copied().collect(),
+            free.iter().skip(1).step_by(2).copied().collect(),
+        ];
+        let rest: Vec<usize> = (0..24).filter(|&l| l % 5 == 0).collect();
+        layouts.push((b, 0, Layout::new(0, [interleaved, vec![rest]].concat())));
+        for (b, start, layout) in &layouts {
+            for _ in 0..300 {
+                let position = next() & next() & b.all_lines() | start;
+                let moves = b.all_lines() & !position;
+                let mut seen = 0u64;
+                let here = layout.locate_children(position, moves, |line, place| {
+                    assert_eq!(moves >> line & 1, 1);
+                    seen |= 1 << line;
+                    assert_eq!(
+                        place,
+                        layout.locate_packed(position | 1 << line),
+                        "{b:?} line {line}"
+                    );
+                });
+                assert_eq!(seen, moves);
+                assert_eq!(here, layout.locate_packed(position));
+            }
+        }
+    }
+
+    #[test]
+    fn symmetries_breaking_a_group_are_dropped() {
+        let b: Board = "2x2".parse().unwrap();
+        // Board symmetries (without corner swaps) that keep each group.
+        let kept = |groups: Vec<Vec<usize>>, start| {
+            GroupSymmetry::new(&b, start, &groups, true, &[]).len()
+        };
+        // Consecutive halves (h lines, v lines) are kept by the 4 symmetries that do
+        // not swap rows and columns.
+        let halves = split_sizes(&(0..12).collect::<Vec<_>>(), &[6, 6]);
+        assert_eq!(kept(halves, 0), 4);
+        // Splitting the top row from the bottom keeps only the left-right mirror.
+        let split = split_sizes(&(0..12).collect::<Vec<_>>(), &[2, 10]);
+        assert_eq!(kept(split, 0), 2);
+        // The Icelandic start keeps the identity and the transpose.
+        let start = b.top_left_perimeter();
+        assert_eq!(
+            kept(symmetric_groups(&b, start, 1 << 30, true, false), start),
+            2
+        );
+    }
+
+    #[test]
+    fn peak_matches_a_walk_over_every_block() {
+        for (spec, start, count) in [
+            ("2x2", 0, 1),
+            ("2x2", 0, 2),
+            ("3x3", 0, 2),
+            ("3x3", 0, 3),
+            ("3x4", 0, 4),
+            ("3x5", 0, 6),
+            ("4x4", 0, 5),
+        ] {
+            let b: Board = spec.parse().unwrap();
+            for corners in [false, true] {
+                let even = split_even(&(0..b.num_lines()).collect::<Vec<_>>(), count);
+                for layout in [
+                    reduced_layout(
+                        &b,
+                        start,
+                        symmetric_split(&b, start, count, true, corners).unwrap(),
+                        true,
+                        corners,
+                    ),
+                    Layout::new(start, even),
+                ] {
+                    let walk = (0..=b.num_lines())
+                        .flat_map(|n| layout.blocks_of_layer(n))
+                        .map(|counts| {
+                            let children: u64 = (0..counts.len())
+                                .filter(|&g| (counts[g] as usize) < layout.groups[g].len())
+                                .map(|g| {
+                                    let mut c = counts.clone();
+                                    c[g] += 1;
+                                    layout.block_size(&c)
+                                })
+                                .sum();
+                            layout.block_size(&counts) + children
+                        })
+                        .max()
+                        .unwrap();
+                    assert_eq!(peak_block_bytes(&layout), walk, "{spec} {count}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn small_boards_get_one_group_and_big_ones_several() {

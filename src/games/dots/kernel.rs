@@ -14,6 +14,7 @@
 use super::board::{Lines, move_value_i8};
 use super::group_symmetry::GroupSymmetry;
 use super::layout::{Layout, MAX_GROUP_LINES, Odometer};
+use super::loony::{self, Loony};
 use super::transpose::{self, LANES, byte_lanes_to_rows, byte_rows_to_lanes};
 use crate::sys::cpu_dispatch;
 use rayon::prelude::*;
@@ -170,6 +171,29 @@ pub struct LoonyChild {
     pub quiet: i8,
 }
 
+impl LoonyChild {
+    /// A child's stored byte ([`loony::encode`]) as the kernel reads it: the keys of
+    /// moves into it, as [`loony::move_key`] gives them (for boxes > 0, less 4 per
+    /// box). A byte [`loony::encode`] never gives (a build never reads one: chunks
+    /// are checksummed) reads as the least key.
+    pub fn of_byte(byte: u8) -> LoonyChild {
+        match loony::decode(byte) {
+            Some((value, flag, offers)) => LoonyChild {
+                capture: loony::key(value, flag) as i8,
+                quiet: if offers {
+                    loony::key(-value, Loony::Mover) as i8
+                } else {
+                    loony::key(-value, flag.swapped()) as i8
+                },
+            },
+            None => LoonyChild {
+                capture: loony::key(loony::MIN_VALUE, Loony::Mover) as i8,
+                quiet: loony::key(loony::MIN_VALUE, Loony::Mover) as i8,
+            },
+        }
+    }
+}
+
 impl Child for LoonyChild {
     #[inline(always)]
     fn moved(self, boxes: i8) -> i8 {
@@ -181,7 +205,7 @@ impl Child for LoonyChild {
     }
 
     fn terminal(penalty: i8) -> i8 {
-        super::loony::key(penalty as i32, super::loony::Loony::Neither) as i8
+        loony::key(penalty as i32, Loony::Neither) as i8
     }
 }
 
@@ -795,6 +819,27 @@ cpu_dispatch!(fold_last_moves, fold_last_moves_avx2, fold_last_moves_body, [T: C
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_kernel_reads_children_as_move_key_does() {
+        for byte in 0..=251u8 {
+            let child = LoonyChild::of_byte(byte);
+            for boxes in 0..=2 {
+                let expected = loony::move_key(boxes, byte).unwrap();
+                let got = if boxes == 0 {
+                    child.quiet as i32
+                } else {
+                    child.capture as i32 + 4 * boxes as i32
+                };
+                assert_eq!(got, expected, "byte {byte}, boxes {boxes}");
+            }
+            let (value, flag, offers) = loony::decode(byte).unwrap();
+            assert_eq!(
+                loony::entry_of_key(loony::key(value, flag) as i8, offers),
+                byte
+            );
+        }
+    }
 
     /// Runs and the list together hold every move once, each run consecutive in
     /// parent and child and at least [`MIN_RUN`] long.

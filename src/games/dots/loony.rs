@@ -24,9 +24,6 @@
 //! flag + 3 * offers` ([`encode`]), values `MIN_VALUE..=MAX_VALUE`.
 
 use super::board::{Board, Lines};
-use super::kernel::LoonyChild;
-use super::tablebase::{MoveValue, Probe, Source};
-use anyhow::{Result, bail};
 
 /// Who can be forced to make the next loony move, seen from the side to move, in
 /// the order the side to move prefers them.
@@ -182,7 +179,7 @@ pub struct FlipLoony {
     pub clear_offers: bool,
 }
 
-impl crate::games::dots::boxes_left::LeftMap for FlipLoony {
+impl super::boxes_left::LeftMap for FlipLoony {
     #[inline(always)]
     fn map(self, left: u32, x: i8) -> i8 {
         let byte = x as u8 as u32;
@@ -230,27 +227,6 @@ pub fn move_key(boxes: u32, child: u8) -> Option<i32> {
     } else {
         key(-value, flag.swapped())
     })
-}
-
-/// What the build's kernel reads of a child's stored byte: the keys of moves into
-/// it, as [`move_key`] gives them (for boxes > 0, less 4 per box). A byte
-/// [`encode`] never gives (a build never reads one: chunks are checksummed) reads
-/// as the least key.
-pub fn kernel_child(byte: u8) -> LoonyChild {
-    match decode(byte) {
-        Some((value, flag, offers)) => LoonyChild {
-            capture: key(value, flag) as i8,
-            quiet: if offers {
-                key(-value, Loony::Mover) as i8
-            } else {
-                key(-value, flag.swapped()) as i8
-            },
-        },
-        None => LoonyChild {
-            capture: key(MIN_VALUE, Loony::Mover) as i8,
-            quiet: key(MIN_VALUE, Loony::Mover) as i8,
-        },
-    }
 }
 
 /// The stored byte of a position from the kernel's key (the best move's) and
@@ -430,89 +406,6 @@ impl BoxSides {
     }
 }
 
-/// Most open lines [`solve`] takes (a byte per position of 2^26).
-pub const MAX_EXHAUSTIVE_OPEN: u32 = 26;
-
-/// Loony analysis of `position` on `board` by exhaustion: every position reachable
-/// from it, one byte each, from the full board back (the children of a set of drawn
-/// lines are supersets, so descending order meets them first). Values, flags and
-/// offers as the module documentation defines them; `penalty` is the full board's
-/// value.
-pub fn solve(board: &Board, position: Lines, penalty: i32) -> Result<Probe> {
-    let open: Vec<usize> = (0..board.num_lines())
-        .filter(|&l| position >> l & 1 == 0)
-        .collect();
-    let k = open.len() as u32;
-    if k > MAX_EXHAUSTIVE_OPEN {
-        bail!(
-            "loony analysis by exhaustion takes at most {MAX_EXHAUSTIVE_OPEN} open lines; this position has {k}"
-        );
-    }
-    super::spec::check_loony_range(board, penalty)?;
-    let detector = Detector::new(board);
-    let completion = board.completion_masks();
-    let lines_of = |s: u64| -> Lines {
-        let mut lines = position;
-        let mut rest = s;
-        while rest != 0 {
-            lines |= 1 << open[rest.trailing_zeros() as usize];
-            rest &= rest - 1;
-        }
-        lines
-    };
-    let boxes_of = |lines: Lines, line: usize| -> u32 {
-        completion[line]
-            .iter()
-            .filter(|&&m| m != u64::MAX && lines & m == m)
-            .count() as u32
-    };
-    let all = (1u64 << k) - 1;
-    let mut table = vec![0u8; 1usize << k];
-    table[all as usize] = encode(penalty, Loony::Neither, false);
-    for s in (0..all).rev() {
-        let lines = lines_of(s);
-        let mut best = i32::MIN;
-        let mut free = all & !s;
-        while free != 0 {
-            let j = free.trailing_zeros() as usize;
-            free &= free - 1;
-            let child = table[(s | 1 << j) as usize];
-            let key = move_key(boxes_of(lines, open[j]), child).expect("bytes this solver wrote");
-            best = best.max(key);
-        }
-        let (value, flag) = unkey(best);
-        table[s as usize] = encode(value, flag, detector.offers(lines));
-    }
-    let (value, flag, _) = decode(table[0]).expect("bytes this solver wrote");
-    let mut moves: Vec<MoveValue> = open
-        .iter()
-        .enumerate()
-        .map(|(j, &line)| {
-            let boxes = boxes_of(position, line);
-            let key = move_key(boxes, table[1 << j]).expect("bytes this solver wrote");
-            let (value, flag) = unkey(key);
-            MoveValue {
-                line,
-                value: Some(value),
-                boxes,
-                loony: Some(flag),
-            }
-        })
-        .collect();
-    // Best first by value, then by the flag for the player making the move.
-    moves.sort_by_key(|m| {
-        let flag = m.loony.unwrap_or(Loony::Neither);
-        (std::cmp::Reverse(key(m.value.unwrap_or(0), flag)), m.line)
-    });
-    Ok(Probe {
-        position,
-        value,
-        source: Source::Search,
-        moves,
-        loony: Some(flag),
-    })
-}
-
 /// The lowest `n` bits.
 fn board_box_mask(n: usize) -> u32 {
     if n >= 32 { u32::MAX } else { (1 << n) - 1 }
@@ -675,24 +568,6 @@ mod tests {
         assert_eq!(decode(252), None);
         assert!(key(1, Loony::Mover) > key(0, Loony::Opponent));
         assert!(key(-1, Loony::Opponent) > key(-1, Loony::Neither));
-    }
-
-    #[test]
-    fn the_kernel_reads_children_as_move_key_does() {
-        for byte in 0..=251u8 {
-            let child = kernel_child(byte);
-            for boxes in 0..=2 {
-                let expected = move_key(boxes, byte).unwrap();
-                let got = if boxes == 0 {
-                    child.quiet as i32
-                } else {
-                    child.capture as i32 + 4 * boxes as i32
-                };
-                assert_eq!(got, expected, "byte {byte}, boxes {boxes}");
-            }
-            let (value, flag, offers) = decode(byte).unwrap();
-            assert_eq!(entry_of_key(key(value, flag) as i8, offers), byte);
-        }
     }
 
     #[test]

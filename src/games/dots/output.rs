@@ -4,8 +4,8 @@ use super::board::{Board, Lines};
 use super::chains::Chains;
 use super::loony::Loony;
 use super::notation::format_position;
+use super::probe::{MoveValue, Probe};
 use super::search::{SolveResult, Stopped};
-use super::tablebase::{MoveValue, Probe};
 use serde::Serialize;
 
 /// Renders probe answers as JSON objects (field order as in docs/FORMAT.md §6.1). Written by
@@ -284,7 +284,7 @@ pub fn probe_text(board: &Board, probe: &Probe) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tablebase::Source;
+    use super::super::probe::Source;
     use super::*;
     use serde_json::{Value, json};
 

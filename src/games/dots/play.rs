@@ -12,9 +12,10 @@
 use super::board::{Board, Lines};
 use super::loony::Loony;
 use super::notation::{self, ParsedPosition, Player};
+use super::probe::Probe;
 use super::search::{Limits, Solver};
 use super::solve::SolveRequest;
-use super::tablebase::{Probe, Tablebase};
+use super::tablebase::Tablebase;
 use anyhow::{Result, bail};
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
@@ -31,7 +32,7 @@ pub enum Analyst {
         /// Bounds of each search.
         limits: Limits,
     },
-    /// Loony analysis by exhaustion ([`super::loony::solve`]): values with loony
+    /// Loony analysis by exhaustion ([`super::loony_solve::solve`]): values with loony
     /// marks.
     Loony {
         /// The board.
@@ -50,7 +51,7 @@ impl Analyst {
                 let result = solver.solve_within(lines, *limits)?;
                 Ok(Probe::from_search(lines, &result))
             }
-            Analyst::Loony { board, penalty } => super::loony::solve(board, lines, *penalty),
+            Analyst::Loony { board, penalty } => super::loony_solve::solve(board, lines, *penalty),
         }
     }
 }
@@ -602,10 +603,10 @@ impl Setup<'_> {
                 };
                 let analyst = if self.loony {
                     let open = board.num_lines() as u32 - start.lines.count_ones();
-                    if open > super::loony::MAX_EXHAUSTIVE_OPEN {
+                    if open > super::loony_solve::MAX_EXHAUSTIVE_OPEN {
                         bail!(
                             "--loony analyses by exhaustion, at most {} open lines; this start has {open}",
-                            super::loony::MAX_EXHAUSTIVE_OPEN
+                            super::loony_solve::MAX_EXHAUSTIVE_OPEN
                         );
                     }
                     Analyst::Loony {

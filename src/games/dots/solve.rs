@@ -33,7 +33,7 @@ impl SolveRequest {
     /// The position `position` (read with `parse`: `tb solve` lets an argument
     /// name a Wilson file, `tb.solve` takes text only), or the start `start`
     /// (`empty`, `swedish`, `icelandic`, a position or a Wilson file) when there is
-    /// none; the penalty given, else the one of the position's (or start's) Wilson
+    /// none or it is `start`; the penalty given, else the one of the position's (or start's) Wilson
     /// file, else 0; the default table size for its open lines
     /// ([`default_tt_bytes`]).
     pub fn new(
@@ -44,6 +44,8 @@ impl SolveRequest {
         penalty: Option<i32>,
     ) -> Result<SolveRequest> {
         let start = spec::parse_start(board, start)?;
+        // `start` names the start, as wherever a position is read.
+        let position = position.filter(|p| p.trim() != crate::games::read::START);
         let (lines, file_penalty, chains) = match position {
             Some(text) => {
                 let p = parse(board, text)?;

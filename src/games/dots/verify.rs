@@ -80,7 +80,7 @@ pub fn verify(tb: &Tablebase, sample: Option<u64>, search: u64) -> Result<Verify
     let mut report = VerifyReport::default();
     let layout = tb.layout();
     let readable: Vec<usize> = readable_layers(tb.layers()).collect();
-    let audit = audit(tb.store(), &tb.game())?;
+    let audit = audit(tb.store(), &tb.format())?;
     report.chunks = audit.chunks;
     report.bad_chunks = audit.problems;
     report.problem_count = audit.problem_count;

@@ -6,90 +6,44 @@
 //! 2N, one block per table (m, o) of stones on the board ([`super::placement`]).
 //! Every table is kept.
 
-use super::index::{MIN_STONES, Table, class_count};
+use super::index::{Table, class_count};
 use super::placement::{child_tables, solve_placement_table};
 use super::solve::solve_pair_counting;
 pub use super::spec::{
     DEFAULT_CHUNK_POSITIONS, MorrisSpec, Phase, layer_hands, layer_pair, pair_label, pair_layer,
     placement_label, placement_layer,
 };
-use super::spec::{FORMAT_VERSION, format_version};
+use super::spec::{FORMAT_VERSION, MorrisFormat, format_version};
 use crate::retro::build::{Builder, RunOptions, RunSummary};
 use crate::retro::progress::Progress;
 use crate::retro::recode::RecodeSummary;
-use crate::retro::{BlockId, BlockKey, Game};
+use crate::retro::{BlockId, Format, Kernel};
 use crate::store::Store;
-use crate::store::checksum::digest_element;
-use crate::store::codec::{ChunkCoding, FAMILY_KEY, Neighbours};
+use crate::store::codec::FAMILY_KEY;
 use crate::units::human_bytes;
 use anyhow::{Context, Result, bail, ensure};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
 
-/// Morris as the scheduler sees it.
-pub struct MorrisGame {
-    spec: MorrisSpec,
+/// Morris as the scheduler builds it: the blocks of its [`MorrisFormat`], a pair
+/// read from the pairs its captures lead to and solved with [`solve_pair_counting`],
+/// a placement table from the tables its placements lead to.
+pub struct MorrisKernel {
+    format: MorrisFormat,
 }
 
-impl MorrisGame {
-    /// The game for a spec (builds the table indices on first use).
-    pub fn new(spec: MorrisSpec) -> MorrisGame {
-        MorrisGame { spec }
-    }
-
-    /// Positions (classes) of a layer: its blocks' together.
-    pub fn layer_size(&self, layer: usize) -> u64 {
-        self.blocks(layer)
-            .iter()
-            .map(|key| self.block_size(layer, key))
-            .sum()
+impl MorrisKernel {
+    /// The kernel for a spec (builds the table indices on first use).
+    pub fn new(spec: MorrisSpec) -> MorrisKernel {
+        MorrisKernel {
+            format: MorrisFormat::new(spec),
+        }
     }
 }
 
-/// The table a position of (m, o) leads to by capturing, when it exists.
-fn capture_pair(m: u8, o: u8) -> Option<(u8, u8)> {
-    (o > MIN_STONES).then(|| ((o - 1).min(m), (o - 1).max(m)))
-}
-
-impl Game for MorrisGame {
-    fn identity(&self) -> Vec<(&'static str, String)> {
-        self.spec.to_meta()
-    }
-
-    fn layers(&self) -> Vec<usize> {
-        let moving = self.spec.pairs().into_iter().map(|(a, b)| pair_layer(a, b));
-        let placement = self.spec.placement_hands().into_iter().map(placement_layer);
-        moving.chain(placement).collect()
-    }
-
-    fn layer_label(&self, layer: usize) -> String {
-        if let Some(h) = layer_hands(layer) {
-            return placement_label(h);
-        }
-        let (a, b) = layer_pair(layer);
-        let plural = if a == b { "" } else { "s" };
-        format!("table{plural} {}", pair_label(layer))
-    }
-
-    fn blocks(&self, layer: usize) -> Vec<BlockKey> {
-        if let Some(h) = layer_hands(layer) {
-            return self
-                .spec
-                .placement_tables(h)
-                .into_iter()
-                .map(|(m, o)| vec![m, o])
-                .collect();
-        }
-        let (a, b) = layer_pair(layer);
-        vec![vec![a, b]]
-    }
-
-    fn block_size(&self, layer: usize, key: &[u8]) -> u64 {
-        if layer_hands(layer).is_some() {
-            return class_count(key[0], key[1]);
-        }
-        let (a, b) = layer_pair(layer);
-        MorrisSpec::pair_size(a, b)
+impl Kernel for MorrisKernel {
+    fn format(&self) -> &dyn Format {
+        &self.format
     }
 
     fn reads(&self, layer: usize, key: &[u8]) -> Vec<BlockId> {
@@ -100,13 +54,7 @@ impl Game for MorrisGame {
                 .collect();
         }
         let (a, b) = layer_pair(layer);
-        let mut pairs: Vec<(u8, u8)> = MorrisSpec::tables_of_pair(a, b)
-            .into_iter()
-            .filter_map(|(m, o)| capture_pair(m, o))
-            .collect();
-        pairs.sort_unstable();
-        pairs.dedup();
-        pairs
+        MorrisSpec::capture_pairs(a, b)
             .into_iter()
             .map(|(x, y)| BlockId {
                 layer: pair_layer(x, y),
@@ -177,68 +125,6 @@ impl Game for MorrisGame {
         values.extend(first.iter().chain(&second).map(|&v| v as i8));
         Ok(values)
     }
-
-    fn keeps(&self, _layer: usize) -> bool {
-        true
-    }
-
-    fn digest(&self, layer: usize, key: &[u8], first: u64, values: &[i8]) -> u64 {
-        if let Some(h) = layer_hands(layer) {
-            let (m, o) = (key[0], key[1]);
-            let table = Table::get(m, o).expect("valid table");
-            let mut digest = 0u64;
-            let end = (first + values.len() as u64).min(table.size());
-            table.for_each_in_range(first.min(end)..end, |i, mover, opponent| {
-                // Hands and table above the two 24-bit sets.
-                let key = u64::from(mover)
-                    | u64::from(opponent) << 24
-                    | (100 * h as u64 + 10 * m as u64 + o as u64) << 48;
-                let v = values[(i - first) as usize];
-                digest = digest.wrapping_add(digest_element(key, v));
-            });
-            return digest;
-        }
-        let (a, b) = layer_pair(layer);
-        let mut digest = 0u64;
-        let mut index = first;
-        for (m, o) in MorrisSpec::tables_of_pair(a, b) {
-            let table = Table::get(m, o).expect("valid table");
-            let start = MorrisSpec::offset_in_pair(m, o).expect("valid table");
-            let end = start + table.size();
-            let upto = end.min(first + values.len() as u64);
-            if index < upto {
-                table.for_each_in_range(index - start..upto - start, |i, mover, opponent| {
-                    // Table id above the two 24-bit sets: the same sets in two tables differ.
-                    let key = u64::from(mover)
-                        | u64::from(opponent) << 24
-                        | (10 * m as u64 + o as u64) << 48;
-                    let v = values[(start + i - first) as usize];
-                    digest = digest.wrapping_add(digest_element(key, v));
-                });
-                index = upto;
-            }
-        }
-        digest
-    }
-
-    fn chunk_positions(&self) -> u64 {
-        self.spec.chunk_positions
-    }
-
-    /// Context mixing: 21-25% smaller than zstd on Morris values.
-    fn chunk_coding(&self) -> ChunkCoding {
-        ChunkCoding::Mix
-    }
-
-    fn chunk_neighbours(
-        &self,
-        layer: usize,
-        key: &[u8],
-        first: u64,
-        len: usize,
-    ) -> Vec<Neighbours> {
-        MorrisSpec::block_neighbours(layer, key, first, len)
-    }
 }
 
 /// The block holding child table (m, o) of the layer with `h` in hand: a placement
@@ -305,7 +191,8 @@ const WORK_BYTES_PER_POSITION: u64 = 9;
 /// Memory a build needs: (the largest pair's working arrays, the largest working
 /// arrays plus the pairs they read).
 pub fn memory_needs(spec: &MorrisSpec) -> (u64, u64) {
-    let game = MorrisGame::new(spec.clone());
+    let kernel = MorrisKernel::new(spec.clone());
+    let game = kernel.format();
     let (mut work, mut peak) = (0, 0);
     for layer in game.layers() {
         for key in game.blocks(layer) {
@@ -316,7 +203,7 @@ pub fn memory_needs(spec: &MorrisSpec) -> (u64, u64) {
                 WORK_BYTES_PER_POSITION
             };
             let own = per_position * game.block_size(layer, &key);
-            let inputs: u64 = game
+            let inputs: u64 = kernel
                 .reads(layer, &key)
                 .iter()
                 .map(|r| game.block_size(r.layer, &r.key))
@@ -394,9 +281,9 @@ pub fn build(opts: BuildOptions, progress: &mut dyn Progress) -> Result<BuildSum
     }
     let mut builder = Builder::open(&opts.db, opts.spec.chunk_positions)?;
     let spec = adopt_older_file(&mut builder, &opts.spec)?;
-    let game = MorrisGame::new(spec);
+    let kernel = MorrisKernel::new(spec);
     let run = builder.run(
-        &game,
+        &kernel,
         RunOptions {
             threads: opts.threads,
             // What the largest pair's working arrays leave: finished pairs stay in
@@ -426,8 +313,8 @@ pub fn recode(
         .with_context(|| from.display().to_string())?;
     let target = MorrisSpec::new(meta.stones, chunk, meta.phase)?;
     crate::retro::recode::recode(
-        &MorrisGame::new(meta),
-        &MorrisGame::new(target),
+        &MorrisFormat::new(meta),
+        &MorrisFormat::new(target),
         from,
         out,
         progress,

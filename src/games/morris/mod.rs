@@ -21,7 +21,7 @@
 //! * [`solve`]: [`solve_pair`] (retrograde analysis of (m, o) and (o, m) given the
 //!   tables with fewer stones), [`solve_all`], [`probe`] and [`verify_table`].
 //! * [`spec`]: what a file holds ([`spec::MorrisSpec`], its meta rows, layer
-//!   numbers of table pairs); [`build`]: [`build::MorrisGame`], Morris as the
+//!   numbers of table pairs); [`build`]: [`spec::MorrisFormat`], Morris as the
 //!   generic scheduler sees it (a layer per table pair), and the build; [`tablebase`]: reading a built file and probing it; [`report`]:
 //!   `info`, `export` and `verify`.
 //!
@@ -32,6 +32,7 @@ pub mod build;
 pub mod geometry;
 pub mod index;
 pub mod placement;
+pub mod reader;
 pub mod report;
 pub mod rules;
 pub mod solve;

@@ -2,19 +2,16 @@
 //! draws, longest win and loss, bytes, time), `export` (one row per stored class)
 //! and `verify` (re-hash every chunk, recompute values one ply deep).
 
-use super::build::MorrisGame;
 use super::index::Table;
 use super::rules::Position;
 use super::solve::verify_table;
-use super::spec::{
-    MorrisSpec, Phase, layer_hands, layer_pair, pair_label, pair_layer, placement_layer,
-};
+use super::spec::{MorrisSpec, Phase, layer_pair, pair_layer, placement_layer, table_label};
 use super::tablebase::MorrisTablebase;
 use super::value::Value;
 use crate::retro::audit::{Audit, check_finished};
-use crate::retro::build::load_block;
 use crate::retro::cache::BlockCache;
-use crate::retro::{BlockId, Game};
+use crate::retro::chunks::load_block;
+use crate::retro::{BlockId, Format as _};
 use crate::units::human_bytes;
 use anyhow::{Context, Result};
 use serde::Serialize;
@@ -104,19 +101,15 @@ pub fn info(tb: &MorrisTablebase) -> Result<Info> {
         digest: None,
     };
     let mut total = empty.clone();
-    let game = MorrisGame::new(tb.spec().clone());
-    for layer in game.layers() {
-        // A table pair (`3-4/4-3`), or the placement tables with h in hand (`h17`).
-        let name = match layer_hands(layer) {
-            Some(h) => format!("h{h}"),
-            None => pair_label(layer),
-        };
+    let format = tb.format();
+    for layer in format.layers() {
+        let name = table_label(layer);
         let Some(row) = tb.layers().get(&layer) else {
             pairs.push(PairInfo {
                 tables: name,
                 layer,
                 status: "missing".to_string(),
-                positions: game.layer_size(layer),
+                positions: format.layer_size(layer),
                 ..empty.clone()
             });
             continue;
@@ -247,8 +240,8 @@ pub fn export(tb: &MorrisTablebase, format: Format, out: &mut dyn Write) -> Resu
         writeln!(out, "position,table,value")?;
     }
     let mut rows = 0;
-    let game = MorrisGame::new(tb.spec().clone());
-    check_finished(tb.layers(), &game)
+    let file_format = tb.format();
+    check_finished(tb.layers(), &file_format)
         .context("resume the build (or get a whole file) before exporting")?;
     for h in tb.spec().placement_hands() {
         for (m, o) in tb.spec().placement_tables(h) {
@@ -256,7 +249,7 @@ pub fn export(tb: &MorrisTablebase, format: Format, out: &mut dyn Write) -> Resu
                 layer: placement_layer(h),
                 key: vec![m, o],
             };
-            let values = load_block(tb.store(), &game, &id)?;
+            let values = load_block(tb.store(), &file_format, &id)?;
             for (index, &byte) in values.iter().enumerate() {
                 let position = MorrisTablebase::placement_representative(h, m, o, index as u64)?;
                 let value = Value::from_byte(byte as u8);
@@ -271,7 +264,7 @@ pub fn export(tb: &MorrisTablebase, format: Format, out: &mut dyn Write) -> Resu
             layer,
             key: vec![a, b],
         };
-        let values = load_block(tb.store(), &game, &id)?;
+        let values = load_block(tb.store(), &file_format, &id)?;
         let mut at = 0usize;
         for (m, o) in MorrisSpec::tables_of_pair(a, b) {
             let table = Table::get(m, o)?;
@@ -360,9 +353,9 @@ type TableValues = (Arc<Vec<i8>>, Range<usize>);
 /// need a wrong child closer to the end of the game, down to a contradiction).
 pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport> {
     let mut report = VerifyReport::default();
-    let game = MorrisGame::new(tb.spec().clone());
+    let format = tb.format();
     // The catalogue first; then each pair's values, read once below, against it.
-    let mut audit = Audit::new(tb.store(), &game)?;
+    let mut audit = Audit::new(tb.store(), &format)?;
     // Each pair is read (decoded) once: kept while pairs with one more stone, whose
     // captures lead to it, are checked.
     let mut cache = BlockCache::new(u64::MAX);
@@ -375,7 +368,7 @@ pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport>
     };
     let load = |cache: &mut BlockCache, layer: usize| {
         let id = pair_id(layer);
-        cache.get_or_load(&id, || load_block(tb.store(), &game, &id))
+        cache.get_or_load(&id, || load_block(tb.store(), &format, &id))
     };
     for (layer, row) in tb.pairs() {
         let (a, b) = layer_pair(layer);
@@ -403,10 +396,10 @@ pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport>
         };
         // The pair and the pairs its captures lead to, as value bytes by table.
         let mut blocks = vec![((a, b), own)];
-        for read in game.reads(layer, &[a, b]) {
+        for (x, y) in MorrisSpec::capture_pairs(a, b) {
             // (A pair that does not load was reported when it was checked.)
-            if let Ok(values) = load(&mut cache, read.layer) {
-                blocks.push(((read.key[0], read.key[1]), values));
+            if let Ok(values) = load(&mut cache, pair_layer(x, y)) {
+                blocks.push(((x, y), values));
             }
         }
         let lookup = |_: u8, m: u8, o: u8, index: u64| -> Result<u8> {
@@ -443,7 +436,7 @@ pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport>
                     layer,
                     key: vec![m, o],
                 };
-                match load_block(tb.store(), &game, &id) {
+                match load_block(tb.store(), &format, &id) {
                     Ok(values) => {
                         audit.check_block(&id, Ok(&values));
                         let all = 0..values.len();

@@ -1,12 +1,12 @@
 //! Reading a built Morris file: value bytes through the generic chunk reader, and
 //! probe answers (the value of a position and of each legal move).
 
-use super::build::MorrisGame;
 use super::index::{MIN_STONES, Table, class_count};
 use super::rules::{Move, Outcome, Position};
 use super::solve::{Class, Probe, probe_hinted};
 use super::spec::{
-    MorrisSpec, Phase, hands_of, layer_hands, layer_pair, pair_layer, placement_layer,
+    MorrisFormat, MorrisSpec, Phase, hands_of, layer_hands, layer_pair, pair_layer,
+    placement_layer,
 };
 use super::value::Value;
 use crate::retro::audit::prepare_read;
@@ -37,7 +37,7 @@ impl MorrisTablebase {
         let spec = MorrisSpec::from_meta(&meta).map_err(in_file)?;
         // A chunk of a coding the file does not allow is corrupt.
         store.chunk_rules().allow(spec.codings);
-        let layers = prepare_read(&mut store, &MorrisGame::new(spec.clone())).map_err(in_file)?;
+        let layers = prepare_read(&mut store, &MorrisFormat::new(spec.clone())).map_err(in_file)?;
         Ok(MorrisTablebase {
             reader: ChunkReader::with_neighbours(
                 store,
@@ -52,6 +52,12 @@ impl MorrisTablebase {
     /// What the file holds.
     pub fn spec(&self) -> &MorrisSpec {
         &self.spec
+    }
+
+    /// The file's format (its layers and blocks, how chunks are coded), for the
+    /// audit and for reading whole blocks.
+    pub fn format(&self) -> MorrisFormat {
+        MorrisFormat::new(self.spec.clone())
     }
 
     /// Layer rows as read at open time (one per table pair).
@@ -260,13 +266,17 @@ pub fn result_word(value: Value) -> &'static str {
     }
 }
 
-/// The probe JSON object of docs/FORMAT.md §6.2 (fields in its order).
+/// The probe JSON object of docs/FORMAT.md §6.2 (fields in its order); each move
+/// also carries the `result` and `plies` of its value (for the side that plays
+/// it), as the position does.
 pub fn probe_json(position: &Position, probe: &Probe) -> String {
     #[derive(serde::Serialize)]
     struct MoveJson {
         #[serde(rename = "move")]
         mv: String,
         value: String,
+        result: &'static str,
+        plies: Option<u8>,
     }
     #[derive(serde::Serialize)]
     struct ProbeJson {
@@ -291,25 +301,51 @@ pub fn probe_json(position: &Position, probe: &Probe) -> String {
             .map(|(mv, v): &(Move, Value)| MoveJson {
                 mv: mv.to_string(),
                 value: v.to_string(),
+                result: result_word(*v),
+                plies: v.plies(),
             })
             .collect(),
     };
     serde_json::to_string(&object).expect("probe answers serialise")
 }
 
-/// A probe answer as text: the position, its value and table, then one move a line.
+/// What a value means for `side` in words: `White wins in 25 plies`, `Black
+/// loses in 4 plies`, `Black has lost`, `a draw`.
+pub fn value_words(side: &str, value: Value) -> String {
+    match value {
+        Value::Win(p) => format!("{side} wins in {p} plies"),
+        Value::Loss(0) => format!("{side} has lost"),
+        Value::Loss(p) => format!("{side} loses in {p} plies"),
+        Value::Draw => "a draw".to_string(),
+    }
+}
+
+/// A probe answer as text: the position, its value in words and table, then one
+/// move a line (values for the side that plays them).
 pub fn probe_text(position: &Position, probe: &Probe) -> String {
     let (m, o) = MorrisTablebase::table_of(position);
     let in_hand = match position.hands[0] + position.hands[1] {
         0 => String::new(),
         h => format!(", {h} in hand"),
     };
+    let side = if position.white_to_move {
+        "White"
+    } else {
+        "Black"
+    };
     let mut out = format!(
-        "morris {position}: {} (table {m}-{o}{in_hand})\n",
-        probe.value
+        "morris {position}: {} ({} to move: {}; table {m}-{o}{in_hand})\n",
+        probe.value,
+        side,
+        value_words(side, probe.value)
     );
     for (mv, v) in &probe.moves {
-        out.push_str(&format!("  {:<10} {v}\n", mv.to_string()));
+        out.push_str(&format!(
+            "  {:<10} {:<4} {}\n",
+            mv.to_string(),
+            v.to_string(),
+            value_words(side, *v)
+        ));
     }
     out
 }

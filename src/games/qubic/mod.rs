@@ -8,6 +8,7 @@ pub mod check;
 pub mod geometry;
 pub mod position;
 pub mod prover;
+pub mod reader;
 pub mod report;
 pub mod shrink;
 pub mod stored;

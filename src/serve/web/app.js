@@ -2,6 +2,14 @@
 // move with its value from /api/probe, plays clicked moves, and keeps the game in
 // the URL (?table=NAME&position=START&moves=M1,M2,...) so it can be shared.
 // No framework and nothing from outside: everything here is served by tb.
+//
+// Each game (DOTS, MORRIS, QUBIC below, found by the table's `game` in GAMES) says
+// how to set itself up from its /api/tables entry (setUp, defaultStart, describe,
+// players, sides), how moves change a position (apply, replay: the position and
+// the side to move, `mover`, one of `sides`), what the probe answer offers
+// (choices: the moves best first, for the list, *Best move* and the computer),
+// and how to show it (status, score, draw). A game may also ask the server more
+// about a position (more) before it is drawn.
 'use strict';
 
 const SVG = 'http://www.w3.org/2000/svg';
@@ -10,7 +18,7 @@ const $ = (id) => document.getElementById(id);
 const state = {
   tables: [],      // GET /api/tables
   table: null,     // the selected table's description
-  game: null,      // DOTS or MORRIS below
+  game: null,      // the table's game: DOTS, MORRIS or QUBIC below
   start: '',       // the position the moves start from (the server's form)
   moves: [],       // moves played from `start`
   redo: [],        // moves undone, newest last
@@ -23,13 +31,28 @@ const state = {
 // ---------------------------------------------------------------------------
 // Talking to the server
 
-async function probe(position) {
-  const url = '/api/probe?table=' + encodeURIComponent(state.table.name) +
-    '&position=' + encodeURIComponent(position);
-  const response = await fetch(url);
+// The JSON body of an answer, or the server's error message thrown.
+async function bodyOf(response) {
   const body = await response.json();
   if (!response.ok) throw new Error(body.error || response.statusText);
   return body;
+}
+
+async function probe(position) {
+  const url = '/api/probe?table=' + encodeURIComponent(state.table.name) +
+    '&position=' + encodeURIComponent(position);
+  return bodyOf(await fetch(url));
+}
+
+// Many positions in one request: the answers in the same order (an entry the
+// server refuses is an object with `error`).
+async function probeMany(positions) {
+  const url = '/api/probe?table=' + encodeURIComponent(state.table.name);
+  return bodyOf(await fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(positions),
+  }));
 }
 
 // ---------------------------------------------------------------------------
@@ -63,6 +86,7 @@ const DOTS = {
     return `Dots-and-Boxes ${table.board}, start ${table.start}, penalty ${table.penalty}`;
   },
   players: ['A (moves first here)', 'B'],
+  sides: ['0', '1'],
   line(index) {
     const { rows, cols } = this;
     const horizontal = (rows + 1) * cols;
@@ -115,9 +139,13 @@ const DOTS = {
     }
     return { position, mover: String(mover), owners, score };
   },
-  moveName(move) { return move.name; },
   valueText(value) { return value > 0 ? `+${value}` : String(value); },
   moveClass(move, best) { return move.value === best.value ? 'best' : 'worse'; },
+  choices(answer) {
+    return answer.moves.map((m) => ({
+      move: m.name, text: `${m.name} ${this.valueText(m.value)}`, cls: this.moveClass(m, answer.moves[0]),
+    }));
+  },
   status(game, answer) {
     const who = game.mover === '0' ? 'A' : 'B';
     if (answer.moves.length === 0) return `Game over (value ${this.valueText(answer.value)})`;
@@ -151,8 +179,10 @@ const DOTS = {
         continue;
       }
       const move = values.get(line.name);
+      // An open line is drawn faint and dashed (a drawn one is solid black), so
+      // the empty board does not look finished.
       const group = el('g', { class: 'open ' + (move ? this.moveClass(move, best) : ''), 'data-line': line.name }, svg);
-      el('line', { x1, y1, x2, y2, class: 'show' }, group);
+      el('line', { x1, y1, x2, y2, class: 'undrawn' }, group);
       const horizontal = y1 === y2;
       const hit = horizontal
         ? { x: x1 + 12, y: y1 - 18, width: cell - 24, height: 36 }
@@ -195,6 +225,7 @@ const MORRIS = {
   },
   describe(table) { return `Nine Men's Morris rules, ${table.stones} stones, ${table.phase} phase`; },
   players: ['White', 'Black'],
+  sides: ['w', 'b'],
   parse(position) {
     const [cells, side, white, black] = position.trim().split(/\s+/);
     return { cells: cells.split(''), side, hands: [Number(white || 0), Number(black || 0)] };
@@ -233,8 +264,11 @@ const MORRIS = {
     for (const move of moves) position = this.apply(position, move);
     return { position, mover: this.parse(position).side };
   },
-  moveName(move) { return move.move; },
-  valueText(value) { return value; },
+  choices(answer) {
+    return answer.moves.map((m) => ({
+      move: m.move, text: `${m.move} ${m.value}`, cls: this.moveClass(m, answer.moves[0]),
+    }));
+  },
   // Green: as good as the best move; grey: the same result, slower (or a draw
   // when the best is a draw); red: a worse result than the best move's.
   moveClass(move, best) {
@@ -307,6 +341,175 @@ const MORRIS = {
 };
 
 // ---------------------------------------------------------------------------
+// Qubic: 4x4x4 cells, cell = 16 z + 4 y + x (level z from the top, row y,
+// column x), drawn as four 4x4 levels; moves are cell numbers. The table is X's
+// winning strategy: with X to move the probe names X's winning move; with O to
+// move every empty cell is a reply, each probed (one POST) for how soon X wins
+// after it.
+
+// The 76 lines of four: the cells start + k d (k = 0..3) for each direction d
+// (a nonzero step of -1/0/1 per axis, one of each pair d, -d) and each start
+// that keeps all four on the board.
+const QUBIC_LINES = (() => {
+  const lines = [];
+  const inside = (v) => v >= 0 && v < 4;
+  for (let dx = -1; dx <= 1; dx++)
+    for (let dy = -1; dy <= 1; dy++)
+      for (let dz = -1; dz <= 1; dz++) {
+        const d = [dx, dy, dz];
+        if (d.find((v) => v !== 0) !== 1) continue;
+        for (let c = 0; c < 64; c++) {
+          const p = [c % 4, Math.floor(c / 4) % 4, Math.floor(c / 16)];
+          const cells = [0, 1, 2, 3].map((k) => p.map((v, i) => v + k * d[i]));
+          if (cells.every((q) => q.every(inside))) lines.push(cells.map(([x, y, z]) => 16 * z + 4 * y + x));
+        }
+      }
+  return lines;
+})();
+
+const QUBIC = {
+  setUp() {},
+  defaultStart(table) { return table.start; },
+  describe(table) {
+    const opening = table.first_move === null || table.first_move === undefined
+      ? '' : `, X opens at ${table.first_move}`;
+    return `Qubic 4x4x4: X's winning strategy (${table.positions} positions stored${opening})`;
+  },
+  players: ['X', 'O'],
+  sides: ['X', 'O'],
+  count(position, stone) { return position.split(stone).length - 1; },
+  toMove(position) {
+    return this.count(position, 'X') === this.count(position, 'O') ? 'X' : 'O';
+  },
+  // The side with four in a line and the cells of its lines, or null.
+  winner(position) {
+    for (const stone of ['X', 'O']) {
+      const fours = QUBIC_LINES.filter((line) => line.every((c) => position[c] === stone));
+      if (fours.length) return { stone, cells: fours.flat() };
+    }
+    return null;
+  },
+  apply(position, move) {
+    const cell = /^\d+$/.test(move) ? Number(move) : -1;
+    if (cell < 0 || cell > 63) throw new Error(`${move} is not a cell (0 to 63)`);
+    if (position[cell] !== '.') throw new Error(`cell ${cell} is taken`);
+    if (this.winner(position)) throw new Error(`cell ${cell}: the game is over`);
+    return position.slice(0, cell) + this.toMove(position) + position.slice(cell + 1);
+  },
+  replay(start, moves) {
+    let position = start;
+    for (const move of moves) position = this.apply(position, move);
+    return { position, mover: this.toMove(position) };
+  },
+  // O to move: every reply probed at once; `answer.replies` maps its cell to the
+  // answer for the position after it (X to move).
+  async more(answer) {
+    const position = answer.position;
+    if (answer.to_move !== 'O' || this.winner(position)) return;
+    const cells = [];
+    for (let c = 0; c < 64; c++) if (position[c] === '.') cells.push(c);
+    const after = await probeMany(cells.map((c) => position.slice(0, c) + 'O' + position.slice(c + 1)));
+    answer.replies = new Map(cells.map((c, i) => [c, after[i]]));
+  },
+  // X to move: X's winning move if the table has one. O to move: every reply,
+  // best first for O (one that wins, then one outside the strategy, then the
+  // slowest loss); `plies` counts from this position to X's four.
+  choices(answer) {
+    if (answer.to_move === 'X') {
+      if (answer.result !== 'win') return [];
+      return [{
+        move: String(answer.move), cls: 'best',
+        text: `${answer.move} wins in ${answer.plies} plies (${answer.source})`,
+      }];
+    }
+    if (!answer.replies) return [];
+    // `kind`: 0 the reply wins for O, 1 outside the strategy, 2 X wins after it.
+    const replies = [...answer.replies].map(([cell, after]) => {
+      const move = String(cell);
+      if (after.result === 'win') {
+        const plies = after.plies + 1;
+        return { move, kind: 2, plies, label: String(plies), text: `${cell} loses in ${plies} plies` };
+      }
+      if (after.result === 'loss') return { move, kind: 0, plies: 0, label: 'four', text: `${cell} wins (four in a line)` };
+      const why = after.error ? `: ${after.error}` : '';
+      return { move, kind: 1, plies: 0, label: '?', text: `${cell} outside the strategy${why}` };
+    });
+    replies.sort((a, b) => a.kind - b.kind || b.plies - a.plies || Number(a.move) - Number(b.move));
+    const best = replies[0];
+    for (const r of replies) {
+      if (r.kind === 1) r.cls = 'unknown';
+      else if (r.kind === best.kind && r.plies === best.plies) r.cls = 'best';
+      else r.cls = r.kind === best.kind ? 'even' : 'worse';
+    }
+    return replies;
+  },
+  status(game, answer) {
+    const won = this.winner(game.position);
+    if (won) return `${won.stone} has four in a line: ${won.stone} wins`;
+    if (!game.position.includes('.')) return 'The board is full: a draw';
+    if (answer.to_move === 'X') {
+      if (answer.result !== 'win') return 'X to move: outside the strategy (the table has no winning move for X here)';
+      const how = answer.source === 'strategy' ? "the strategy's move" : 'a forced win by threats';
+      return `X to move wins in ${answer.plies} plies: play ${answer.move} (${how})`;
+    }
+    if (answer.result === 'loss') return `O to move: X wins in ${answer.plies} plies whatever O plays`;
+    return 'O to move: outside the strategy (X has no proven win against every reply)';
+  },
+  score(game) {
+    const count = (stone) => this.count(game.position, stone);
+    const empty = count('.');
+    const stones = `Stones: X ${count('X')}, O ${count('O')}; ${empty} cell${empty === 1 ? '' : 's'} empty`;
+    if (game.mover !== 'O' || this.winner(game.position)) return stones;
+    return stones + ". A number in a cell: the plies to X's four if O plays there (? outside the strategy)";
+  },
+  draw(svg, game, answer) {
+    const size = 54, gap = 44, margin = 22, head = 26;
+    const width = 2 * margin + 8 * size + gap, height = 2 * margin + 2 * (head + 4 * size) + gap;
+    svg.setAttribute('viewBox', `0 0 ${width} ${height}`);
+    const won = this.winner(game.position);
+    const four = new Set(won ? won.cells : []);
+    const choices = new Map(this.choices(answer).map((c) => [c.move, c]));
+    const cross = (g, x, y, cls) => {
+      const a = size * 0.25, b = size * 0.75;
+      el('line', { x1: x + a, y1: y + a, x2: x + b, y2: y + b, class: cls }, g);
+      el('line', { x1: x + b, y1: y + a, x2: x + a, y2: y + b, class: cls }, g);
+    };
+    for (let z = 0; z < 4; z++) {
+      const left = margin + (z % 2) * (4 * size + gap);
+      const top = margin + head + Math.floor(z / 2) * (head + 4 * size + gap);
+      const name = `level ${z}` + (z === 0 ? ' (top)' : z === 3 ? ' (bottom)' : '');
+      text(name, { x: left, y: top - 9, class: 'level-label' }, svg);
+      for (let y = 0; y < 4; y++)
+        for (let x = 0; x < 4; x++) {
+          const cell = 16 * z + 4 * y + x;
+          const stone = game.position[cell];
+          const choice = choices.get(String(cell));
+          const open = stone === '.' && !won;
+          const classes = ['cell', open ? 'playable' : '', choice ? choice.cls : '', four.has(cell) ? 'four' : ''];
+          const g = el('g', { class: classes.filter((c) => c).join(' '), 'data-cell': cell }, svg);
+          const [cx, cy] = [left + x * size, top + y * size];
+          el('rect', { x: cx, y: cy, width: size, height: size, class: 'square' }, g);
+          text(String(cell), { x: cx + 4, y: cy + 11, class: 'cell-number' }, g);
+          if (stone === 'X') {
+            g.setAttribute('data-stone', 'X');
+            cross(g, cx, cy, 'stone-x');
+          } else if (stone === 'O') {
+            g.setAttribute('data-stone', 'O');
+            el('circle', { cx: cx + size / 2, cy: cy + size / 2, r: size * 0.28, class: 'stone-o' }, g);
+          } else if (choice && game.mover === 'X') {
+            cross(g, cx, cy, 'ghost');
+          } else if (choice) {
+            text(choice.label, { x: cx + size / 2, y: cy + size / 2 + 3, class: 'value' }, g);
+          }
+          if (open) g.addEventListener('click', () => play(String(cell)));
+        }
+    }
+  },
+};
+
+const GAMES = { 'dots-and-boxes': DOTS, morris: MORRIS, qubic: QUBIC };
+
+// ---------------------------------------------------------------------------
 // The page
 
 function current() {
@@ -335,19 +538,19 @@ function render() {
   $('position').value = answer.position;
   const list = $('moves');
   list.replaceChildren();
-  for (const move of answer.moves) {
+  const choices = state.game.choices(answer);
+  for (const choice of choices) {
     const item = document.createElement('li');
-    const name = state.game.moveName(move);
-    item.textContent = `${name} ${state.game.valueText(move.value)}`;
-    item.className = state.game.moveClass(move, answer.moves[0]);
-    item.dataset.move = name;
-    item.addEventListener('click', () => play(name));
+    item.textContent = choice.text;
+    item.className = choice.cls;
+    item.dataset.move = choice.move;
+    item.addEventListener('click', () => play(choice.move));
     list.appendChild(item);
   }
   $('history').textContent = state.moves.length ? state.moves.join(', ') : '(none yet)';
   $('undo').disabled = state.moves.length === 0;
   $('redo').disabled = state.redo.length === 0;
-  $('best').disabled = answer.moves.length === 0;
+  $('best').disabled = choices.length === 0;
   document.body.dataset.position = answer.position;
   document.body.dataset.moves = state.moves.join(',');
 }
@@ -361,6 +564,7 @@ async function refresh() {
   let answer;
   try {
     answer = await probe(game.position);
+    if (state.game.more) await state.game.more(answer);
   } catch (error) {
     if (ticket !== state.ticket) return;
     $('error').textContent = error.message;
@@ -375,10 +579,11 @@ async function refresh() {
   updateUrl();
   render();
   document.body.dataset.state = 'ready';
-  if ($('computer').value === game.mover && answer.moves.length > 0) {
+  const choices = state.game.choices(answer);
+  if ($('computer').value === game.mover && choices.length > 0) {
     document.body.dataset.state = 'busy';
     setTimeout(() => {
-      if (ticket === state.ticket) play(state.game.moveName(answer.moves[0]));
+      if (ticket === state.ticket) play(choices[0].move);
     }, 300);
   }
 }
@@ -412,22 +617,38 @@ function redo() {
   refresh();
 }
 
-// Selects a table and starts from `start` (its default when empty), replaying
-// `moves` as far as they are legal there.
+// Selects the table `name` (empty or unknown: the first this page can draw, so
+// a server with one table needs no ?table=) and starts from `start` (its default
+// when empty), replaying `moves` as far as they are legal there.
 async function load(name, start, moves) {
-  const table = state.tables.find((t) => t.name === name) || state.tables[0];
+  const drawable = state.tables.filter((t) => GAMES[t.game]);
+  let table = drawable.find((t) => t.name === name);
+  if (!table) {
+    table = drawable[0];
+    if (!table) {
+      $('error').textContent = 'this page draws no game the server has (' +
+        [...new Set(state.tables.map((t) => t.game))].join(', ') + ')';
+      return;
+    }
+    if (name) {
+      const known = state.tables.find((t) => t.name === name);
+      state.notice = known ? `table ${name}: this page cannot draw ${known.game}; showing ${table.name}`
+        : `no table ${name}; showing ${table.name}`;
+    }
+  }
   state.table = table;
-  state.game = table.game === 'morris' ? MORRIS : DOTS;
+  state.game = GAMES[table.game];
   state.game.setUp(table);
   $('table').value = table.name;
   $('identity').textContent = state.game.describe(table);
   const options = $('computer').options;
   options[1].textContent = state.game.players[0];
   options[2].textContent = state.game.players[1];
-  options[1].value = table.game === 'morris' ? 'w' : '0';
-  options[2].value = table.game === 'morris' ? 'b' : '1';
+  options[1].value = state.game.sides[0];
+  options[2].value = state.game.sides[1];
   state.redo = [];
   state.moves = [];
+  state.answer = null;
   state.start = state.game.defaultStart(table);
   if (start) {
     try {
@@ -459,13 +680,15 @@ async function main() {
     const option = document.createElement('option');
     option.value = table.name;
     option.textContent = `${table.name} (${table.game})`;
+    option.disabled = !GAMES[table.game];
     $('table').appendChild(option);
   }
   $('table').addEventListener('change', () => load($('table').value, '', []));
   $('undo').addEventListener('click', undo);
   $('redo').addEventListener('click', redo);
   $('best').addEventListener('click', () => {
-    if (state.answer && state.answer.moves.length) play(state.game.moveName(state.answer.moves[0]));
+    const choices = state.answer ? state.game.choices(state.answer) : [];
+    if (choices.length) play(choices[0].move);
   });
   $('computer').addEventListener('change', refresh);
   $('position-form').addEventListener('submit', async (event) => {

@@ -21,7 +21,7 @@
 //!   least two.
 //! * A bounded transposition table ([`SearchOptions::tt_bytes`]), keyed by the
 //!   canonical position under all board symmetries (8 on square boards, 4 otherwise;
-//!   see [`symmetry`]), storing lower and upper bounds so that every answer is exact,
+//!   see [`super::symmetry`]), storing lower and upper bounds so that every answer is exact,
 //!   plus the best move for ordering. Two-way buckets, replace by depth.
 //! * Twin lines (Fraser's corner observation, used by Barker and Korf): the
 //!   perimeter sides of one box border nothing else, so swapping them maps the game
@@ -99,15 +99,14 @@
 
 mod endgame;
 mod handouts;
-pub mod symmetry;
 mod tt;
 
 use super::board::{Board, Lines, boxes_completed_with};
 use super::chains::Chains;
+use super::symmetry::Symmetries;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-use symmetry::Symmetries;
 use tt::{NO_MOVE, Table};
 
 /// Largest accepted `|penalty|` (values are stored in 16 bits).

@@ -10,7 +10,7 @@
 //! `8i..8i+8` selected by `v`; the image of a position is the OR of one lookup per
 //! byte. The canonical form of a position is the smallest of its images.
 
-use crate::games::dots::board::{Board, Lines};
+use super::board::{Board, Lines};
 
 /// The symmetries of one board, with per-symmetry line permutations and byte-wise
 /// lookup tables for applying them to positions.
