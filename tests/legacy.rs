@@ -349,37 +349,54 @@ fn the_feature_keys_are_read_and_unknown_values_refused() {
         run(&["info"], &fresh)
             .contains("format 7: chunk_coding=zstd loony=false value_form=boxes-left")
     );
-    for (change, message) in [
+    // (What the file says is wrong, and the kind of store error a library caller
+    // gets: `version` for a format this tb does not read.)
+    use tb::store::{StoreError, StoreErrorKind};
+    let (version, damaged, untyped) = (
+        Some(StoreErrorKind::Version),
+        Some(StoreErrorKind::Damaged),
+        None,
+    );
+    for (change, message, kind) in [
         (
             "UPDATE meta SET value = 'delta' WHERE key = 'value_form'",
             "stored in the form `delta`, unknown to this tb",
+            version,
         ),
         (
             "DELETE FROM meta WHERE key = 'value_form'",
             "no `value_form` metadata",
+            untyped,
         ),
         (
             "UPDATE meta SET value = 'mix' WHERE key = 'chunk_coding'",
-            "`chunk_coding` metadata `mix` is not as this tb writes it",
+            "chunks are coded `mix`, which this tb does not read for Dots-and-Boxes",
+            version,
         ),
         (
             "DELETE FROM meta WHERE key = 'loony'",
             "no `loony` metadata",
+            untyped,
         ),
         (
             "UPDATE meta SET value = '8' WHERE key = 'format_version'",
             "value format 8 is newer than this tb understands (7)",
+            version,
         ),
         (
             "UPDATE meta SET value = '5' WHERE key = 'format_version'",
-            "value format 5 is from before the feature keys, but it has `value_form`",
+            "metadata `value_form` is corrupt: the file's value format 5 is from before the feature keys",
+            damaged,
         ),
     ] {
         let db = dir.path().join("changed.tb");
         std::fs::copy(&fresh, &db).unwrap();
         sql(&db, change);
-        let err = run_err(&["probe", "-"], &db);
+        let err = run_err(&["probe", "start"], &db);
         assert!(err.contains(message), "{change}: {err}");
+        let opened = tb::games::open(&db, &Default::default()).map(|_| ());
+        let found = StoreError::find(&opened.expect_err(change)).map(|e| e.kind);
+        assert_eq!(found, kind, "{change}");
     }
     // A chain file stores values as they are.
     let chains = dir.path().join("chains.txt");
@@ -445,7 +462,9 @@ fn morris_files_name_their_chunk_coding_and_format_3_resumes_in_it() {
     );
     let err = run_err(&["probe", position], &old);
     assert!(
-        err.contains("format 3 is from before the feature keys, but it has `chunk_coding`"),
+        err.contains(
+            "metadata `chunk_coding` is corrupt: the file's value format 3 is from before"
+        ),
         "{err}"
     );
     sql(&old, "DELETE FROM meta WHERE key = 'chunk_coding'");

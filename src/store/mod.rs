@@ -235,6 +235,12 @@ pub fn page_bytes(chunk_positions: u64) -> i64 {
 /// (of the values only).
 pub const CHUNK_CHECKSUM_KEY: &str = "chunk_checksum";
 
+/// A format this tb does not read: a `format_version` newer than it knows, or a
+/// feature key's value it does not know ([`StoreErrorKind::Version`]).
+pub fn unknown_format(message: String) -> anyhow::Error {
+    StoreError::new(StoreErrorKind::Version, message).into()
+}
+
 /// `tb info`'s line on a file's format: its `format_version` and its features
 /// (docs/FORMAT.md §9.11), `packed` when the version packs them (a file from before
 /// the feature keys): `format 7: value_form=boxes-left loony=false ...`.
@@ -268,12 +274,14 @@ pub fn check_no_feature_keys(
     let stray = features
         .iter()
         .find(|(key, _)| meta.contains_key(*key) && !written.iter().any(|(k, _)| k == key));
-    if let Some((key, _)) = stray {
-        bail!(
-            "the file's value format {version} is from before the feature keys, but it has `{key}` metadata"
-        );
+    match stray {
+        Some((key, _)) => Err(StoreError::damaged(
+            Place::Meta(key.to_string()),
+            format!("the file's value format {version} is from before the feature keys"),
+        )
+        .into()),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// An open tablebase file.

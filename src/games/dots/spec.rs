@@ -5,7 +5,7 @@ use super::board::{Board, Lines};
 use super::chains::Chains;
 use super::layout::{Layout, MAX_GROUP_LINES, MAX_GROUPS, split_sizes};
 use super::notation;
-use crate::store::{MAX_CHUNK_POSITIONS, codec};
+use crate::store::{MAX_CHUNK_POSITIONS, codec, unknown_format};
 use anyhow::{Context, Result, anyhow, bail};
 use std::collections::BTreeMap;
 
@@ -381,9 +381,9 @@ impl Spec {
             .parse()
             .map_err(|_| anyhow!("the file's `format_version` is not a number"))?;
         if version > FORMAT_VERSION {
-            bail!(
+            return Err(unknown_format(format!(
                 "the file's value format {version} is newer than this tb understands ({FORMAT_VERSION})"
-            );
+            )));
         }
         let packed_format = version < FORMAT_VERSION;
         let loony = match meta.get("loony").map(String::as_str) {
@@ -409,11 +409,22 @@ impl Spec {
                 NET => false,
                 BOXES_LEFT if chains.is_empty() => true,
                 BOXES_LEFT => bail!("the file claims chains with values in the boxes-left form"),
-                other => bail!(
-                    "the file's values are stored in the form `{other}`, unknown to this tb (it reads `{NET}` and `{BOXES_LEFT}`)"
-                ),
+                other => {
+                    return Err(unknown_format(format!(
+                        "the file's values are stored in the form `{other}`, unknown to this tb (it reads `{NET}` and `{BOXES_LEFT}`)"
+                    )));
+                }
             }
         };
+        let zstd = codec::Family::Zstd.name();
+        match meta.get(codec::FAMILY_KEY) {
+            Some(name) if name != zstd => {
+                return Err(unknown_format(format!(
+                    "the file's chunks are coded `{name}`, which this tb does not read for Dots-and-Boxes (it reads `{zstd}`)"
+                )));
+            }
+            _ => {}
+        }
         // Typed and checked against the board: a tampered file must give an error
         // here, not a panic or a wrong answer later.
         let number_in = |k: &str, range: std::ops::RangeInclusive<i64>| -> Result<i64> {

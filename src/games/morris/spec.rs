@@ -4,9 +4,9 @@
 
 use super::index::{MAX_STONES, MIN_STONES, Table, class_count};
 use crate::retro::{BlockKey, Format};
-use crate::store::MAX_CHUNK_POSITIONS;
 use crate::store::checksum::digest_element;
 use crate::store::codec::{ChunkCoding, FAMILY_KEY, Family, Neighbours};
+use crate::store::{MAX_CHUNK_POSITIONS, unknown_format};
 use anyhow::{Context, Result, bail, ensure};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -114,9 +114,9 @@ pub fn format_version(meta: &BTreeMap<String, String>) -> Result<u32> {
         .parse()
         .context("bad `format_version` metadata")?;
     if version > FORMAT_VERSION {
-        bail!(
+        return Err(unknown_format(format!(
             "the file's value format {version} is newer than this tb understands ({FORMAT_VERSION})"
-        );
+        )));
     }
     if version == 0 {
         bail!("the file's value format 0 does not exist (formats 1..={FORMAT_VERSION})");
@@ -235,8 +235,10 @@ impl MorrisSpec {
             codings
         } else {
             let name = get(FAMILY_KEY)?;
-            Family::parse(name).with_context(|| {
-                format!("the file's chunks are coded `{name}`, unknown to this tb")
+            Family::parse(name).ok_or_else(|| {
+                unknown_format(format!(
+                    "the file's chunks are coded `{name}`, unknown to this tb"
+                ))
             })?
         };
         if get("rules")? != RULES {

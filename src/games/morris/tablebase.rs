@@ -5,8 +5,7 @@ use super::index::{MIN_STONES, Table, class_count};
 use super::rules::{Move, Outcome, Position};
 use super::solve::{Class, Probe, probe_hinted};
 use super::spec::{
-    MorrisFormat, MorrisSpec, Phase, hands_of, layer_hands, layer_pair, pair_layer,
-    placement_layer,
+    MorrisFormat, MorrisSpec, Phase, hands_of, layer_hands, layer_pair, pair_layer, placement_layer,
 };
 use super::value::Value;
 use crate::retro::audit::prepare_read;

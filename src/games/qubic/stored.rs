@@ -9,7 +9,7 @@ use super::position::{Position, Side};
 use super::prover::{Key, child_classes, x_to_move};
 use super::threats::{ForcedSearch, PositionMap};
 use crate::store::codec::{FAMILY_KEY, Family};
-use crate::store::{BlockStats, EncodedChunk, LayerStatus, Store, checksum, codec};
+use crate::store::{BlockStats, EncodedChunk, LayerStatus, Store, checksum, codec, unknown_format};
 use anyhow::{Context, Result, bail, ensure};
 use rayon::prelude::*;
 use std::path::Path;
@@ -257,11 +257,11 @@ impl StrategyFile {
             path.display()
         );
         if let Some(name) = meta.get(FAMILY_KEY).filter(|&name| name != CODINGS.name()) {
-            bail!(
+            return Err(unknown_format(format!(
                 "{}: the strategy's chunks are coded `{name}`, unknown to this tb (it reads `{}`)",
                 path.display(),
                 CODINGS.name()
-            );
+            )));
         }
         ensure!(
             meta.get("rules").map(String::as_str) == Some(RULES),
