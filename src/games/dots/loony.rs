@@ -109,8 +109,8 @@ pub trait OfferMap: Copy {
     fn map(self, offers: bool, x: i8) -> i8;
 }
 
-/// A byte of [`encode`] with its offer bit set: files of format 3 on leave the bit
-/// out (it follows from the position), readers put it back. A byte [`encode`]
+/// A byte of [`encode`] with its offer bit set: files leave the bit out (all but
+/// legacy format 2; it follows from the position), readers put it back. A byte [`encode`]
 /// never gives is left as it is, for the reader to refuse. Branch-free arithmetic,
 /// so that a block's pass vectorises.
 #[derive(Debug, Clone, Copy)]
@@ -168,7 +168,7 @@ impl OfferMap for EntryOfKey {
 
 /// A loony byte (of [`encode`]) with its value `v` replaced by `left - v`, wrapped
 /// into the 42 values a byte holds so that the map is its own inverse on every byte:
-/// loony files of format 6 store values in the boxes-left form
+/// loony files of `value_form=boxes-left` store values in the boxes-left form
 /// ([`super::boxes_left`]), `left` being the position's boxes left (at most 32). With
 /// `clear_offers` the offer bit is cleared too (a byte's stored form). Branch-free
 /// arithmetic, so that a block's pass vectorises; a byte [`encode`] never gives is
