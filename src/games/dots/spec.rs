@@ -96,7 +96,7 @@ pub struct Spec {
     /// formats before it, which stored them as they are.
     pub boxes_left_form: bool,
     /// The file's `format_version` packs its features (files from before the
-    /// feature keys, [`LEGACY_PLAIN`] to [`LEGACY_LOONY_BOXES_LEFT`]): a build
+    /// feature keys, formats 1 to 6, docs/FORMAT.md §9.11): a build
     /// resumed on one keeps its meta as it was. False for every file this tb
     /// creates, which names them in their own keys ([`Spec::features`]).
     pub packed_format: bool,
