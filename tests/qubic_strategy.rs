@@ -286,3 +286,40 @@ fn a_killed_qubic_build_resumes() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("holds a strategy from"));
 }
+
+/// A strategy file names its chunk coding (`chunk_coding`, docs/FORMAT.md §9.11)
+/// under format version 1 and `tb info` shows it; a file from before the key
+/// reads as it did, and one that names a coding this tb does not know is refused.
+#[test]
+fn a_strategy_file_names_its_chunk_coding() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, _) = build(dir.path(), SMALL);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let row = |key: &str| -> Option<String> {
+        conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .ok()
+    };
+    assert_eq!(row("format_version").as_deref(), Some("1"));
+    assert_eq!(row("chunk_coding").as_deref(), Some("zstd"));
+    let info = || run_ok(tb().args(["info", "--json", "--db"]).arg(&db), "info");
+    let json: Value = serde_json::from_slice(&info().stdout).unwrap();
+    assert_eq!(json["format_version"], 1, "{json}");
+    assert_eq!(json["features"]["chunk_coding"], "zstd", "{json}");
+    conn.execute("DELETE FROM meta WHERE key = 'chunk_coding'", [])
+        .unwrap();
+    info();
+    conn.execute("INSERT INTO meta VALUES ('chunk_coding', 'mix')", [])
+        .unwrap();
+    let out = tb()
+        .args(["probe", "--db"])
+        .arg(&db)
+        .arg(SMALL)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("coded `mix`, unknown to this tb"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

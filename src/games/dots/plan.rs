@@ -222,6 +222,7 @@ mod tests {
                             loony: false,
                             chains: Default::default(),
                             boxes_left_form: true,
+                            packed_format: false,
                         };
                         spec.book_lines = default_book_lines(&spec.layout());
                         let p = plan(&spec, memory, 2);

@@ -99,7 +99,7 @@ pub struct QubicAnswer {
 }
 
 impl QubicAnswer {
-    /// The probe JSON object (docs/FORMAT.md, probe answers).
+    /// The probe JSON object (docs/FORMAT.md §6.3).
     pub fn json(&self) -> String {
         #[derive(serde::Serialize)]
         struct Json<'a> {

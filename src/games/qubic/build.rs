@@ -11,6 +11,7 @@ use super::shrink::Shrinker;
 use super::stored::{self, GAME, OPENING_BLOCK, Record};
 use super::strategy::{Strategy, replies_after};
 use super::threats::{ForcedSearch, PositionMap, forced_win};
+use crate::store::codec::FAMILY_KEY;
 use crate::store::{LayerFinish, LayerStatus, Store};
 use anyhow::{Result, bail, ensure};
 use serde::Serialize;
@@ -324,6 +325,7 @@ fn check_or_write_meta(store: &mut Store, path: &Path, start: Position) -> Resul
             ("game", GAME.to_string()),
             ("start", start.to_string()),
             ("format_version", stored::FORMAT_VERSION.to_string()),
+            (FAMILY_KEY, stored::CODINGS.name().to_string()),
             ("status", "building".to_string()),
             ("rules", stored::RULES.to_string()),
         ]),

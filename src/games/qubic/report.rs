@@ -4,6 +4,7 @@ use super::check::{CheckRun, Checker, Stored};
 use super::position::Position;
 use super::stored::{OPENING_BLOCK, Record, StrategyFile};
 use super::threats::{PositionMap, threats};
+use crate::store::codec::FAMILY_KEY;
 use anyhow::Result;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -60,6 +61,10 @@ pub struct QubicInfo {
     pub blocks_stored: BTreeMap<u8, usize>,
     /// Plies to X's four from the empty board under the strategy.
     pub plies: u8,
+    /// The file's `format_version` (docs/FORMAT.md §9.11).
+    pub format_version: u32,
+    /// Its features: `chunk_coding`.
+    pub features: BTreeMap<&'static str, String>,
 }
 
 /// Counts of a strategy file.
@@ -81,6 +86,8 @@ pub fn info(file: &StrategyFile) -> QubicInfo {
             .map(|b| (b.key, b.records.len()))
             .collect(),
         plies: 0,
+        format_version: super::stored::FORMAT_VERSION,
+        features: [(FAMILY_KEY, super::stored::CODINGS.name().to_string())].into(),
     };
     for r in file.records.values() {
         match move_kind(r) {
@@ -119,7 +126,8 @@ pub fn info_text(i: &QubicInfo) -> String {
         let moves = i.moves_by_stones.get(stones).copied().unwrap_or(0);
         s.push_str(&format!("{stones:>6}  {moves:>15}  {count:>9}\n"));
     }
-    s
+    let features = i.features.iter().map(|(k, v)| (*k, v.as_str()));
+    s + &crate::store::format_line(i.format_version, false, features) + "\n"
 }
 
 /// What `tb verify` found.

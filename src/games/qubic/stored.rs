@@ -10,7 +10,8 @@ use super::geometry::{CELLS, canonical};
 use super::position::{Position, Side};
 use super::prover::{Key, child_classes, x_to_move};
 use super::threats::PositionMap;
-use crate::store::{BlockStats, EncodedChunk, LayerStatus, Store, checksum, codec};
+use crate::store::codec::{FAMILY_KEY, Family};
+use crate::store::{BlockStats, EncodedChunk, LayerStatus, Store, checksum, codec, unknown_format};
 use anyhow::{Context, Result, bail, ensure};
 use rayon::prelude::*;
 use std::path::Path;
@@ -22,8 +23,12 @@ pub const RECORD_BYTES: usize = 8 + 8 + 1 + 4 + 1;
 pub const OPENING_BLOCK: u8 = 64;
 /// The `game` metadata of a Qubic file.
 pub const GAME: &str = "qubic";
-/// The `format_version` metadata this reader reads.
-pub const FORMAT_VERSION: &str = "1";
+/// The `format_version` this reader reads (it has never packed features: bumped
+/// only for a change the feature keys cannot express, docs/FORMAT.md §9.11).
+pub const FORMAT_VERSION: u32 = 1;
+/// The chunk codings of a strategy file (its `chunk_coding` metadata; files from
+/// before the key hold the same).
+pub const CODINGS: Family = Family::Zstd;
 /// The `rules` metadata.
 pub const RULES: &str = "4x4x4, 76 lines of four, X first";
 
@@ -277,10 +282,17 @@ impl StrategyFile {
             path.display()
         );
         ensure!(
-            meta.get("format_version").map(String::as_str) == Some(FORMAT_VERSION),
+            meta.get("format_version") == Some(&FORMAT_VERSION.to_string()),
             "{}: not a strategy file of format version {FORMAT_VERSION}",
             path.display()
         );
+        if let Some(name) = meta.get(FAMILY_KEY).filter(|&name| name != CODINGS.name()) {
+            return Err(unknown_format(format!(
+                "{}: the strategy's chunks are coded `{name}`, unknown to this tb (it reads `{}`)",
+                path.display(),
+                CODINGS.name()
+            )));
+        }
         ensure!(
             meta.get("rules").map(String::as_str) == Some(RULES),
             "{}: the rules metadata is not `{RULES}`",
