@@ -40,7 +40,7 @@ impl std::error::Error for NotCached {}
 impl NotCached {
     /// Whether `error` is (or wraps) one.
     pub fn is(error: &anyhow::Error) -> bool {
-        error.chain().any(|c| c.is::<NotCached>())
+        super::error::find_in::<NotCached>(error).is_some()
     }
 }
 
