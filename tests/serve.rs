@@ -7,25 +7,11 @@ mod http;
 mod oracle;
 
 use harness::{describe, tb};
-use http::{Server, encode};
+use http::{Server, encode, probe_json};
 use serde_json::Value;
 use std::io::Write;
 use std::net::TcpStream;
 use std::path::Path;
-
-fn probe_json(db: &Path, positions: &[&str]) -> Vec<String> {
-    let out = tb()
-        .args(["probe", "--json", "--db"])
-        .arg(db)
-        .args(positions)
-        .output()
-        .unwrap();
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(String::from)
-        .collect()
-}
 
 #[test]
 fn the_server_answers_like_tb_probe() {

@@ -13,8 +13,7 @@ mod harness;
 mod http;
 mod oracle;
 
-use harness::tb;
-use http::{Server, encode, read_response};
+use http::{Server, encode, probe_json, read_response};
 use serde_json::Value;
 use std::io::{BufReader, Read, Write};
 use std::net::TcpStream;
@@ -30,21 +29,6 @@ const SHUTDOWN_HANG: Duration = Duration::from_secs(10);
 
 /// What memory the server may reach in any of these cases.
 const MEMORY: u64 = 1 << 30;
-
-fn probe_json(db: &Path, positions: &[String]) -> Vec<String> {
-    let out = tb()
-        .args(["probe", "--json", "--db"])
-        .arg(db)
-        .args(positions)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(String::from)
-        .collect()
-}
 
 /// `count` different positions of a 2x3 board (17 lines) as 0/1 strings.
 fn positions_2x3(count: usize) -> Vec<String> {
@@ -203,20 +187,7 @@ fn post_and_stall(address: &str, table: &str, body: &[u8]) -> TcpStream {
 /// Waits until the server's resident memory stops growing (it has taken what
 /// the stalled clients gave it), at most [`HANG`].
 fn settle(server: &Server) {
-    let rss = || {
-        let status =
-            std::fs::read_to_string(format!("/proc/{}/status", server.child.id())).unwrap();
-        let line = status
-            .lines()
-            .find(|l| l.starts_with("VmRSS:"))
-            .unwrap()
-            .to_string();
-        line.split_whitespace()
-            .nth(1)
-            .unwrap()
-            .parse::<u64>()
-            .unwrap()
-    };
+    let rss = || http::memory(server.child.id(), "VmRSS:");
     let start = Instant::now();
     let mut last = rss();
     while start.elapsed() < HANG {

@@ -94,14 +94,37 @@ impl Drop for Server {
 
 /// `VmHWM` (peak RSS) of a process, in bytes.
 pub fn peak_rss(pid: u32) -> u64 {
+    memory(pid, "VmHWM:")
+}
+
+/// A memory line of a process's `/proc/PID/status` (`VmHWM:`, `VmRSS:`), in
+/// bytes.
+pub fn memory(pid: u32, field: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    let line = status.lines().find(|l| l.starts_with(field)).unwrap();
     line.split_whitespace()
         .nth(1)
         .unwrap()
         .parse::<u64>()
         .unwrap()
         * 1024
+}
+
+/// The lines `tb probe --json` prints for `positions` of the table `db`: what
+/// a server of that table must answer for each.
+pub fn probe_json(db: &std::path::Path, positions: &[impl AsRef<std::ffi::OsStr>]) -> Vec<String> {
+    let out = Command::new(assert_cmd::cargo::cargo_bin!("tb"))
+        .args(["probe", "--json", "--db"])
+        .arg(db)
+        .args(positions)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "tb probe: {out:?}");
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect()
 }
 
 /// One HTTP/1.1 request to `address` on a fresh connection: (status, body). The
