@@ -368,9 +368,10 @@ fn closed_by_server(stream: &mut TcpStream) -> Option<Duration> {
     }
 }
 
-/// A head that never ends, a keep-alive connection left idle and a body that
-/// stops arriving are each ended after `--idle-time`; past `--max-connections`
-/// the idle ones make room for the one that asks.
+/// A head that never ends, a keep-alive connection left idle, a body that
+/// stops arriving and one sent a byte at a time are each ended after
+/// `--idle-time`; past `--max-connections` the idle ones make room for the one
+/// that asks.
 #[test]
 fn slow_and_idle_connections_are_closed() {
     let dir = tempfile::tempdir().unwrap();
@@ -406,6 +407,28 @@ fn slow_and_idle_connections_are_closed() {
     slow_body.set_read_timeout(Some(HANG)).unwrap();
     let (status, body) = read_response(&mut BufReader::new(slow_body)).unwrap();
     assert_eq!(status, 408, "{body}");
+
+    // A body sent a byte every 100 ms: never idle for the idle time, but not
+    // all sent within it.
+    let mut dribble = TcpStream::connect(&address).unwrap();
+    write!(
+        dribble,
+        "POST /api/probe HTTP/1.1\r\nHost: {address}\r\nContent-Length: 100\r\n\r\n"
+    )
+    .unwrap();
+    let mut writer = dribble.try_clone().unwrap();
+    let sender = std::thread::spawn(move || {
+        for _ in 0..100 {
+            std::thread::sleep(Duration::from_millis(100));
+            if writer.write_all(b" ").is_err() {
+                return;
+            }
+        }
+    });
+    dribble.set_read_timeout(Some(HANG)).unwrap();
+    let (status, body) = read_response(&mut BufReader::new(dribble)).unwrap();
+    assert_eq!(status, 408, "{body}");
+    sender.join().unwrap();
 
     // More idle connections than the cap: the one that asks is answered.
     let _idle: Vec<TcpStream> = (0..20)

@@ -3,7 +3,8 @@
 //! A batch takes its permits (a request's and a batch's) before its body is
 //! read, so that the bodies held at once are bounded; a body over `--max-body`
 //! is refused from its declared length before it is asked for (no
-//! `100 Continue`), and one that stops arriving for the idle time gets 408.
+//! `100 Continue`), and one that has not arrived whole within the idle time
+//! (stopped, or sent a byte at a time) gets 408.
 //! The answers stream out in pieces computed on the blocking pool as the
 //! connection takes them (one computed ahead): a client that does not read
 //! holds a piece or two, never the whole answer, until its connection times
@@ -162,7 +163,9 @@ fn expects_continue(headers: &HeaderMap) -> bool {
 }
 
 /// The request body (kept only if `keep`), at most `max` bytes; the error
-/// answer when it is larger, cannot be read, or stops arriving for `idle`.
+/// answer when it is larger, cannot be read, or has not all arrived within
+/// `idle` (a client that sends a byte now and then holds the batch's permits
+/// no longer than one that sends nothing).
 async fn read_body(
     mut body: Body,
     max: usize,
@@ -170,13 +173,14 @@ async fn read_body(
     keep: bool,
 ) -> Result<Vec<u8>, Response> {
     let (mut bytes, mut read) = (Vec::new(), 0);
+    let deadline = tokio::time::Instant::now() + idle;
     loop {
         let next = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx));
-        let frame = match tokio::time::timeout(idle, next).await {
+        let frame = match tokio::time::timeout_at(deadline, next).await {
             Err(_) => {
                 return Err(error(
                     StatusCode::REQUEST_TIMEOUT,
-                    "the request body stopped arriving",
+                    "the request body did not arrive within the idle time",
                 ));
             }
             Ok(None) => return Ok(bytes),

@@ -11,9 +11,9 @@
 //!   (`batch`).
 //!
 //! Errors are JSON objects with an HTTP status: 400 bad request or position, 404
-//! unknown table or path, 408 a request body that stopped arriving, 413 body or
-//! batch too large, 500 a damaged or unreadable table, 503 too many requests or
-//! connections at once, or a search stopped at the request's time (its object
+//! unknown table or path, 408 a request body not all sent within the idle time,
+//! 413 body or batch too large, 500 a damaged or unreadable table, 503 too many
+//! requests or connections at once, or a search stopped at the request's time (its object
 //! holds the bounds proven). With one table, `?table=` may be left out. No
 //! request can name a file.
 //!
