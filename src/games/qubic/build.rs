@@ -13,6 +13,7 @@ use super::strategy::{Strategy, replies_after};
 use super::threats::{ForcedSearch, PositionMap, forced_win};
 use crate::store::codec::FAMILY_KEY;
 use crate::store::{LayerFinish, LayerStatus, Store};
+use crate::units::counted;
 use anyhow::{Result, bail, ensure};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -110,8 +111,13 @@ pub fn build(options: &BuildOptions, report: &mut dyn FnMut(&str)) -> Result<Bui
     let mut shrinker = Shrinker::new(options.memory / 4);
     let mut replies = Vec::new();
     let mut complete = true;
-    for (reply, child) in child_classes(after_first) {
+    let classes = child_classes(after_first);
+    let total = classes.len();
+    for (index, (reply, child)) in classes.into_iter().enumerate() {
+        // Progress lines name the reply and how far the build is: "O 5 (3 of 7)".
+        let reply_name = format!("O {reply} ({} of {total})", index + 1);
         if let Some(stats) = done.get(&reply.to_string()) {
+            report(&format!("{reply_name}: resumed, {} positions stored", stats.positions));
             replies.push(ReplyOutcome {
                 reply,
                 proven: true,
@@ -122,7 +128,7 @@ pub fn build(options: &BuildOptions, report: &mut dyn FnMut(&str)) -> Result<Bui
             });
             continue;
         }
-        report(&format!("O {reply}: proving ..."));
+        report(&format!("{reply_name}: proving ..."));
         let t = Instant::now();
         // Proven in slices of PROGRESS_SECONDS: a slice that runs out keeps what it
         // proved in the table, and the next one goes on from there.
@@ -138,7 +144,7 @@ pub fn build(options: &BuildOptions, report: &mut dyn FnMut(&str)) -> Result<Bui
                 break false;
             }
             report(&format!(
-                "O {reply}: {:.0} s, {} expansions, {} positions in the table",
+                "{reply_name}: {:.0} s, {} expansions, {} positions in the table",
                 t.elapsed().as_secs_f64(),
                 prover.expansions,
                 prover.table_len()
@@ -148,7 +154,7 @@ pub fn build(options: &BuildOptions, report: &mut dyn FnMut(&str)) -> Result<Bui
             complete = false;
             if prover.aborted {
                 report(&format!(
-                    "O {reply}: not proven within the time limit ({} expansions)",
+                    "{reply_name}: not proven within the time limit ({} expansions)",
                     prover.expansions
                 ));
                 replies.push(ReplyOutcome {
@@ -169,12 +175,12 @@ pub fn build(options: &BuildOptions, report: &mut dyn FnMut(&str)) -> Result<Bui
         if options.shrink > 0 {
             let (smaller, stats) = shrinker.shrink(&strategy, child, options.shrink, SHRINK_BUDGET);
             report(&format!(
-                "O {reply}: proven in {proven_in:.1} s; shrunk from {} to {} strategic moves in {:.1} s ({} moves replaced, {} searches over budget, {} nodes)",
+                "{reply_name}: proven in {proven_in:.1} s; shrunk from {} to {} strategic moves in {:.1} s ({} replaced, {} over budget, {} nodes)",
                 stats.cost_before,
                 stats.cost_after,
                 t.elapsed().as_secs_f64() - proven_in,
-                stats.replaced,
-                stats.gave_up,
+                counted(stats.replaced as usize, "move", "moves"),
+                counted(stats.gave_up as usize, "search", "searches"),
                 stats.nodes
             ));
             (strategy, moves) = (smaller, stats.cost_after);
@@ -183,7 +189,7 @@ pub fn build(options: &BuildOptions, report: &mut dyn FnMut(&str)) -> Result<Bui
         let seconds = t.elapsed().as_secs_f64();
         stored::write_block(&mut store, reply, &mut records, seconds)?;
         report(&format!(
-            "O {reply}: stored in {seconds:.1} s: {} positions, {moves} strategic moves ({} expansions so far, table {})",
+            "{reply_name}: stored in {seconds:.1} s: {} positions, {moves} strategic moves ({} expansions so far, table {})",
             records.len(),
             prover.expansions,
             prover.table_len()
