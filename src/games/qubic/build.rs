@@ -117,7 +117,10 @@ pub fn build(options: &BuildOptions, report: &mut dyn FnMut(&str)) -> Result<Bui
         // Progress lines name the reply and how far the build is: "O 5 (3 of 7)".
         let reply_name = format!("O {reply} ({} of {total})", index + 1);
         if let Some(stats) = done.get(&reply.to_string()) {
-            report(&format!("{reply_name}: resumed, {} positions stored", stats.positions));
+            report(&format!(
+                "{reply_name}: resumed, {} positions stored",
+                stats.positions
+            ));
             replies.push(ReplyOutcome {
                 reply,
                 proven: true,
