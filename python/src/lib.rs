@@ -1,4 +1,4 @@
-//! The Python module `tb` (DESIGN.md section 6): `tb.open(path)` gives a table
+//! The Python module `tb` (docs/FORMAT.md section 7): `tb.open(path)` gives a table
 //! whose `probe`, `probe_many` and `info` answer with the fields of `tb probe
 //! --json` and `tb info --json`; `tb.solve(board, position)` answers as `tb solve
 //! --json`. A thin layer over the `tb` crate: the table is

@@ -1,5 +1,5 @@
-//! `tb serve`: the loaded tables, read-only, over HTTP (axum on tokio). Paths and
-//! shapes are fixed by DESIGN.md section 6:
+//! `tb serve`: the loaded tables, read-only, over HTTP (axum's routes on hyper
+//! and tokio). Paths and shapes are fixed by docs/FORMAT.md section 7:
 //!
 //! * `GET /`: the web board (`web`), with `/app.js` and `/style.css`;
 //! * `GET /health`: `{"status":"ok","tables":N}`;
