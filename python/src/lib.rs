@@ -34,6 +34,8 @@ use tb::games::dots::solve::SolveRequest;
 use tb::games::read::{Answer, Detail, ProbeError, ReadOptions};
 use tb::games::table::{Table as CoreTable, default_name};
 
+mod dask;
+
 create_exception!(tb, Error, PyException, "Base class of the errors of tb.");
 create_exception!(
     tb,
@@ -963,6 +965,8 @@ mod tb_module {
 
     #[pymodule_export]
     use super::{Answers, Error, PositionError, SearchLimitError, Table, TableError, open, solve};
+    #[pymodule_export]
+    use super::dask::dask_module;
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
