@@ -1,4 +1,4 @@
-"""Distributed builds on Dask (DESIGN.md section 9).
+"""Distributed builds on Dask.
 
 ``python -m tb.dask build GAME [tb build options] (--local N | --scheduler ADDRESS)
 --shared DIR --db FILE [--json]``
@@ -27,6 +27,7 @@ import os
 import re
 import sys
 import time
+import uuid
 from pathlib import Path
 
 from .tb import _dask as _core
@@ -173,7 +174,7 @@ def build(options: argparse.Namespace, client=None, on_record=None) -> dict:
                     threads_per_worker=1,
                     processes=True,
                     resources={MEMORY_RESOURCE: memory // options.local},
-                    dashboard_address=None,
+                    dashboard_address=":0",
                     silence_logs=logging.ERROR,
                 )
                 client = Client(cluster)
@@ -230,6 +231,8 @@ def _run(options, client, state, identity, identity_text, shared, on_record, as_
         "reopened_after_damaged_shard": 0,
     }
     share = _worker_shares(client)
+    # Task keys unique to this run (a client may run several builds).
+    run_id = uuid.uuid4().hex[:12]
     attempt = 0
     total_blocks = None
     progress = None
@@ -255,7 +258,7 @@ def _run(options, client, state, identity, identity_text, shared, on_record, as_
                 task["key"],
                 options.threads,
                 *inputs,
-                key=f"tb-{attempt}-{task['layer']}-{task['key_text']}-{os.getpid()}",
+                key=f"tb-{run_id}-{attempt}-{task['layer']}-{task['key_text']}",
                 resources=resources,
                 retries=options.retries,
                 priority=-task["order"],
