@@ -91,3 +91,8 @@ pub fn parse_duration(text: &str) -> Result<std::time::Duration> {
     std::time::Duration::try_from_secs_f64(seconds)
         .with_context(|| format!("duration `{text}` is out of range"))
 }
+
+/// `n` and its noun, singular for 1: `1 symmetry`, `8 symmetries`.
+pub fn counted(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}

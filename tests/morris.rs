@@ -619,6 +619,7 @@ fn a_format_2_build_resumes_as_format_3_and_checked_chunks_need_format_3() {
     let build = |extra: &[&str]| build3_output(&db, extra);
     let out = build(&[]);
     assert!(out.status.success(), "{}", describe(&out));
+    // (As a tb of format 2 wrote it: the version, no `chunk_coding` key.)
     let set_format = |v: &str| {
         let conn = rusqlite::Connection::open(&db).unwrap();
         conn.execute(
@@ -626,6 +627,8 @@ fn a_format_2_build_resumes_as_format_3_and_checked_chunks_need_format_3() {
             [v],
         )
         .unwrap();
+        conn.execute("DELETE FROM meta WHERE key = 'chunk_coding'", [])
+            .unwrap();
     };
     // This tb's chunks carry the checksum of their coded bytes, which a file of
     // format 2 cannot hold: a probe reports the chunk instead of reading it.

@@ -56,7 +56,7 @@ fn game(stones: u32) -> &'static Game {
     })
 }
 
-/// Position text with hands (DESIGN.md section 6) for the oracle's (mover, opp).
+/// Position text with hands (docs/FORMAT.md §4.2) for the oracle's (mover, opp).
 fn text(h: u32, mover: u32, opp: u32) -> String {
     let (hm, ho) = hands(h);
     let white_to_move = h.is_multiple_of(2);

@@ -57,7 +57,7 @@ fn check_3x4_symmetric(seed: u64, open: usize) {
     let lines = o.num_lines();
     let syms = o.symmetries();
     // Corner lines: the perimeter lines of the four corner boxes (line order of
-    // DESIGN.md section 2: h r.c = r * 4 + c, v r.c = 16 + r * 5 + c).
+    // docs/FORMAT.md §3.1: h r.c = r * 4 + c, v r.c = 16 + r * 5 + c).
     let corners: u64 = [0, 3, 12, 15, 16, 20, 26, 30]
         .iter()
         .fold(0, |m, &l| m | 1 << l);

@@ -2,8 +2,8 @@
 //! symmetries, Burnside counts, group-1 canonicalisation, values under symmetry and
 //! corner swaps, and the reduction factors.
 //!
-//! The board symmetries are re-derived here from the fixed line order (DESIGN.md
-//! section 2), independently of the crate: each line is a pair of dots, and a
+//! The board symmetries are re-derived here from the fixed line order (docs/FORMAT.md
+//! §3.1), independently of the crate: each line is a pair of dots, and a
 //! symmetry maps dots `(y, x)` by mirroring and, on square boards, swapping the
 //! coordinates. Counts are checked against brute-force enumeration on small boards
 //! and against Burnside's lemma (cycle-index polynomials) on all of them.
@@ -553,7 +553,7 @@ fn reduction_factors() {
     assert!(factor("4x4", &[16, 12, 12]) > 7.8);
 }
 
-/// The corner pairs derived here from the line order (DESIGN.md section 2): the
+/// The corner pairs derived here from the line order (docs/FORMAT.md §3.1): the
 /// top/bottom and left/right perimeter lines of each corner box.
 fn corner_pairs(board: &Board) -> Vec<(usize, usize)> {
     let (r, c) = (board.rows(), board.cols());

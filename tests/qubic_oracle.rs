@@ -72,17 +72,43 @@ impl Oracle {
 
     /// Wins by continuous threats for `me` to move; `budget` bounds the work.
     fn forced(&self, me: &mut [bool; 64], you: &mut [bool; 64], budget: &mut u64) -> Option<bool> {
+        self.win_length(me, you, budget, false)
+            .map(|win| win.is_some())
+    }
+
+    /// The shortest win by continuous threats for `me` to move, in plies up to its
+    /// four: `Some(None)` without one, `None` when `budget` runs out.
+    fn shortest(
+        &self,
+        me: &mut [bool; 64],
+        you: &mut [bool; 64],
+        budget: &mut u64,
+    ) -> Option<Option<u32>> {
+        self.win_length(me, you, budget, true)
+    }
+
+    /// The length of the first win by continuous threats found for `me` to move
+    /// (every one's shortest with `shortest`), in plies up to its four:
+    /// `Some(None)` without one, `None` when `budget` runs out.
+    fn win_length(
+        &self,
+        me: &mut [bool; 64],
+        you: &mut [bool; 64],
+        budget: &mut u64,
+        shortest: bool,
+    ) -> Option<Option<u32>> {
         if *budget == 0 {
             return None;
         }
         *budget -= 1;
         if !self.winning_cells(me, you).is_empty() {
-            return Some(true);
+            return Some(Some(1));
         }
         let theirs = self.winning_cells(you, me);
         if theirs.len() >= 2 {
-            return Some(false);
+            return Some(None);
         }
+        let mut best: Option<u32> = None;
         for m in 0..64 {
             if me[m] || you[m] || (theirs.len() == 1 && theirs[0] != m) {
                 continue;
@@ -90,23 +116,24 @@ impl Oracle {
             me[m] = true;
             let made = self.winning_cells(me, you);
             let result = match made.len() {
-                0 => Some(false),
+                0 => Some(None),
                 1 => {
                     you[made[0]] = true;
-                    let r = self.forced(me, you, budget);
+                    let r = self.win_length(me, you, budget, shortest);
                     you[made[0]] = false;
-                    r
+                    r.map(|p| p.map(|p| p + 2))
                 }
-                _ => Some(true),
+                _ => Some(Some(3)),
             };
             me[m] = false;
-            match result {
-                None => return None,
-                Some(true) => return Some(true),
-                Some(false) => {}
+            if let Some(p) = result? {
+                best = Some(best.map_or(p, |b| b.min(p)));
+                if !shortest {
+                    break;
+                }
             }
         }
-        Some(false)
+        Some(best)
     }
 
     /// Plays `me`'s moves from `search` against every defence: any reply but the
@@ -179,10 +206,10 @@ fn forced_wins_match_the_brute_force_on_random_positions() {
         lines: oracle_lines(),
     };
     let mut rng = Rng(0x51_0b1c);
-    let (mut checked, mut wins) = (0, 0);
+    let (mut checked, mut wins, mut shortest_checked) = (0, 0, 0);
     let mut search = ForcedSearch::new();
     let checker = Checker::new();
-    let mut checker_memo = std::collections::HashMap::new();
+    let mut checker_memo = tb::games::qubic::check::ForcedMemo::default();
     for game in 0..1500 {
         let stones = 6 + game % 18;
         let mut x = [false; 64];
@@ -232,6 +259,23 @@ fn forced_wins_match_the_brute_force_on_random_positions() {
         );
         if expected {
             wins += 1;
+            // The checker's search bounded by plies (verify's check of a record's
+            // plies) finds a win within the shortest's length, none within less.
+            let mut budget = 20_000;
+            if let Some(Some(shortest)) =
+                oracle.shortest(&mut me.clone(), &mut you.clone(), &mut budget)
+            {
+                let (m, y) = (pack(&me), pack(&you));
+                if shortest > 1 {
+                    let less = checker.forced_within(m, y, shortest - 2, &mut checker_memo);
+                    assert_eq!(less, None, "game {game}: within {}", shortest - 2);
+                }
+                let within = checker.forced_within(m, y, shortest, &mut checker_memo);
+                assert_eq!(within, Some(shortest), "game {game}");
+                let line = search.line(m, y).expect("a win").len() as u32;
+                assert!(line >= shortest, "game {game}: the builder's line");
+                shortest_checked += 1;
+            }
             oracle.replay_win(&mut search, me, you);
             // The win's attacking moves, replayed from the position, still win.
             let line = search.line(pack(&me), pack(&you)).expect("a win");
@@ -250,6 +294,10 @@ fn forced_wins_match_the_brute_force_on_random_positions() {
     }
     assert!(checked > 1000, "{checked} positions checked");
     assert!(wins > 50, "{wins} forced wins among {checked}");
+    assert!(
+        shortest_checked > 200,
+        "{shortest_checked} shortest wins checked"
+    );
 }
 
 impl Oracle {

@@ -204,21 +204,36 @@ fn a_damaged_strategy_is_caught_by_verify() {
     let whole = StrategyFile::open(&db).unwrap();
     assert!(report::verify(&whole).ok());
     // Every stored position is strategic (no forced win there): without its
-    // record the checker must find a gap, whichever record goes.
+    // record (in every block that holds it) the checker must find a gap,
+    // whichever record goes.
     let keys: Vec<(u64, u64)> = whole.records.keys().copied().collect();
     for key in keys.iter().step_by(7) {
         let mut damaged = StrategyFile::open(&db).unwrap();
-        damaged.records.remove(key);
+        for block in &mut damaged.blocks {
+            block.records.remove(key);
+        }
         assert!(!report::verify(&damaged).ok(), "{key:?} removed");
     }
-    // Moves changed to another empty cell: most lose somewhere.
+    // Moves changed to another empty cell: most lose somewhere, and the probe
+    // never answers the changed move where the checker finds a gap.
     let mut caught = 0;
     for key in keys.iter().take(20) {
         let mut damaged = StrategyFile::open(&db).unwrap();
-        let r = damaged.records.get_mut(key).unwrap();
-        let empty = !(key.0 | key.1) & !(1u64 << r.cell);
-        r.cell = (63 - empty.leading_zeros()) as u8;
-        caught += usize::from(!report::verify(&damaged).ok());
+        let mut changed = None;
+        for block in &mut damaged.blocks {
+            if let Some(r) = block.records.get_mut(key) {
+                let empty = !(key.0 | key.1) & !(1u64 << r.cell);
+                r.cell = (63 - empty.leading_zeros()) as u8;
+                changed = Some(r.cell);
+            }
+        }
+        let ok = report::verify(&damaged).ok();
+        caught += usize::from(!ok);
+        let answer = damaged.lookup(Position { x: key.0, o: key.1 });
+        assert!(
+            ok || answer.is_none_or(|(cell, _)| Some(cell as u8) != changed),
+            "{key:?}: the changed move answered"
+        );
     }
     assert!(caught >= 10, "only {caught} of 20 wrong moves caught");
 }
@@ -270,4 +285,41 @@ fn a_killed_qubic_build_resumes() {
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("holds a strategy from"));
+}
+
+/// A strategy file names its chunk coding (`chunk_coding`, docs/FORMAT.md §9.11)
+/// under format version 1 and `tb info` shows it; a file from before the key
+/// reads as it did, and one that names a coding this tb does not know is refused.
+#[test]
+fn a_strategy_file_names_its_chunk_coding() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, _) = build(dir.path(), SMALL);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let row = |key: &str| -> Option<String> {
+        conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .ok()
+    };
+    assert_eq!(row("format_version").as_deref(), Some("1"));
+    assert_eq!(row("chunk_coding").as_deref(), Some("zstd"));
+    let info = || run_ok(tb().args(["info", "--json", "--db"]).arg(&db), "info");
+    let json: Value = serde_json::from_slice(&info().stdout).unwrap();
+    assert_eq!(json["format_version"], 1, "{json}");
+    assert_eq!(json["features"]["chunk_coding"], "zstd", "{json}");
+    conn.execute("DELETE FROM meta WHERE key = 'chunk_coding'", [])
+        .unwrap();
+    info();
+    conn.execute("INSERT INTO meta VALUES ('chunk_coding', 'mix')", [])
+        .unwrap();
+    let out = tb()
+        .args(["probe", "--db"])
+        .arg(&db)
+        .arg(SMALL)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("coded `mix`, unknown to this tb"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -1,7 +1,7 @@
 //! The search solver against an independent brute force.
 //!
 //! The oracle below shares no code with the crate: it re-derives the board geometry
-//! from the fixed line order (DESIGN.md section 2) and computes values by plain
+//! from the fixed line order (docs/FORMAT.md §3.1) and computes values by plain
 //! recursion over bitmasks with a memo, no pruning of any kind. Every position of
 //! the smallest boards and random positions of bigger ones are compared, value and
 //! every move's value, for penalties 0 and -1. This also validates the solver's

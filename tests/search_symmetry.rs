@@ -1,7 +1,7 @@
 //! Symmetry: a transformed position has the same value and the same canonical form.
 //!
-//! The transforms are re-derived here from the fixed line order (DESIGN.md section
-//! 2), independently of the crate: each line is a pair of dots, and a symmetry maps
+//! The transforms are re-derived here from the fixed line order (docs/FORMAT.md
+//! §3.1), independently of the crate: each line is a pair of dots, and a symmetry maps
 //! dots `(y, x)` by mirroring and, on square boards, swapping the coordinates.
 
 mod transforms;

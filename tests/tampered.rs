@@ -319,12 +319,11 @@ fn mutations(subject: &Subject) -> Vec<Mutation> {
         } else {
             Kind::Harmful
         };
-        // (A file without `corners` is one from before corners existed.)
-        let deleted = if (key.as_str(), value.as_str()) == ("corners", "false") {
-            Kind::Harmless
-        } else {
-            kind
-        };
+        // (A file without `corners` is one from before corners existed; a Qubic
+        // strategy without `chunk_coding` one from before the feature keys.)
+        let older = (key.as_str(), value.as_str()) == ("corners", "false")
+            || (subject.label == "qubic" && key == "chunk_coding");
+        let deleted = if older { Kind::Harmless } else { kind };
         list.push(sql(
             "meta",
             deleted,
@@ -352,9 +351,13 @@ fn mutations(subject: &Subject) -> Vec<Mutation> {
             ]);
         }
         for v in values.into_iter().filter(|v| v != value) {
+            // A feature key given another value it may hold says the values mean
+            // something else (docs/FORMAT.md §9.11): a forgery by someone who
+            // knows the format, which readers cannot tell and `verify` finds.
+            let feature = FEATURE_VALUES.contains(&(key.as_str(), v.as_str()));
             list.push(sql(
                 "meta",
-                kind,
+                if feature { Kind::Forged } else { kind },
                 format!(
                     "UPDATE meta SET value = '{}' WHERE key = '{key}'",
                     quote(&v)
@@ -754,6 +757,14 @@ fn sample_positions(db: &Path, every: usize) -> Vec<String> {
         })
         .collect()
 }
+
+/// The values a Dots-and-Boxes feature key may hold (others are refused).
+const FEATURE_VALUES: &[(&str, &str)] = &[
+    ("loony", "true"),
+    ("loony", "false"),
+    ("value_form", "net"),
+    ("value_form", "boxes-left"),
+];
 
 const INFORMATIONAL: &[&str] = &[
     "tool_version",

@@ -506,7 +506,7 @@ fn the_web_board_plays_dots_and_boxes_in_a_browser() {
     assert!(height >= 600, "the window's height: {height}");
 }
 
-/// The position after a Morris move in DESIGN.md notation (`a1-a4xd7`, `d6`),
+/// The position after a Morris move in the notation of docs/FORMAT.md §4.2 (`a1-a4xd7`, `d6`),
 /// worked out here independently of the page and the tb library.
 fn morris_after(position: &str, mv: &str) -> String {
     const POINTS: [&str; 24] = [

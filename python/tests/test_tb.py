@@ -125,7 +125,7 @@ def test_probe_errors_equal_cli(tables):
     db = tables["3x3"]
     t = tb.open(db)
     for position, want in zip(BAD_DOTS, cli_probe(db, BAD_DOTS)):
-        assert set(want) == {"input", "error"}
+        assert set(want) == {"input", "error", "kind"} and want["kind"] == "position"
         with pytest.raises(tb.PositionError) as caught:
             t.probe(position)
         e = caught.value
@@ -567,6 +567,11 @@ def test_table_error_kinds(tables, tmp_path):
     text.write_text("not a table\n" * 100)
     with pytest.raises(tb.TableError) as caught:
         tb.open(text)
+    assert caught.value.kind == "not_a_table"
+    empty = tmp_path / "empty.tb"
+    sqlite3.connect(empty).close()
+    with pytest.raises(tb.TableError) as caught:
+        tb.open(empty)
     assert caught.value.kind == "schema"
     db = tampered_3x3(tables, tmp_path / "kinds.tb", "UPDATE chunks SET checksum = checksum + 1 WHERE n = 2")
     with pytest.raises(tb.TableError) as caught:

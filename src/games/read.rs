@@ -185,7 +185,7 @@ impl std::error::Error for NotApplicable {}
 impl NotApplicable {
     /// Whether `error` is one.
     pub fn is(error: &anyhow::Error) -> bool {
-        error.chain().any(|c| c.is::<NotApplicable>())
+        crate::store::error::find_in::<NotApplicable>(error).is_some()
     }
 }
 

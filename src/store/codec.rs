@@ -31,6 +31,41 @@ pub enum ChunkCoding {
 
 pub use super::cm::Neighbours;
 
+/// The metadata key naming a file's [`Family`].
+pub const FAMILY_KEY: &str = "chunk_coding";
+
+/// The chunk codings a file may hold, as its `chunk_coding` metadata names them
+/// (docs/FORMAT.md §9.6): each family also allows the codings of those before it,
+/// and constant chunks ([`TAG_CONSTANT`]) are allowed in all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Family {
+    /// zstd frames.
+    Zstd,
+    /// Context mixing without a checksum of the coded bytes ([`TAG_MIX`]).
+    Mix,
+    /// Context mixing with that checksum ([`TAG_MIX_CHECKED`]).
+    MixChecked,
+}
+
+impl Family {
+    /// Every family, oldest first.
+    pub const ALL: [Family; 3] = [Family::Zstd, Family::Mix, Family::MixChecked];
+
+    /// The metadata value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Zstd => "zstd",
+            Family::Mix => "mix",
+            Family::MixChecked => "mix-checked",
+        }
+    }
+
+    /// The family of a metadata value, if this tb knows it.
+    pub fn parse(name: &str) -> Option<Family> {
+        Family::ALL.into_iter().find(|f| f.name() == name)
+    }
+}
+
 const ZSTD_FIRST_BYTE: u8 = 0x28;
 /// First byte of a context-mixing chunk.
 pub const TAG_MIX: u8 = 0x01;

@@ -62,7 +62,8 @@ pub enum StoreErrorKind {
     Schema,
     /// A schema or format version this tb does not read.
     Version,
-    /// A tablebase of another kind, or an unfinished one: not something to read.
+    /// Not a table this tb reads: not an SQLite file at all, a game it does not
+    /// know, an unfinished strategy.
     NotATable,
     /// Stored data that fails its checks (checksum, length, value range, size).
     Damaged,
@@ -145,16 +146,20 @@ impl StoreError {
     /// that is not one, a stopped search).
     pub fn find(error: &anyhow::Error) -> Option<StoreError> {
         let whole = format!("{error:#}");
-        if let Some(found) = error.chain().find_map(|c| c.downcast_ref::<StoreError>()) {
+        if let Some(found) = find_in::<StoreError>(error) {
             return Some(StoreError {
                 message: whole,
                 ..found.clone()
             });
         }
-        error
-            .chain()
-            .any(|c| c.is::<rusqlite::Error>())
-            .then(|| StoreError::new(StoreErrorKind::Sqlite, whole))
+        let sqlite = find_in::<rusqlite::Error>(error)?;
+        // A file that is not an SQLite database at all is not a table; any other
+        // SQLite failure is SQLite's (I/O, locks, a damaged page).
+        let kind = match sqlite.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::NotADatabase) => StoreErrorKind::NotATable,
+            _ => StoreErrorKind::Sqlite,
+        };
+        Some(StoreError::new(kind, whole))
     }
 
     /// `error` as a store failure: the one it holds ([`StoreError::find`]), or
@@ -162,5 +167,44 @@ impl StoreError {
     /// for a reason the store did not name).
     pub fn or_damaged(error: &anyhow::Error, place: Place) -> StoreError {
         StoreError::find(error).unwrap_or_else(|| StoreError::damaged(place, format!("{error:#}")))
+    }
+}
+
+/// The first `T` in `error`: one added as context (which `anyhow`'s own downcast
+/// finds, its cause chain does not show it as a `T`) or one in its chain of causes.
+pub fn find_in<T: std::error::Error + Send + Sync + 'static>(error: &anyhow::Error) -> Option<&T> {
+    error
+        .downcast_ref::<T>()
+        .or_else(|| error.chain().find_map(|c| c.downcast_ref::<T>()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anyhow::Context;
+
+    #[test]
+    fn a_store_error_is_found_as_cause_or_as_context() {
+        let place = Place::Chunk {
+            layer: 3,
+            key: "1,2".into(),
+            chunk: 0,
+        };
+        let raised: anyhow::Error = StoreError::damaged(place.clone(), "checksum mismatch").into();
+        let as_context = anyhow::anyhow!("bad frame").context(StoreError::corrupt(place.clone()));
+        for error in [raised, as_context] {
+            let wrapped = Err::<(), _>(error).context("3x4.tb").unwrap_err();
+            let found = StoreError::find(&wrapped).expect("found");
+            assert_eq!(
+                (found.kind, found.place),
+                (StoreErrorKind::Damaged, Some(place.clone()))
+            );
+            assert!(
+                found
+                    .message
+                    .starts_with("3x4.tb: chunk 0 of block 1,2 in layer 3 is corrupt")
+            );
+        }
+        assert!(StoreError::find(&anyhow::anyhow!("not a position")).is_none());
     }
 }

@@ -1,6 +1,6 @@
 //! The SQLite store: schema migrations, metadata, layers, blocks and chunks.
 //!
-//! Fixed rules (DESIGN.md section 4): one file per tablebase; schema applied from
+//! Fixed rules (docs/FORMAT.md §9): one file per tablebase; schema applied from
 //! `schema/NNN_name.sql` and tracked with `PRAGMA user_version`; a block's chunks are
 //! written in one transaction together with its row in `blocks`; a layer becomes
 //! complete in the transaction that stores its last block, and the blocks and layers
@@ -235,6 +235,55 @@ pub fn page_bytes(chunk_positions: u64) -> i64 {
 /// (of the values only).
 pub const CHUNK_CHECKSUM_KEY: &str = "chunk_checksum";
 
+/// A format this tb does not read: a `format_version` newer than it knows, or a
+/// feature key's value it does not know ([`StoreErrorKind::Version`]).
+pub fn unknown_format(message: String) -> anyhow::Error {
+    StoreError::new(StoreErrorKind::Version, message).into()
+}
+
+/// `tb info`'s line on a file's format: its `format_version` and its features
+/// (docs/FORMAT.md §9.11), `packed` when the version packs them (a file from before
+/// the feature keys): `format 7: value_form=boxes-left loony=false ...`.
+pub fn format_line<'a>(
+    version: u32,
+    packed: bool,
+    features: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> String {
+    let features: Vec<String> = features
+        .into_iter()
+        .map(|(key, value)| format!("{key}={value}"))
+        .collect();
+    let packed = if packed {
+        " (legacy, packing the features)"
+    } else {
+        ""
+    };
+    format!("format {version}{packed}: {}", features.join(" "))
+}
+
+/// Refuses feature keys a file of `version` does not write: in a file of a legacy
+/// version, which packs its features, a tb before the keys never wrote them, so
+/// they mean tampering. `features` are a game's feature keys, `written` the rows
+/// the file has (for the current version every feature key is among them).
+pub fn check_no_feature_keys(
+    meta: &BTreeMap<String, String>,
+    written: &[(&str, String)],
+    features: &[(&str, String)],
+    version: u32,
+) -> Result<()> {
+    let stray = features
+        .iter()
+        .find(|(key, _)| meta.contains_key(*key) && !written.iter().any(|(k, _)| k == key));
+    match stray {
+        Some((key, _)) => Err(StoreError::damaged(
+            Place::Meta(key.to_string()),
+            format!("the file's value format {version} is from before the feature keys"),
+        )
+        .into()),
+        None => Ok(()),
+    }
+}
+
 /// An open tablebase file.
 pub struct Store {
     conn: Connection,
@@ -264,6 +313,12 @@ impl ChunkRules {
             mixing: true,
             checked_mixing: true,
         }
+    }
+
+    /// Allows exactly the codings of `family` (a chunk of a later one is corrupt).
+    pub fn allow(&mut self, family: codec::Family) {
+        self.mixing = family >= codec::Family::Mix;
+        self.checked_mixing = family >= codec::Family::MixChecked;
     }
 }
 
@@ -345,11 +400,18 @@ impl Store {
             .pragma_query_value(None, "user_version", |r| r.get(0))
             .map_err(|e| {
                 anyhow::Error::new(e).context(StoreError::new(
-                    StoreErrorKind::Schema,
+                    StoreErrorKind::NotATable,
                     format!("{} is not a tablebase file (not SQLite?)", path.display()),
                 ))
             })?;
         check_version(version, path)?;
+        if version == 0 {
+            // No schema at all: an empty or foreign SQLite file.
+            return Err(schema_error(
+                path,
+                anyhow::anyhow!("it has no tablebase schema"),
+            ));
+        }
         if version < SCHEMA_VERSION {
             return Err(StoreError::new(
                 StoreErrorKind::Version,

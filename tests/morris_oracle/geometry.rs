@@ -9,7 +9,7 @@ pub const NUM_POINTS: usize = 24;
 /// Mask of all 24 points.
 pub const ALL: u32 = (1 << NUM_POINTS) - 1;
 
-/// Point names in the fixed algebraic order (index 0..23), DESIGN.md section 6.
+/// Point names in the fixed algebraic order (index 0..23), docs/FORMAT.md §4.1.
 pub const POINT_NAMES: [&str; NUM_POINTS] = [
     "a1", "d1", "g1", "b2", "d2", "f2", "c3", "d3", "e3", "a4", "b4", "c4", "e4", "f4", "g4", "c5",
     "d5", "e5", "b6", "d6", "f6", "a7", "d7", "g7",

@@ -2,7 +2,7 @@
 //! the placement phase in [`placement`].
 //!
 //! This module deliberately shares no code with the `tb` crate: geometry, rules,
-//! ranking, symmetry and solver are written from DESIGN.md section 6 alone, so that
+//! ranking, symmetry and solver are written from docs/FORMAT.md §4 alone, so that
 //! the crate's tables can be checked against it.
 //!
 //! * Points `a1 d1 g1 b2 d2 f2 c3 d3 e3 a4 b4 c4 e4 f4 g4 c5 d5 e5 b6 d6 f6 a7 d7 g7`

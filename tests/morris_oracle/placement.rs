@@ -1,4 +1,4 @@
-//! The placement phase by brute force, from DESIGN.md section 6 alone: every raw
+//! The placement phase by brute force, from docs/FORMAT.md §4 alone: every raw
 //! position with stones still in hand, solved forward from the moving-phase
 //! oracle. White places first, so with `h` stones in hand in all White is to move
 //! when `h` is even (both hands `h / 2`), Black when it is odd (Black one more).

@@ -1,7 +1,7 @@
 //! An independent brute-force oracle for Dots-and-Boxes values.
 //!
 //! This module deliberately shares no code with the `tb` crate: it re-derives the
-//! board geometry from the fixed line order of DESIGN.md section 2 and computes
+//! board geometry from the fixed line order of docs/FORMAT.md §3.1 and computes
 //! values by plain negamax recursion over `u64` line masks with a memo.
 //!
 //! * Board `R`x`C` boxes, E = (R+1)C + R(C+1) lines.

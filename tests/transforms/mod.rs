@@ -1,4 +1,4 @@
-//! The board symmetries re-derived from the fixed line order (DESIGN.md section 2),
+//! The board symmetries re-derived from the fixed line order (docs/FORMAT.md §3.1),
 //! independently of the crate: each line is a pair of dots, and a symmetry maps dots
 //! `(y, x)` by mirroring and, on square boards, swapping the coordinates. Shared by
 //! the search and orbits symmetry tests.

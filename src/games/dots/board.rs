@@ -1,7 +1,7 @@
 //! The Dots-and-Boxes board: dimensions, the fixed line order, line names and the
 //! box geometry used to detect completed boxes.
 //!
-//! Line order (fixed by DESIGN.md section 2): horizontal lines first, row-major
+//! Line order (fixed by docs/FORMAT.md §3.1): horizontal lines first, row-major
 //! (`h<r>.<c>`, index `r*C + c`), then vertical lines row-major (`v<r>.<c>`, index
 //! `(R+1)*C + r*(C+1) + c`). A position is a `u64` whose bit `i` is set when line `i`
 //! is drawn.

@@ -1,6 +1,7 @@
 //! The boxes left (not yet completed) in each position, and the stored form of values
-//! built on them (value formats 5, plain, and 6, loony: the value part of a loony
-//! byte, `loony::FlipLoony`): a position's value `v` is stored as `B - v`, `B` its
+//! built on them (meta `value_form=boxes-left`, legacy formats 5, plain, and 6,
+//! loony: the value part of a loony byte, `loony::FlipLoony`; docs/FORMAT.md §9.8):
+//! a position's value `v` is stored as `B - v`, `B` its
 //! boxes left. Without a last-move penalty that is twice the boxes
 //! the side not to move takes, which is small and smooth where `v` is not: boxes
 //! the mover can take at once move `v` with `B` and leave `B - v` alone, so zstd

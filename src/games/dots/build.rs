@@ -122,6 +122,7 @@ impl BuildRequest {
             corners,
             loony: self.loony,
             boxes_left_form: start.chains.is_empty(),
+            packed_format: false,
             chains: start.chains,
         };
         spec.book_lines = match self.book_lines {
@@ -161,9 +162,7 @@ impl BuildRequest {
             .spec()?,
             _ => spec,
         };
-        if let Some(version) = meta.get("format_version").and_then(|v| v.parse().ok()) {
-            spec.boxes_left_form = spec::stores_boxes_left(version);
-        }
+        spec.keep_stored_form(&meta);
         Ok(spec)
     }
 
@@ -552,6 +551,7 @@ pub fn recode(
     let target = Spec {
         chunk_positions: chunk,
         boxes_left_form: source.chains.is_empty(),
+        packed_format: false,
         ..source.clone()
     };
     let layout = source.layout();

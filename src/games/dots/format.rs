@@ -120,10 +120,10 @@ impl Format for DotsFormat<'_> {
         self.spec.chunk_positions
     }
 
-    /// Files of formats 5 and 6 store each value in the boxes-left form (see
-    /// [`super::boxes_left`]); loony files leave each byte's offer bit out (format
-    /// 3 on): it follows from the position, and the bytes without it compress to
-    /// about a fifth less.
+    /// Files of `value_form=boxes-left` (legacy formats 5 and 6) store each value in
+    /// the boxes-left form (see [`super::boxes_left`]); loony files leave each
+    /// byte's offer bit out (all but legacy format 2): it follows from the
+    /// position, and the bytes without it compress to about a fifth less.
     fn stored_form<'v>(
         &self,
         _layer: usize,

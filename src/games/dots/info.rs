@@ -38,6 +38,15 @@ pub struct InfoReport {
     pub stored_positions: u64,
     /// Every metadata key as stored (versions, build parameters).
     pub meta: BTreeMap<String, String>,
+    /// The file's `format_version` (docs/FORMAT.md §9.11).
+    pub format_version: u32,
+    /// Its features (the keys a file of the current format names them in; for an
+    /// older file what its format version packs): `value_form`, `loony`,
+    /// `chunk_coding`.
+    pub features: BTreeMap<&'static str, String>,
+    /// Whether the format version packs the features (a file from before the
+    /// feature keys).
+    pub packed_format: bool,
     /// Whether every layer down to the start is finished.
     pub complete: bool,
     /// Value of the start position, once built.
@@ -123,6 +132,11 @@ pub fn info(tb: &Tablebase) -> Result<InfoReport> {
         None
     };
     let meta = tb.store().meta()?;
+    // The file's own (a loony file of legacy format 2 reads as 3 is written).
+    let format_version = meta
+        .get("format_version")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(spec.format_version());
     let layout = tb.layout();
     Ok(InfoReport {
         board: spec.board.to_string(),
@@ -142,6 +156,9 @@ pub fn info(tb: &Tablebase) -> Result<InfoReport> {
             .sum(),
         peak_file_bytes: meta.get("peak_file_bytes").and_then(|v| v.parse().ok()),
         meta,
+        format_version,
+        features: spec.features().into_iter().collect(),
+        packed_format: spec.packed_format,
         complete,
         start_value: match start_entry {
             Some(entry) if spec.loony => Some(tb.loony_entry(entry)?.0 as i8),
@@ -189,9 +206,9 @@ pub fn info_text(r: &InfoReport) -> String {
         r.chunk_positions
     );
     s += &format!(
-        "symmetry {} ({} symmetries), corners {}: {} of {} positions stored ({:.2}x)\n",
+        "symmetry {} ({}), corners {}: {} of {} positions stored ({:.2}x)\n",
         r.symmetry,
-        r.symmetries,
+        crate::units::counted(r.symmetries, "symmetry", "symmetries"),
         if r.corners { "on" } else { "off" },
         r.stored_positions,
         r.raw_positions,
@@ -217,6 +234,9 @@ pub fn info_text(r: &InfoReport) -> String {
     if let Some(v) = r.meta.get("tool_version") {
         s += &format!("built by tb {v}\n");
     }
+    let features = r.features.iter().map(|(k, v)| (*k, v.as_str()));
+    s += &crate::store::format_line(r.format_version, r.packed_format, features);
+    s += "\n";
     s += "    n  status         positions       stored  bits/pos  seconds  digest            values\n";
     for l in &r.layers {
         let hist: Vec<String> = l

@@ -5,7 +5,7 @@
 //! Only the lines that are free at the start position are grouped; the start's lines
 //! are drawn in every position of the tablebase. Group 1 is the most significant
 //! digit of a block index, so for a fixed group-1 subset, all children along a move in
-//! a later group form a contiguous run (DESIGN.md section 3).
+//! a later group form a contiguous run (docs/FORMAT.md §9.8).
 
 use super::board::Lines;
 use super::group_symmetry::GroupSymmetry;
@@ -928,7 +928,7 @@ mod tests {
 
     #[test]
     fn ranks_follow_the_combinatorial_number_system() {
-        // rank {a1 < .. < ak} = sum C(ai, i), i from 1 (DESIGN.md worked example).
+        // rank {a1 < .. < ak} = sum C(ai, i), i from 1 (docs/FORMAT.md §9.8).
         let g = Group::new((0..6).collect());
         for c in 0..=6 {
             for (r, &m) in g.locals(c).iter().enumerate() {

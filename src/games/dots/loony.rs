@@ -55,7 +55,7 @@ impl Loony {
         }
     }
 
-    /// The mark after a value (DESIGN.md section 6): `^` when the opponent can be
+    /// The mark after a value (docs/FORMAT.md §3.4): `^` when the opponent can be
     /// forced to make the next loony move, `v` when the side to move can, nothing
     /// when neither.
     pub fn mark(self) -> &'static str {
@@ -76,7 +76,7 @@ impl Loony {
     }
 }
 
-/// Serialises a present flag as DESIGN.md fixes it in JSON (`"mover"`,
+/// Serialises a present flag as docs/FORMAT.md §3.4 fixes it in JSON (`"mover"`,
 /// `"opponent"`, null for neither); for `Option<Loony>` fields skipped when `None`.
 pub fn serialize_flag<S: serde::Serializer>(flag: &Option<Loony>, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_some(&flag.and_then(Loony::json))
@@ -109,8 +109,8 @@ pub trait OfferMap: Copy {
     fn map(self, offers: bool, x: i8) -> i8;
 }
 
-/// A byte of [`encode`] with its offer bit set: files of format 3 on leave the bit
-/// out (it follows from the position), readers put it back. A byte [`encode`]
+/// A byte of [`encode`] with its offer bit set: files leave the bit out (all but
+/// legacy format 2; it follows from the position), readers put it back. A byte [`encode`]
 /// never gives is left as it is, for the reader to refuse. Branch-free arithmetic,
 /// so that a block's pass vectorises.
 #[derive(Debug, Clone, Copy)]
@@ -168,7 +168,7 @@ impl OfferMap for EntryOfKey {
 
 /// A loony byte (of [`encode`]) with its value `v` replaced by `left - v`, wrapped
 /// into the 42 values a byte holds so that the map is its own inverse on every byte:
-/// loony files of format 6 store values in the boxes-left form
+/// loony files of `value_form=boxes-left` store values in the boxes-left form
 /// ([`super::boxes_left`]), `left` being the position's boxes left (at most 32). With
 /// `clear_offers` the offer bit is cleared too (a byte's stored form). Branch-free
 /// arithmetic, so that a block's pass vectorises; a byte [`encode`] never gives is

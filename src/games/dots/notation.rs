@@ -1,6 +1,6 @@
 //! Position text: 0/1 strings, move lists and Wilson input files.
 //!
-//! Every place that reads a position accepts three forms (DESIGN.md section 2):
+//! Every place that reads a position accepts three forms (docs/FORMAT.md §3.2):
 //! 1. a string of E characters `0`/`1` in line order, `1` = drawn;
 //! 2. a move list of line names (`h0.0,v1.2 h2.1`), or a lone `-` for no lines;
 //! 3. David Wilson's input file: a first line `penalty [MB GB] [A|B]` followed by an

@@ -1,5 +1,5 @@
 //! Symmetry and corner reduction of the tablebase in David Wilson's style
-//! (DESIGN.md section 3).
+//! (docs/FORMAT.md §9.8).
 //!
 //! **Symmetry.** Wilson uses only the board symmetries that map every line group
 //! onto itself (as a set of lines), so a transformed position stays in a block with

@@ -1,4 +1,4 @@
-//! Text and JSON renderings of probe answers (JSON shape fixed by DESIGN.md §5).
+//! Text and JSON renderings of probe answers (JSON shape fixed by docs/FORMAT.md §6.1).
 
 use super::board::{Board, Lines};
 use super::chains::Chains;
@@ -8,7 +8,7 @@ use super::probe::{MoveValue, Probe};
 use super::search::{SolveResult, Stopped};
 use serde::Serialize;
 
-/// Renders probe answers as JSON objects (field order as in DESIGN.md §5). Written by
+/// Renders probe answers as JSON objects (field order as in docs/FORMAT.md §6.1). Written by
 /// hand with the board's line names computed once: every string in it is plain ASCII
 /// (digits and line names), and serialising through serde dominated warm batches.
 pub struct JsonWriter {
@@ -176,7 +176,7 @@ impl JsonWriter {
     }
 }
 
-/// Appends `,"loony":...` (DESIGN.md section 6) for an answer with loony analysis.
+/// Appends `,"loony":...` (docs/FORMAT.md §3.4) for an answer with loony analysis.
 fn loony_field(out: &mut String, loony: Option<Loony>) {
     if let Some(flag) = loony {
         out.push_str(r#","loony":"#);

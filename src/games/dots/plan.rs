@@ -142,9 +142,9 @@ pub fn plan_text(p: &Plan) -> String {
         p.board, p.free_lines, p.total_positions, p.book_lines
     );
     s += &format!(
-        "symmetry {} ({} symmetries), corners {}: {:.2}x fewer positions than all {}\n",
+        "symmetry {} ({}), corners {}: {:.2}x fewer positions than all {}\n",
         p.symmetry,
-        p.symmetries,
+        crate::units::counted(p.symmetries, "symmetry", "symmetries"),
         if p.corners { "on" } else { "off" },
         p.raw_positions as f64 / p.total_positions.max(1) as f64,
         p.raw_positions
@@ -222,6 +222,7 @@ mod tests {
                             loony: false,
                             chains: Default::default(),
                             boxes_left_form: true,
+                            packed_format: false,
                         };
                         spec.book_lines = default_book_lines(&spec.layout());
                         let p = plan(&spec, memory, 2);

@@ -115,7 +115,7 @@ impl DotsReader {
 /// A reader's error classified: a stopped search with its bounds, else as
 /// [`ProbeError::of`].
 fn classify(error: anyhow::Error) -> ProbeError {
-    match error.chain().find_map(|c| c.downcast_ref::<Stopped>()) {
+    match crate::store::error::find_in::<Stopped>(&error) {
         Some(stopped) => ProbeError::Stopped {
             bounds: Bounds {
                 lower: stopped.lower,

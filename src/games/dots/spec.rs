@@ -5,44 +5,56 @@ use super::board::{Board, Lines};
 use super::chains::Chains;
 use super::layout::{Layout, MAX_GROUP_LINES, MAX_GROUPS, split_sizes};
 use super::notation;
-use crate::store::MAX_CHUNK_POSITIONS;
+use crate::store::{MAX_CHUNK_POSITIONS, codec, unknown_format};
 use anyhow::{Context, Result, anyhow, bail};
 use std::collections::BTreeMap;
 
-/// Format version of the stored values (bump when their meaning changes).
-pub const FORMAT_VERSION: u32 = 1;
+/// The `format_version` of files that name their features in their own keys
+/// ([`Spec::features`]: the value form, loony analysis, the chunk coding; chains
+/// in `chains`): bumped only for a change those keys cannot express, which a tb
+/// that knows this version would misread. Older versions packed the features
+/// into the number (the `LEGACY_` versions below, docs/FORMAT.md §9.11); a tb
+/// that knows only those refuses this one, as it must: it would not read the keys.
+pub const FORMAT_VERSION: u32 = 7;
 
-/// Format version of loony files: each stored byte is [`super::loony::encode`]'s
-/// (value, flag, offers), which a reader of version 1 would take for values, so
-/// those refuse it. Version 2 stored the offer bit; version 3 stores it clear (it
-/// follows from the position, and left out the bytes compress better), and readers
-/// put it back ([`super::loony::SetOffers`]): they read both.
-pub const LOONY_FORMAT_VERSION: u32 = 3;
+/// Legacy format: plain values stored as they are.
+const LEGACY_PLAIN: u32 = 1;
 
-/// The oldest loony format this tb reads.
-const OLDEST_LOONY_FORMAT_VERSION: u32 = 2;
+/// Legacy format of the first loony files: each stored byte is
+/// [`super::loony::encode`]'s (value, flag, offers), which a reader of plain
+/// values would take for values, so those refuse it; the offer bit stored. Read,
+/// never resumed (a resumed loony file of the legacy form is [`LEGACY_LOONY`]).
+const LEGACY_LOONY_OFFERS: u32 = 2;
 
-/// Format version of chain files (`tb build --start FILE` with chain dots): values
-/// as in version 1, but positions are indexed in unit form ([`Chains::to_units`]),
-/// which a reader of the plain game would take for positions, so those refuse it.
-pub const CHAINS_FORMAT_VERSION: u32 = 4;
+/// Legacy format of loony files whose bytes leave the offer bit out (it follows
+/// from the position, and left out the bytes compress better); readers put it
+/// back ([`super::loony::SetOffers`]), so they read [`LEGACY_LOONY_OFFERS`] too.
+const LEGACY_LOONY: u32 = 3;
 
-/// Format version of plain files whose values are stored in the boxes-left form
-/// ([`super::boxes_left`]: `B - v` for a value `v` with `B` boxes left), which a
-/// reader of version 1 would take for values, so those refuse it.
-pub const BOXES_LEFT_FORMAT_VERSION: u32 = 5;
+/// Legacy format of chain files (`tb build --start FILE` with chain dots): values
+/// as in [`LEGACY_PLAIN`], but positions are indexed in unit form
+/// ([`Chains::to_units`]), which a reader of the plain game would take for
+/// positions, so those refuse it.
+const LEGACY_CHAINS: u32 = 4;
 
-/// Format version of loony files whose values are stored in the boxes-left form
-/// ([`super::loony::FlipLoony`]), offer bits left out as in version 3.
-pub const LOONY_BOXES_LEFT_FORMAT_VERSION: u32 = 6;
+/// Legacy format of plain files whose values are stored in the boxes-left form
+/// ([`super::boxes_left`]: `B - v` for a value `v` with `B` boxes left).
+const LEGACY_BOXES_LEFT: u32 = 5;
 
-/// Whether files of value format `version` store values in the boxes-left form.
-pub fn stores_boxes_left(version: u32) -> bool {
-    [BOXES_LEFT_FORMAT_VERSION, LOONY_BOXES_LEFT_FORMAT_VERSION].contains(&version)
+/// Legacy format of loony files whose values are stored in the boxes-left form
+/// ([`super::loony::FlipLoony`]), offer bits left out as in [`LEGACY_LOONY`].
+const LEGACY_LOONY_BOXES_LEFT: u32 = 6;
+
+/// Whether files of legacy format `version` store values in the boxes-left form.
+fn legacy_stores_boxes_left(version: u32) -> bool {
+    [LEGACY_BOXES_LEFT, LEGACY_LOONY_BOXES_LEFT].contains(&version)
 }
 
-/// The newest format version this tb reads.
-const NEWEST_FORMAT_VERSION: u32 = LOONY_BOXES_LEFT_FORMAT_VERSION;
+/// The `value_form` of values stored as they are (net future boxes).
+const NET: &str = "net";
+
+/// The `value_form` of values stored in the boxes-left form.
+const BOXES_LEFT: &str = "boxes-left";
 
 /// Default positions per chunk (64 KiB of raw values).
 pub const DEFAULT_CHUNK_POSITIONS: u64 = 1 << 16;
@@ -79,10 +91,15 @@ pub struct Spec {
     /// positions in unit form ([`Chains::to_units`]): its layers count units, a chain
     /// being one line, and its groups hold each chain's representative.
     pub chains: Chains,
-    /// Values stored in the boxes-left form (formats 5 and 6, what new plain and
-    /// loony files get); false for files of older formats, which stored them as
-    /// they are, and for chain files.
+    /// Values stored in the boxes-left form (`value_form` `boxes-left`, what new
+    /// plain and loony files get); false for chain files and files of the legacy
+    /// formats before it, which stored them as they are.
     pub boxes_left_form: bool,
+    /// The file's `format_version` packs its features (files from before the
+    /// feature keys, formats 1 to 6, docs/FORMAT.md §9.11): a build
+    /// resumed on one keeps its meta as it was. False for every file this tb
+    /// creates, which names them in their own keys ([`Spec::features`]).
+    pub packed_format: bool,
 }
 
 /// A start as given on the command line.
@@ -254,23 +271,65 @@ impl Spec {
         if self.symmetry { "wilson" } else { "none" }
     }
 
-    /// The format version of the stored values.
+    /// The `format_version` of the file: [`FORMAT_VERSION`], or the legacy version
+    /// that packs the features of a [`Spec::packed_format`] file.
     pub fn format_version(&self) -> u32 {
-        if self.loony && self.boxes_left_form {
-            LOONY_BOXES_LEFT_FORMAT_VERSION
-        } else if self.loony {
-            LOONY_FORMAT_VERSION
-        } else if !self.chains.is_empty() {
-            CHAINS_FORMAT_VERSION
-        } else if self.boxes_left_form {
-            BOXES_LEFT_FORMAT_VERSION
-        } else {
+        if !self.packed_format {
             FORMAT_VERSION
+        } else if self.loony && self.boxes_left_form {
+            LEGACY_LOONY_BOXES_LEFT
+        } else if self.loony {
+            LEGACY_LOONY
+        } else if !self.chains.is_empty() {
+            LEGACY_CHAINS
+        } else if self.boxes_left_form {
+            LEGACY_BOXES_LEFT
+        } else {
+            LEGACY_PLAIN
         }
     }
 
-    /// The metadata rows that identify the tablebase (`loony` only in loony files,
-    /// so plain files stay as they were).
+    /// The feature keys: how the stored values are to be read (docs/FORMAT.md
+    /// §9.11), written into every file of [`FORMAT_VERSION`] (chains have their
+    /// own key, `chains`); for a [`Spec::packed_format`] file what its version
+    /// packs (`tb info` shows them).
+    pub fn features(&self) -> Vec<(&'static str, String)> {
+        let form = if self.boxes_left_form {
+            BOXES_LEFT
+        } else {
+            NET
+        };
+        vec![
+            ("value_form", form.to_string()),
+            ("loony", self.loony.to_string()),
+            (codec::FAMILY_KEY, codec::Family::Zstd.name().to_string()),
+        ]
+    }
+
+    /// Takes the stored form of the existing file `meta` describes, so that a
+    /// build resumed on it writes what it holds: values in the boxes-left form or
+    /// not, and a legacy `format_version` kept as it is. A file that does not say
+    /// is left to the identity check.
+    pub fn keep_stored_form(&mut self, meta: &BTreeMap<String, String>) {
+        match meta
+            .get("format_version")
+            .and_then(|v| v.parse::<u32>().ok())
+        {
+            Some(version) if version < FORMAT_VERSION => {
+                self.packed_format = true;
+                self.boxes_left_form = legacy_stores_boxes_left(version);
+            }
+            Some(_) => {
+                if let Some(form) = meta.get("value_form") {
+                    self.boxes_left_form = form == BOXES_LEFT;
+                }
+            }
+            None => {}
+        }
+    }
+
+    /// The metadata rows that identify the tablebase: the feature keys, or for a
+    /// [`Spec::packed_format`] file its legacy rows (`loony` only in loony files).
     pub fn to_meta(&self) -> Vec<(&'static str, String)> {
         let mut meta = vec![
             ("game", "dots-and-boxes".to_string()),
@@ -291,7 +350,9 @@ impl Spec {
             ("corners", self.corners.to_string()),
             ("format_version", self.format_version().to_string()),
         ];
-        if self.loony {
+        if !self.packed_format {
+            meta.extend(self.features());
+        } else if self.loony {
             meta.push(("loony", "true".to_string()));
         }
         if !self.chains.is_empty() {
@@ -316,15 +377,20 @@ impl Spec {
                 get("game")?
             );
         }
-        let version: u32 = get("format_version")?.parse()?;
-        if version > NEWEST_FORMAT_VERSION {
-            bail!(
-                "the file's value format {version} is newer than this tb understands ({NEWEST_FORMAT_VERSION})"
-            );
+        let version: u32 = get("format_version")?
+            .parse()
+            .map_err(|_| anyhow!("the file's `format_version` is not a number"))?;
+        if version > FORMAT_VERSION {
+            return Err(unknown_format(format!(
+                "the file's value format {version} is newer than this tb understands ({FORMAT_VERSION})"
+            )));
         }
+        let packed_format = version < FORMAT_VERSION;
         let loony = match meta.get("loony").map(String::as_str) {
-            None => false,
+            None if packed_format => false,
+            None => bail!("the file has no `loony` metadata"),
             Some("true") => true,
+            Some("false") => false,
             Some(other) => bail!("the file has a bad `loony` value `{other}`"),
         };
         let board: Board = get("board")?.parse()?;
@@ -333,24 +399,31 @@ impl Spec {
             None => Chains::none(),
             Some(text) => chains_from_meta(&board, start, text)?,
         };
-        // Plain files are of format 1 (values as they are) or 5 (boxes-left form);
-        // loony files of 2 (offer bits stored), 3 or 6 (boxes-left form); chain
-        // files of 4.
-        let (kind, formats): (_, &[u32]) = match (loony, chains.is_empty()) {
-            (true, true) => (
-                "loony",
-                &[
-                    OLDEST_LOONY_FORMAT_VERSION,
-                    LOONY_FORMAT_VERSION,
-                    LOONY_BOXES_LEFT_FORMAT_VERSION,
-                ],
-            ),
-            (false, true) => ("plain", &[FORMAT_VERSION, BOXES_LEFT_FORMAT_VERSION]),
-            (false, false) => ("chain", &[CHAINS_FORMAT_VERSION]),
-            (true, false) => bail!("the file claims both loony analysis and chains"),
+        if loony && !chains.is_empty() {
+            bail!("the file claims both loony analysis and chains");
+        }
+        let boxes_left_form = if packed_format {
+            legacy_form(version, loony, !chains.is_empty())?
+        } else {
+            match get("value_form")?.as_str() {
+                NET => false,
+                BOXES_LEFT if chains.is_empty() => true,
+                BOXES_LEFT => bail!("the file claims chains with values in the boxes-left form"),
+                other => {
+                    return Err(unknown_format(format!(
+                        "the file's values are stored in the form `{other}`, unknown to this tb (it reads `{NET}` and `{BOXES_LEFT}`)"
+                    )));
+                }
+            }
         };
-        if !formats.contains(&version) {
-            bail!("the file's value format {version} is not one of a {kind} file ({formats:?})");
+        let zstd = codec::Family::Zstd.name();
+        match meta.get(codec::FAMILY_KEY) {
+            Some(name) if name != zstd => {
+                return Err(unknown_format(format!(
+                    "the file's chunks are coded `{name}`, which this tb does not read for Dots-and-Boxes (it reads `{zstd}`)"
+                )));
+            }
+            _ => {}
         }
         // Typed and checked against the board: a tampered file must give an error
         // here, not a panic or a wrong answer later.
@@ -407,7 +480,8 @@ impl Spec {
             corners,
             loony,
             chains,
-            boxes_left_form: stores_boxes_left(version),
+            boxes_left_form,
+            packed_format,
         };
         if !spec.chains.is_empty() && (spec.symmetry || spec.corners) {
             bail!("the file claims chains with a symmetry or corner reduction");
@@ -418,7 +492,9 @@ impl Spec {
         // What was read must be exactly what this tb writes for it: no value
         // that merely parses (padding, another spelling) is taken on trust.
         // Files from before the reduction keys lack them (and stored every
-        // position, which the layer checks hold them to).
+        // position, which the layer checks hold them to); files of a legacy
+        // version lack the feature keys.
+        crate::store::check_no_feature_keys(meta, &spec.to_meta(), &spec.features(), version)?;
         for (key, value) in spec.to_meta() {
             match meta.get(key) {
                 Some(text) if *text == value => {}
@@ -448,6 +524,26 @@ impl Spec {
         }
         name + ".tb"
     }
+}
+
+/// Whether a file of legacy format `version` (with loony analysis, with chains)
+/// stores values in the boxes-left form; an error for a version that is not one
+/// of such a file: plain files are of format 1 (values as they are) or 5
+/// (boxes-left form), loony files of 2 (offer bits stored), 3 or 6 (boxes-left
+/// form), chain files of 4.
+fn legacy_form(version: u32, loony: bool, chains: bool) -> Result<bool> {
+    let (kind, formats): (_, &[u32]) = match (loony, chains) {
+        (true, _) => (
+            "loony",
+            &[LEGACY_LOONY_OFFERS, LEGACY_LOONY, LEGACY_LOONY_BOXES_LEFT],
+        ),
+        (false, false) => ("plain", &[LEGACY_PLAIN, LEGACY_BOXES_LEFT]),
+        (false, true) => ("chain", &[LEGACY_CHAINS]),
+    };
+    if !formats.contains(&version) {
+        bail!("the file's value format {version} is not one of a {kind} file ({formats:?})");
+    }
+    Ok(legacy_stores_boxes_left(version))
 }
 
 /// The chains of a file's `chains` metadata (lists of line names), checked to be
@@ -497,6 +593,77 @@ pub fn check_loony_range(board: &Board, penalty: i32) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every form this tb reads, in the current format (feature keys) and in the
+    /// legacy version that packed it (docs/FORMAT.md §9.11), reads back from its
+    /// meta as written; a loony file of legacy format 2 reads as format 3 does.
+    #[test]
+    fn the_feature_keys_and_legacy_versions_round_trip_through_the_meta() {
+        let plain = Spec {
+            board: "2x2".parse().unwrap(),
+            start_name: "empty".into(),
+            start: 0,
+            penalty: 0,
+            groups: vec![(0..12).collect()],
+            book_lines: 12,
+            chunk_positions: 1 << 16,
+            symmetry: false,
+            corners: false,
+            loony: false,
+            chains: Chains::none(),
+            boxes_left_form: true,
+            packed_format: false,
+        };
+        let meta_of = |spec: &Spec| -> BTreeMap<String, String> {
+            (spec.to_meta().into_iter())
+                .map(|(k, v)| (k.to_string(), v))
+                .collect()
+        };
+        let forms = [
+            (LEGACY_PLAIN, false, false, "net"),
+            (LEGACY_LOONY, true, false, "net"),
+            (LEGACY_BOXES_LEFT, false, true, "boxes-left"),
+            (LEGACY_LOONY_BOXES_LEFT, true, true, "boxes-left"),
+        ];
+        for (legacy, loony, boxes_left_form, value_form) in forms {
+            for packed_format in [true, false] {
+                let spec = Spec {
+                    loony,
+                    boxes_left_form,
+                    packed_format,
+                    ..plain.clone()
+                };
+                let meta = meta_of(&spec);
+                let version = if packed_format {
+                    legacy
+                } else {
+                    FORMAT_VERSION
+                };
+                assert_eq!(meta["format_version"], version.to_string());
+                let features = spec.features();
+                assert_eq!(features[0], ("value_form", value_form.to_string()));
+                assert_eq!(features[1], ("loony", loony.to_string()));
+                for (key, value) in features {
+                    let written = meta.get(key);
+                    if packed_format {
+                        assert!(written.is_none() || (key == "loony" && loony), "{key}");
+                    } else {
+                        assert_eq!(written, Some(&value), "{key}");
+                    }
+                }
+                assert_eq!(Spec::from_meta(&meta).unwrap(), spec, "{meta:?}");
+            }
+        }
+        let loony = Spec {
+            loony: true,
+            boxes_left_form: false,
+            packed_format: true,
+            ..plain
+        };
+        let mut meta = meta_of(&loony);
+        meta.insert("format_version".into(), LEGACY_LOONY_OFFERS.to_string());
+        assert_eq!(Spec::from_meta(&meta).unwrap(), loony);
+    }
 
     #[test]
     fn group_sizes_must_cover_the_free_lines() {

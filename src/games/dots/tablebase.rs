@@ -37,7 +37,7 @@ pub struct Tablebase {
     completion: Vec<[Lines; 2]>,
     /// The boxes' lines, for values in the boxes-left form.
     box_masks: Vec<Lines>,
-    /// Whether a position offers a loony capture (the bit format 3 leaves out).
+    /// Whether a position offers a loony capture (the bit loony files leave out).
     detector: Detector,
     /// Positions with more open lines than this are not searched.
     search_limit: u32,

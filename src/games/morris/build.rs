@@ -19,6 +19,7 @@ use crate::retro::progress::Progress;
 use crate::retro::recode::RecodeSummary;
 use crate::retro::{BlockId, Format, Kernel};
 use crate::store::Store;
+use crate::store::codec::FAMILY_KEY;
 use crate::units::human_bytes;
 use anyhow::{Context, Result, bail, ensure};
 use std::path::{Path, PathBuf};
@@ -224,33 +225,48 @@ pub fn chunk_for(db: &Path) -> u64 {
         .unwrap_or(DEFAULT_CHUNK_POSITIONS)
 }
 
-/// Carries an existing file over to what this build writes, when only these differ:
+/// The spec to build into an existing file: the one asked for, carried over to
+/// the file when only these differ:
 /// * its `phase` is `moving` and the build adds the placement tables: the phase
 ///   becomes `all` (the moving tables are kept, the placement tables added);
-/// * its format is 2 (context-mixing chunks without a checksum of their coded
-///   bytes): it becomes 3, whose readers read both kinds of chunk (the old ones
-///   whole), so that a build begun by an older tb resumes.
+/// * its format is a legacy one that may hold the chunks this tb writes: 3 stays 3,
+///   and 2 (context-mixing chunks without a checksum of their coded bytes) becomes 3,
+///   whose readers read both kinds of chunk (the old ones whole), so that a build
+///   begun by an older tb resumes and the file stays readable by it.
 ///
 /// Any other difference is left for the builder to refuse (the file unchanged).
-fn adopt_older_file(builder: &mut Builder, spec: &MorrisSpec) -> Result<()> {
+fn adopt_older_file(builder: &mut Builder, spec: &MorrisSpec) -> Result<MorrisSpec> {
     let meta = builder.store().meta()?;
     let format = format_version(&meta).ok();
     let phase = meta.get("phase").map(String::as_str);
     let others_match = spec
         .to_meta()
         .iter()
-        .filter(|(key, _)| !matches!(*key, "phase" | "format_version"))
+        .filter(|(key, _)| !matches!(*key, "phase" | "format_version" | FAMILY_KEY))
         .all(|(key, value)| meta.get(*key) == Some(value));
     let phase_ok = phase == Some(spec.phase.as_str())
         || (spec.phase == Phase::All && phase == Some(Phase::Moving.as_str()));
-    let format_ok = matches!(format, Some(2 | FORMAT_VERSION));
-    if !(others_match && phase_ok && format_ok) {
-        return Ok(());
+    let packed_format = match format {
+        Some(2 | 3) => true,
+        Some(FORMAT_VERSION)
+            if meta.get(FAMILY_KEY).map(String::as_str) == Some(spec.codings.name()) =>
+        {
+            false
+        }
+        _ => return Ok(spec.clone()),
+    };
+    if !(others_match && phase_ok) {
+        return Ok(spec.clone());
     }
+    let adopted = MorrisSpec {
+        packed_format,
+        ..spec.clone()
+    };
     builder.set_meta(&[
-        ("phase", spec.phase.as_str().to_string()),
-        ("format_version", FORMAT_VERSION.to_string()),
-    ])
+        ("phase", adopted.phase.as_str().to_string()),
+        ("format_version", adopted.format_version().to_string()),
+    ])?;
+    Ok(adopted)
 }
 
 /// Runs (or resumes) a Morris build.
@@ -264,8 +280,8 @@ pub fn build(opts: BuildOptions, progress: &mut dyn Progress) -> Result<BuildSum
         );
     }
     let mut builder = Builder::open(&opts.db, opts.spec.chunk_positions)?;
-    adopt_older_file(&mut builder, &opts.spec)?;
-    let kernel = MorrisKernel::new(opts.spec.clone());
+    let spec = adopt_older_file(&mut builder, &opts.spec)?;
+    let kernel = MorrisKernel::new(spec);
     let run = builder.run(
         &kernel,
         RunOptions {

@@ -65,8 +65,14 @@ pub struct Info {
     pub stones: u8,
     /// Positions per chunk.
     pub chunk_positions: u64,
-    /// Value format of the file (1: zstd chunks; 2: context-mixing chunks).
+    /// The file's `format_version` (docs/FORMAT.md §9.11).
     pub format_version: u32,
+    /// Its features (the keys a file of the current format names them in; for an
+    /// older file what its format version packs): `chunk_coding`.
+    pub features: BTreeMap<&'static str, String>,
+    /// Whether the format version packs the features (a file from before the
+    /// feature keys).
+    pub packed_format: bool,
     /// File size in bytes.
     pub file_bytes: u64,
     /// Every pair in build order.
@@ -155,7 +161,9 @@ pub fn info(tb: &MorrisTablebase) -> Result<Info> {
         rules: meta.get("rules").cloned().unwrap_or_default(),
         stones: tb.spec().stones,
         chunk_positions: tb.spec().chunk_positions,
-        format_version: super::spec::format_version(&meta)?,
+        format_version: tb.spec().format_version(),
+        features: tb.spec().features().into_iter().collect(),
+        packed_format: tb.spec().packed_format,
         file_bytes: tb.store().file_bytes()?,
         pairs,
         total,
@@ -165,7 +173,7 @@ pub fn info(tb: &MorrisTablebase) -> Result<Info> {
 /// `info` as text.
 pub fn info_text(i: &Info) -> String {
     let mut out = format!(
-        "morris ({}), tables with 3 to {} stones a side; file {}, value format {} ({} chunks of {} positions)\nrules: {}\n",
+        "morris ({}), tables with 3 to {} stones a side; file {}, chunks of {} positions\nrules: {}\n{}\n",
         if i.phase == "all" {
             "moving phase, and placement from the empty board: rows hN hold the positions with N stones in hand"
         } else {
@@ -173,14 +181,13 @@ pub fn info_text(i: &Info) -> String {
         },
         i.stones,
         human_bytes(i.file_bytes),
-        i.format_version,
-        if i.format_version >= 2 {
-            "context-mixing"
-        } else {
-            "zstd"
-        },
         i.chunk_positions,
-        i.rules
+        i.rules,
+        crate::store::format_line(
+            i.format_version,
+            i.packed_format,
+            i.features.iter().map(|(k, v)| (*k, v.as_str()))
+        )
     );
     out.push_str(&format!(
         "{:>9} {:>8} {:>12} {:>12} {:>12} {:>11} {:>6} {:>6} {:>10} {:>9} {:>8}\n",

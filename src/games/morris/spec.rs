@@ -4,19 +4,27 @@
 
 use super::index::{MAX_STONES, MIN_STONES, Table, class_count};
 use crate::retro::{BlockKey, Format};
-use crate::store::MAX_CHUNK_POSITIONS;
 use crate::store::checksum::digest_element;
-use crate::store::codec::{ChunkCoding, Neighbours};
+use crate::store::codec::{ChunkCoding, FAMILY_KEY, Family, Neighbours};
+use crate::store::{MAX_CHUNK_POSITIONS, unknown_format};
 use anyhow::{Context, Result, bail, ensure};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-/// Format version of Morris files: value bytes are 0 = draw, else plies + 1; since
-/// version 2 chunks may be context-mixing coded (`store::codec`), which a tb that
-/// knows only version 1 cannot read; since version 3 they carry a checksum of their
-/// coded bytes (`codec::TAG_MIX_CHECKED`), so that a probe decodes a chunk only up
-/// to the last value it needs.
-pub const FORMAT_VERSION: u32 = 3;
+/// The `format_version` of Morris files that name their chunk codings in their
+/// own key (`chunk_coding`, [`MorrisSpec::codings`]): value bytes are 0 = draw,
+/// else plies + 1. Bumped only for a change that key cannot express. Older
+/// versions packed the coding into the number (docs/FORMAT.md §9.11): 1 zstd
+/// chunks; 2 also context-mixing chunks (`store::codec`), which a tb that knows
+/// only 1 cannot read; 3 also context-mixing chunks with a checksum of their coded
+/// bytes (`codec::TAG_MIX_CHECKED`), so that a probe decodes a chunk only up to the
+/// last value it needs. A tb that knows only those refuses this version, as it
+/// must: it would not read the key.
+pub const FORMAT_VERSION: u32 = 4;
+
+/// The legacy `format_version`s and the chunk codings each packs.
+const LEGACY_FORMATS: [(u32, Family); 3] =
+    [(1, Family::Zstd), (2, Family::Mix), (3, Family::MixChecked)];
 
 /// Positions per stored chunk of a new file. A cold probe decodes a chunk for each
 /// of the position's moves (up to some 40 in the big tables), at 4-7 M values/s
@@ -30,7 +38,7 @@ pub const FORMAT_VERSION: u32 = 3;
 /// bytes (2.923 against 2.736 bits/position).
 pub const DEFAULT_CHUNK_POSITIONS: u64 = 2048;
 
-/// The rules recorded in a Morris file's meta (DESIGN.md section 6).
+/// The rules recorded in a Morris file's meta (docs/FORMAT.md §4, §9.3).
 pub const RULES: &str = "gasser: 24 points, 16 mills, flying at 3 stones, one capture per move closing mills, stones in mills protected unless all are, fewer than 3 stones or no legal move loses, undecided is a draw";
 
 /// Which phases of the game a Morris file holds.
@@ -62,6 +70,13 @@ pub struct MorrisSpec {
     pub chunk_positions: u64,
     /// The phases held.
     pub phase: Phase,
+    /// The chunk codings the file may hold (what a new file gets:
+    /// [`Family::MixChecked`]).
+    pub codings: Family,
+    /// The file's `format_version` packs its codings (files from before the
+    /// `chunk_coding` key, formats 1 to 3): a build resumed on one keeps its meta
+    /// so. False for every file this tb creates.
+    pub packed_format: bool,
 }
 
 /// First layer number of the placement tables: layer `PLACEMENT_LAYERS + h` holds
@@ -91,7 +106,7 @@ pub fn placement_label(h: u8) -> String {
     format!("placement, {h} in hand")
 }
 
-/// The value format of a Morris file's meta, checked to be one this tb reads.
+/// The `format_version` of a Morris file's meta, checked to be one this tb reads.
 pub fn format_version(meta: &BTreeMap<String, String>) -> Result<u32> {
     let version: u32 = meta
         .get("format_version")
@@ -99,9 +114,9 @@ pub fn format_version(meta: &BTreeMap<String, String>) -> Result<u32> {
         .parse()
         .context("bad `format_version` metadata")?;
     if version > FORMAT_VERSION {
-        bail!(
+        return Err(unknown_format(format!(
             "the file's value format {version} is newer than this tb understands ({FORMAT_VERSION})"
-        );
+        )));
     }
     if version == 0 {
         bail!("the file's value format 0 does not exist (formats 1..={FORMAT_VERSION})");
@@ -154,7 +169,28 @@ impl MorrisSpec {
             stones,
             chunk_positions,
             phase,
+            codings: Family::MixChecked,
+            packed_format: false,
         })
+    }
+
+    /// The file's `format_version`: [`FORMAT_VERSION`], or the legacy version that
+    /// packs the codings of a [`MorrisSpec::packed_format`] file.
+    pub fn format_version(&self) -> u32 {
+        if !self.packed_format {
+            return FORMAT_VERSION;
+        }
+        LEGACY_FORMATS
+            .iter()
+            .find(|&&(_, codings)| codings == self.codings)
+            .map_or(FORMAT_VERSION, |&(version, _)| version)
+    }
+
+    /// The feature keys (docs/FORMAT.md §9.11): written into every file of
+    /// [`FORMAT_VERSION`]; for a [`MorrisSpec::packed_format`] file what its
+    /// version packs (`tb info` shows them).
+    pub fn features(&self) -> Vec<(&'static str, String)> {
+        vec![(FAMILY_KEY, self.codings.name().to_string())]
     }
 
     /// The default file: `morris.tb`, or `morris-<N>.tb` below nine stones.
@@ -166,16 +202,21 @@ impl MorrisSpec {
         }
     }
 
-    /// Metadata rows identifying the tablebase.
+    /// Metadata rows identifying the tablebase: the feature keys, or for a
+    /// [`MorrisSpec::packed_format`] file its legacy rows.
     pub fn to_meta(&self) -> Vec<(&'static str, String)> {
-        vec![
+        let mut meta = vec![
             ("game", "morris".to_string()),
             ("rules", RULES.to_string()),
             ("phase", self.phase.as_str().to_string()),
             ("stones", self.stones.to_string()),
             ("chunk_positions", self.chunk_positions.to_string()),
-            ("format_version", FORMAT_VERSION.to_string()),
-        ]
+            ("format_version", self.format_version().to_string()),
+        ];
+        if !self.packed_format {
+            meta.extend(self.features());
+        }
+        meta
     }
 
     /// Reads the identity back from a file's metadata.
@@ -187,7 +228,19 @@ impl MorrisSpec {
         if get("game")? != "morris" {
             bail!("the file holds the game `{}`, not morris", get("game")?);
         }
-        format_version(meta)?;
+        let version = format_version(meta)?;
+        let legacy = LEGACY_FORMATS.iter().find(|&&(v, _)| v == version);
+        let packed_format = legacy.is_some();
+        let codings = if let Some(&(_, codings)) = legacy {
+            codings
+        } else {
+            let name = get(FAMILY_KEY)?;
+            Family::parse(name).ok_or_else(|| {
+                unknown_format(format!(
+                    "the file's chunks are coded `{name}`, unknown to this tb"
+                ))
+            })?
+        };
         if get("rules")? != RULES {
             bail!("the file was built with other rules: {}", get("rules")?);
         }
@@ -200,8 +253,13 @@ impl MorrisSpec {
         let chunk: u64 = get("chunk_positions")?
             .parse()
             .context("bad `chunk_positions` metadata")?;
-        let spec = MorrisSpec::new(stones, chunk, phase).context("bad metadata")?;
+        let spec = MorrisSpec {
+            codings,
+            packed_format,
+            ..MorrisSpec::new(stones, chunk, phase).context("bad metadata")?
+        };
         // Exactly what this tb writes (the format version was checked above).
+        crate::store::check_no_feature_keys(meta, &spec.to_meta(), &spec.features(), version)?;
         for (key, value) in spec.to_meta() {
             if key != "format_version" && get(key)? != &value {
                 bail!(

@@ -5,8 +5,7 @@ use super::index::{MIN_STONES, Table, class_count};
 use super::rules::{Move, Outcome, Position};
 use super::solve::{Class, Probe, probe_hinted};
 use super::spec::{
-    MorrisFormat, MorrisSpec, Phase, format_version, hands_of, layer_hands, layer_pair, pair_layer,
-    placement_layer,
+    MorrisFormat, MorrisSpec, Phase, hands_of, layer_hands, layer_pair, pair_layer, placement_layer,
 };
 use super::value::Value;
 use crate::retro::audit::prepare_read;
@@ -35,11 +34,8 @@ impl MorrisTablebase {
         let in_file = |e: anyhow::Error| e.context(path.display().to_string());
         let meta = store.meta().map_err(in_file)?;
         let spec = MorrisSpec::from_meta(&meta).map_err(in_file)?;
-        // Context-mixing chunks came with format 2, their checksum of coded bytes
-        // with format 3.
-        let format = format_version(&meta).map_err(in_file)?;
-        store.chunk_rules().mixing = format >= 2;
-        store.chunk_rules().checked_mixing = format >= 3;
+        // A chunk of a coding the file does not allow is corrupt.
+        store.chunk_rules().allow(spec.codings);
         let layers = prepare_read(&mut store, &MorrisFormat::new(spec.clone())).map_err(in_file)?;
         Ok(MorrisTablebase {
             reader: ChunkReader::with_neighbours(
@@ -170,7 +166,7 @@ impl MorrisTablebase {
     }
 
     /// A position text of this file's game: 24 points, the side to move and the
-    /// hands (DESIGN.md section 6), or a move list from the empty board with
+    /// hands (docs/FORMAT.md §4.2), or a move list from the empty board with
     /// `stones` in each hand (`d6,f4,...`; a single move too).
     pub fn parse_position(&self, text: &str) -> Result<Position> {
         let text = text.trim();
@@ -269,7 +265,7 @@ pub fn result_word(value: Value) -> &'static str {
     }
 }
 
-/// The probe JSON object of DESIGN.md section 6 (fields in its order); each move
+/// The probe JSON object of docs/FORMAT.md §6.2 (fields in its order); each move
 /// also carries the `result` and `plies` of its value (for the side that plays
 /// it), as the position does.
 pub fn probe_json(position: &Position, probe: &Probe) -> String {
@@ -315,10 +311,17 @@ pub fn probe_json(position: &Position, probe: &Probe) -> String {
 /// What a value means for `side` in words: `White wins in 25 plies`, `Black
 /// loses in 4 plies`, `Black has lost`, `a draw`.
 pub fn value_words(side: &str, value: Value) -> String {
+    let plies = |p: u8| {
+        if p == 1 {
+            "1 ply".to_string()
+        } else {
+            format!("{p} plies")
+        }
+    };
     match value {
-        Value::Win(p) => format!("{side} wins in {p} plies"),
+        Value::Win(p) => format!("{side} wins in {}", plies(p)),
         Value::Loss(0) => format!("{side} has lost"),
-        Value::Loss(p) => format!("{side} loses in {p} plies"),
+        Value::Loss(p) => format!("{side} loses in {}", plies(p)),
         Value::Draw => "a draw".to_string(),
     }
 }

@@ -10,7 +10,8 @@ use super::prover::{Key, Prover};
 use super::shrink::Shrinker;
 use super::stored::{self, GAME, OPENING_BLOCK, Record};
 use super::strategy::{Strategy, replies_after};
-use super::threats::{ForcedSearch, PositionMap};
+use super::threats::{ForcedSearch, PositionMap, forced_win};
+use crate::store::codec::FAMILY_KEY;
 use crate::store::{LayerFinish, LayerStatus, Store};
 use anyhow::{Result, bail, ensure};
 use serde::Serialize;
@@ -222,6 +223,8 @@ pub fn build(options: &BuildOptions, report: &mut dyn FnMut(&str)) -> Result<Bui
             },
         )?;
         store.set_meta(&[("status", "complete".to_string())])?;
+        // A finished file leaves WAL mode (readers then leave no files beside it).
+        store.compact()?;
     }
     // Closing the file checkpoints its WAL: the size below is the file's.
     drop(store);
@@ -301,7 +304,7 @@ fn plies_of(
         return p;
     }
     let p = match strategy.choices.get(&key) {
-        None => stored::forced_win(forced, key.0, key.1).map_or(0, |(_, p)| p as u8),
+        None => forced_win(forced, key.0, key.1).map_or(0, |(_, p)| p as u8),
         Some(choice) => {
             let mut worst = 0u8;
             for child in replies_after(key, choice.cell) {
@@ -322,6 +325,7 @@ fn check_or_write_meta(store: &mut Store, path: &Path, start: Position) -> Resul
             ("game", GAME.to_string()),
             ("start", start.to_string()),
             ("format_version", stored::FORMAT_VERSION.to_string()),
+            (FAMILY_KEY, stored::CODINGS.name().to_string()),
             ("status", "building".to_string()),
             ("rules", stored::RULES.to_string()),
         ]),

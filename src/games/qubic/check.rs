@@ -2,27 +2,110 @@
 //! shares no code with the search: its lines come from pairs of cells, its 192
 //! automorphisms from closing five generators under composition (applied cell by
 //! cell), and its forced-win search is a plain recursion over line counts. It
-//! walks the strategy from the start: at every strategic position X's stored move
-//! must be legal (and block O's threat if O has one), every O reply to it must lead
-//! to a strategic position of the strategy or to a position the checker itself
-//! proves X wins by continuous threats. Anything else is a gap, reported.
+//! walks a strategy from its start: at every stored position X's move must be
+//! legal (and block O's threat if O has one), and every O reply to it must lead to
+//! a stored position whose claim is at most the plies left (the record's plies
+//! less X's move and the reply), or to a position the checker itself proves X wins
+//! by continuous threats within them; the strategic moves a record claims below
+//! must be its own move's plus its replies'. A stored position the walk never
+//! reaches is a gap too: nothing stored goes unchecked. Every gap is reported.
 
 use std::collections::{HashMap, HashSet};
 
 /// A position: X's cells, O's cells.
 type Pair = (u64, u64);
 
+/// What a strategy stores for a canonical position (X to move).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stored {
+    /// A record of the strategy walked: X's move and what the record claims: X's
+    /// four within `plies` plies against any defence, and `subtree` strategic moves
+    /// below (a tree count, X's move included unless it blocks O's threat).
+    Move {
+        /// X's move.
+        cell: u8,
+        /// Plies to X's four it claims.
+        plies: u8,
+        /// Strategic moves below it claims.
+        subtree: u32,
+    },
+    /// A position whose record another walk checks: only its claims count here
+    /// (the walk does not go below it).
+    Claimed {
+        /// Plies to X's four it claims.
+        plies: u8,
+        /// Strategic moves below it claims.
+        subtree: u32,
+    },
+}
+
+impl Stored {
+    fn claims(self) -> (u8, u32) {
+        match self {
+            Stored::Move { plies, subtree, .. } | Stored::Claimed { plies, subtree } => {
+                (plies, subtree)
+            }
+        }
+    }
+}
+
 /// What a check found.
 #[derive(Debug, Default, Clone)]
 pub struct CheckReport {
-    /// Strategic positions (canonical) the walk visited.
+    /// Strategic positions (canonical, distinct) the walks checked.
     pub strategic: u64,
-    /// Positions confirmed as forced wins (canonical).
+    /// Positions confirmed as forced wins (canonical, distinct).
     pub forced: u64,
     /// Gaps, described (the first hundred).
     pub gaps: Vec<String>,
     /// Gaps in all.
     pub gap_count: u64,
+}
+
+impl CheckReport {
+    fn gap(&mut self, what: String) {
+        self.gap_count += 1;
+        if self.gaps.len() < 100 {
+            self.gaps.push(what);
+        }
+    }
+}
+
+/// A budget of plies that bounds nothing (a game has at most 64).
+const UNBOUNDED: u32 = 64;
+
+/// What the forced-win search knows of a position (attacker to move).
+#[derive(Debug, Clone, Copy, Default)]
+struct ForcedKnown {
+    /// The length of a win found, in plies.
+    win: Option<u32>,
+    /// No win within this many plies.
+    fails_within: u32,
+}
+
+/// The forced-win search's memory, per (attacker, defender).
+#[derive(Default)]
+pub struct ForcedMemo(HashMap<Pair, ForcedKnown>);
+
+/// The state of a check over several walks (one per stored block): the forced
+/// wins found so far, and the positions counted.
+#[derive(Default)]
+pub struct CheckRun {
+    memo: ForcedMemo,
+    strategic: HashSet<Pair>,
+    fringe: HashSet<Pair>,
+    report: CheckReport,
+}
+
+impl CheckRun {
+    /// What the walks found.
+    pub fn report(self) -> CheckReport {
+        CheckReport {
+            strategic: self.strategic.len() as u64,
+            forced: self.fringe.len() as u64,
+            ..self.report
+        }
+    }
 }
 
 /// The checker's own board knowledge.
@@ -105,108 +188,215 @@ impl Checker {
         out
     }
 
-    /// Whether `me` (to move) wins against `you` by continuous threats: complete a
-    /// line, or make a threat (blocking `you`'s one threat if it has one) that
-    /// `you` must answer, until two threats stand.
-    pub fn forced_win(&self, me: u64, you: u64, memo: &mut HashMap<Pair, bool>) -> bool {
+    /// Whether `me` (to move) wins against `you` by continuous threats.
+    pub fn forced_win(&self, me: u64, you: u64, memo: &mut ForcedMemo) -> bool {
+        self.forced_within(me, you, UNBOUNDED, memo).is_some()
+    }
+
+    /// A win of `me` (to move) against `you` by continuous threats within `budget`
+    /// plies up to `me`'s four, if there is one: its length. `me` completes a line
+    /// (1 ply), or makes a threat (blocking `you`'s one threat if it has one) that
+    /// `you` must block, until two threats stand (then a block and the four: 3).
+    /// Not always the shortest win: the first found within the budget.
+    pub fn forced_within(
+        &self,
+        me: u64,
+        you: u64,
+        budget: u32,
+        memo: &mut ForcedMemo,
+    ) -> Option<u32> {
         if !self.completions(me, you).is_empty() {
-            return true;
+            return (budget >= 1).then_some(1);
         }
-        if let Some(&known) = memo.get(&(me, you)) {
-            return known;
+        let known = memo.0.get(&(me, you)).copied().unwrap_or_default();
+        if let Some(win) = known.win.filter(|&w| w <= budget) {
+            return Some(win);
+        }
+        if budget <= known.fails_within {
+            return None;
         }
         let theirs = self.completions(you, me);
-        let won = if theirs.len() >= 2 {
-            false
-        } else {
+        let mut found = None;
+        if theirs.len() < 2 && budget >= 3 {
             let empty = !(me | you);
             let cells: Vec<usize> = match theirs.first() {
                 Some(&c) => vec![c],
                 None => (0..64).filter(|&c| empty >> c & 1 == 1).collect(),
             };
-            cells.into_iter().any(|c| {
+            found = cells.into_iter().find_map(|c| {
                 // Only a move on a line with two of `me` and none of `you` threatens.
                 if !self.lines_of_cell[c].iter().any(|&l| {
                     let line = &self.lines[l];
                     line.iter().filter(|&&d| me >> d & 1 == 1).count() == 2
                         && line.iter().all(|&d| you >> d & 1 == 0)
                 }) {
-                    return false;
+                    return None;
                 }
                 let me2 = me | 1 << c;
                 let made = self.completions(me2, you);
                 match made.len() {
-                    0 => false,
-                    1 => self.forced_win(me2, you | 1 << made[0], memo),
-                    _ => true,
+                    0 => None,
+                    1 => self
+                        .forced_within(me2, you | 1 << made[0], budget - 2, memo)
+                        .map(|p| p + 2),
+                    _ => Some(3),
                 }
-            })
-        };
-        memo.insert((me, you), won);
-        won
+            });
+        }
+        let entry = memo.0.entry((me, you)).or_default();
+        match found {
+            Some(len) => entry.win = Some(entry.win.map_or(len, |w| w.min(len))),
+            None => entry.fails_within = entry.fails_within.max(budget),
+        }
+        found
     }
 
-    /// Walks the strategy from `starts` (X to move), `choice` giving X's stored
-    /// move in a canonical position.
-    pub fn check(&self, starts: &[Pair], choice: &dyn Fn(Pair) -> Option<u8>) -> CheckReport {
-        let mut report = CheckReport::default();
+    /// Walks a strategy from `starts` (X to move; positions in any form) through
+    /// the moves of `stored` (canonical positions), adding what it finds to `run`.
+    /// Every [`Stored::Move`] of `stored` must be reached.
+    pub fn check(&self, starts: &[Pair], stored: &HashMap<Pair, Stored>, run: &mut CheckRun) {
+        // Positions this walk has checked: records, and the fringe's forced wins.
         let mut seen: HashSet<Pair> = HashSet::new();
-        let mut memo: HashMap<Pair, bool> = HashMap::new();
-        let mut stack = starts.to_vec();
-        while let Some(position) = stack.pop() {
-            let (x, o) = self.canonical(position);
-            if !seen.insert((x, o)) {
+        let mut stack: Vec<Pair> = starts.iter().map(|&p| self.canonical(p)).collect();
+        while let Some(key) = stack.pop() {
+            if !seen.insert(key) {
                 continue;
             }
-            let mut gap = |what: String| {
-                report.gap_count += 1;
-                if report.gaps.len() < 100 {
-                    report.gaps.push(what);
+            match stored.get(&key) {
+                Some(&Stored::Move {
+                    cell,
+                    plies,
+                    subtree,
+                }) => {
+                    run.strategic.insert(key);
+                    let below =
+                        self.check_record(key, (cell, plies, subtree), stored, &mut seen, run);
+                    stack.extend(below);
                 }
-            };
-            let Some(cell) = choice((x, o)) else {
-                if self.forced_win(x, o, &mut memo) {
-                    report.forced += 1;
-                } else {
-                    gap(format!(
-                        "{}: no move stored and no forced win",
-                        text((x, o))
-                    ));
-                }
-                continue;
-            };
-            report.strategic += 1;
-            let cell = cell as usize;
-            if cell >= 64 || (x | o) >> cell & 1 == 1 {
-                gap(format!(
-                    "{}: stored move {cell} is not an empty cell",
-                    text((x, o))
-                ));
-                continue;
-            }
-            let o_threats = self.completions(o, x);
-            if !o_threats.is_empty() && o_threats != [cell] {
-                gap(format!(
-                    "{}: O threatens {o_threats:?} and the stored move {cell} does not stop it",
-                    text((x, o))
-                ));
-                continue;
-            }
-            let x2 = x | 1 << cell;
-            if self
-                .lines
-                .iter()
-                .any(|l| l.iter().all(|&c| x2 >> c & 1 == 1))
-            {
-                continue;
-            }
-            for r in 0..64 {
-                if (x2 | o) >> r & 1 == 0 {
-                    stack.push((x2, o | 1 << r));
+                Some(Stored::Claimed { .. }) => {}
+                None => {
+                    if self.fringe(key, UNBOUNDED, run).is_none() {
+                        run.report
+                            .gap(format!("{}: no move stored and no forced win", text(key)));
+                    }
                 }
             }
         }
-        report
+        let mut unreached: Vec<Pair> = stored
+            .iter()
+            .filter(|(k, s)| matches!(s, Stored::Move { .. }) && !seen.contains(k))
+            .map(|(&k, _)| k)
+            .collect();
+        unreached.sort();
+        for k in unreached {
+            run.report.gap(format!(
+                "{}: stored, but the strategy never reaches it from the start",
+                text(k)
+            ));
+        }
+    }
+
+    /// X's forced win within `budget` plies from a fringe position (counted when
+    /// there is one).
+    fn fringe(&self, key: Pair, budget: u32, run: &mut CheckRun) -> Option<u32> {
+        let plies = self.forced_within(key.0, key.1, budget, &mut run.memo);
+        if plies.is_some() {
+            run.fringe.insert(key);
+        }
+        plies
+    }
+
+    /// Checks one record (`key`, canonical; its move, plies and subtree) against
+    /// its replies: gaps go to `run`, fringe replies are proven here (once per
+    /// walk: `seen`). Returns the replies whose records are still to be walked.
+    fn check_record(
+        &self,
+        key: Pair,
+        (cell, plies, subtree): (u8, u8, u32),
+        stored: &HashMap<Pair, Stored>,
+        seen: &mut HashSet<Pair>,
+        run: &mut CheckRun,
+    ) -> Vec<Pair> {
+        let (x, o) = key;
+        let cell = cell as usize;
+        if cell >= 64 || (x | o) >> cell & 1 == 1 {
+            run.report.gap(format!(
+                "{}: stored move {cell} is not an empty cell",
+                text(key)
+            ));
+            return Vec::new();
+        }
+        let o_threats = self.completions(o, x);
+        if !o_threats.is_empty() && o_threats != [cell] {
+            run.report.gap(format!(
+                "{}: O threatens {o_threats:?} and the stored move {cell} does not stop it",
+                text(key)
+            ));
+            return Vec::new();
+        }
+        // A move that blocks O's threat is forced: only a free choice counts.
+        let own = u64::from(o_threats.is_empty());
+        let x2 = x | 1 << cell;
+        let mut replies: Vec<Pair> = Vec::new();
+        if !self
+            .lines
+            .iter()
+            .any(|l| l.iter().all(|&c| x2 >> c & 1 == 1))
+        {
+            for r in 0..64 {
+                if (x2 | o) >> r & 1 == 0 {
+                    let child = self.canonical((x2, o | 1 << r));
+                    if !replies.contains(&child) {
+                        replies.push(child);
+                    }
+                }
+            }
+        }
+        // Every reply must leave X's four within the plies claimed, less X's move
+        // and the reply: the reply's own claim, or a forced win found within them.
+        let budget = u32::from(plies).saturating_sub(2);
+        let (mut below, mut slower, mut walk) = (own, None, Vec::new());
+        for &child in &replies {
+            match stored.get(&child) {
+                Some(&s) => {
+                    let (p, t) = s.claims();
+                    below += u64::from(t);
+                    if matches!(s, Stored::Move { .. }) {
+                        walk.push(child);
+                    }
+                    if u32::from(p) > budget {
+                        slower.get_or_insert(child);
+                    }
+                }
+                None => {
+                    let first = seen.insert(child);
+                    if self.fringe(child, budget, run).is_some() {
+                        continue;
+                    }
+                    if self.fringe(child, UNBOUNDED, run).is_some() {
+                        slower.get_or_insert(child);
+                    } else if first {
+                        run.report
+                            .gap(format!("{}: no move stored and no forced win", text(child)));
+                    }
+                }
+            }
+        }
+        if let Some(child) = slower {
+            run.report.gap(format!(
+                "{}: claims X's four within {plies} plies, but after the reply to {} X needs more",
+                text(key),
+                text(child)
+            ));
+        }
+        let below = below.min(u64::from(u32::MAX));
+        if u64::from(subtree) != below {
+            run.report.gap(format!(
+                "{}: claims {subtree} strategic moves below, its move and replies make {below}",
+                text(key)
+            ));
+        }
+        walk
     }
 }
 

@@ -3,6 +3,7 @@
 //! forced wins by continuous threats ([`threats`]), the ground the search for a
 //! near-minimal winning strategy stands on.
 
+pub mod answer;
 pub mod build;
 pub mod check;
 pub mod geometry;
@@ -14,3 +15,4 @@ pub mod shrink;
 pub mod stored;
 pub mod strategy;
 pub mod threats;
+pub mod trust;

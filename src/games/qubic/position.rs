@@ -1,4 +1,4 @@
-//! Qubic positions and their notation (DESIGN.md section 6): a move list from the
+//! Qubic positions and their notation (docs/FORMAT.md §5.2): a move list from the
 //! empty board (`0-3-60-21`, cells in order of play, X first; seed 002 writes the
 //! forcing part with `x`, `0-3-60x4x8`, also accepted) or 64 characters `.`, `X`,
 //! `O` by cell number.

@@ -1,9 +1,10 @@
 //! A Qubic strategy file behind the one read interface
 //! ([`crate::games::read::Reader`]).
 
+use super::answer::QubicAnswer;
 use super::position::Position;
 use super::report;
-use super::stored::{self, QubicAnswer, StrategyFile, first_move};
+use super::stored::{self, StrategyFile, first_move};
 use crate::games::read::{
     Answer, Ask, ExportFormat, ExportOptions, ProbeError, ReadOptions, Reader, Report, START,
     VerifyOptions,

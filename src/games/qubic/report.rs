@@ -1,12 +1,13 @@
 //! What `tb info`, `tb verify` and `tb export` say of a Qubic strategy file.
 
-use super::check::Checker;
+use super::check::{CheckRun, Checker, Stored};
 use super::position::Position;
-use super::stored::{Record, StrategyFile};
-use super::threats::threats;
+use super::stored::{OPENING_BLOCK, Record, StrategyFile};
+use super::threats::{PositionMap, threats};
+use crate::store::codec::FAMILY_KEY;
 use anyhow::Result;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::time::Instant;
 
@@ -60,6 +61,10 @@ pub struct QubicInfo {
     pub blocks_stored: BTreeMap<u8, usize>,
     /// Plies to X's four from the empty board under the strategy.
     pub plies: u8,
+    /// The file's `format_version` (docs/FORMAT.md §9.11).
+    pub format_version: u32,
+    /// Its features: `chunk_coding`.
+    pub features: BTreeMap<&'static str, String>,
 }
 
 /// Counts of a strategy file.
@@ -75,8 +80,14 @@ pub fn info(file: &StrategyFile) -> QubicInfo {
         blocks: 0,
         by_stones: BTreeMap::new(),
         moves_by_stones: BTreeMap::new(),
-        blocks_stored: file.blocks.iter().copied().collect(),
+        blocks_stored: file
+            .blocks
+            .iter()
+            .map(|b| (b.key, b.records.len()))
+            .collect(),
         plies: 0,
+        format_version: super::stored::FORMAT_VERSION,
+        features: [(FAMILY_KEY, super::stored::CODINGS.name().to_string())].into(),
     };
     for r in file.records.values() {
         match move_kind(r) {
@@ -115,7 +126,8 @@ pub fn info_text(i: &QubicInfo) -> String {
         let moves = i.moves_by_stones.get(stones).copied().unwrap_or(0);
         s.push_str(&format!("{stones:>6}  {moves:>15}  {count:>9}\n"));
     }
-    s
+    let features = i.features.iter().map(|(k, v)| (*k, v.as_str()));
+    s + &crate::store::format_line(i.format_version, false, features) + "\n"
 }
 
 /// What `tb verify` found.
@@ -159,22 +171,48 @@ impl QubicVerify {
     }
 }
 
-/// Walks the whole strategy from the empty board with the independent checker.
+/// Checks every stored record with the independent checker: first the start (the
+/// opening's record, or every O reply) leading to the blocks' roots, with the
+/// claims their records make; then each block (one O reply's strategy) walked from
+/// its root with its own records (blocks may store a shared position differently,
+/// each soundly), every record of it reached.
 pub fn verify(file: &StrategyFile) -> QubicVerify {
     let t = Instant::now();
     let checker = Checker::new();
-    let lookup = |k: (u64, u64)| file.records.get(&k).map(|r| r.cell);
+    let mut run = CheckRun::default();
     let start = file.start;
-    let starts: Vec<(u64, u64)> = if file.records.contains_key(&(0, 0)) {
-        vec![(0, 0)]
-    } else {
-        // Every O reply from the start.
-        (0..64)
-            .filter(|&c| start.empty() >> c & 1 == 1)
-            .map(|c| (start.x, start.o | 1 << c))
-            .collect()
-    };
-    let r = checker.check(&starts, &lookup);
+    let replies: Vec<_> = file
+        .blocks
+        .iter()
+        .filter(|b| b.key != OPENING_BLOCK)
+        // The checker's own canonical form of the start after the reply.
+        .map(|b| (checker.canonical((start.x, start.o | 1 << b.key)), b))
+        .collect();
+    let mut roots: HashMap<(u64, u64), Stored> = replies
+        .iter()
+        .filter_map(|(root, b)| {
+            let r = b.records.get(root)?;
+            let (plies, subtree) = (r.plies, r.subtree);
+            Some((*root, Stored::Claimed { plies, subtree }))
+        })
+        .collect();
+    match file.blocks.iter().find(|b| b.key == OPENING_BLOCK) {
+        Some(opening) => {
+            roots.extend(as_moves(&opening.records));
+            checker.check(&[(0, 0)], &roots, &mut run);
+        }
+        None => {
+            let replies: Vec<(u64, u64)> = (0..64)
+                .filter(|&c| start.empty() >> c & 1 == 1)
+                .map(|c| (start.x, start.o | 1 << c))
+                .collect();
+            checker.check(&replies, &roots, &mut run);
+        }
+    }
+    for (root, block) in replies {
+        checker.check(&[root], &as_moves(&block.records), &mut run);
+    }
+    let r = run.report();
     QubicVerify {
         strategic: r.strategic,
         forced: r.forced,
@@ -182,6 +220,16 @@ pub fn verify(file: &StrategyFile) -> QubicVerify {
         examples: r.gaps,
         seconds: t.elapsed().as_secs_f64(),
     }
+}
+
+/// Records as the checker takes them: positions whose moves its walk follows.
+fn as_moves(records: &PositionMap<Record>) -> HashMap<(u64, u64), Stored> {
+    let stored = |r: &Record| Stored::Move {
+        cell: r.cell,
+        plies: r.plies,
+        subtree: r.subtree,
+    };
+    records.iter().map(|(&k, r)| (k, stored(r))).collect()
 }
 
 /// How `tb export` writes a strategy.

@@ -2,13 +2,16 @@
 //! X's first move (key: the reply's cell in the canonical position after X's first
 //! move) and block `64` for the empty board; each block is one chunk of
 //! fixed-size records, one per strategic position, sorted by position. Reading
-//! checks every record (a tampered file is an error, never a wrong move).
+//! checks every record's form (a damaged file is an error, never a wrong move); a
+//! record forged with valid checksums is caught by `tb verify`, and a probe answers
+//! only from records it finds sound on the way (see [`super::trust`]).
 
-use super::geometry::{CELLS, Cells, automorphisms, canonical};
+use super::geometry::{CELLS, canonical};
 use super::position::{Position, Side};
 use super::prover::{Key, child_classes, x_to_move};
-use super::threats::{ForcedSearch, PositionMap};
-use crate::store::{BlockStats, EncodedChunk, LayerStatus, Store, checksum, codec};
+use super::threats::PositionMap;
+use crate::store::codec::{FAMILY_KEY, Family};
+use crate::store::{BlockStats, EncodedChunk, LayerStatus, Store, checksum, codec, unknown_format};
 use anyhow::{Context, Result, bail, ensure};
 use rayon::prelude::*;
 use std::path::Path;
@@ -20,8 +23,12 @@ pub const RECORD_BYTES: usize = 8 + 8 + 1 + 4 + 1;
 pub const OPENING_BLOCK: u8 = 64;
 /// The `game` metadata of a Qubic file.
 pub const GAME: &str = "qubic";
-/// The `format_version` metadata this reader reads.
-pub const FORMAT_VERSION: &str = "1";
+/// The `format_version` this reader reads (it has never packed features: bumped
+/// only for a change the feature keys cannot express, docs/FORMAT.md §9.11).
+pub const FORMAT_VERSION: u32 = 1;
+/// The chunk codings of a strategy file (its `chunk_coding` metadata; files from
+/// before the key hold the same).
+pub const CODINGS: Family = Family::Zstd;
 /// The `rules` metadata.
 pub const RULES: &str = "4x4x4, 76 lines of four, X first";
 
@@ -53,7 +60,8 @@ pub fn encode_records(records: &mut [Record]) -> Vec<u8> {
 }
 
 /// Reads records, checking each: a whole number of records, disjoint cells, X to
-/// move, canonical, the move on an empty cell, plies that fit the empty cells.
+/// move, canonical, the move on an empty cell, plies that fit the empty cells, and
+/// one record per position in order.
 pub fn decode_records(bytes: &[u8]) -> Result<Vec<Record>> {
     decode_records_with(bytes, |_| false)
 }
@@ -93,6 +101,11 @@ fn decode_records_with(bytes: &[u8], checked: impl Fn(Key) -> bool + Sync) -> Re
         );
         out.push(record);
     }
+    // (A second record of a position would go unread, and so unchecked.)
+    ensure!(
+        out.windows(2).all(|w| w[0].key < w[1].key),
+        "a strategy block's records are not one per position in order"
+    );
     // The canonical-form check, on both cores.
     ensure!(
         out.par_iter()
@@ -135,15 +148,24 @@ fn read_block_bytes(store: &Store, key: u8, records: i64) -> Result<(Vec<u8>, us
     Ok((raw.iter().map(|&v| v as u8).collect(), chunk.data.len()))
 }
 
-/// Records per block key.
-type BlockSizes = Vec<(u8, usize)>;
+/// One stored block: one O reply's strategy, or the opening's record.
+#[derive(Debug, Clone)]
+pub struct StoredBlock {
+    /// The block key: O's reply (a cell of the start), or [`OPENING_BLOCK`].
+    pub key: u8,
+    /// Where the block's strategy starts (canonical, X to move): the start after
+    /// O's reply, or the empty board.
+    pub root: Key,
+    /// Its records, by position.
+    pub records: PositionMap<Record>,
+}
 
 /// Every block of a finished strategy file, checked against its rows: one block
 /// per O reply to the start (named by the reply's cell) and the opening's when the
 /// start is X's first move, no other; each one chunk whose row, and the block and
-/// layer rows, agree with what is stored. Returns the records (by position) and the
-/// records per block.
-fn read_blocks(store: &Store, start: Position) -> Result<(PositionMap<Record>, BlockSizes)> {
+/// layer rows, agree with what is stored. Returns every record (by position, the
+/// first block's where several hold one) and the blocks.
+fn read_blocks(store: &Store, start: Position) -> Result<(PositionMap<Record>, Vec<StoredBlock>)> {
     let mut expected: Vec<String> = child_classes((start.x, start.o))
         .iter()
         .map(|(reply, _)| reply.to_string())
@@ -193,10 +215,21 @@ fn read_blocks(store: &Store, start: Position) -> Result<(PositionMap<Record>, B
             histogram: Default::default(),
             digest,
         });
-        blocks.push((block, decoded.len()));
+        let root = if block == OPENING_BLOCK {
+            (0, 0)
+        } else {
+            canonical(start.x, start.o | 1 << block).0
+        };
+        let mut own = PositionMap::default();
         for r in decoded {
             records.entry(r.key).or_insert(r);
+            own.insert(r.key, r);
         }
+        blocks.push(StoredBlock {
+            key: block,
+            root,
+            records: own,
+        });
     }
     let layers = store.layers()?;
     let layer = layers.get(&0);
@@ -221,10 +254,12 @@ pub fn first_move(start: Position) -> Option<u8> {
 pub struct StrategyFile {
     /// Where the strategy starts (O to move).
     pub start: Position,
-    /// Every record, by position.
+    /// Every record, by position. A position stored in several blocks (reached
+    /// after several O replies) has the first block's record here: the blocks'
+    /// strategies may differ there, each sound on its own.
     pub records: PositionMap<Record>,
-    /// Records per block key (O's reply classes, and the opening).
-    pub blocks: Vec<(u8, usize)>,
+    /// The blocks (O's reply classes, and the opening), each one strategy.
+    pub blocks: Vec<StoredBlock>,
 }
 
 impl StrategyFile {
@@ -247,10 +282,17 @@ impl StrategyFile {
             path.display()
         );
         ensure!(
-            meta.get("format_version").map(String::as_str) == Some(FORMAT_VERSION),
+            meta.get("format_version") == Some(&FORMAT_VERSION.to_string()),
             "{}: not a strategy file of format version {FORMAT_VERSION}",
             path.display()
         );
+        if let Some(name) = meta.get(FAMILY_KEY).filter(|&name| name != CODINGS.name()) {
+            return Err(unknown_format(format!(
+                "{}: the strategy's chunks are coded `{name}`, unknown to this tb (it reads `{}`)",
+                path.display(),
+                CODINGS.name()
+            )));
+        }
         ensure!(
             meta.get("rules").map(String::as_str) == Some(RULES),
             "{}: the rules metadata is not `{RULES}`",
@@ -278,147 +320,5 @@ impl StrategyFile {
             records,
             blocks,
         })
-    }
-
-    /// The strategy's move in a position, in the position's own cells, with the
-    /// record (None: not a strategic position of the strategy).
-    pub fn lookup(&self, p: Position) -> Option<(usize, Record)> {
-        let ((x, o), which) = canonical(p.x, p.o);
-        let r = *self.records.get(&(x, o))?;
-        let perm = &automorphisms()[which].perm;
-        let cell = perm.iter().position(|&c| c == r.cell)?;
-        Some((cell, r))
-    }
-
-    /// The answer for a position (see [`QubicAnswer`]).
-    pub fn probe(&self, p: Position) -> QubicAnswer {
-        let mut answer = QubicAnswer {
-            position: p,
-            result: "unknown",
-            cell: None,
-            source: None,
-            plies: None,
-        };
-        if p.has_four(Side::X) || p.has_four(Side::O) {
-            // The game is over: the side to move has lost (its opponent just won).
-            answer.result = "loss";
-            answer.plies = Some(0);
-            return answer;
-        }
-        if p.to_move() == Side::O {
-            // O to move: X wins when every reply leads to a position X wins (one
-            // forced-win search over the replies: they share positions).
-            let mut forced = ForcedSearch::new();
-            let mut worst = 0u32;
-            let mut empty = p.empty();
-            while empty != 0 {
-                let r = empty.trailing_zeros() as usize;
-                empty &= empty - 1;
-                let after = p.play(r).expect("an empty cell");
-                match self.x_answer(after, &mut forced) {
-                    Some((_, _, plies)) => worst = worst.max(1 + plies),
-                    None => return answer,
-                }
-            }
-            if worst > 0 {
-                answer.result = "loss";
-                answer.plies = Some(worst);
-            }
-            return answer;
-        }
-        if let Some((cell, source, plies)) = self.x_answer(p, &mut ForcedSearch::new()) {
-            answer.result = "win";
-            answer.cell = Some(cell);
-            answer.source = Some(source);
-            answer.plies = Some(plies);
-        }
-        answer
-    }
-
-    /// X to move: X's winning move, where it comes from, and the plies to X's four.
-    fn x_answer(
-        &self,
-        p: Position,
-        forced: &mut ForcedSearch,
-    ) -> Option<(usize, &'static str, u32)> {
-        if let Some((cell, r)) = self.lookup(p) {
-            return Some((cell, "strategy", u32::from(r.plies)));
-        }
-        let (cell, plies) = forced_win(forced, p.x, p.o)?;
-        Some((cell, "forced", plies))
-    }
-}
-
-/// X's forced win by continuous threats from `(x, o)` (X to move), searched in
-/// the position's canonical form (so that every image of a position gets the
-/// same line, mapped back) with `search` (its cache): its first move (in the
-/// position's own cells) and its plies to X's four when O blocks every threat.
-pub fn forced_win(search: &mut ForcedSearch, x: Cells, o: Cells) -> Option<(usize, u32)> {
-    let ((cx, co), which) = canonical(x, o);
-    let line = search.line(cx, co)?;
-    let perm = &automorphisms()[which].perm;
-    let cell = perm.iter().position(|&c| c as usize == line[0])?;
-    Some((cell, line.len() as u32))
-}
-
-/// A probe's answer.
-#[derive(Debug, Clone)]
-pub struct QubicAnswer {
-    /// The position asked.
-    pub position: Position,
-    /// For the side to move: `win`, `loss` or `unknown` (outside the strategy).
-    pub result: &'static str,
-    /// X's winning move (X to move, `win`).
-    pub cell: Option<usize>,
-    /// `strategy` or `forced`.
-    pub source: Option<&'static str>,
-    /// Plies to X's four under the strategy.
-    pub plies: Option<u32>,
-}
-
-impl QubicAnswer {
-    /// The probe JSON object (DESIGN.md section 6).
-    pub fn json(&self) -> String {
-        #[derive(serde::Serialize)]
-        struct Json<'a> {
-            game: &'a str,
-            position: String,
-            to_move: String,
-            result: &'a str,
-            #[serde(rename = "move", skip_serializing_if = "Option::is_none")]
-            cell: Option<usize>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            source: Option<&'a str>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            plies: Option<u32>,
-        }
-        serde_json::to_string(&Json {
-            game: GAME,
-            position: self.position.to_string(),
-            to_move: self.position.to_move().letter().to_string(),
-            result: self.result,
-            cell: self.cell,
-            source: self.source,
-            plies: self.plies,
-        })
-        .expect("answers serialise")
-    }
-
-    /// One line of text.
-    pub fn text(&self) -> String {
-        let side = self.position.to_move().letter();
-        match (self.result, self.cell) {
-            ("win", Some(cell)) => format!(
-                "{side} to move wins: play {cell} ({}; four in a line in {} plies)",
-                self.source.unwrap_or("strategy"),
-                self.plies.unwrap_or(0)
-            ),
-            ("loss", _) if self.plies == Some(0) => format!("{side} to move: the game is over"),
-            ("loss", _) => format!(
-                "{side} to move loses: X has four in a line within {} plies whatever O plays",
-                self.plies.unwrap_or(0)
-            ),
-            _ => format!("{side} to move: outside the strategy (unknown)"),
-        }
     }
 }

@@ -12,7 +12,7 @@
 //!   without a threat of its own, blocks one); one threat forces `you` to block it,
 //!   and the search goes on from there (the block may give `you` a threat).
 
-use super::geometry::{CELLS, Cells, has_line, lines};
+use super::geometry::{CELLS, Cells, automorphisms, canonical, has_line, lines};
 use crate::store::hash::KeyHash;
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -198,6 +198,18 @@ impl ForcedSearch {
             you |= 1 << block;
         }
     }
+}
+
+/// X's forced win by continuous threats from `(x, o)` (X to move), searched in
+/// the position's canonical form (so that every image of a position gets the
+/// same line, mapped back) with `search` (its cache): its first move (in the
+/// position's own cells) and its plies to X's four when O blocks every threat.
+pub fn forced_win(search: &mut ForcedSearch, x: Cells, o: Cells) -> Option<(usize, u32)> {
+    let ((cx, co), which) = canonical(x, o);
+    let line = search.line(cx, co)?;
+    let perm = &automorphisms()[which].perm;
+    let cell = perm.iter().position(|&c| c as usize == line[0])?;
+    Some((cell, line.len() as u32))
 }
 
 #[cfg(test)]

@@ -72,7 +72,7 @@ function text(content, attributes, parent) {
 }
 
 // ---------------------------------------------------------------------------
-// Dots-and-Boxes: lines in DESIGN.md order (horizontal row-major, then vertical)
+// Dots-and-Boxes: lines in docs/FORMAT.md §3.1 order (horizontal row-major, then vertical)
 
 const DOTS = {
   setUp(table) {
@@ -203,7 +203,7 @@ const DOTS = {
 };
 
 // ---------------------------------------------------------------------------
-// Nine Men's Morris: points in DESIGN.md order, moves `d6`, `a1-a4`, `...xd7`
+// Nine Men's Morris: points in docs/FORMAT.md §4.1 order, moves `d6`, `a1-a4`, `...xd7`
 
 const POINTS = ('a1 d1 g1 b2 d2 f2 c3 d3 e3 a4 b4 c4 e4 f4 g4 ' +
   'c5 d5 e5 b6 d6 f6 a7 d7 g7').split(' ');
