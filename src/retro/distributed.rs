@@ -1,4 +1,4 @@
-//! Builds beyond one process (DESIGN.md section 9): a block is a task that any
+//! Builds beyond one process (docs/FORMAT.md §9.12): a block is a task that any
 //! process sharing a directory can run ([`run_block`]: read the blocks it reads
 //! from their shards, compute with the game's [`Kernel`], write its own shard),
 //! and one coordinator ([`Coordinator`]) keeps the `.tb` file as the catalog: it

@@ -1,4 +1,4 @@
-//! Shard files (DESIGN.md section 9): one block's chunks outside the SQLite file,
+//! Shard files (docs/FORMAT.md §9.12): one block's chunks outside the SQLite file,
 //! for builds whose blocks are computed in other processes or on other machines
 //! that share a directory.
 //!
