@@ -1,4 +1,4 @@
-//! Distributed builds (DESIGN.md section 9) without Dask: block tasks run in this
+//! Distributed builds (docs/FORMAT.md §9.12) without Dask: block tasks run in this
 //! process or in child processes, their shards in a temporary shared directory,
 //! and the coordinator records them in the `.tb` file. A finished distributed
 //! build must be the same file as a local build of the real binary (layer rows,
@@ -236,6 +236,21 @@ fn assert_same_file(local: &Path, distributed: &Path) {
     assert!(
         !meta.keys().any(|k| k.starts_with("shard")),
         "catalog rows left: {meta:?}"
+    );
+    // The identity and feature keys; not what only says how a build ran.
+    let identity = |mut meta: std::collections::BTreeMap<String, String>| {
+        meta.retain(|k, _| {
+            !matches!(
+                k.as_str(),
+                "tool_version" | "build_threads" | "build_cache_bytes" | "peak_file_bytes"
+            )
+        });
+        meta
+    };
+    assert_eq!(
+        identity(Store::meta_of(local).unwrap()),
+        identity(meta),
+        "meta rows"
     );
 }
 
