@@ -1,4 +1,4 @@
-//! The Rust side of distributed builds (`python -m tb.dask`, DESIGN.md section 9),
+//! The Rust side of distributed builds (`python -m tb.dask`, docs/FORMAT.md §9.12),
 //! as the extension's submodule `_dask`: what the driver (python/pysrc/tb/dask.py)
 //! calls on the coordinator (the build's identity, the [`Coordinator`] over the
 //! `.tb` file) and what each Dask task calls on a worker ([`run_block`]). Only
@@ -37,7 +37,10 @@ create_exception!(
 /// A build error as a Python exception: [`ShardError`] when a shard is the cause.
 fn build_error(py: Python<'_>, error: &anyhow::Error) -> PyErr {
     let message = format!("{error:#}");
-    let Some(shard) = error.chain().find_map(|e| e.downcast_ref::<CoreShardError>()) else {
+    let Some(shard) = error
+        .chain()
+        .find_map(|e| e.downcast_ref::<CoreShardError>())
+    else {
         return BuildError::new_err(message);
     };
     let exception = ShardError::new_err(message);
@@ -59,8 +62,9 @@ fn build_error(py: Python<'_>, error: &anyhow::Error) -> PyErr {
 
 /// Identity rows from their JSON object text.
 fn parse_identity(identity: &str) -> PyResult<BTreeMap<String, String>> {
-    serde_json::from_str(identity)
-        .map_err(|e| PyValueError::new_err(format!("identity is not a JSON object of strings: {e}")))
+    serde_json::from_str(identity).map_err(|e| {
+        PyValueError::new_err(format!("identity is not a JSON object of strings: {e}"))
+    })
 }
 
 /// The identity rows (a JSON object) of the build the options ask for, as `tb
@@ -232,7 +236,7 @@ impl Coordinator {
         self.with(py, |c| Ok(c.is_done()))
     }
 
-    /// Blocks recorded when the file was opened.
+    /// Blocks recorded when the file was opened (but those forgotten then).
     fn resumed_blocks(&self, py: Python<'_>) -> PyResult<usize> {
         self.with(py, |c| Ok(c.resumed_blocks()))
     }
@@ -243,7 +247,15 @@ impl Coordinator {
         let forgotten = self.with(py, |c| Ok(c.forgotten().to_vec()))?;
         let items: Vec<Bound<'py, PyTuple>> = forgotten
             .into_iter()
-            .map(|b| PyTuple::new(py, [b.layer.into_pyobject(py)?.into_any(), b.key.into_pyobject(py)?]))
+            .map(|b| {
+                PyTuple::new(
+                    py,
+                    [
+                        b.layer.into_pyobject(py)?.into_any(),
+                        b.key.into_pyobject(py)?,
+                    ],
+                )
+            })
             .collect::<PyResult<_>>()?;
         Ok(pyo3::types::PyList::new(py, items)?.into_any())
     }

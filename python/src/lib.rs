@@ -964,9 +964,9 @@ mod tb_module {
     use pyo3::prelude::*;
 
     #[pymodule_export]
-    use super::{Answers, Error, PositionError, SearchLimitError, Table, TableError, open, solve};
-    #[pymodule_export]
     use super::dask::dask_module;
+    #[pymodule_export]
+    use super::{Answers, Error, PositionError, SearchLimitError, Table, TableError, open, solve};
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {

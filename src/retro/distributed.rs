@@ -268,7 +268,6 @@ impl<'k> Coordinator<'k> {
             }
             self.totals.insert(*layer, totals);
         }
-        self.resumed_blocks = self.recorded.len();
         for id in self.schedule.layers.iter().flat_map(|(_, b)| b) {
             if !self.recorded.contains(id) {
                 for input in self.kernel.reads(id.layer, &id.key) {
@@ -290,6 +289,8 @@ impl<'k> Coordinator<'k> {
                 self.forget(&id, &e)?;
             }
         }
+        // What this run takes over: the blocks recorded but those just forgotten.
+        self.resumed_blocks = self.recorded.len();
         self.publish_ready()?;
         Ok(())
     }
@@ -487,7 +488,7 @@ impl<'k> Coordinator<'k> {
             .all(|(layer, blocks)| blocks.is_empty() || self.published.contains(layer))
     }
 
-    /// Blocks recorded when the file was opened.
+    /// Blocks recorded when the file was opened (but those forgotten then).
     pub fn resumed_blocks(&self) -> usize {
         self.resumed_blocks
     }
