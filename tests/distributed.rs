@@ -136,6 +136,25 @@ fn run_tasks(
     outcomes
 }
 
+/// Runs every task left in this process (seeded order), recording each.
+fn run_rest(
+    coordinator: &mut Coordinator,
+    kernel: &'static dyn tb::retro::Kernel,
+    identity_db: &Path,
+    shared: &Path,
+    seed: u64,
+) -> Vec<TaskOutcome> {
+    run_tasks(
+        coordinator,
+        kernel,
+        identity_db,
+        shared,
+        Runner::InProcess,
+        seed,
+        usize::MAX,
+    )
+}
+
 /// Starts this test binary in a child process running one block task.
 fn spawn_task(identity_db: &Path, shared: &Path, id: &BlockId) -> std::process::Child {
     let task = serde_json::json!({
@@ -467,15 +486,7 @@ fn a_coordinator_dropped_midway_resumes_without_recomputing() {
     let mut coordinator = Coordinator::open(&b, kernel, &shared).unwrap();
     assert_eq!(coordinator.resumed_blocks(), recorded);
     assert_eq!(coordinator.tasks().len(), total - recorded);
-    let outcomes = run_tasks(
-        &mut coordinator,
-        kernel,
-        &a,
-        &shared,
-        Runner::InProcess,
-        4,
-        usize::MAX,
-    );
+    let outcomes = run_rest(&mut coordinator, kernel, &a, &shared, 4);
     assert_eq!(
         outcomes.len(),
         total - recorded,
@@ -528,15 +539,7 @@ fn a_recorded_shard_found_damaged_on_resume_is_computed_again() {
             .iter()
             .any(|t| t.layer == damaged.layer && t.key == damaged.key)
     );
-    let outcomes = run_tasks(
-        &mut coordinator,
-        kernel,
-        &a,
-        &shared,
-        Runner::InProcess,
-        6,
-        usize::MAX,
-    );
+    let outcomes = run_rest(&mut coordinator, kernel, &a, &shared, 6);
     assert!(outcomes.contains(&TaskOutcome::Recomputed));
     coordinator.finish().unwrap();
     assert_same_file(&a, &b);

@@ -134,6 +134,33 @@ impl fmt::Display for ShardError {
 
 impl std::error::Error for ShardError {}
 
+impl ShardError {
+    /// The shard of block `id` at `path` is unusable (`kind`) because of `why`.
+    fn new(kind: ShardErrorKind, id: &BlockId, path: &Path, why: String) -> ShardError {
+        ShardError {
+            kind,
+            block: id.clone(),
+            path: path.to_path_buf(),
+            why,
+        }
+    }
+
+    /// Opening or reading the shard of block `id` at `path` failed with `e`:
+    /// missing when there is no file, else damaged.
+    fn io(id: &BlockId, path: &Path, e: &std::io::Error) -> ShardError {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            ShardError::new(ShardErrorKind::Missing, id, path, "no such file".into())
+        } else {
+            ShardError::new(
+                ShardErrorKind::Damaged,
+                id,
+                path,
+                format!("cannot read it: {e}"),
+            )
+        }
+    }
+}
+
 /// A short hash of a game's identity rows (their order does not matter): shards
 /// of different builds never mix, and the directory of a build is named by it.
 pub fn identity_hash(identity: &[(&str, String)]) -> String {
@@ -228,24 +255,8 @@ impl ShardDir {
     /// as they are decoded, [`Shard::values`]).
     pub fn read(&self, format: &dyn Format, id: &BlockId) -> Result<Shard, ShardError> {
         let path = self.path(id);
-        let error = |kind, why: String| ShardError {
-            kind,
-            block: id.clone(),
-            path: path.clone(),
-            why,
-        };
-        let bytes = match std::fs::read(&path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(error(ShardErrorKind::Missing, "no such file".into()));
-            }
-            Err(e) => {
-                return Err(error(
-                    ShardErrorKind::Damaged,
-                    format!("cannot read it: {e}"),
-                ));
-            }
-        };
+        let error = |kind, why| ShardError::new(kind, id, &path, why);
+        let bytes = std::fs::read(&path).map_err(|e| ShardError::io(id, &path, &e))?;
         let (header, data_at) = parse_header(&bytes[..], bytes.len() as u64)
             .and_then(|(header, at)| {
                 self.check_header(format, id, &header)?;
@@ -281,25 +292,8 @@ impl ShardDir {
         id: &BlockId,
     ) -> Result<(ShardHeader, u64), ShardError> {
         let path = self.path(id);
-        let error = |kind, why: String| ShardError {
-            kind,
-            block: id.clone(),
-            path: path.clone(),
-            why,
-        };
-        let mut file = match std::fs::File::open(&path) {
-            Ok(file) => file,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(error(ShardErrorKind::Missing, "no such file".into()));
-            }
-            Err(e) => {
-                return Err(error(
-                    ShardErrorKind::Damaged,
-                    format!("cannot read it: {e}"),
-                ));
-            }
-        };
-        let damaged = |why: String| error(ShardErrorKind::Damaged, why);
+        let mut file = std::fs::File::open(&path).map_err(|e| ShardError::io(id, &path, &e))?;
+        let damaged = |why| ShardError::new(ShardErrorKind::Damaged, id, &path, why);
         let size = file
             .metadata()
             .map_err(|e| damaged(format!("cannot read it: {e}")))?
