@@ -34,6 +34,8 @@ use tb::games::dots::solve::SolveRequest;
 use tb::games::read::{Answer, Detail, ProbeError, ReadOptions};
 use tb::games::table::{Table as CoreTable, default_name};
 
+mod dask;
+
 create_exception!(tb, Error, PyException, "Base class of the errors of tb.");
 create_exception!(
     tb,
@@ -961,6 +963,8 @@ fn solve<'py>(
 mod tb_module {
     use pyo3::prelude::*;
 
+    #[pymodule_export]
+    use super::dask::dask_module;
     #[pymodule_export]
     use super::{Answers, Error, PositionError, SearchLimitError, Table, TableError, open, solve};
 

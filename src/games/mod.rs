@@ -68,6 +68,45 @@ pub fn recode(
     }
 }
 
+/// The build kernel of the game that identity rows name (a file's meta, or what
+/// [`crate::retro::Format::identity`] gives): what a block task of a distributed
+/// build ([`crate::retro::distributed`]) computes with, in a process that knows
+/// only the identity. Made once per identity and process and kept for the
+/// process's lifetime (a worker runs many blocks of few builds).
+pub fn kernel_of_identity(
+    identity: &BTreeMap<String, String>,
+) -> Result<&'static dyn crate::retro::Kernel> {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    type Kernels = HashMap<String, &'static dyn crate::retro::Kernel>;
+    static KERNELS: Mutex<Option<Kernels>> = Mutex::new(None);
+    let name = serde_json::to_string(identity)?;
+    let mut kernels = KERNELS.lock().unwrap_or_else(|e| e.into_inner());
+    let kernels = kernels.get_or_insert_with(HashMap::new);
+    if let Some(kernel) = kernels.get(&name) {
+        return Ok(*kernel);
+    }
+    let kernel: &'static dyn crate::retro::Kernel =
+        match game_of_meta(identity, Path::new("the identity"))? {
+            dots::reader::GAME => {
+                let spec: &'static dots::spec::Spec =
+                    Box::leak(Box::new(dots::spec::Spec::from_meta(identity)?));
+                let layout: &'static dots::layout::Layout = Box::leak(Box::new(spec.layout()));
+                layout.prepare_unranking();
+                let completion = Box::leak(spec.board.completion_masks().into_boxed_slice());
+                Box::leak(Box::new(dots::build::DotsKernel::new(
+                    spec, layout, completion,
+                )))
+            }
+            morris::reader::GAME => Box::leak(Box::new(morris::build::MorrisKernel::new(
+                morris::spec::MorrisSpec::from_meta(identity)?,
+            ))),
+            other => anyhow::bail!("{other} is not built block by block: it has no block tasks"),
+        };
+    kernels.insert(name, kernel);
+    Ok(kernel)
+}
+
 /// The game a file's metadata names, one of [`GAMES`] (`path` for messages).
 fn game_of_meta(meta: &BTreeMap<String, String>, path: &Path) -> Result<&'static str> {
     let not_a_table = |why: String| -> anyhow::Error {

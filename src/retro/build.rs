@@ -202,6 +202,16 @@ impl Builder {
         &self.store
     }
 
+    /// The store, to write (the distributed coordinator records blocks itself).
+    pub(crate) fn store_mut(&mut self) -> &mut Store {
+        &mut self.store
+    }
+
+    /// The database file.
+    pub fn db(&self) -> &Path {
+        &self.db
+    }
+
     /// Builds (or resumes) every layer of `kernel`'s format, then compacts the file.
     pub fn run(
         &mut self,
@@ -245,7 +255,11 @@ impl Builder {
 
 /// Writes the identity into a new file, or checks that an existing file was built
 /// with the same identity.
-fn adopt_or_check_identity(store: &mut Store, db: &Path, format: &dyn Format) -> Result<()> {
+pub(crate) fn adopt_or_check_identity(
+    store: &mut Store,
+    db: &Path,
+    format: &dyn Format,
+) -> Result<()> {
     let meta = store.meta()?;
     let identity = format.identity();
     if !meta.contains_key("game") {
@@ -273,22 +287,23 @@ fn adopt_or_check_identity(store: &mut Store, db: &Path, format: &dyn Format) ->
     Ok(())
 }
 
-/// Every block in build order, with who reads what.
-struct Schedule<'g> {
+/// Every block in build order, with who reads what (the local build runs it;
+/// [`super::distributed`] hands its blocks out as tasks by the same rules).
+pub(crate) struct Schedule<'g> {
     kernel: &'g dyn Kernel,
     /// The kernel's format.
     format: &'g dyn Format,
     /// Layers in build order with their blocks in build order.
-    layers: Vec<(usize, Vec<BlockId>)>,
+    pub(crate) layers: Vec<(usize, Vec<BlockId>)>,
     /// For each block read by some block: the position (in build order) of the
     /// last block reading it.
-    last_reader: HashMap<BlockId, usize>,
+    pub(crate) last_reader: HashMap<BlockId, usize>,
     /// For each layer read by some block: the position of the last block reading it.
     layer_last_reader: HashMap<usize, usize>,
 }
 
 impl<'g> Schedule<'g> {
-    fn new(kernel: &'g dyn Kernel) -> Schedule<'g> {
+    pub(crate) fn new(kernel: &'g dyn Kernel) -> Schedule<'g> {
         let format = kernel.format();
         let layers: Vec<(usize, Vec<BlockId>)> = format
             .layers()
@@ -480,7 +495,7 @@ impl<'g> Schedule<'g> {
     }
 
     /// Positions in `blocks`.
-    fn layer_size(&self, blocks: &[BlockId]) -> u64 {
+    pub(crate) fn layer_size(&self, blocks: &[BlockId]) -> u64 {
         blocks
             .iter()
             .map(|b| self.format.block_size(b.layer, &b.key))
@@ -489,7 +504,7 @@ impl<'g> Schedule<'g> {
 
     /// Layers not kept whose last reader is at or before `position` in build order:
     /// deleted when the layer ending there is published.
-    fn prunable_layers(&self, position: usize) -> Vec<usize> {
+    pub(crate) fn prunable_layers(&self, position: usize) -> Vec<usize> {
         let mut layers: Vec<usize> = self
             .layer_last_reader
             .iter()

@@ -17,6 +17,9 @@
 //!   block reads unless their layer is kept ([`Format::keeps`]), and publishes each
 //!   layer in the transaction that stores its last block; [`cache`], [`writer`] and
 //!   [`progress`] serve it.
+//! * [`shard`] and [`distributed`]: a block as a task for another process (its
+//!   inputs and output in shard files on shared storage) and the coordinator that
+//!   records finished blocks in the file, for builds beyond one machine.
 //! * [`audit`] checks a file against its format, [`recode`] stores it again with
 //!   other chunks.
 //!
@@ -26,10 +29,12 @@ pub mod audit;
 pub mod build;
 pub mod cache;
 pub mod chunks;
+pub mod distributed;
 pub mod format;
 pub mod kernel;
 pub mod progress;
 pub mod recode;
+pub mod shard;
 pub mod writer;
 
 pub use format::{BlockId, BlockKey, Format};

@@ -679,6 +679,35 @@ impl Store {
         drops: &[(usize, String)],
         finish: Option<&LayerFinish>,
     ) -> Result<()> {
+        let record = BlockRecord {
+            chunk_count: chunks.len() as u64,
+            drops,
+            finish,
+            meta_put: &[],
+            meta_delete: &[],
+        };
+        self.record_block(n, counts, chunks, stats, &record)
+    }
+
+    /// [`Store::write_block`] for a block computed elsewhere (a shard,
+    /// [`crate::retro::shard`]): `chunks` may be empty (its values stay in the
+    /// shard) while the block's row says `record.chunk_count`, and catalog rows in
+    /// `meta` are written and deleted in the same transaction.
+    pub fn record_block(
+        &mut self,
+        n: usize,
+        counts: &[u8],
+        chunks: &[EncodedChunk],
+        stats: &BlockStats,
+        record: &BlockRecord,
+    ) -> Result<()> {
+        let BlockRecord {
+            chunk_count,
+            drops,
+            finish,
+            meta_put,
+            meta_delete,
+        } = *record;
         let key = counts_key(counts);
         let keyed = self.rules.keyed;
         let tx = self.conn.transaction()?;
@@ -703,7 +732,13 @@ impl Store {
                 ])?;
             }
         }
-        put_block_row(&tx, n, &key, chunks.len() as u64, stats)?;
+        put_block_row(&tx, n, &key, chunk_count, stats)?;
+        for (k, v) in meta_put {
+            tx.execute("INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value", params![k, v])?;
+        }
+        for k in meta_delete {
+            tx.execute("DELETE FROM meta WHERE key = ?1", params![k])?;
+        }
         {
             // Wilson's disk saving: a block goes as soon as no remaining block needs it.
             let mut delete =
@@ -733,6 +768,41 @@ impl Store {
     ) -> Result<()> {
         let tx = self.conn.transaction()?;
         put_block_row(&tx, n, &counts_key(counts), chunks, stats)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Forgets a finished block (a shard found damaged before its readers ran):
+    /// its row, any chunks and the metadata `meta_delete` go, and its layer is
+    /// building again, in one transaction.
+    pub fn forget_block(&mut self, n: usize, counts: &[u8], meta_delete: &[String]) -> Result<()> {
+        let key = counts_key(counts);
+        let tx = self.conn.transaction()?;
+        tx.execute(
+            "DELETE FROM chunks WHERE n = ?1 AND counts = ?2",
+            params![n as i64, key],
+        )?;
+        tx.execute(
+            "DELETE FROM blocks WHERE n = ?1 AND counts = ?2",
+            params![n as i64, key],
+        )?;
+        tx.execute(
+            "UPDATE layers SET status = 'building' WHERE n = ?1",
+            params![n as i64],
+        )?;
+        for k in meta_delete {
+            tx.execute("DELETE FROM meta WHERE key = ?1", params![k])?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Deletes metadata keys (one transaction).
+    pub fn delete_meta(&mut self, keys: &[String]) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        for k in keys {
+            tx.execute("DELETE FROM meta WHERE key = ?1", params![k])?;
+        }
         tx.commit()?;
         Ok(())
     }
@@ -891,6 +961,31 @@ pub struct StoredChunk {
 }
 
 impl StoredChunk {
+    /// A chunk read from a shard file ([`crate::retro::shard`]): its checksums are
+    /// of the values (and coded bytes) alone, its place being in the shard's
+    /// checked header; `values` are the values the game allows.
+    pub fn from_shard(
+        n: usize,
+        key: &str,
+        chunk: u64,
+        chunk_data: (i64, u64, Vec<u8>),
+        values: RangeInclusive<i8>,
+    ) -> StoredChunk {
+        let (raw_len, checksum, data) = chunk_data;
+        StoredChunk {
+            n,
+            key: key.to_string(),
+            chunk,
+            raw_len,
+            checksum,
+            data,
+            rules: ChunkRules {
+                values,
+                ..ChunkRules::new(false)
+            },
+        }
+    }
+
     fn from_row(
         n: usize,
         key: &str,
@@ -981,6 +1076,22 @@ impl StoredChunk {
         }
         Ok(values)
     }
+}
+
+/// What [`Store::record_block`] writes besides the block's chunks and statistics.
+#[derive(Debug, Clone, Copy)]
+pub struct BlockRecord<'a> {
+    /// Chunks the block's row says it has (stored here or not).
+    pub chunk_count: u64,
+    /// Blocks (layer, key) no later block reads: their chunks are deleted, their
+    /// layers marked pruned.
+    pub drops: &'a [(usize, String)],
+    /// The layer's publication, with its last block.
+    pub finish: Option<&'a LayerFinish>,
+    /// Metadata rows written in the same transaction.
+    pub meta_put: &'a [(String, String)],
+    /// Metadata keys deleted in the same transaction.
+    pub meta_delete: &'a [String],
 }
 
 /// What publishing a layer writes.

@@ -166,6 +166,23 @@ impl BuildRequest {
         Ok(spec)
     }
 
+    /// The spec a build into `db` runs with, as [`build`] runs it: the request's
+    /// ([`BuildRequest::spec_for_file`]), within the memory budget
+    /// ([`check_budget`]), and the groups of an existing file unless given.
+    pub fn spec_to_build(&self, db: &Path) -> Result<Spec> {
+        let mut spec = self.spec_for_file(self.spec()?, db)?;
+        check_budget(&spec, self.memory)?;
+        if self.groups.is_none()
+            && db.exists()
+            && let Ok(meta) = Store::meta_of(db)
+            && meta.get("game").map(String::as_str) == Some("dots-and-boxes")
+            && let Ok(existing) = Spec::from_meta(&meta)
+        {
+            spec.groups = existing.groups;
+        }
+        Ok(spec)
+    }
+
     /// The default database file: `<board>[-<start>][-p<penalty>].tb`.
     pub fn default_db(&self, spec: &Spec) -> PathBuf {
         Spec::default_db_name(
