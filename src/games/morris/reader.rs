@@ -5,10 +5,10 @@ use super::report::{self, Format};
 use super::rules::Position;
 use super::solve::Probe;
 use super::spec::table_label;
-use super::tablebase::{MorrisTablebase, probe_json, probe_text};
+use super::tablebase::{MorrisTablebase, probe_json, probe_text, write_probe_json};
 use crate::games::read::{
-    Answer, Ask, Detail, ExportFormat, ExportOptions, ProbeError, ReadOptions, Reader, Report,
-    START, VerifyOptions, typed_fields,
+    Answer, Ask, Detail, ExportFormat, ExportOptions, Form, ProbeError, ReadOptions, Reader,
+    Report, START, VerifyOptions, typed_fields,
 };
 use crate::store::{Store, readable_layers};
 use anyhow::{Result, bail};
@@ -63,6 +63,31 @@ impl MorrisReader {
         &self.tb
     }
 
+    /// The position asked and its probe (None: only cached chunks may answer and
+    /// the answer needs a read).
+    fn answer(
+        &mut self,
+        position: &str,
+        ask: Ask,
+    ) -> Result<Option<(Position, Probe)>, ProbeError> {
+        let position = self.parse(position).map_err(ProbeError::Position)?;
+        // Reads off: only cached chunks answer, and the preload that decodes
+        // chunks on every core is skipped.
+        let _reads = self.tb.store().bound_reads(ask.cached_only, ask.deadline);
+        let probe = match ask.detail {
+            Detail::Moves => self.tb.probe(&position),
+            Detail::Value => self.tb.value(&position).map(|value| Probe {
+                value,
+                moves: Vec::new(),
+            }),
+        };
+        match probe {
+            Ok(probe) => Ok(Some((position, probe))),
+            Err(e) if ask.needs_more(&e) => Ok(None),
+            Err(e) => Err(ProbeError::of(e)),
+        }
+    }
+
     /// A position text; `start` is the empty board with every stone in hand.
     fn parse(&self, text: &str) -> Result<Position> {
         if text.trim() == START {
@@ -91,22 +116,26 @@ impl Reader for MorrisReader {
     }
 
     fn probe(&mut self, position: &str, ask: Ask) -> Result<Option<Box<dyn Answer>>, ProbeError> {
-        let position = self.parse(position).map_err(ProbeError::Position)?;
-        // Reads off: only cached chunks answer, and the preload that decodes
-        // chunks on every core is skipped.
-        let _reads = self.tb.store().bound_reads(ask.cached_only, ask.deadline);
-        let probe = match ask.detail {
-            Detail::Moves => self.tb.probe(&position),
-            Detail::Value => self.tb.value(&position).map(|value| Probe {
-                value,
-                moves: Vec::new(),
-            }),
+        Ok(self
+            .answer(position, ask)?
+            .map(|(position, probe)| Box::new(MorrisAnswer { position, probe }) as Box<dyn Answer>))
+    }
+
+    fn answer_into(
+        &mut self,
+        position: &str,
+        ask: Ask,
+        form: Form,
+        out: &mut String,
+    ) -> Result<bool, ProbeError> {
+        let Some((position, probe)) = self.answer(position, ask)? else {
+            return Ok(false);
         };
-        match probe {
-            Ok(probe) => Ok(Some(Box::new(MorrisAnswer { position, probe }))),
-            Err(e) if ask.needs_more(&e) => Ok(None),
-            Err(e) => Err(ProbeError::of(e)),
+        match form {
+            Form::Json => write_probe_json(out, &position, &probe),
+            Form::Text => out.push_str(&probe_text(&position, &probe)),
         }
+        Ok(true)
     }
 
     fn info(&self) -> Result<Report> {
