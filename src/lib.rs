@@ -14,4 +14,6 @@ pub mod retro;
 pub mod serve;
 pub mod store;
 pub mod sys;
+#[cfg(test)]
+mod test_rng;
 pub mod units;

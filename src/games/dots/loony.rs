@@ -512,7 +512,7 @@ mod tests {
 
     #[test]
     fn the_bit_maps_find_what_the_definition_finds() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut random = crate::test_rng::xorshift(0x9e37_79b9_7f4a_7c15);
         let mut found = 0;
         for (rows, cols) in [
             (1, 2),
@@ -532,9 +532,7 @@ mod tests {
             let board = Board::new(rows, cols).unwrap();
             let detector = Detector::new(&board);
             for _ in 0..4000 {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
+                let seed = random();
                 // Dense positions, where boxes have two or three sides.
                 let lines = (seed | seed.rotate_left(23)) & board.all_lines();
                 let expected = offers_slowly(&board, lines);

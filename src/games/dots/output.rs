@@ -293,13 +293,7 @@ mod tests {
     /// loony flags (the general path), on a small and a large board.
     #[test]
     fn probe_json_is_what_serde_writes() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut next = crate::test_rng::below(0x9e37_79b9_7f4a_7c15);
         for spec in ["2x2", "3x4", "5x5"] {
             let board: Board = spec.parse().unwrap();
             let mut writer = JsonWriter::new(&board);

@@ -183,13 +183,7 @@ mod tests {
     /// greater value, better flag (none before any), lower line.
     #[test]
     fn packed_move_order_is_the_rule() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut next = crate::test_rng::below(0x2545_f491_4f6c_dd1d);
         for _ in 0..2000 {
             // Often all values known and no flags: the fast path of a plain probe.
             let count = 1 + next(64) as usize;

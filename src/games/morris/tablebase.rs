@@ -364,13 +364,7 @@ mod tests {
     /// random values.
     #[test]
     fn probe_json_is_what_serde_writes() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut next = crate::test_rng::below(0x2545_f491_4f6c_dd1d);
         let value = |next: &mut dyn FnMut(u64) -> u64| match next(3) {
             0 => Value::Draw,
             1 => Value::Win(next(256) as u8),

@@ -211,13 +211,7 @@ mod tests {
     /// marked at random, and the bounds are met often (they are not vacuous).
     #[test]
     fn handout_bounds_hold_against_a_brute_force() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut random = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut random = crate::test_rng::xorshift(0x2545_f491_4f6c_dd1d);
         let (mut bounds, mut tight) = (0, 0);
         for (spec, trials) in [("2x2", 20), ("2x3", 20), ("3x3", 12)] {
             let board: Board = spec.parse().unwrap();
@@ -253,7 +247,7 @@ mod tests {
                 solver.set_chains(chains.clone());
                 let rules = &solver.rules;
                 let all: Lines = (1 << n) - 1;
-                for p in (0..=all).filter(|p| p & start == start && random() % 8 == 0) {
+                for p in (0..=all).filter(|p| p & start == start && random().is_multiple_of(8)) {
                     for x in (0..n).filter(|&x| chains.legal(p, all & !p) >> x & 1 == 1) {
                         if boxes_completed_with(p, rules.completion[x]) > 0 {
                             continue;
