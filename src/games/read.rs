@@ -59,7 +59,7 @@ pub trait Reader: Send {
             return Ok(false);
         };
         match form {
-            Form::Json => out.push_str(&answer.json()),
+            Form::Json => answer.write_json(out),
             Form::Text => out.push_str(&answer.text()),
         }
         Ok(true)
@@ -84,6 +84,11 @@ pub trait Reader: Send {
 pub trait Answer: Any + Send + fmt::Debug {
     /// The probe JSON object (one line, no newline).
     fn json(&self) -> String;
+    /// [`Answer::json`] appended to `out`: a game that writes its JSON by hand
+    /// writes it straight into a batch's buffer.
+    fn write_json(&self, out: &mut String) {
+        out.push_str(&self.json());
+    }
     /// The answer as `tb probe` prints it (ending in a newline).
     fn text(&self) -> String;
     /// The game's own answer, for a downcast.

@@ -7,8 +7,8 @@ use super::solve::Probe;
 use super::spec::table_label;
 use super::tablebase::{MorrisTablebase, probe_json, probe_text, write_probe_json};
 use crate::games::read::{
-    Answer, Ask, Detail, ExportFormat, ExportOptions, Form, ProbeError, ReadOptions, Reader,
-    Report, START, VerifyOptions, typed_fields,
+    Answer, Ask, Detail, ExportFormat, ExportOptions, ProbeError, ReadOptions, Reader, Report,
+    START, VerifyOptions, typed_fields,
 };
 use crate::store::{Store, readable_layers};
 use anyhow::{Result, bail};
@@ -39,6 +39,10 @@ impl Answer for MorrisAnswer {
         probe_json(&self.position, &self.probe)
     }
 
+    fn write_json(&self, out: &mut String) {
+        write_probe_json(out, &self.position, &self.probe)
+    }
+
     fn text(&self) -> String {
         probe_text(&self.position, &self.probe)
     }
@@ -61,31 +65,6 @@ impl MorrisReader {
     /// The tablebase.
     pub fn tablebase(&self) -> &MorrisTablebase {
         &self.tb
-    }
-
-    /// The position asked and its probe (None: only cached chunks may answer and
-    /// the answer needs a read).
-    fn answer(
-        &mut self,
-        position: &str,
-        ask: Ask,
-    ) -> Result<Option<(Position, Probe)>, ProbeError> {
-        let position = self.parse(position).map_err(ProbeError::Position)?;
-        // Reads off: only cached chunks answer, and the preload that decodes
-        // chunks on every core is skipped.
-        let _reads = self.tb.store().bound_reads(ask.cached_only, ask.deadline);
-        let probe = match ask.detail {
-            Detail::Moves => self.tb.probe(&position),
-            Detail::Value => self.tb.value(&position).map(|value| Probe {
-                value,
-                moves: Vec::new(),
-            }),
-        };
-        match probe {
-            Ok(probe) => Ok(Some((position, probe))),
-            Err(e) if ask.needs_more(&e) => Ok(None),
-            Err(e) => Err(ProbeError::of(e)),
-        }
     }
 
     /// A position text; `start` is the empty board with every stone in hand.
@@ -116,26 +95,22 @@ impl Reader for MorrisReader {
     }
 
     fn probe(&mut self, position: &str, ask: Ask) -> Result<Option<Box<dyn Answer>>, ProbeError> {
-        Ok(self
-            .answer(position, ask)?
-            .map(|(position, probe)| Box::new(MorrisAnswer { position, probe }) as Box<dyn Answer>))
-    }
-
-    fn answer_into(
-        &mut self,
-        position: &str,
-        ask: Ask,
-        form: Form,
-        out: &mut String,
-    ) -> Result<bool, ProbeError> {
-        let Some((position, probe)) = self.answer(position, ask)? else {
-            return Ok(false);
+        let position = self.parse(position).map_err(ProbeError::Position)?;
+        // Reads off: only cached chunks answer, and the preload that decodes
+        // chunks on every core is skipped.
+        let _reads = self.tb.store().bound_reads(ask.cached_only, ask.deadline);
+        let probe = match ask.detail {
+            Detail::Moves => self.tb.probe(&position),
+            Detail::Value => self.tb.value(&position).map(|value| Probe {
+                value,
+                moves: Vec::new(),
+            }),
         };
-        match form {
-            Form::Json => write_probe_json(out, &position, &probe),
-            Form::Text => out.push_str(&probe_text(&position, &probe)),
+        match probe {
+            Ok(probe) => Ok(Some(Box::new(MorrisAnswer { position, probe }))),
+            Err(e) if ask.needs_more(&e) => Ok(None),
+            Err(e) => Err(ProbeError::of(e)),
         }
-        Ok(true)
     }
 
     fn info(&self) -> Result<Report> {
