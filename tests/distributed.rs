@@ -544,3 +544,93 @@ fn a_recorded_shard_found_damaged_on_resume_is_computed_again() {
     coordinator.finish().unwrap();
     assert_same_file(&a, &b);
 }
+
+/// Qubic: each O reply a task (`tb::games::qubic::tasks`). The strategy the
+/// coordinator stores from the tasks' shards is accepted by `tb verify`'s
+/// independent walk, holds every reply the local build holds, resumes after the
+/// coordinator is dropped midway (nothing stored runs again, a shard written but
+/// not stored is reused), and a damaged shard is proven again, never stored.
+#[test]
+fn qubic_replies_as_tasks_make_a_strategy_verify_accepts() {
+    use tb::games::qubic::position::Position;
+    use tb::games::qubic::tasks::{Coordinator as QubicCoordinator, run_reply, shard_dir};
+    const START: &str = "0-3-60-21-15-63-12";
+    const MEMORY: u64 = 256 << 20;
+    let dir = tempfile::tempdir().unwrap();
+    let local = local(
+        dir.path(),
+        "local.tb",
+        &["qubic", "--start", START, "--memory", "256MiB"],
+    );
+    let start = Position::parse(START).unwrap();
+    let shared = dir.path().join("shared");
+    let db = dir.path().join("tasks.tb");
+    let shards = shard_dir(&shared, start);
+    let mut quiet = |_: &str| {};
+    let replies = {
+        let mut coordinator = QubicCoordinator::open(&db, start, &shared).unwrap();
+        // A second coordinator on the file is refused while this one holds it.
+        assert!(QubicCoordinator::open(&db, start, &shared).is_err());
+        let tasks = coordinator.tasks();
+        assert!(tasks.len() > 4, "{} replies", tasks.len());
+        // Two replies stored, a third written but not stored, a fourth written and damaged.
+        for task in &tasks[..2] {
+            let report = run_reply(start, task.reply, MEMORY, 3, &shards, &mut quiet).unwrap();
+            assert_eq!(report.outcome, "computed");
+            coordinator.record(task.reply).unwrap();
+        }
+        run_reply(start, tasks[2].reply, MEMORY, 3, &shards, &mut quiet).unwrap();
+        let damaged = tasks[3].reply;
+        run_reply(start, damaged, MEMORY, 3, &shards, &mut quiet).unwrap();
+        let path = shards.path(&BlockId {
+            layer: 0,
+            key: vec![damaged],
+        });
+        flip(&path, -3);
+        let error = coordinator.record(damaged).unwrap_err();
+        let shard = error
+            .chain()
+            .find_map(|e| e.downcast_ref::<ShardError>())
+            .expect("a shard error");
+        assert_eq!(shard.kind, ShardErrorKind::Damaged);
+        tasks
+    };
+    let mut coordinator = QubicCoordinator::open(&db, start, &shared).unwrap();
+    assert_eq!(coordinator.resumed_replies(), 2);
+    let left = coordinator.tasks();
+    assert_eq!(left.len(), replies.len() - 2);
+    let mut outcomes = Vec::new();
+    for task in &left {
+        let report = run_reply(start, task.reply, MEMORY, 3, &shards, &mut quiet).unwrap();
+        outcomes.push((task.reply, report.outcome));
+        coordinator.record(task.reply).unwrap();
+    }
+    assert!(outcomes.contains(&(replies[2].reply, "reused")));
+    assert!(outcomes.contains(&(replies[3].reply, "recomputed")));
+    assert!(!outcomes.iter().any(|&(r, _)| r == replies[0].reply));
+    let summary = coordinator.finish().unwrap();
+    assert!(summary.complete);
+    assert!(!shards.root().exists(), "the shards are gone");
+    let verified = run_ok(tb().args(["verify", "--db"]).arg(&db), "verify");
+    assert!(String::from_utf8_lossy(&verified.stdout).contains("OK"));
+    // The same replies as the local build, in its order.
+    let info = |db: &Path| -> serde_json::Value {
+        serde_json::from_slice(
+            &run_ok(tb().args(["info", "--json", "--db"]).arg(db), "info").stdout,
+        )
+        .unwrap()
+    };
+    let replies_of = |v: &serde_json::Value| -> Vec<String> {
+        let mut keys: Vec<String> = v["blocks_stored"]
+            .as_object()
+            .expect("blocks_stored")
+            .keys()
+            .cloned()
+            .collect();
+        keys.sort();
+        keys
+    };
+    let (a, b) = (info(&local), info(&db));
+    assert_eq!(replies_of(&a), replies_of(&b));
+    assert_eq!(a["start"], b["start"]);
+}

@@ -1,37 +1,16 @@
 //! `tb build qubic` (a strategy file is read through the registry: see `read`).
 
 use super::args::QubicBuild;
-use anyhow::{Result, bail};
+use anyhow::Result;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tb::games::qubic::build::{self, BuildOptions};
-use tb::games::qubic::position::Position;
 
 /// `tb build qubic`.
 pub fn build(args: QubicBuild) -> Result<ExitCode> {
     let common = args.common;
-    let (start, default_name) = match args.start {
-        Some(text) => {
-            let name: String = text
-                .chars()
-                .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-                .collect();
-            (Position::parse(&text)?, format!("qubic-from-{name}.tb"))
-        }
-        None => {
-            let first = args.first.unwrap_or(0);
-            if first >= 64 {
-                bail!("--first {first}: cells are 0..=63");
-            }
-            let name = if first == 0 {
-                "qubic.tb".to_string()
-            } else {
-                format!("qubic-{first}.tb")
-            };
-            (Position::EMPTY.play(first as usize)?, name)
-        }
-    };
+    let (start, default_name) = build::start_of(args.first, args.start.as_deref())?;
     let options = BuildOptions {
         path: args.db.unwrap_or_else(|| PathBuf::from(default_name)),
         start,

@@ -131,7 +131,7 @@ pub fn run_block(kernel: &dyn Kernel, dir: &ShardDir, id: &BlockId) -> Result<Ta
     }
     let (chunks, mut stats) = encode_block(format, id, 0, &values)?;
     stats.seconds = (computed - started).as_secs_f64();
-    let header = header_for(dir, format, id, &chunks, &stats);
+    let header = header_for(dir, format.chunk_positions(), id, &chunks, &stats);
     report.shard_bytes = dir.write(&header, &chunks)?;
     report.write_seconds = computed.elapsed().as_secs_f64();
     report.seconds = started.elapsed().as_secs_f64();

@@ -179,7 +179,13 @@ pub struct ShardDir {
 impl ShardDir {
     /// The shard directory of `format`'s build under the shared directory `shared`.
     pub fn new(shared: &Path, format: &dyn Format) -> ShardDir {
-        let identity = identity_hash(&format.identity());
+        ShardDir::for_identity(shared, &format.identity())
+    }
+
+    /// The shard directory of the build whose identity rows are `identity` (a game
+    /// without a [`Format`], e.g. Qubic's strategies).
+    pub fn for_identity(shared: &Path, identity: &[(&str, String)]) -> ShardDir {
+        let identity = identity_hash(identity);
         ShardDir {
             root: shared.join(&identity),
             identity,
@@ -254,6 +260,23 @@ impl ShardDir {
     /// chunk's coded bytes against their checksum (the values' checksums are checked
     /// as they are decoded, [`Shard::values`]).
     pub fn read(&self, format: &dyn Format, id: &BlockId) -> Result<Shard, ShardError> {
+        self.read_laid_out(Some(format), id)
+    }
+
+    /// Reads and checks a shard whose block no [`Format`] lays out (a Qubic
+    /// strategy's records): its header's checksum, that it is the shard of `id` in
+    /// this build, and its coded bytes against their checksums. What the values
+    /// hold is the reader's to check.
+    pub fn read_opaque(&self, id: &BlockId) -> Result<Shard, ShardError> {
+        self.read_laid_out(None, id)
+    }
+
+    /// [`ShardDir::read`], the layout checked when `format` gives one.
+    fn read_laid_out(
+        &self,
+        format: Option<&dyn Format>,
+        id: &BlockId,
+    ) -> Result<Shard, ShardError> {
         let path = self.path(id);
         let error = |kind, why| ShardError::new(kind, id, &path, why);
         let bytes = std::fs::read(&path).map_err(|e| ShardError::io(id, &path, &e))?;
@@ -310,14 +333,16 @@ impl ShardDir {
         file.read_exact(&mut head[12..])
             .map_err(|_| damaged("truncated inside its header".into()))?;
         let (header, _) = parse_header(&head, size).map_err(damaged)?;
-        self.check_header(format, id, &header).map_err(damaged)?;
+        self.check_header(Some(format), id, &header)
+            .map_err(damaged)?;
         Ok((header, size))
     }
 
-    /// Whether `header` is that of block `id` of this build, as `format` lays it out.
+    /// Whether `header` is that of block `id` of this build, as `format` lays it
+    /// out (without one, only that its coded bytes add up).
     fn check_header(
         &self,
-        format: &dyn Format,
+        format: Option<&dyn Format>,
         id: &BlockId,
         header: &ShardHeader,
     ) -> Result<(), String> {
@@ -334,6 +359,14 @@ impl ShardDir {
                 header.layer
             ));
         }
+        let coded: u64 = header.chunks.iter().map(|c| c.len).sum();
+        let Some(format) = format else {
+            return if coded == header.bytes {
+                Ok(())
+            } else {
+                Err("its byte count does not add up".into())
+            };
+        };
         let size = format.block_size(id.layer, &id.key);
         let chunk_positions = format.chunk_positions();
         if header.positions != size || header.chunk_positions != chunk_positions {
@@ -355,7 +388,6 @@ impl ShardDir {
             }
         }
         let counted: u64 = header.histogram.values().sum();
-        let coded: u64 = header.chunks.iter().map(|c| c.len).sum();
         if counted != size || coded != header.bytes {
             return Err("its histogram or byte count does not add up".into());
         }
@@ -481,11 +513,11 @@ impl Shard {
     }
 }
 
-/// The header of the shard of block `id` whose coded chunks are `chunks` and whose
-/// statistics are `stats`.
+/// The header of the shard of block `id` whose coded chunks (of `chunk_positions`
+/// values each, the last maybe fewer) are `chunks` and whose statistics are `stats`.
 pub fn header_for(
     dir: &ShardDir,
-    format: &dyn Format,
+    chunk_positions: u64,
     id: &BlockId,
     chunks: &[EncodedChunk],
     stats: &BlockStats,
@@ -495,7 +527,7 @@ pub fn header_for(
         layer: id.layer,
         key: id.key.clone(),
         positions: stats.positions,
-        chunk_positions: format.chunk_positions(),
+        chunk_positions,
         bytes: stats.bytes,
         seconds: stats.seconds,
         digest: stats.digest,

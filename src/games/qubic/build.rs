@@ -11,6 +11,7 @@ use super::shrink::Shrinker;
 use super::stored::{self, GAME, OPENING_BLOCK, Record};
 use super::strategy::{Strategy, replies_after};
 use super::threats::{ForcedSearch, PositionMap, forced_win};
+use crate::retro::build::BuildLock;
 use crate::store::codec::FAMILY_KEY;
 use crate::store::{LayerFinish, LayerStatus, Store};
 use crate::units::counted;
@@ -86,9 +87,30 @@ pub struct BuildSummary {
     pub file_bytes: u64,
 }
 
-/// Builds (or resumes) a strategy file. `report` receives progress lines.
-pub fn build(options: &BuildOptions, report: &mut dyn FnMut(&str)) -> Result<BuildSummary> {
-    let start = options.start;
+/// The start a build asks for, and the file name it defaults to: `start` (a
+/// position, 64 characters) or X's first move on cell `first` (default 0, the
+/// corner) of the empty board.
+pub fn start_of(first: Option<u8>, start: Option<&str>) -> Result<(Position, String)> {
+    if let Some(text) = start {
+        let name: String = text
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        return Ok((Position::parse(text)?, format!("qubic-from-{name}.tb")));
+    }
+    let first = first.unwrap_or(0);
+    ensure!(first < 64, "--first {first}: cells are 0..=63");
+    let name = if first == 0 {
+        "qubic.tb".to_string()
+    } else {
+        format!("qubic-{first}.tb")
+    };
+    Ok((Position::EMPTY.play(first as usize)?, name))
+}
+
+/// Refuses a start a strategy cannot begin from: O must be to move, the game not
+/// over.
+fn check_start(start: Position) -> Result<()> {
     ensure!(
         start.to_move() == Side::O && !start.has_four(Side::X) && !start.has_four(Side::O),
         "a Qubic strategy starts after a move of X: {start} has {} to move{}",
@@ -99,116 +121,50 @@ pub fn build(options: &BuildOptions, report: &mut dyn FnMut(&str)) -> Result<Bui
             ""
         }
     );
-    let started = Instant::now();
-    let mut store = Store::open_for_build(&options.path, 1 << 20)?;
-    check_or_write_meta(&mut store, &options.path, start)?;
-    let done = store.finished_blocks(0)?;
-    // Replies are named by their cells in the start's own cells.
-    let after_first = (start.x, start.o);
-    // The prover's tables take three quarters of the memory, the shrinking search's
-    // forced-win cache the rest.
-    let mut prover = Prover::new(options.memory / 4 * 3);
-    let mut shrinker = Shrinker::new(options.memory / 4);
-    let mut replies = Vec::new();
-    let mut complete = true;
-    let classes = child_classes(after_first);
-    let total = classes.len();
-    for (index, (reply, child)) in classes.into_iter().enumerate() {
-        // Progress lines name the reply and how far the build is: "O 5 (3 of 7)".
-        let reply_name = format!("O {reply} ({} of {total})", index + 1);
-        if let Some(stats) = done.get(&reply.to_string()) {
-            report(&format!(
-                "{reply_name}: resumed, {} positions stored",
-                stats.positions
-            ));
-            replies.push(ReplyOutcome {
-                reply,
-                proven: true,
-                strategic: stats.positions,
-                moves: stored_moves(&store, reply, stats)?,
-                seconds: stats.seconds,
-                resumed: true,
-            });
-            continue;
-        }
-        report(&format!("{reply_name}: proving ..."));
-        let t = Instant::now();
-        // Proven in slices of PROGRESS_SECONDS: a slice that runs out keeps what it
-        // proved in the table, and the next one goes on from there.
-        let proven = loop {
-            let left = options
-                .time_limit
-                .map_or(f64::INFINITY, |l| l - started.elapsed().as_secs_f64());
-            prover.set_deadline(left.clamp(0.0, PROGRESS_SECONDS));
-            if prover.prove_key(child) {
-                break true;
-            }
-            if !prover.aborted || left <= PROGRESS_SECONDS {
-                break false;
-            }
-            report(&format!(
-                "{reply_name}: {:.0} s, {} expansions, {} positions in the table",
-                t.elapsed().as_secs_f64(),
-                prover.expansions,
-                prover.table_len()
-            ));
-        };
-        if !proven {
-            complete = false;
-            if prover.aborted {
-                report(&format!(
-                    "{reply_name}: not proven within the time limit ({} expansions)",
-                    prover.expansions
-                ));
-                replies.push(ReplyOutcome {
-                    reply,
-                    proven: false,
-                    strategic: 0,
-                    moves: 0,
-                    seconds: t.elapsed().as_secs_f64(),
-                    resumed: false,
-                });
-                break;
-            }
-            bail!("X does not win from {start} against O {reply}");
-        }
-        let proven_in = t.elapsed().as_secs_f64();
-        let mut strategy = Strategy::extract(&mut prover, child)?;
-        let mut moves = strategy.cost_below(child);
-        if options.shrink > 0 {
-            let (smaller, stats) = shrinker.shrink(&strategy, child, options.shrink, SHRINK_BUDGET);
-            report(&format!(
-                "{reply_name}: proven in {proven_in:.1} s; shrunk from {} to {} strategic moves in {:.1} s ({} replaced, {} over budget, {} nodes)",
-                stats.cost_before,
-                stats.cost_after,
-                t.elapsed().as_secs_f64() - proven_in,
-                counted(stats.replaced as usize, "move", "moves"),
-                counted(stats.gave_up as usize, "search", "searches"),
-                stats.nodes
-            ));
-            (strategy, moves) = (smaller, stats.cost_after);
-        }
-        let mut records = records_of(&strategy);
-        let seconds = t.elapsed().as_secs_f64();
-        stored::write_block(&mut store, reply, &mut records, seconds)?;
-        report(&format!(
-            "{reply_name}: stored in {seconds:.1} s: {} positions, {moves} strategic moves ({} expansions so far, table {})",
-            records.len(),
-            prover.expansions,
-            prover.table_len()
-        ));
-        replies.push(ReplyOutcome {
+    Ok(())
+}
+
+/// A strategy file open for building: locked against other builders, its
+/// metadata written (new) or checked to be the same build.
+pub(super) struct OpenFile {
+    /// The file.
+    pub store: Store,
+    /// Held while the file is open.
+    _lock: BuildLock,
+}
+
+impl OpenFile {
+    /// Opens (or creates) `path` for a strategy from `start`.
+    pub(super) fn open(path: &Path, start: Position) -> Result<OpenFile> {
+        check_start(start)?;
+        let lock = BuildLock::acquire(path)?;
+        let mut store = Store::open_for_build(path, 1 << 20)?;
+        check_or_write_meta(&mut store, path, start)?;
+        Ok(OpenFile { store, _lock: lock })
+    }
+
+    /// The outcome of reply `reply`, stored by an earlier run (`stats` its row).
+    pub(super) fn resumed(
+        &self,
+        reply: u8,
+        stats: &crate::store::BlockStats,
+    ) -> Result<ReplyOutcome> {
+        Ok(ReplyOutcome {
             reply,
             proven: true,
-            strategic: records.len() as u64,
-            moves,
-            seconds,
-            resumed: false,
-        });
+            strategic: stats.positions,
+            moves: stored_moves(&self.store, reply, stats)?,
+            seconds: stats.seconds,
+            resumed: true,
+        })
     }
-    if complete {
+
+    /// Ends a strategy whose every reply is stored: the opening's record (when the
+    /// start is X's first move), the layer finished, the file out of WAL mode.
+    pub(super) fn finish(&mut self, start: Position, replies: &[ReplyOutcome]) -> Result<()> {
+        let store = &mut self.store;
         if let Some(first) = stored::first_move(start) {
-            let worst = replies_plies(&store)?;
+            let worst = replies_plies(store)?;
             let mut records = vec![Record {
                 // The empty board is its own canonical form: the move is stored as is.
                 key: (0, 0),
@@ -216,7 +172,7 @@ pub fn build(options: &BuildOptions, report: &mut dyn FnMut(&str)) -> Result<Bui
                 subtree: 1 + replies.iter().map(|r| r.moves as u32).sum::<u32>(),
                 plies: worst,
             }];
-            stored::write_block(&mut store, OPENING_BLOCK, &mut records, 0.0)?;
+            stored::write_block(store, OPENING_BLOCK, &mut records, 0.0)?;
         }
         let stats = store.finished_blocks(0)?;
         let mut totals = crate::store::BlockStats::default();
@@ -233,28 +189,199 @@ pub fn build(options: &BuildOptions, report: &mut dyn FnMut(&str)) -> Result<Bui
         )?;
         store.set_meta(&[("status", "complete".to_string())])?;
         // A finished file leaves WAL mode (readers then leave no files beside it).
-        store.compact()?;
+        store.compact()
     }
-    // Closing the file checkpoints its WAL: the size below is the file's.
-    drop(store);
+}
+
+/// A reply's strategy, proven and read off the proof.
+pub(super) struct ProvedReply {
+    /// Its records (unsorted).
+    pub records: Vec<Record>,
+    /// Strategic moves below the reply (after shrinking).
+    pub moves: u64,
+}
+
+/// Proves that X wins after O's reply (`child`: the canonical position after it),
+/// in slices of [`PROGRESS_SECONDS`] with a progress line after each, until proven
+/// or `deadline` (an [`Instant`]) passes; then reads the strategy off the proof and
+/// shrinks it by `shrink` (see [`BuildOptions::shrink`]). `None`: not proven in
+/// time. An error when O holds (X does not win).
+pub(super) fn prove_reply(
+    prover: &mut Prover,
+    shrinker: &mut Shrinker,
+    child: Key,
+    shrink: u32,
+    deadline: Option<Instant>,
+    reply_name: &str,
+    report: &mut dyn FnMut(&str),
+) -> Result<Option<ProvedReply>> {
+    let t = Instant::now();
+    loop {
+        let left = deadline.map_or(f64::INFINITY, |d| {
+            d.saturating_duration_since(Instant::now()).as_secs_f64()
+        });
+        prover.set_deadline(left.clamp(0.0, PROGRESS_SECONDS));
+        if prover.prove_key(child) {
+            break;
+        }
+        if !prover.aborted {
+            bail!("X does not win after {reply_name}");
+        }
+        if left <= PROGRESS_SECONDS {
+            report(&format!(
+                "{reply_name}: not proven within the time limit ({} expansions)",
+                prover.expansions
+            ));
+            return Ok(None);
+        }
+        // A slice that runs out keeps what it proved in the table, and the next
+        // one goes on from there.
+        report(&format!(
+            "{reply_name}: {:.0} s, {} expansions, {} positions in the table",
+            t.elapsed().as_secs_f64(),
+            prover.expansions,
+            prover.table_len()
+        ));
+    }
+    let proven_in = t.elapsed().as_secs_f64();
+    let mut strategy = Strategy::extract(prover, child)?;
+    let mut moves = strategy.cost_below(child);
+    if shrink > 0 {
+        let (smaller, stats) = shrinker.shrink(&strategy, child, shrink, SHRINK_BUDGET);
+        report(&format!(
+            "{reply_name}: proven in {proven_in:.1} s; shrunk from {} to {} strategic moves in {:.1} s ({} replaced, {} over budget, {} nodes)",
+            stats.cost_before,
+            stats.cost_after,
+            t.elapsed().as_secs_f64() - proven_in,
+            counted(stats.replaced as usize, "move", "moves"),
+            counted(stats.gave_up as usize, "search", "searches"),
+            stats.nodes
+        ));
+        (strategy, moves) = (smaller, stats.cost_after);
+    }
+    Ok(Some(ProvedReply {
+        records: records_of(&strategy),
+        moves,
+    }))
+}
+
+/// The summary of a build of `path` from `start` that ran since `started`: the
+/// strategy's counts read from the file when it is complete.
+pub(super) fn summary(
+    path: &Path,
+    start: Position,
+    complete: bool,
+    replies: Vec<ReplyOutcome>,
+    expansions: u64,
+    started: Instant,
+) -> Result<BuildSummary> {
     let (strategic, strategic_moves) = if complete {
-        let info = super::report::info(&stored::StrategyFile::open(&options.path)?);
+        let info = super::report::info(&stored::StrategyFile::open(path)?);
         (info.strategic as u64, info.strategic_moves as u64)
     } else {
         (0, 0)
     };
     Ok(BuildSummary {
-        path: options.path.display().to_string(),
+        path: path.display().to_string(),
         start: start.to_string(),
         complete,
         strategic,
         strategic_moves,
         replies,
-        expansions: prover.expansions,
+        expansions,
         seconds: started.elapsed().as_secs_f64(),
         peak_rss_bytes: crate::sys::peak_rss_bytes(),
-        file_bytes: std::fs::metadata(&options.path).map_or(0, |m| m.len()),
+        file_bytes: std::fs::metadata(path).map_or(0, |m| m.len()),
     })
+}
+
+/// Builds (or resumes) a strategy file. `report` receives progress lines.
+pub fn build(options: &BuildOptions, report: &mut dyn FnMut(&str)) -> Result<BuildSummary> {
+    let start = options.start;
+    let started = Instant::now();
+    let deadline = options
+        .time_limit
+        .map(|l| started + std::time::Duration::from_secs_f64(l.max(0.0)));
+    let mut file = OpenFile::open(&options.path, start)?;
+    let done = file.store.finished_blocks(0)?;
+    // The prover's tables take three quarters of the memory, the shrinking search's
+    // forced-win cache the rest.
+    let mut prover = Prover::new(options.memory / 4 * 3);
+    let mut shrinker = Shrinker::new(options.memory / 4);
+    let mut replies = Vec::new();
+    let mut complete = true;
+    // Replies are named by their cells in the start's own cells.
+    let classes = child_classes((start.x, start.o));
+    let total = classes.len();
+    for (index, (reply, child)) in classes.into_iter().enumerate() {
+        // Progress lines name the reply and how far the build is: "O 5 (3 of 7)".
+        let reply_name = reply_name(reply, index, total);
+        if let Some(stats) = done.get(&reply.to_string()) {
+            report(&format!(
+                "{reply_name}: resumed, {} positions stored",
+                stats.positions
+            ));
+            replies.push(file.resumed(reply, stats)?);
+            continue;
+        }
+        report(&format!("{reply_name}: proving ..."));
+        let t = Instant::now();
+        let proved = prove_reply(
+            &mut prover,
+            &mut shrinker,
+            child,
+            options.shrink,
+            deadline,
+            &reply_name,
+            report,
+        )?;
+        let Some(ProvedReply { mut records, moves }) = proved else {
+            complete = false;
+            replies.push(ReplyOutcome {
+                reply,
+                proven: false,
+                strategic: 0,
+                moves: 0,
+                seconds: t.elapsed().as_secs_f64(),
+                resumed: false,
+            });
+            break;
+        };
+        let seconds = t.elapsed().as_secs_f64();
+        stored::write_block(&mut file.store, reply, &mut records, seconds)?;
+        report(&format!(
+            "{reply_name}: stored in {seconds:.1} s: {} positions, {moves} strategic moves ({} expansions so far, table {})",
+            records.len(),
+            prover.expansions,
+            prover.table_len()
+        ));
+        replies.push(ReplyOutcome {
+            reply,
+            proven: true,
+            strategic: records.len() as u64,
+            moves,
+            seconds,
+            resumed: false,
+        });
+    }
+    if complete {
+        file.finish(start, &replies)?;
+    }
+    // Closing the file checkpoints its WAL: the size in the summary is the file's.
+    drop(file);
+    summary(
+        &options.path,
+        start,
+        complete,
+        replies,
+        prover.expansions,
+        started,
+    )
+}
+
+/// How progress lines name reply `reply`, the `index`th of `total`: "O 5 (3 of 7)".
+pub(super) fn reply_name(reply: u8, index: usize, total: usize) -> String {
+    format!("O {reply} ({} of {total})", index + 1)
 }
 
 /// Strategic moves below a stored reply: its root's subtree (the root is the

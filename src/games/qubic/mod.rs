@@ -14,5 +14,6 @@ pub mod report;
 pub mod shrink;
 pub mod stored;
 pub mod strategy;
+pub mod tasks;
 pub mod threats;
 pub mod trust;

@@ -117,6 +117,13 @@ fn decode_records_with(bytes: &[u8], checked: impl Fn(Key) -> bool + Sync) -> Re
 
 /// Stores one block of records (its own transaction: a block is whole or absent).
 pub fn write_block(store: &mut Store, key: u8, records: &mut [Record], seconds: f64) -> Result<()> {
+    let (chunk, stats) = encode_block(records, seconds)?;
+    store_block(store, key, chunk, &stats)
+}
+
+/// A block of records as the file stores it: its one chunk (the records sorted
+/// and coded) and its row's statistics.
+pub fn encode_block(records: &mut [Record], seconds: f64) -> Result<(EncodedChunk, BlockStats)> {
     let bytes = encode_records(records);
     let raw: Vec<i8> = bytes.iter().map(|&b| b as i8).collect();
     let chunk = EncodedChunk::encode(&raw, codec::ChunkCoding::Zstd(19), Vec::new)?;
@@ -127,7 +134,26 @@ pub fn write_block(store: &mut Store, key: u8, records: &mut [Record], seconds: 
         histogram: Default::default(),
         digest: chunk.checksum,
     };
-    store.write_block(0, &[key], &[chunk], &stats, &[], None)
+    Ok((chunk, stats))
+}
+
+/// Stores block `key` coded by [`encode_block`] (its own transaction).
+pub fn store_block(
+    store: &mut Store,
+    key: u8,
+    chunk: EncodedChunk,
+    stats: &BlockStats,
+) -> Result<()> {
+    store.write_block(0, &[key], &[chunk], stats, &[], None)
+}
+
+/// The bytes a block of `records` records takes, checked against a sane bound.
+pub fn block_bytes(records: u64) -> Result<usize> {
+    usize::try_from(records)
+        .ok()
+        .and_then(|p| p.checked_mul(RECORD_BYTES))
+        .filter(|&l| l <= 64 << 20)
+        .context("the block claims a bad size")
 }
 
 /// Reads and checks the records of block `key`, which claims `records` of them.
@@ -138,11 +164,10 @@ pub fn read_block(store: &Store, key: u8, records: i64) -> Result<Vec<Record>> {
 /// The raw bytes of block `key`, which claims `records` records (its chunk's
 /// length and checksum checked), and the chunk's coded size.
 fn read_block_bytes(store: &Store, key: u8, records: i64) -> Result<(Vec<u8>, usize)> {
-    let len = usize::try_from(records)
+    let len = u64::try_from(records)
         .ok()
-        .and_then(|p| p.checked_mul(RECORD_BYTES))
-        .filter(|&l| l <= 64 << 20)
-        .context("the block claims a bad size")?;
+        .context("the block claims a bad size")
+        .and_then(block_bytes)?;
     let chunk = store.stored_chunk(0, &[key], 0)?;
     let raw = chunk.decode(len, |_| Vec::new())?;
     Ok((raw.iter().map(|&v| v as u8).collect(), chunk.data.len()))
