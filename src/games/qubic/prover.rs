@@ -92,8 +92,14 @@ pub struct Prover {
     forced: ForcedSearch,
     /// Interior nodes expanded (calls of the search on an unsettled position).
     pub expansions: u64,
-    /// Entries above which the table is thinned (least-worked unsettled entries go).
+    /// Entries the memory allows.
     capacity: usize,
+    /// Entries above which the table is thinned: the capacity, or twice what a
+    /// thinning kept when the proof's own entries fill more than half of it (else
+    /// every expansion would thin the table again, each time in vain).
+    thin_at: usize,
+    /// Times the table was thinned.
+    thinnings: u64,
     deadline: Option<std::time::Instant>,
     /// The deadline passed: every search returns at once, unproven.
     pub aborted: bool,
@@ -108,6 +114,8 @@ impl Prover {
             forced: ForcedSearch::new(),
             expansions: 0,
             capacity,
+            thin_at: capacity,
+            thinnings: 0,
             deadline: None,
             aborted: false,
         }
@@ -301,12 +309,41 @@ impl Prover {
         if self.forced.cached() > self.capacity {
             self.forced.clear();
         }
-        if self.table.len() > self.capacity {
+        if self.table.len() > self.thin_at {
             self.table.retain(|_, n| n.pn == 0 || n.dn == 0);
             if self.table.len() > self.capacity / 4 * 3 {
                 self.table.retain(|_, n| n.pn == 0);
             }
             self.table.shrink_to_fit();
+            self.thin_at = self.capacity.max(self.table.len() * 2);
+            self.thinnings += 1;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::games::qubic::position::Position;
+
+    /// The smallest table: thinned now and then, never in vain at every
+    /// expansion (when the proof's own entries outgrow the capacity, the next
+    /// thinning waits until the table has doubled), and every reply still proven.
+    #[test]
+    fn a_small_table_thins_rarely_and_still_proves() {
+        let start = Position::parse("0-3-60-21-15-63-12").unwrap();
+        let mut prover = Prover::new(0);
+        let mut proven = 0;
+        for (_, child) in child_classes((start.x, start.o)) {
+            prover.set_deadline(60.0);
+            assert!(prover.prove_key(child), "not proven in a minute");
+            proven += 1;
+        }
+        assert_eq!(proven, 57);
+        assert!(
+            prover.thinnings >= 1,
+            "the table never filled: the test tests nothing"
+        );
+        assert!(prover.thinnings < 64, "thinned {} times", prover.thinnings);
     }
 }
