@@ -17,6 +17,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use tb::games::dots::board::Board;
 use tb::games::dots::build::BuildRequest;
 use tb::games::morris::build::{MorrisSpec, Phase};
+use tb::games::qubic::position::Position as QubicPosition;
+use tb::games::qubic::tasks as qubic_tasks;
 use tb::retro::BlockId;
 use tb::retro::distributed::{self, Coordinator as CoreCoordinator};
 use tb::retro::shard::{ShardDir, ShardError as CoreShardError};
@@ -175,22 +177,22 @@ fn run_block(
     report.map_err(|e| build_error(py, &e))
 }
 
-/// The coordinator of a distributed build over its `.tb` file (locked while open):
-/// `tasks()`, `record(layer, key)`, `finish()`; `close()` releases the file.
-#[pyclass(frozen, name = "Coordinator", module = "tb.dask")]
-struct Coordinator {
-    inner: Mutex<Option<CoreCoordinator<'static>>>,
-}
+/// A coordinator held by a Python object: open until finished or closed.
+struct Held<T>(Mutex<Option<T>>);
 
-impl Coordinator {
+impl<T: Send> Held<T> {
+    fn new(value: T) -> Held<T> {
+        Held(Mutex::new(Some(value)))
+    }
+
     /// Runs `f` on the open coordinator, without the GIL.
-    fn with<T: Send>(
+    fn with<R: Send>(
         &self,
         py: Python<'_>,
-        f: impl FnOnce(&mut CoreCoordinator<'static>) -> anyhow::Result<T> + Send,
-    ) -> PyResult<T> {
+        f: impl FnOnce(&mut T) -> anyhow::Result<R> + Send,
+    ) -> PyResult<R> {
         let result = py.detach(|| {
-            let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+            let mut inner = self.0.lock().unwrap_or_else(|e| e.into_inner());
             match inner.as_mut() {
                 Some(coordinator) => f(coordinator),
                 None => Err(anyhow::anyhow!("the coordinator is closed")),
@@ -198,6 +200,40 @@ impl Coordinator {
         });
         result.map_err(|e| build_error(py, &e))
     }
+
+    /// Takes the coordinator out to finish it (`done`: whether it may finish),
+    /// without the GIL; a coordinator not done stays open.
+    fn finish<R: Send>(
+        &self,
+        py: Python<'_>,
+        done: impl FnOnce(&T) -> bool + Send,
+        finish: impl FnOnce(T) -> anyhow::Result<R> + Send,
+    ) -> PyResult<R> {
+        let result = py.detach(|| -> anyhow::Result<R> {
+            let mut inner = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            let coordinator = inner
+                .take()
+                .ok_or_else(|| anyhow::anyhow!("the coordinator is closed"))?;
+            if !done(&coordinator) {
+                *inner = Some(coordinator);
+                anyhow::bail!("the build is not finished: some of its work is not recorded yet");
+            }
+            finish(coordinator)
+        });
+        result.map_err(|e| build_error(py, &e))
+    }
+
+    /// Releases the file (and its build lock).
+    fn close(&self) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+}
+
+/// The coordinator of a distributed build over its `.tb` file (locked while open):
+/// `tasks()`, `record(layer, key)`, `finish()`; `close()` releases the file.
+#[pyclass(frozen, name = "Coordinator", module = "tb.dask")]
+struct Coordinator {
+    inner: Held<CoreCoordinator<'static>>,
 }
 
 #[pymethods]
@@ -213,38 +249,39 @@ impl Coordinator {
         });
         let coordinator = opened.map_err(|e| build_error(py, &e))?;
         Ok(Coordinator {
-            inner: Mutex::new(Some(coordinator)),
+            inner: Held::new(coordinator),
         })
     }
 
     /// The blocks not recorded yet, in build order (JSON array text of objects:
     /// layer, key, key_text, positions, reads, input_bytes, order).
     fn tasks(&self, py: Python<'_>) -> PyResult<String> {
-        self.with(py, |c| Ok(serde_json::to_string(&c.tasks())?))
+        self.inner
+            .with(py, |c| Ok(serde_json::to_string(&c.tasks())?))
     }
 
     /// Records a block whose shard its task wrote (JSON object text: deleted
     /// shards, layers published, shard bytes).
     fn record(&self, py: Python<'_>, layer: usize, key: Vec<u8>) -> PyResult<String> {
-        self.with(py, |c| {
+        self.inner.with(py, |c| {
             Ok(serde_json::to_string(&c.record(&BlockId { layer, key })?)?)
         })
     }
 
     /// Whether every block is recorded.
     fn is_done(&self, py: Python<'_>) -> PyResult<bool> {
-        self.with(py, |c| Ok(c.is_done()))
+        self.inner.with(py, |c| Ok(c.is_done()))
     }
 
     /// Blocks recorded when the file was opened (but those forgotten then).
     fn resumed_blocks(&self, py: Python<'_>) -> PyResult<usize> {
-        self.with(py, |c| Ok(c.resumed_blocks()))
+        self.inner.with(py, |c| Ok(c.resumed_blocks()))
     }
 
     /// Recorded blocks whose shards were damaged or missing when the file was
     /// opened, to be computed again: a list of (layer, key).
     fn forgotten<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let forgotten = self.with(py, |c| Ok(c.forgotten().to_vec()))?;
+        let forgotten = self.inner.with(py, |c| Ok(c.forgotten().to_vec()))?;
         let items: Vec<Bound<'py, PyTuple>> = forgotten
             .into_iter()
             .map(|b| {
@@ -262,29 +299,125 @@ impl Coordinator {
 
     /// The build's shard directory (under the shared directory).
     fn shard_root(&self, py: Python<'_>) -> PyResult<PathBuf> {
-        self.with(py, |c| Ok(c.shard_dir().root().to_path_buf()))
+        self.inner
+            .with(py, |c| Ok(c.shard_dir().root().to_path_buf()))
     }
 
     /// Ends the finished build (shards deleted, file compacted) and releases the
     /// file: JSON object text with positions, bytes and layer digests.
     fn finish(&self, py: Python<'_>) -> PyResult<String> {
-        let result = py.detach(|| -> anyhow::Result<String> {
-            let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-            let coordinator = inner
-                .take()
-                .ok_or_else(|| anyhow::anyhow!("the coordinator is closed"))?;
-            if !coordinator.is_done() {
-                *inner = Some(coordinator);
-                anyhow::bail!("the build is not finished: blocks are left to record");
-            }
-            Ok(serde_json::to_string(&coordinator.finish()?)?)
-        });
-        result.map_err(|e| build_error(py, &e))
+        self.inner.finish(py, CoreCoordinator::is_done, |c| {
+            Ok(serde_json::to_string(&c.finish()?)?)
+        })
     }
 
     /// Releases the file (and its build lock) without finishing.
     fn close(&self) {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner()).take();
+        self.inner.close();
+    }
+}
+
+/// The start (64 characters ./X/O) of the Qubic strategy build `tb build qubic
+/// [--first CELL | --start POSITION]` would build, and its default file name.
+#[pyfunction]
+#[pyo3(signature = (first = None, start = None))]
+fn qubic_start(first: Option<u8>, start: Option<String>) -> PyResult<(String, String)> {
+    let (position, name) = tb::games::qubic::build::start_of(first, start.as_deref())
+        .map_err(|e| BuildError::new_err(format!("{e:#}")))?;
+    Ok((position.to_string(), name))
+}
+
+/// Parses a Qubic start given as 64 characters.
+fn qubic_position(start: &str) -> PyResult<QubicPosition> {
+    QubicPosition::parse(start).map_err(|e| PyValueError::new_err(format!("{e:#}")))
+}
+
+/// Runs the Qubic task of O's reply `reply` to `start`: nothing when its shard under
+/// `shared` is whole, else proves it with `memory` bytes of tables, shrinks the
+/// strategy (`shrink`) and writes the shard. Returns the task's report (JSON object
+/// text: reply, outcome, positions, moves, expansions, shard_bytes, seconds).
+#[pyfunction]
+#[pyo3(signature = (start, shared, reply, memory, shrink = 3))]
+fn run_qubic_reply(
+    py: Python<'_>,
+    start: &str,
+    shared: PathBuf,
+    reply: u8,
+    memory: u64,
+    shrink: u32,
+) -> PyResult<String> {
+    let start = qubic_position(start)?;
+    let report = py.detach(|| -> anyhow::Result<String> {
+        let dir = qubic_tasks::shard_dir(&shared, start);
+        let report = qubic_tasks::run_reply(start, reply, memory, shrink, &dir, &mut |_| {})?;
+        Ok(serde_json::to_string(&report)?)
+    });
+    report.map_err(|e| build_error(py, &e))
+}
+
+/// The coordinator of a distributed Qubic strategy build over its `.tb` file
+/// (locked while open): `tasks()`, `record(reply)`, `finish()`; `close()`
+/// releases the file.
+#[pyclass(frozen, name = "QubicCoordinator", module = "tb.dask")]
+struct QubicCoordinator {
+    inner: Held<qubic_tasks::Coordinator>,
+}
+
+#[pymethods]
+impl QubicCoordinator {
+    /// Opens (or creates) `db` for a strategy from `start` (64 characters), its
+    /// shards under `shared`; resumes the replies earlier runs stored.
+    #[new]
+    fn new(
+        py: Python<'_>,
+        db: PathBuf,
+        start: &str,
+        shared: PathBuf,
+    ) -> PyResult<QubicCoordinator> {
+        let start = qubic_position(start)?;
+        let opened = py.detach(|| qubic_tasks::Coordinator::open(&db, start, &shared));
+        let coordinator = opened.map_err(|e| build_error(py, &e))?;
+        Ok(QubicCoordinator {
+            inner: Held::new(coordinator),
+        })
+    }
+
+    /// The replies not stored yet (JSON array text of objects: reply, index, total).
+    fn tasks(&self, py: Python<'_>) -> PyResult<String> {
+        self.inner
+            .with(py, |c| Ok(serde_json::to_string(&c.tasks())?))
+    }
+
+    /// Stores a reply whose task wrote its shard (JSON object text: the reply's
+    /// outcome, with its positions and strategic moves).
+    fn record(&self, py: Python<'_>, reply: u8) -> PyResult<String> {
+        self.inner
+            .with(py, |c| Ok(serde_json::to_string(&c.record(reply)?)?))
+    }
+
+    /// Replies stored when the file was opened.
+    fn resumed_replies(&self, py: Python<'_>) -> PyResult<usize> {
+        self.inner.with(py, |c| Ok(c.resumed_replies()))
+    }
+
+    /// The build's shard directory (under the shared directory).
+    fn shard_root(&self, py: Python<'_>) -> PyResult<PathBuf> {
+        self.inner
+            .with(py, |c| Ok(c.shard_dir().root().to_path_buf()))
+    }
+
+    /// Ends the build whose every reply is stored and releases the file: the
+    /// build summary as `tb build qubic --json` prints it (JSON object text).
+    fn finish(&self, py: Python<'_>) -> PyResult<String> {
+        self.inner
+            .finish(py, qubic_tasks::Coordinator::is_done, |c| {
+                Ok(serde_json::to_string(&c.finish()?)?)
+            })
+    }
+
+    /// Releases the file (and its build lock) without finishing.
+    fn close(&self) {
+        self.inner.close();
     }
 }
 
@@ -292,5 +425,8 @@ impl Coordinator {
 #[pymodule(name = "_dask")]
 pub mod dask_module {
     #[pymodule_export]
-    use super::{BuildError, Coordinator, ShardError, build_identity, run_block};
+    use super::{
+        BuildError, Coordinator, QubicCoordinator, ShardError, build_identity, qubic_start,
+        run_block, run_qubic_reply,
+    };
 }

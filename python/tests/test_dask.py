@@ -280,3 +280,40 @@ def test_damaged_shards_are_computed_again_never_recorded(local_tables, client, 
     assert summary["forgotten_blocks"] == 1
     assert summary["blocks_recomputed"] >= 1
     assert_same_file(local, db, **CHECKS["3x3"])
+
+
+#: A Qubic start whose 57 O replies are each proven in a fraction of a second.
+QUBIC_START = "0-3-60-21-15-63-12"
+
+
+def test_qubic_replies_as_tasks_stopped_and_resumed_verify(client, tmp_path):
+    local = tmp_path / "local.tb"
+    run("build", "qubic", "--start", QUBIC_START, "--memory", "256MiB", "--quiet", "--db", local)
+    db, shared = tmp_path / "d.tb", tmp_path / "shared"
+    args = ["qubic", "--start", QUBIC_START, "--memory", "256MiB"]
+    stopped = []
+
+    def stop_after_five(progress):
+        if progress["replies_computed"] + progress["replies_reused"] >= 5:
+            stopped.append(progress)
+            raise Stop
+
+    with pytest.raises(Stop):
+        tb.dask.build(options(args, shared, db), client=client, on_record=stop_after_five)
+    stored = rows(db, "SELECT count(*) FROM blocks")[0][0]
+    assert stored == 5
+    summary = tb.dask.build(options(args, shared, db), client=client)
+    assert summary["resumed_replies"] == 5
+    replies = rows(local, "SELECT count(*) FROM blocks WHERE counts != '64'")[0][0]
+    # Nothing stored ran again; shards written after the stop are taken as they are.
+    assert summary["replies_computed"] + summary["replies_reused"] == replies - 5
+    assert summary["complete"] and len(summary["replies"]) == replies
+    assert sorted(summary["worker_seconds"]) == ["0", "1"] or summary["replies_computed"] < 2
+    # The same blocks as the local build (the strategies may differ: each task has
+    # a proof table of its own), and the independent walk accepts it.
+    keys = "SELECT counts FROM blocks ORDER BY counts"
+    assert rows(local, keys) == rows(db, keys)
+    assert run("verify", "--db", db).strip().endswith("OK, X wins against every defence")
+    assert not any(shared.iterdir()), "the shards are deleted"
+    # A second run has nothing to do, and the file stays whole.
+    assert json.loads(run("info", "--db", db, "--json"))["strategic"] == summary["strategic"]

@@ -17,11 +17,16 @@ Faults: Dask runs a lost worker's tasks again (``--retries`` more times for othe
 failures); a task whose shard is already whole does nothing, so rerunning the same
 command after the coordinator died resumes where the file says, recomputing nothing
 that was finished; a shard found damaged is computed again, never recorded.
+
+Qubic (``build qubic``): each O reply to the start is a task (``run_qubic_task``)
+with a prover of its own, no task waiting for another; the coordinator stores each
+reply's strategy from its shard and finishes the file as ``tb build qubic`` does.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -33,7 +38,7 @@ from pathlib import Path
 from .tb import _dask as _core
 
 #: Memory budgets as `tb build` defaults them.
-DEFAULT_MEMORY = {"dots": 8 << 30, "morris": 16 << 30}
+DEFAULT_MEMORY = {"dots": 8 << 30, "morris": 16 << 30, "qubic": 8 << 30}
 
 #: The Dask resource a worker's memory share is declared as.
 MEMORY_RESOURCE = "MEMORY"
@@ -41,6 +46,7 @@ MEMORY_RESOURCE = "MEMORY"
 BuildError = _core.BuildError
 ShardError = _core.ShardError
 Coordinator = _core.Coordinator
+QubicCoordinator = _core.QubicCoordinator
 
 
 def parse_size(text: str) -> int:
@@ -57,59 +63,88 @@ def _markers(root: Path) -> Path:
     return root / ".running"
 
 
+def _worker_name() -> str:
+    from distributed import get_worker
+
+    try:
+        return str(get_worker().name)
+    except ValueError:  # run outside a worker (tests)
+        return "local"
+
+
+def _marked(root: str, stem: str, work):
+    """Runs ``work()`` with a marker file under ``root`` naming the task ``stem``:
+    a marker left by an earlier attempt means that attempt was lost with its
+    worker. Returns ``work()``'s result and whether there was such an attempt."""
+    markers = _markers(Path(root))
+    markers.mkdir(parents=True, exist_ok=True)
+    earlier = list(markers.glob(f"{stem}.*"))
+    mine = markers / f"{stem}.{os.getpid()}.{time.time_ns()}"
+    mine.touch()
+    try:
+        result = work()
+    finally:
+        mine.unlink(missing_ok=True)
+    for marker in earlier:
+        marker.unlink(missing_ok=True)
+    return result, bool(earlier)
+
+
 def run_task(identity: str, shared: str, root: str, layer: int, key: list[int], threads: int, *_inputs) -> str:
     """One block task on a worker (``_inputs``: the results of the tasks of the
     blocks it reads, which Dask waits for). Returns the Rust task report (JSON
     text) with the worker's name, and whether an earlier attempt of this block was
     lost with its worker (a marker it left behind)."""
-    from distributed import get_worker
-
-    try:
-        worker = get_worker().name
-    except ValueError:  # run outside a worker (tests)
-        worker = "local"
-    markers = _markers(Path(root))
-    markers.mkdir(parents=True, exist_ok=True)
     stem = f"{layer}-{'.'.join(map(str, key))}"
-    earlier = list(markers.glob(f"{stem}.*"))
-    mine = markers / f"{stem}.{os.getpid()}.{time.time_ns()}"
-    mine.touch()
-    try:
-        report = json.loads(_core.run_block(identity, shared, layer, key, threads))
-    finally:
-        mine.unlink(missing_ok=True)
-    for marker in earlier:
-        marker.unlink(missing_ok=True)
-    report["worker"] = str(worker)
-    report["rerun"] = bool(earlier)
+    text, rerun = _marked(root, stem, lambda: _core.run_block(identity, shared, layer, key, threads))
+    report = json.loads(text)
+    report["worker"] = _worker_name()
+    report["rerun"] = rerun
+    return json.dumps(report)
+
+
+def run_qubic_task(start: str, shared: str, root: str, reply: int, memory: int, shrink: int) -> str:
+    """One Qubic reply task on a worker: proves O's reply ``reply`` to ``start``
+    with ``memory`` bytes of tables into its shard. Returns the Rust report (JSON
+    text) with the worker's name and whether an earlier attempt was lost."""
+    text, rerun = _marked(root, f"q-{reply}", lambda: _core.run_qubic_reply(start, shared, reply, memory, shrink))
+    report = json.loads(text)
+    report["worker"] = _worker_name()
+    report["rerun"] = rerun
     return json.dumps(report)
 
 
 class Progress:
-    """Blocks done / total, positions/s, ETA on stderr every few seconds (or nothing)."""
+    """Tasks done / total, positions/s, ETA on stderr every few seconds (or
+    nothing). ``positions``: all the build's positions, which the ETA is reckoned
+    by (None: by tasks, for Qubic's replies whose sizes are known only once
+    proven)."""
 
-    def __init__(self, blocks: int, positions: int, quiet: bool, every: float = 2.0):
-        self.blocks, self.positions, self.quiet, self.every = blocks, positions, quiet, every
-        self.done_blocks = self.done_positions = self.computed_positions = 0
+    def __init__(self, tasks: int, positions: int | None, quiet: bool, unit: str = "blocks", every: float = 2.0):
+        self.tasks, self.positions, self.quiet, self.unit, self.every = tasks, positions, quiet, unit, every
+        self.done_tasks = self.done_positions = self.computed_positions = 0
         self.started = self.last = time.monotonic()
         self.tty = sys.stderr.isatty()
 
-    def advance(self, report: dict, published: list[str]) -> None:
-        self.done_blocks += 1
+    def advance(self, report: dict, published: list[str] = ()) -> None:
+        self.done_tasks += 1
         self.done_positions += report["positions"]
         if report["outcome"] != "reused":
             self.computed_positions += report["positions"]
         now = time.monotonic()
-        if self.quiet or (now - self.last < self.every and self.done_blocks < self.blocks):
+        if self.quiet or (now - self.last < self.every and self.done_tasks < self.tasks):
             return
         self.last = now
         elapsed = now - self.started
-        rate = self.done_positions / max(elapsed, 1e-9)
-        eta = (self.positions - self.done_positions) / max(rate, 1.0)
+        if self.positions is None:
+            eta = elapsed / self.done_tasks * (self.tasks - self.done_tasks)
+        else:
+            rate = self.done_positions / max(elapsed, 1e-9)
+            eta = (self.positions - self.done_positions) / max(rate, 1.0)
+        rate = "" if self.positions is None else f"{self.computed_positions / max(elapsed, 1e-9) / 1e6:.1f} M positions/s, "
         line = (
-            f"tb.dask: blocks {self.done_blocks}/{self.blocks}, "
-            f"{self.computed_positions / max(elapsed, 1e-9) / 1e6:.1f} M positions/s, "
-            f"eta {eta:.0f} s" + (f", published {published[-1]}" if published else "")
+            f"tb.dask: {self.unit} {self.done_tasks}/{self.tasks}, {rate}eta {eta:.0f} s"
+            + (f", published {published[-1]}" if published else "")
         )
         print(("\r" + line + "\x1b[K") if self.tty else line, file=sys.stderr, end="" if self.tty else "\n", flush=True)
 
@@ -134,8 +169,10 @@ def build(options: argparse.Namespace, client=None, on_record=None) -> dict:
     connected ``distributed.Client`` (else one is made from ``options``);
     ``on_record(summary_so_far)`` is called after each block is recorded (tests
     use it to kill workers mid-build)."""
-    from distributed import Client, LocalCluster, as_completed
+    from distributed import as_completed
 
+    if options.game == "qubic":
+        return build_qubic(options, client, on_record)
     started = time.monotonic()
     game = "morris" if options.game == "morris" else "dots"
     memory = parse_size(options.memory) if options.memory else DEFAULT_MEMORY[game]
@@ -160,34 +197,13 @@ def build(options: argparse.Namespace, client=None, on_record=None) -> dict:
     identity = json.loads(identity_text)
     # The open coordinator (a run that finds a damaged shard opens the file again).
     state = {"coordinator": Coordinator(db, identity_text, shared)}
-    cluster = None
-    own_client = client is None
     try:
-        if own_client:
-            if options.scheduler:
-                client = Client(options.scheduler)
-            else:
-                import logging
-
-                cluster = LocalCluster(
-                    n_workers=options.local,
-                    threads_per_worker=1,
-                    processes=True,
-                    resources={MEMORY_RESOURCE: memory // options.local},
-                    dashboard_address=":0",
-                    silence_logs=logging.ERROR,
-                )
-                client = Client(cluster)
-        summary = _run(options, client, state, identity, identity_text, shared, on_record, as_completed)
+        with _connected(options, memory, client) as connected:
+            summary = _run(options, connected, state, identity, identity_text, shared, on_record, as_completed)
         final = json.loads(state["coordinator"].finish())
     except BaseException:
         state["coordinator"].close()
         raise
-    finally:
-        if own_client and client is not None:
-            client.close()
-        if cluster is not None:
-            cluster.close()
     summary.update(final)
     summary["seconds"] = time.monotonic() - started
     summary["positions_per_second"] = summary["computed_positions"] / max(summary["seconds"], 1e-9)
@@ -200,6 +216,43 @@ def build(options: argparse.Namespace, client=None, on_record=None) -> dict:
         if "loony" in answer:
             summary["loony"] = answer["loony"]
     return summary
+
+
+@contextlib.contextmanager
+def _connected(options, memory: int, client=None):
+    """The client to run on: ``client`` when given, else one to ``--scheduler`` or
+    to a LocalCluster of ``--local`` workers (``memory`` shared out as their
+    MEMORY resource), closed on leaving. Waits for ``--min-workers`` workers: a
+    cluster's MEMORY shares are read when the build starts."""
+    from distributed import Client, LocalCluster
+
+    if client is not None:
+        yield client
+        return
+    cluster = None
+    if options.scheduler:
+        client = Client(options.scheduler)
+    else:
+        import logging
+
+        cluster = LocalCluster(
+            n_workers=options.local,
+            threads_per_worker=1,
+            processes=True,
+            resources={MEMORY_RESOURCE: memory // options.local},
+            dashboard_address=":0",
+            silence_logs=logging.ERROR,
+        )
+        client = Client(cluster)
+    try:
+        wanted = options.local if options.local else getattr(options, "min_workers", 1)
+        if wanted:
+            client.wait_for_workers(wanted, timeout=getattr(options, "wait", 600))
+        yield client
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
 
 
 def _worker_shares(client) -> int | None:
@@ -309,6 +362,84 @@ def _run(options, client, state, identity, identity_text, shared, on_record, as_
     return summary
 
 
+def build_qubic(options: argparse.Namespace, client=None, on_record=None) -> dict:
+    """Runs (or resumes) a distributed Qubic strategy build, each O reply to the
+    start a task with a prover of its own; returns the summary (``tb build qubic
+    --json``'s, with the distributed counts). Each task's tables get ``--memory``,
+    or the workers' MEMORY share when smaller (``--local N``: a N-th each)."""
+    from distributed import as_completed
+
+    started = time.monotonic()
+    memory = parse_size(options.memory) if options.memory else DEFAULT_MEMORY["qubic"]
+    shared = Path(options.shared).resolve()
+    shared.mkdir(parents=True, exist_ok=True)
+    start, _ = _core.qubic_start(options.first, options.start)
+    db = Path(options.db)
+    coordinator = QubicCoordinator(db, start, shared)
+    counts = {"computed": 0, "reused": 0, "recomputed": 0}
+    try:
+        with _connected(options, memory, client) as connected:
+            share = _worker_shares(connected)
+            task_memory = memory if share is None else min(memory, share)
+            summary = {
+                "game": "qubic",
+                "db": str(db),
+                "shared": str(shared),
+                "workers": len(connected.scheduler_info().get("workers", {})),
+                "task_memory_bytes": task_memory,
+                "resumed_replies": coordinator.resumed_replies(),
+                "replies_rerun_after_lost_worker": 0,
+                "worker_seconds": {},
+                "task_expansions": 0,
+            }
+            tasks = json.loads(coordinator.tasks())
+            progress = Progress(len(tasks), None, options.quiet, unit="replies")
+            root = str(coordinator.shard_root())
+            run_id = uuid.uuid4().hex[:12]
+            futures = [
+                connected.submit(
+                    run_qubic_task,
+                    start,
+                    str(shared),
+                    root,
+                    task["reply"],
+                    task_memory,
+                    options.shrink,
+                    key=f"tb-{run_id}-qubic-{task['reply']}",
+                    resources=None if share is None else {MEMORY_RESOURCE: task_memory},
+                    retries=options.retries,
+                    priority=-task["index"],
+                    pure=False,
+                )
+                for task in tasks
+            ]
+            try:
+                for future in as_completed(futures):
+                    report = json.loads(future.result())
+                    coordinator.record(report["reply"])
+                    counts[report["outcome"]] += 1
+                    summary["task_expansions"] += report["expansions"]
+                    summary["replies_rerun_after_lost_worker"] += report["rerun"]
+                    worker = report["worker"]
+                    summary["worker_seconds"][worker] = summary["worker_seconds"].get(worker, 0.0) + report["seconds"]
+                    progress.advance(report)
+                    future.release()
+                    if on_record is not None:
+                        on_record(dict(summary, **{f"replies_{k}": v for k, v in counts.items()}))
+            finally:
+                for future in futures:
+                    future.cancel()
+            progress.finish()
+        final = json.loads(coordinator.finish())
+    except BaseException:
+        coordinator.close()
+        raise
+    summary.update(final)
+    summary.update({f"replies_{k}": v for k, v in counts.items()})
+    summary["seconds"] = time.monotonic() - started
+    return summary
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m tb.dask",
@@ -316,7 +447,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True)
     b = commands.add_parser("build", help="build (or resume) a table")
-    b.add_argument("game", help="RxC (Dots-and-Boxes boxes, e.g. 3x5) or morris")
+    b.add_argument("game", help="RxC (Dots-and-Boxes boxes, e.g. 3x5), morris or qubic")
     where = b.add_mutually_exclusive_group(required=True)
     where.add_argument("--local", type=int, metavar="N", help="start a LocalCluster of N worker processes on this machine")
     where.add_argument("--scheduler", metavar="ADDRESS", help="join a running Dask cluster (tcp://host:8786)")
@@ -327,7 +458,15 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--threads", type=int, default=1, help="threads each block task uses [default: 1]")
     b.add_argument("--memory", help="memory budget the groups are chosen for and split between --local workers [default: 8GiB, morris 16GiB]")
     b.add_argument("--retries", type=int, default=3, help="times Dask runs a failed task again [default: 3]")
-    b.add_argument("--start")
+    b.add_argument(
+        "--min-workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="with --scheduler: wait until N workers have joined before starting (their MEMORY shares are read then) [default: 1]",
+    )
+    b.add_argument("--wait", type=float, default=600, metavar="SECONDS", help="how long to wait for them [default: 600]")
+    b.add_argument("--start", help="the start position (Dots-and-Boxes: as tb build --start; qubic: a position with O to move)")
     b.add_argument("--penalty", type=int)
     b.add_argument("--book-lines", type=int)
     b.add_argument("--groups")
@@ -339,6 +478,8 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--loony", action="store_true")
     b.add_argument("--stones", type=int, help="morris: stones per side")
     b.add_argument("--phase", choices=["moving", "all"], help="morris: moving-phase tables, or all with placement")
+    b.add_argument("--first", type=int, metavar="CELL", help="qubic: X's first move, a cell 0..63 [default: 0]")
+    b.add_argument("--shrink", type=int, default=3, help="qubic: the shrinking search's bound, as tb build qubic --shrink [default: 3]")
     return b, parser
 
 
@@ -349,6 +490,18 @@ def main(argv=None) -> int:
         build_parser.error("--local needs at least 1 worker")
     if options.threads < 1:
         build_parser.error("--threads needs at least 1")
+    only = {
+        "qubic": ["first"],
+        "morris": ["stones", "phase"],
+        "dots": ["penalty", "book_lines", "groups", "symmetry", "corners", "no_corners", "loony"],
+    }
+    game = options.game if options.game in ("qubic", "morris") else "dots"
+    for owner, names in only.items():
+        for name in names:
+            if owner != game and getattr(options, name) not in (None, False):
+                build_parser.error(f"--{name.replace('_', '-')} is for {owner} builds, not {options.game}")
+    if game == "qubic" and options.chunk is not None:
+        build_parser.error("--chunk is not for qubic builds")
     try:
         summary = build(options)
     except (BuildError, ValueError) as error:
@@ -356,6 +509,14 @@ def main(argv=None) -> int:
         return 1
     if options.json:
         print(json.dumps(summary))
+    elif options.game == "qubic":
+        print(
+            f"X wins from {summary['start']} (O to move): {summary['strategic_moves']} strategic moves "
+            f"({summary['strategic']} positions with forced blocks), {len(summary['replies'])} O replies -> {summary['path']}: "
+            f"{summary['replies_computed']} replies proven, {summary['replies_reused']} from shards already written, "
+            f"{summary['replies_recomputed']} proven again (damaged shards), {summary['replies_rerun_after_lost_worker']} rerun after a lost worker, "
+            f"{summary['resumed_replies']} stored before; {summary['seconds']:.2f} s on {summary['workers']} workers"
+        )
     else:
         value = f" start value {summary['start_value']:+d}" if "start_value" in summary else ""
         print(
