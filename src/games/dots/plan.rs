@@ -333,12 +333,13 @@ fn distributed_text(p: &Plan, d: &DistributedPlan) -> String {
         format!("sharing {}", counted(c.cores, "core", "cores"))
     };
     let mut s = format!(
-        "distributed on {} ({cores}, {:.0} M stored positions/s per core): predicted {}, {} of work; {} moved, peak shared disk {} (+ book {} in the .tb)\n",
+        "distributed on {} ({cores}, {:.0} M stored positions/s per core): predicted {}, {} of work; {} moved ({}/s on average), peak shared disk {} (+ book {} in the .tb)\n",
         counted(c.workers, "worker", "workers"),
         c.positions_per_core_second / 1e6,
         human_seconds(d.predicted_seconds),
         human_seconds(d.work_seconds),
         human_bytes(d.moved_bytes),
+        human_bytes((d.moved_bytes as f64 / d.predicted_seconds.max(1.0)) as u64),
         human_bytes(d.peak_shared_bytes),
         human_bytes(p.predicted_book_bytes)
     );
