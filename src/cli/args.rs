@@ -238,6 +238,15 @@ pub struct DotsBuild {
     /// exit without building.
     #[arg(long)]
     pub plan: bool,
+    /// With --plan: also plan a distributed build (`python -m tb.dask`) on N
+    /// workers of one thread each: per layer the shards' bytes, the bytes moved
+    /// and the predicted time.
+    #[arg(long, value_name = "N", requires = "plan")]
+    pub workers: Option<usize>,
+    /// With --workers: the cores the workers share, when fewer than the workers
+    /// (e.g. a LocalCluster of 4 on 2 cores) [default: one per worker].
+    #[arg(long, value_name = "C", requires = "workers")]
+    pub cores: Option<usize>,
     #[command(flatten)]
     pub common: BuildCommon,
 }

@@ -28,7 +28,13 @@ pub fn build(args: args::DotsBuild) -> Result<ExitCode> {
     };
     let spec = request.spec()?;
     if args.plan {
-        let p = plan::plan(&spec, request.memory, super::common::threads(args.threads)?);
+        let cluster = match (args.workers, args.cores) {
+            (Some(0), _) | (_, Some(0)) => bail!("--workers and --cores need at least 1"),
+            (Some(workers), cores) => Some(plan::Cluster::new(workers, cores.unwrap_or(workers))),
+            (None, _) => None,
+        };
+        let threads = super::common::threads(args.threads)?;
+        let p = plan::plan(&spec, request.memory, threads, cluster);
         if common.json {
             print_line(serde_json::to_string(&p)?)?;
         } else {

@@ -483,21 +483,44 @@ impl Layout {
     /// Number of positions stored for layer `n`: the coefficient of x^drawn in the
     /// product over groups of `sum_c radix(c) x^c` (binomial without a reduction).
     pub fn layer_size(&self, n: usize) -> u64 {
+        self.layer_sums(n).0
+    }
+
+    /// Positions the blocks of layer `n` read: the sum over its blocks of the
+    /// sizes of the blocks they read (one more line in each group that has a free
+    /// line, as [`crate::retro::Kernel::reads`] lists them), without listing the
+    /// blocks. Each block `d` of layer `n + 1` is read by one block of layer `n`
+    /// per group with a line drawn in `d`, so this is layer `n + 1`'s positions
+    /// weighted by the number of its groups with a line drawn.
+    pub fn layer_read_positions(&self, n: usize) -> u64 {
+        self.layer_sums(n + 1).1
+    }
+
+    /// For layer `n`: its positions, and the sum over its blocks of the block's
+    /// size times its groups with a line drawn (both saturating). Coefficients
+    /// of x^drawn of the product over groups of `sum_c radix(c) x^c`, the second
+    /// carried along with the product rule.
+    fn layer_sums(&self, n: usize) -> (u64, u64) {
         let Some(drawn) = n.checked_sub(self.start_lines()) else {
-            return 0;
+            return (0, 0);
         };
-        let mut poly = vec![1u128];
+        // (positions, positions x groups with a line drawn) by lines drawn so far.
+        let mut poly = vec![(1u128, 0u128)];
         for g in &self.groups {
-            let mut next = vec![0u128; poly.len() + g.len()];
-            for (i, &a) in poly.iter().enumerate() {
+            let mut next = vec![(0u128, 0u128); poly.len() + g.len()];
+            for (i, &(a, b)) in poly.iter().enumerate() {
                 for c in 0..=g.len() {
-                    next[i + c] += a * g.radix(c) as u128;
+                    let r = g.radix(c) as u128;
+                    let (x, y) = &mut next[i + c];
+                    *x += a * r;
+                    *y += (b + if c > 0 { a } else { 0 }) * r;
                 }
             }
             poly = next;
         }
+        let saturate = |x: u128| x.min(u64::MAX as u128) as u64;
         poly.get(drawn)
-            .map_or(0, |&x| x.min(u64::MAX as u128) as u64)
+            .map_or((0, 0), |&(a, b)| (saturate(a), saturate(b)))
     }
 
     /// Number of blocks of layer `n` and the size of its largest block, without
