@@ -155,8 +155,11 @@ fn pool(threads: usize) -> PyResult<Arc<rayon::ThreadPool>> {
 /// `shared` is whole, else reads its inputs' shards, computes it and writes its
 /// shard. Returns the task's report (JSON object text: outcome `computed`,
 /// `reused` or `recomputed`, positions, bytes, seconds by phase).
+///
+/// `input_cache`: bytes of decoded input blocks this worker process keeps for its
+/// next tasks (0: none).
 #[pyfunction]
-#[pyo3(signature = (identity, shared, layer, key, threads = 1))]
+#[pyo3(signature = (identity, shared, layer, key, threads = 1, input_cache = 0))]
 fn run_block(
     py: Python<'_>,
     identity: &str,
@@ -164,10 +167,12 @@ fn run_block(
     layer: usize,
     key: Vec<u8>,
     threads: usize,
+    input_cache: u64,
 ) -> PyResult<String> {
     let identity = parse_identity(identity)?;
     let pool = pool(threads)?;
     let report = py.detach(|| -> anyhow::Result<String> {
+        distributed::set_input_cache_bytes(input_cache);
         let kernel = tb::games::kernel_of_identity(&identity)?;
         let dir = ShardDir::new(&shared, kernel.format());
         let id = BlockId { layer, key };

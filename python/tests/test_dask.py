@@ -139,6 +139,10 @@ def test_a_distributed_build_is_the_local_build(local_tables, client, tmp_path, 
     if name == "3x4":
         # 272 blocks: both workers get some (3x3's 30 may all go to one).
         assert sorted(summary["worker_seconds"]) == ["0", "1"], "both workers computed"
+        # Inputs came decoded from the workers' caches too (a quarter of their 2
+        # GiB shares), and the file is the same.
+        assert summary["input_cache_bytes"] == 512 << 20
+        assert summary["cached_inputs"] > 0
     if name != "morris5":
         (start,), = rows(local, "SELECT value FROM meta WHERE key = 'start_position'")
         answer = json.loads(run("probe", "--db", local, "--json", start))

@@ -20,6 +20,7 @@
 use super::build::{Builder, Schedule, adopt_or_check_identity};
 use super::chunks::encode_block;
 use super::format::{BlockId, Format};
+use super::input_cache::{InputCache, WORKER_INPUTS};
 use super::kernel::Kernel;
 use super::shard::{ShardDir, ShardError, ShardErrorKind, header_for};
 use crate::store::{BlockRecord, BlockStats, LayerFinish, LayerStatus, counts_key};
@@ -27,6 +28,7 @@ use anyhow::{Context, Result, bail};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, MutexGuard};
 use std::time::Instant;
 
 /// What a block task did.
@@ -56,6 +58,8 @@ pub struct TaskReport {
     pub shard_bytes: u64,
     /// Bytes of input shards read.
     pub read_bytes: u64,
+    /// Inputs taken decoded from this process's [`WORKER_INPUTS`] instead.
+    pub cached_inputs: u64,
     /// Wall time of the task.
     pub seconds: f64,
     /// Reading and decoding the input shards.
@@ -66,8 +70,21 @@ pub struct TaskReport {
     pub write_seconds: f64,
 }
 
+/// This process's cache of decoded inputs (a task that panicked while holding it
+/// left it whole: its operations do not panic halfway).
+fn lock_inputs() -> MutexGuard<'static, InputCache> {
+    WORKER_INPUTS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Sets how many bytes of decoded input blocks this process keeps between its
+/// block tasks (0: none; see [`super::input_cache`]).
+pub fn set_input_cache_bytes(bytes: u64) {
+    lock_inputs().set_budget(bytes);
+}
+
 /// Runs one block task: does nothing if the block's shard is there and whole, else
-/// reads the shards of the blocks it reads, computes it and writes its shard. An
+/// reads the blocks it reads (decoded from this process's cache, or from their
+/// shards), computes it and writes its shard. An
 /// input shard that is missing or damaged is an error naming it (a [`ShardError`]
 /// in the chain).
 pub fn run_block(kernel: &dyn Kernel, dir: &ShardDir, id: &BlockId) -> Result<TaskReport> {
@@ -81,6 +98,7 @@ pub fn run_block(kernel: &dyn Kernel, dir: &ShardDir, id: &BlockId) -> Result<Ta
         positions: size,
         shard_bytes: 0,
         read_bytes: 0,
+        cached_inputs: 0,
         seconds: 0.0,
         load_seconds: 0.0,
         kernel_seconds: 0.0,
@@ -102,6 +120,12 @@ pub fn run_block(kernel: &dyn Kernel, dir: &ShardDir, id: &BlockId) -> Result<Ta
     let reads = kernel.reads(id.layer, &id.key);
     let mut inputs = Vec::with_capacity(reads.len());
     for input in &reads {
+        let cached = lock_inputs().get(dir.root(), input);
+        if let Some(values) = cached {
+            report.cached_inputs += 1;
+            inputs.push(values);
+            continue;
+        }
         let shard = dir.read(format, input).map_err(anyhow::Error::new)?;
         report.read_bytes += std::fs::metadata(dir.path(input)).map_or(0, |m| m.len());
         let values = shard.values(format).map_err(|e| {
@@ -112,9 +136,11 @@ pub fn run_block(kernel: &dyn Kernel, dir: &ShardDir, id: &BlockId) -> Result<Ta
                 why: "its values do not match their checksums".into(),
             })
         })?;
+        let values = Arc::new(values);
+        lock_inputs().put(dir.root(), input, values.clone());
         inputs.push(values);
     }
-    let refs: Vec<&[i8]> = inputs.iter().map(Vec::as_slice).collect();
+    let refs: Vec<&[i8]> = inputs.iter().map(|v| v.as_slice()).collect();
     let loaded = Instant::now();
     report.load_seconds = (loaded - started).as_secs_f64();
     let values = kernel.compute(id.layer, &id.key, &refs, &AtomicU64::new(0))?;

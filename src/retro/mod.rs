@@ -31,6 +31,7 @@ pub mod cache;
 pub mod chunks;
 pub mod distributed;
 pub mod format;
+pub mod input_cache;
 pub mod kernel;
 pub mod progress;
 pub mod recode;

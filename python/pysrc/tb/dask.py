@@ -90,13 +90,14 @@ def _marked(root: str, stem: str, work):
     return result, bool(earlier)
 
 
-def run_task(identity: str, shared: str, root: str, layer: int, key: list[int], threads: int, *_inputs) -> str:
+def run_task(identity: str, shared: str, root: str, layer: int, key: list[int], threads: int, input_cache: int, *_inputs) -> str:
     """One block task on a worker (``_inputs``: the results of the tasks of the
-    blocks it reads, which Dask waits for). Returns the Rust task report (JSON
-    text) with the worker's name, and whether an earlier attempt of this block was
-    lost with its worker (a marker it left behind)."""
+    blocks it reads, which Dask waits for; ``input_cache``: bytes of decoded inputs
+    the worker keeps for its next tasks). Returns the Rust task report (JSON text)
+    with the worker's name, and whether an earlier attempt of this block was lost
+    with its worker (a marker it left behind)."""
     stem = f"{layer}-{'.'.join(map(str, key))}"
-    text, rerun = _marked(root, stem, lambda: _core.run_block(identity, shared, layer, key, threads))
+    text, rerun = _marked(root, stem, lambda: _core.run_block(identity, shared, layer, key, threads, input_cache))
     report = json.loads(text)
     report["worker"] = _worker_name()
     report["rerun"] = rerun
@@ -265,6 +266,14 @@ def _worker_shares(client) -> int | None:
     return int(min(shares))
 
 
+def _input_cache_bytes(options, share: int | None) -> int:
+    """Bytes of decoded inputs each worker keeps between its tasks: ``--input-cache``,
+    else a quarter of the workers' MEMORY share (none when they declare none)."""
+    if options.input_cache is not None:
+        return parse_size(options.input_cache)
+    return 0 if share is None else share // 4
+
+
 def _run(options, client, state, identity, identity_text, shared, on_record, as_completed) -> dict:
     coordinator = state["coordinator"]
     counts = {"computed": 0, "reused": 0, "recomputed": 0}
@@ -279,11 +288,17 @@ def _run(options, client, state, identity, identity_text, shared, on_record, as_
         "blocks_rerun_after_lost_worker": 0,
         "computed_positions": 0,
         "read_bytes": 0,
+        "cached_inputs": 0,
+        # Seconds all tasks spent reading and decoding inputs, in the kernel, and
+        # coding and writing their shards.
+        "task_phase_seconds": {"load": 0.0, "kernel": 0.0, "write": 0.0},
         "record_seconds": 0.0,
         "worker_seconds": {},
         "reopened_after_damaged_shard": 0,
     }
     share = _worker_shares(client)
+    input_cache = _input_cache_bytes(options, share)
+    summary["input_cache_bytes"] = input_cache
     # Task keys unique to this run (a client may run several builds).
     run_id = uuid.uuid4().hex[:12]
     attempt = 0
@@ -310,6 +325,7 @@ def _run(options, client, state, identity, identity_text, shared, on_record, as_
                 task["layer"],
                 task["key"],
                 options.threads,
+                input_cache,
                 *inputs,
                 key=f"tb-{run_id}-{attempt}-{task['layer']}-{task['key_text']}",
                 resources=resources,
@@ -335,6 +351,9 @@ def _run(options, client, state, identity, identity_text, shared, on_record, as_
                 if report["outcome"] != "reused":
                     summary["computed_positions"] += report["positions"]
                 summary["read_bytes"] += report["read_bytes"]
+                summary["cached_inputs"] += report["cached_inputs"]
+                for phase in ("load", "kernel", "write"):
+                    summary["task_phase_seconds"][phase] += report[f"{phase}_seconds"]
                 summary["blocks_rerun_after_lost_worker"] += report["rerun"]
                 worker = report["worker"]
                 summary["worker_seconds"][worker] = summary["worker_seconds"].get(worker, 0.0) + report["seconds"]
@@ -457,6 +476,11 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--quiet", action="store_true", help="no progress lines")
     b.add_argument("--threads", type=int, default=1, help="threads each block task uses [default: 1]")
     b.add_argument("--memory", help="memory budget the groups are chosen for and split between --local workers [default: 8GiB, morris 16GiB]")
+    b.add_argument(
+        "--input-cache",
+        metavar="SIZE",
+        help="decoded input blocks each worker keeps between its block tasks (a block is read by up to one block per group) [default: a quarter of the worker's MEMORY share; 0: none]",
+    )
     b.add_argument("--retries", type=int, default=3, help="times Dask runs a failed task again [default: 3]")
     b.add_argument(
         "--min-workers",
