@@ -306,11 +306,28 @@ def test_qubic_replies_as_tasks_stopped_and_resumed_verify(client, tmp_path):
         tb.dask.build(options(args, shared, db), client=client, on_record=stop_after_five)
     stored = rows(db, "SELECT count(*) FROM blocks")[0][0]
     assert stored == 5
-    summary = tb.dask.build(options(args, shared, db), client=client)
+    # Resumed; at its first reply stored, the shards other tasks wrote meanwhile
+    # are damaged before the coordinator stores them: proven again, never stored.
+    damaged = []
+
+    def damage_written_shards(progress):
+        if damaged:
+            return
+        time.sleep(2)
+        for shard in shared.glob("*/0/*.shard"):
+            data = bytearray(shard.read_bytes())
+            data[-1] ^= 0x40
+            shard.write_bytes(bytes(data))
+            damaged.append(shard)
+
+    summary = tb.dask.build(options(args, shared, db), client=client, on_record=damage_written_shards)
     assert summary["resumed_replies"] == 5
     replies = rows(local, "SELECT count(*) FROM blocks WHERE counts != '64'")[0][0]
+    assert damaged, "no shard was waiting to be stored"
+    assert summary["shards_damaged_before_stored"] >= 1
+    assert summary["replies_recomputed"] >= 1
     # Nothing stored ran again; shards written after the stop are taken as they are.
-    assert summary["replies_computed"] + summary["replies_reused"] == replies - 5
+    assert summary["replies_computed"] + summary["replies_reused"] + summary["replies_recomputed"] == replies - 5
     assert summary["complete"] and len(summary["replies"]) == replies
     assert sorted(summary["worker_seconds"]) == ["0", "1"] or summary["replies_computed"] < 2
     # The same blocks as the local build (the strategies may differ: each task has

@@ -415,39 +415,54 @@ def build_qubic(options: argparse.Namespace, client=None, on_record=None) -> dic
             progress = Progress(len(tasks), None, options.quiet, unit="replies")
             root = str(coordinator.shard_root())
             run_id = uuid.uuid4().hex[:12]
-            futures = [
-                connected.submit(
-                    run_qubic_task,
-                    start,
-                    str(shared),
-                    root,
-                    task["reply"],
-                    task_memory,
-                    options.shrink,
-                    key=f"tb-{run_id}-qubic-{task['reply']}",
-                    resources=None if share is None else {MEMORY_RESOURCE: task_memory},
-                    retries=options.retries,
-                    priority=-task["index"],
-                    pure=False,
-                )
-                for task in tasks
-            ]
-            try:
-                for future in as_completed(futures):
-                    report = json.loads(future.result())
-                    coordinator.record(report["reply"])
-                    counts[report["outcome"]] += 1
-                    summary["task_expansions"] += report["expansions"]
-                    summary["replies_rerun_after_lost_worker"] += report["rerun"]
-                    worker = report["worker"]
-                    summary["worker_seconds"][worker] = summary["worker_seconds"].get(worker, 0.0) + report["seconds"]
-                    progress.advance(report)
-                    future.release()
-                    if on_record is not None:
-                        on_record(dict(summary, **{f"replies_{k}": v for k, v in counts.items()}))
-            finally:
-                for future in futures:
-                    future.cancel()
+            summary["shards_damaged_before_stored"] = 0
+            # A shard found damaged when it is stored is proven again (its task
+            # finds it damaged), a few times at most.
+            for attempt in range(4):
+                futures = [
+                    connected.submit(
+                        run_qubic_task,
+                        start,
+                        str(shared),
+                        root,
+                        task["reply"],
+                        task_memory,
+                        options.shrink,
+                        key=f"tb-{run_id}-{attempt}-qubic-{task['reply']}",
+                        resources=None if share is None else {MEMORY_RESOURCE: task_memory},
+                        retries=options.retries,
+                        priority=-task["index"],
+                        pure=False,
+                    )
+                    for task in tasks
+                ]
+                damaged = None
+                try:
+                    for future in as_completed(futures):
+                        report = json.loads(future.result())
+                        try:
+                            coordinator.record(report["reply"])
+                        except ShardError as error:
+                            damaged = error
+                            summary["shards_damaged_before_stored"] += 1
+                            continue
+                        counts[report["outcome"]] += 1
+                        summary["task_expansions"] += report["expansions"]
+                        summary["replies_rerun_after_lost_worker"] += report["rerun"]
+                        worker = report["worker"]
+                        summary["worker_seconds"][worker] = summary["worker_seconds"].get(worker, 0.0) + report["seconds"]
+                        progress.advance(report)
+                        future.release()
+                        if on_record is not None:
+                            on_record(dict(summary, **{f"replies_{k}": v for k, v in counts.items()}))
+                finally:
+                    for future in futures:
+                        future.cancel()
+                tasks = json.loads(coordinator.tasks())
+                if not tasks:
+                    break
+            else:
+                raise damaged
             progress.finish()
         final = json.loads(coordinator.finish())
     except BaseException:
