@@ -70,7 +70,7 @@ pub struct TaskReport {
     pub write_seconds: f64,
 }
 
-/// This process's cache of decoded inputs (a task that panicked while holding it
+/// This process's cache of decoded inputs and of the blocks it computed (a task that panicked while holding it
 /// left it whole: its operations do not panic halfway).
 fn lock_inputs() -> MutexGuard<'static, InputCache> {
     WORKER_INPUTS.lock().unwrap_or_else(|e| e.into_inner())
@@ -159,6 +159,8 @@ pub fn run_block(kernel: &dyn Kernel, dir: &ShardDir, id: &BlockId) -> Result<Ta
     stats.seconds = (computed - started).as_secs_f64();
     let header = header_for(dir, format.chunk_positions(), id, &chunks, &stats);
     report.shard_bytes = dir.write(&header, &chunks)?;
+    // The blocks of the next layer that read this one may run in this process.
+    lock_inputs().put(dir.root(), id, Arc::new(values));
     report.write_seconds = computed.elapsed().as_secs_f64();
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)

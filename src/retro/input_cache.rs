@@ -1,7 +1,7 @@
-//! Decoded input blocks a worker process keeps between its block tasks
-//! ([`super::distributed::run_block`]): a block of one layer is read by up to one
-//! block of the next per group, and a task that finds it here neither reads its
-//! shard nor decodes it again. Bounded in bytes, least recently used first out.
+//! Blocks a worker process keeps between its block tasks
+//! ([`super::distributed::run_block`]), those it decoded as inputs and those it
+//! computed: a block of one layer is read by up to one block of the next per group,
+//! and a task that finds it here neither reads its shard nor decodes it again. Bounded in bytes, least recently used first out.
 //! A shard's values never change once written (a block computed again has the
 //! same values), so an entry stays right after its shard is pruned.
 
