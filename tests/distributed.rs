@@ -576,7 +576,7 @@ fn qubic_replies_as_tasks_make_a_strategy_verify_accepts() {
         // Two replies stored, a third written but not stored, a fourth written and damaged.
         for task in &tasks[..2] {
             let report = run_reply(start, task.reply, MEMORY, 3, &shards, &mut quiet).unwrap();
-            assert_eq!(report.outcome, "computed");
+            assert_eq!(report.outcome, TaskOutcome::Computed);
             coordinator.record(task.reply).unwrap();
         }
         run_reply(start, tasks[2].reply, MEMORY, 3, &shards, &mut quiet).unwrap();
@@ -605,8 +605,8 @@ fn qubic_replies_as_tasks_make_a_strategy_verify_accepts() {
         outcomes.push((task.reply, report.outcome));
         coordinator.record(task.reply).unwrap();
     }
-    assert!(outcomes.contains(&(replies[2].reply, "reused")));
-    assert!(outcomes.contains(&(replies[3].reply, "recomputed")));
+    assert!(outcomes.contains(&(replies[2].reply, TaskOutcome::Reused)));
+    assert!(outcomes.contains(&(replies[3].reply, TaskOutcome::Recomputed)));
     assert!(!outcomes.iter().any(|&(r, _)| r == replies[0].reply));
     let summary = coordinator.finish().unwrap();
     assert!(summary.complete);

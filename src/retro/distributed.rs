@@ -70,8 +70,9 @@ pub struct TaskReport {
     pub write_seconds: f64,
 }
 
-/// This process's cache of decoded inputs and of the blocks it computed (a task that panicked while holding it
-/// left it whole: its operations do not panic halfway).
+/// This process's cache of decoded inputs and of the blocks it computed (a task
+/// that panicked while holding it left it whole: its operations do not panic
+/// halfway).
 fn lock_inputs() -> MutexGuard<'static, InputCache> {
     WORKER_INPUTS.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -380,19 +380,27 @@ pub fn build(options: &BuildOptions, report: &mut dyn FnMut(&str)) -> Result<Bui
 }
 
 /// How progress lines name reply `reply`, the `index`th of `total`: "O 5 (3 of 7)".
-pub(super) fn reply_name(reply: u8, index: usize, total: usize) -> String {
+fn reply_name(reply: u8, index: usize, total: usize) -> String {
     format!("O {reply} ({} of {total})", index + 1)
 }
 
 /// Strategic moves below a stored reply: its root's subtree (the root is the
 /// record of the canonical position after the reply).
 fn stored_moves(store: &Store, reply: u8, stats: &crate::store::BlockStats) -> Result<u64> {
-    let records = stored::read_block(store, reply, stats.positions as i64)?;
-    // The root is the record with the fewest stones.
-    Ok(records
+    Ok(root_moves(&stored::read_block(
+        store,
+        reply,
+        stats.positions as i64,
+    )?))
+}
+
+/// Strategic moves below a reply whose strategy is `records`: its root's subtree
+/// (the root is the record with the fewest stones, the position after the reply).
+pub(super) fn root_moves(records: &[Record]) -> u64 {
+    records
         .iter()
         .min_by_key(|r| (r.key.0 | r.key.1).count_ones())
-        .map_or(0, |r| u64::from(r.subtree)))
+        .map_or(0, |r| u64::from(r.subtree))
 }
 
 /// The most plies any stored reply's strategy needs, plus X's first move and O's

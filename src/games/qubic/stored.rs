@@ -164,10 +164,8 @@ pub fn read_block(store: &Store, key: u8, records: i64) -> Result<Vec<Record>> {
 /// The raw bytes of block `key`, which claims `records` records (its chunk's
 /// length and checksum checked), and the chunk's coded size.
 fn read_block_bytes(store: &Store, key: u8, records: i64) -> Result<(Vec<u8>, usize)> {
-    let len = u64::try_from(records)
-        .ok()
-        .context("the block claims a bad size")
-        .and_then(block_bytes)?;
+    // A negative count is as bad as a huge one.
+    let len = block_bytes(u64::try_from(records).unwrap_or(u64::MAX))?;
     let chunk = store.stored_chunk(0, &[key], 0)?;
     let raw = chunk.decode(len, |_| Vec::new())?;
     Ok((raw.iter().map(|&v| v as u8).collect(), chunk.data.len()))

@@ -13,12 +13,15 @@
 //! distributed strategy can differ from a local one in its moves and counts; both
 //! are checked by the same independent walk (`tb verify`).
 
-use super::build::{self, BuildSummary, OpenFile, ProvedReply, ReplyOutcome, prove_reply};
+use super::build::{
+    self, BuildSummary, OpenFile, ProvedReply, ReplyOutcome, prove_reply, root_moves,
+};
 use super::position::Position;
 use super::prover::{Key, Prover, child_classes};
 use super::shrink::Shrinker;
-use super::stored::{self, GAME, RULES};
+use super::stored::{self, GAME, RULES, Record};
 use crate::retro::BlockId;
+use crate::retro::distributed::TaskOutcome;
 use crate::retro::shard::{ShardDir, ShardError, ShardErrorKind, header_for};
 use crate::store::{BlockStats, EncodedChunk, StoredChunk};
 use anyhow::{Context, Result, bail};
@@ -67,8 +70,8 @@ fn reply_child(start: Position, reply: u8) -> Result<Key> {
 pub struct ReplyTaskReport {
     /// O's reply (a cell of the start).
     pub reply: u8,
-    /// `computed`, `reused` (its shard was whole) or `recomputed` (damaged).
-    pub outcome: &'static str,
+    /// Computed, reused (its shard was whole) or recomputed (it was damaged).
+    pub outcome: TaskOutcome,
     /// Positions of its strategy (records).
     pub positions: u64,
     /// Strategic moves below the reply (0 when reused: the coordinator reads them).
@@ -84,8 +87,12 @@ pub struct ReplyTaskReport {
 }
 
 /// A reply's shard read whole, its coded bytes checked, and its chunk decoded to
-/// records checked as a reader checks them.
-fn read_reply(dir: &ShardDir, reply: u8) -> Result<(EncodedChunk, BlockStats), ShardError> {
+/// records checked as a reader checks them: the chunk, its row's statistics and
+/// the records.
+fn read_reply(
+    dir: &ShardDir,
+    reply: u8,
+) -> Result<(EncodedChunk, BlockStats, Vec<Record>), ShardError> {
     let id = block_of(reply);
     let shard = dir.read_opaque(&id)?;
     let damaged = |why: String| ShardError {
@@ -100,33 +107,26 @@ fn read_reply(dir: &ShardDir, reply: u8) -> Result<(EncodedChunk, BlockStats), S
         return Err(damaged(format!("{} chunks, a reply has one", chunks.len())));
     }
     let chunk = chunks.pop().expect("one chunk");
-    let decoded = stored::block_bytes(header.positions).and_then(|len| {
-        let stored = StoredChunk::from_shard(
-            0,
-            &reply.to_string(),
-            0,
-            (chunk.raw_len as i64, chunk.checksum, chunk.data.clone()),
-            i8::MIN..=i8::MAX,
-        );
-        let raw = stored.decode(len, |_| Vec::new())?;
-        let bytes: Vec<u8> = raw.iter().map(|&v| v as u8).collect();
-        stored::decode_records(&bytes)
-    });
-    match decoded {
-        Ok(records) if records.len() as u64 == header.positions => {}
-        Ok(records) => {
-            return Err(damaged(format!(
-                "{} records, its header says {}",
-                records.len(),
-                header.positions
-            )));
-        }
-        Err(e) => return Err(damaged(format!("{e:#}"))),
-    }
+    // The length `positions` gives is what the chunk must decode to: as many
+    // records as the header says, or an error.
+    let records = stored::block_bytes(header.positions)
+        .and_then(|len| {
+            let stored = StoredChunk::from_shard(
+                0,
+                &reply.to_string(),
+                0,
+                (chunk.raw_len as i64, chunk.checksum, chunk.data.clone()),
+                i8::MIN..=i8::MAX,
+            );
+            let raw = stored.decode(len, |_| Vec::new())?;
+            let bytes: Vec<u8> = raw.iter().map(|&v| v as u8).collect();
+            stored::decode_records(&bytes)
+        })
+        .map_err(|e| damaged(format!("{e:#}")))?;
     if chunk.checksum != header.digest {
         return Err(damaged("its digest is not its chunk's checksum".into()));
     }
-    Ok((chunk, header.stats()))
+    Ok((chunk, header.stats(), records))
 }
 
 /// Runs the task of O's reply `reply` to `start` with `memory` bytes for the
@@ -144,12 +144,12 @@ pub fn run_reply(
 ) -> Result<ReplyTaskReport> {
     let started = Instant::now();
     let child = reply_child(start, reply)?;
-    let mut outcome = "computed";
+    let mut outcome = TaskOutcome::Computed;
     match read_reply(dir, reply) {
-        Ok((_, stats)) => {
+        Ok((_, stats, _)) => {
             return Ok(ReplyTaskReport {
                 reply,
-                outcome: "reused",
+                outcome: TaskOutcome::Reused,
                 positions: stats.positions,
                 moves: 0,
                 expansions: 0,
@@ -158,7 +158,7 @@ pub fn run_reply(
                 peak_rss_bytes: crate::sys::peak_rss_bytes(),
             });
         }
-        Err(e) if e.kind == ShardErrorKind::Damaged => outcome = "recomputed",
+        Err(e) if e.kind == ShardErrorKind::Damaged => outcome = TaskOutcome::Recomputed,
         Err(_) => {}
     }
     let mut prover = Prover::new(memory / 4 * 3);
@@ -273,10 +273,16 @@ impl Coordinator {
             return Ok(done.clone());
         }
         reply_child(self.start, reply)?;
-        let (chunk, stats) = read_reply(&self.dir, reply)?;
+        let (chunk, stats, records) = read_reply(&self.dir, reply)?;
         stored::store_block(&mut self.file.store, reply, chunk, &stats)?;
-        let mut outcome = self.file.resumed(reply, &stats)?;
-        outcome.resumed = false;
+        let outcome = ReplyOutcome {
+            reply,
+            proven: true,
+            strategic: stats.positions,
+            moves: root_moves(&records),
+            seconds: stats.seconds,
+            resumed: false,
+        };
         self.dir.remove(&block_of(reply))?;
         self.stored.push(outcome.clone());
         Ok(outcome)
