@@ -72,22 +72,25 @@ def _worker_name() -> str:
         return "local"
 
 
-def _marked(root: str, stem: str, work):
-    """Runs ``work()`` with a marker file under ``root`` naming the task ``stem``:
-    a marker left by an earlier attempt means that attempt was lost with its
-    worker. Returns ``work()``'s result and whether there was such an attempt."""
+def _run_marked(root: str, stem: str, work) -> str:
+    """Runs ``work()`` (a Rust task: its report as JSON text) with a marker file
+    under ``root`` naming the task ``stem``: a marker left by an earlier attempt
+    means that attempt was lost with its worker. Returns the report with the
+    worker's name and whether there was such an attempt (``rerun``)."""
     markers = _markers(Path(root))
     markers.mkdir(parents=True, exist_ok=True)
     earlier = list(markers.glob(f"{stem}.*"))
     mine = markers / f"{stem}.{os.getpid()}.{time.time_ns()}"
     mine.touch()
     try:
-        result = work()
+        report = json.loads(work())
     finally:
         mine.unlink(missing_ok=True)
     for marker in earlier:
         marker.unlink(missing_ok=True)
-    return result, bool(earlier)
+    report["worker"] = _worker_name()
+    report["rerun"] = bool(earlier)
+    return json.dumps(report)
 
 
 def run_task(identity: str, shared: str, root: str, layer: int, key: list[int], threads: int, input_cache: int, *_inputs) -> str:
@@ -97,22 +100,20 @@ def run_task(identity: str, shared: str, root: str, layer: int, key: list[int], 
     with the worker's name, and whether an earlier attempt of this block was lost
     with its worker (a marker it left behind)."""
     stem = f"{layer}-{'.'.join(map(str, key))}"
-    text, rerun = _marked(root, stem, lambda: _core.run_block(identity, shared, layer, key, threads, input_cache))
-    report = json.loads(text)
-    report["worker"] = _worker_name()
-    report["rerun"] = rerun
-    return json.dumps(report)
+    return _run_marked(root, stem, lambda: _core.run_block(identity, shared, layer, key, threads, input_cache))
 
 
 def run_qubic_task(start: str, shared: str, root: str, reply: int, memory: int, shrink: int) -> str:
     """One Qubic reply task on a worker: proves O's reply ``reply`` to ``start``
     with ``memory`` bytes of tables into its shard. Returns the Rust report (JSON
     text) with the worker's name and whether an earlier attempt was lost."""
-    text, rerun = _marked(root, f"q-{reply}", lambda: _core.run_qubic_reply(start, shared, reply, memory, shrink))
-    report = json.loads(text)
-    report["worker"] = _worker_name()
-    report["rerun"] = rerun
-    return json.dumps(report)
+    return _run_marked(root, f"q-{reply}", lambda: _core.run_qubic_reply(start, shared, reply, memory, shrink))
+
+
+def _tally_worker(summary: dict, report: dict) -> None:
+    """Adds a task's seconds to its worker's in the summary."""
+    worker = report["worker"]
+    summary["worker_seconds"][worker] = summary["worker_seconds"].get(worker, 0.0) + report["seconds"]
 
 
 class Progress:
@@ -139,10 +140,10 @@ class Progress:
         elapsed = now - self.started
         if self.positions is None:
             eta = elapsed / self.done_tasks * (self.tasks - self.done_tasks)
+            rate = ""
         else:
-            rate = self.done_positions / max(elapsed, 1e-9)
-            eta = (self.positions - self.done_positions) / max(rate, 1.0)
-        rate = "" if self.positions is None else f"{self.computed_positions / max(elapsed, 1e-9) / 1e6:.1f} M positions/s, "
+            eta = (self.positions - self.done_positions) / max(self.done_positions / max(elapsed, 1e-9), 1.0)
+            rate = f"{self.computed_positions / max(elapsed, 1e-9) / 1e6:.1f} M positions/s, "
         line = (
             f"tb.dask: {self.unit} {self.done_tasks}/{self.tasks}, {rate}eta {eta:.0f} s"
             + (f", published {published[-1]}" if published else "")
@@ -246,9 +247,9 @@ def _connected(options, memory: int, client=None):
         )
         client = Client(cluster)
     try:
-        wanted = options.local if options.local else getattr(options, "min_workers", 1)
+        wanted = options.local or options.min_workers
         if wanted:
-            client.wait_for_workers(wanted, timeout=getattr(options, "wait", 600))
+            client.wait_for_workers(wanted, timeout=options.wait)
         yield client
     finally:
         client.close()
@@ -355,8 +356,7 @@ def _run(options, client, state, identity, identity_text, shared, on_record, as_
                 for phase in ("load", "kernel", "write"):
                     summary["task_phase_seconds"][phase] += report[f"{phase}_seconds"]
                 summary["blocks_rerun_after_lost_worker"] += report["rerun"]
-                worker = report["worker"]
-                summary["worker_seconds"][worker] = summary["worker_seconds"].get(worker, 0.0) + report["seconds"]
+                _tally_worker(summary, report)
                 progress.advance(report, recorded["published"])
                 future.release()
                 if on_record is not None:
@@ -410,12 +410,12 @@ def build_qubic(options: argparse.Namespace, client=None, on_record=None) -> dic
                 "replies_rerun_after_lost_worker": 0,
                 "worker_seconds": {},
                 "task_expansions": 0,
+                "shards_damaged_before_stored": 0,
             }
             tasks = json.loads(coordinator.tasks())
             progress = Progress(len(tasks), None, options.quiet, unit="replies")
             root = str(coordinator.shard_root())
             run_id = uuid.uuid4().hex[:12]
-            summary["shards_damaged_before_stored"] = 0
             # A shard found damaged when it is stored is proven again (its task
             # finds it damaged), a few times at most.
             for attempt in range(4):
@@ -449,8 +449,7 @@ def build_qubic(options: argparse.Namespace, client=None, on_record=None) -> dic
                         counts[report["outcome"]] += 1
                         summary["task_expansions"] += report["expansions"]
                         summary["replies_rerun_after_lost_worker"] += report["rerun"]
-                        worker = report["worker"]
-                        summary["worker_seconds"][worker] = summary["worker_seconds"].get(worker, 0.0) + report["seconds"]
+                        _tally_worker(summary, report)
                         progress.advance(report)
                         future.release()
                         if on_record is not None:
