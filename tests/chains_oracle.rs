@@ -7,8 +7,11 @@
 //! is partly drawn only its lines may be drawn, otherwise any line. Every value and
 //! every move's value must agree. The plain game's value (no chains) is compared too:
 //! the test prints how often Wilson's assumption changes a value, and checks that the
-//! chain game never changes it where every chain is long (three or more boxes, both
-//! ends on the edge), where theory says it cannot.
+//! chain game never changes it in these samples where every chain is long (three or
+//! more boxes, both ends on the edge): observed, not proven, and not true of every
+//! move's value (see `Chains::is_exact_unit`). The exact rule (the default of `tb
+//! solve` and `tb build`) is checked against the plain game's brute force: value and
+//! every move, with the chains it keeps as units.
 
 mod harness;
 mod oracle;
@@ -17,6 +20,7 @@ use harness::tb;
 use oracle::{Oracle, Rng};
 use std::collections::HashMap;
 use tb::games::dots::board::Board;
+use tb::games::dots::chains::ChainRule;
 use tb::games::dots::notation;
 use tb::games::dots::search::{SearchOptions, Solver};
 
@@ -142,7 +146,7 @@ fn all_long_and_grounded(o: &Oracle, chains: &[u64]) -> bool {
 fn chain_games_match_the_brute_force() {
     let mut rng = Rng::new(1218);
     let (mut compared, mut moves_compared, mut differ_from_plain) = (0, 0, 0);
-    let mut long_chains = 0;
+    let (mut long_chains, mut exact_units) = (0, 0);
     // More samples for exploration: CHAINS_ORACLE_SAMPLES=N (default 60 per case).
     let samples: usize = std::env::var("CHAINS_ORACLE_SAMPLES")
         .ok()
@@ -189,6 +193,7 @@ fn chain_games_match_the_brute_force() {
                         tt_bytes: 1 << 20,
                     },
                 );
+                let exact = parsed.chains.under(&board, ChainRule::Exact);
                 solver.set_chains(parsed.chains);
                 // Every other position on two threads (lazy SMP with chains).
                 solver.set_threads(1 + found % 2);
@@ -220,6 +225,32 @@ fn chain_games_match_the_brute_force() {
                     want
                 };
                 let plain_value = plain.value(p);
+                // The exact rule: the plain game's value and every move's, with the
+                // chains it keeps as units (boxes on the edge nothing else touches).
+                exact_units += exact.masks().len();
+                let mut solver = Solver::new(
+                    board,
+                    SearchOptions {
+                        penalty,
+                        tt_bytes: 1 << 20,
+                    },
+                );
+                if !exact.is_empty() {
+                    solver.set_chains(exact);
+                }
+                let got = solver.solve(p);
+                assert_eq!(got.value, plain_value, "exact value of\n{text}");
+                let plain_moves = plain.move_values(p);
+                assert_eq!(got.moves.len(), plain_moves.len(), "exact moves of\n{text}");
+                for mv in &got.moves {
+                    let want = plain_moves.iter().find(|m| m.0 == mv.line).map(|m| m.1);
+                    assert_eq!(
+                        Some(mv.value),
+                        want,
+                        "exact move {} of\n{text}",
+                        plain.line_name(mv.line)
+                    );
+                }
                 long_chains += usize::from(all_long_and_grounded(&plain, &chains));
                 if plain_value != want {
                     differ_from_plain += 1;
@@ -238,7 +269,11 @@ fn chain_games_match_the_brute_force() {
         }
     }
     eprintln!(
-        "{compared} positions ({moves_compared} moves) match; Wilson's assumption changed the value of {differ_from_plain}; {long_chains} had only long grounded chains"
+        "{compared} positions ({moves_compared} moves) match; Wilson's assumption changed the value of {differ_from_plain}; {long_chains} had only long grounded chains; the exact rule kept {exact_units} chains as units"
+    );
+    assert!(
+        exact_units > 0,
+        "no chain the exact rule keeps: the exact units went untested"
     );
 }
 
@@ -260,15 +295,52 @@ fn the_commands_read_chain_files() {
     std::fs::write(&file, wilson(&plain, p, chain, 0)).unwrap();
     let file = file.to_str().unwrap();
 
+    // By default the chain (one box inside the board) is played as plain lines:
+    // the plain game's answer, and the output says so.
     let out = harness::run_ok(tb().args(["solve", &board, file]), "tb solve");
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
-        text.starts_with("chains as pseudo-lines: 1 chains of 2 lines; 20 units open\n"),
+        text.starts_with("chains: 1 marked, analysed exactly: 0 played as units"),
         "{text}"
     );
     let out = harness::run_ok(tb().args(["solve", &board, file, "--json"]), "tb solve");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut plain_game = Oracle::new_sparse(3, 3, 0);
+    assert_eq!(v["value"], plain_game.value(p), "{v}");
+    assert_eq!(v["chain_rule"], "exact", "{v}");
+    assert!(
+        v.get("chains").is_none() && v.get("approximate").is_none(),
+        "{v}"
+    );
+    let plain_moves = plain_game.move_values(p);
+    let moves = v["moves"].as_array().unwrap();
+    assert_eq!(moves.len(), plain_moves.len(), "{v}");
+    for m in moves {
+        let line = m["line"].as_u64().unwrap() as usize;
+        let want = plain_moves.iter().find(|x| x.0 == line).unwrap().1;
+        assert_eq!(m["value"], want, "{v}");
+    }
+
+    // --wilson-chains: the chain game, said to be approximate.
+    let out = harness::run_ok(
+        tb().args(["solve", &board, file, "--wilson-chains"]),
+        "tb solve --wilson-chains",
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.starts_with(
+            "chains as pseudo-lines: 1 chains of 2 lines; 20 units open (Wilson's assumption: values may differ"
+        ),
+        "{text}"
+    );
+    let out = harness::run_ok(
+        tb().args(["solve", &board, file, "--json", "--wilson-chains"]),
+        "tb solve --wilson-chains",
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["chains"], serde_json::json!([["h1.1", "h2.1"]]), "{v}");
+    assert_eq!(v["chain_rule"], "wilson", "{v}");
+    assert_eq!(v["approximate"], true, "{v}");
     let mut game = ChainGame {
         oracle: &plain,
         chains: vec![chain],
@@ -294,11 +366,25 @@ fn the_commands_read_chain_files() {
             "a tablebase holds the plain game",
         ),
         (
-            vec!["build", &board, "--start", file, "--loony"],
+            vec![
+                "build",
+                &board,
+                "--start",
+                file,
+                "--loony",
+                "--wilson-chains",
+            ],
             "--loony analyses the plain game",
         ),
         (
-            vec!["build", &board, "--start", file, "--corners"],
+            vec![
+                "build",
+                &board,
+                "--start",
+                file,
+                "--corners",
+                "--wilson-chains",
+            ],
             "leave out --symmetry wilson and --corners",
         ),
         (vec!["play", &board, file], "remove the chain dots"),
@@ -317,6 +403,29 @@ fn the_commands_read_chain_files() {
         );
         assert!(err.contains(what), "{args:?}: {err}");
     }
+    // An exact build of the chain file keeps no chain (it is one box inside the
+    // board): a plain table from that start, which answers the file itself.
+    let exact = dir.path().join("exact.tb");
+    harness::run_ok(
+        tb().args(["build", &board, "--quiet", "--start", file, "--db"])
+            .arg(&exact),
+        "tb build exact",
+    );
+    let out = harness::run_ok(tb().args(["info", "--json", "--db"]).arg(&exact), "tb info");
+    let info: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        info.get("chains").is_none() && info.get("approximate").is_none(),
+        "{info}"
+    );
+    let out = harness::run_ok(
+        tb().args(["probe", "--json", "--db"])
+            .arg(&exact)
+            .arg(plain.bits(p)),
+        "tb probe",
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["value"], plain_game.value(p), "{v}");
+
     // A dot on a line that no chain box joins is an error naming the line.
     std::fs::write(
         dir.path().join("stray.txt"),
@@ -391,7 +500,7 @@ fn chain_tablebases_match_the_brute_force() {
                     plain.bits(p)
                 );
                 harness::run_ok(
-                    tb().args(["build", &board, "--quiet", "--start"])
+                    tb().args(["build", &board, "--quiet", "--wilson-chains", "--start"])
                         .arg(&file)
                         .arg("--db")
                         .arg(&db),
@@ -494,6 +603,19 @@ fn chain_tablebases_match_the_brute_force() {
                 listed.sort();
                 expected.sort();
                 assert_eq!(listed, expected, "chains in tb info of {what}");
+                // Approximate unless every chain is a box on the edge that nothing
+                // else touches (two lines, each bordering one box).
+                let exact_units = chains.iter().all(|&c| {
+                    c.count_ones() == 2
+                        && (0..64)
+                            .filter(|l| c >> l & 1 == 1)
+                            .all(|l| plain.boxes_of_line(l) == 1)
+                });
+                assert_eq!(
+                    info.get("approximate") == Some(&serde_json::json!(true)),
+                    !exact_units,
+                    "approximate in tb info of {what}"
+                );
             }
             assert!(found == samples, "{board}: only {found} starts with chains");
         }

@@ -412,6 +412,7 @@ fn the_feature_keys_are_read_and_unknown_values_refused() {
             "2x3",
             "--start",
             chains.to_str().unwrap(),
+            "--wilson-chains",
             "--quiet",
         ],
         &db,

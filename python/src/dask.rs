@@ -124,6 +124,7 @@ fn build_identity(
             symmetry,
             corners,
             loony,
+            chain_rule: Default::default(),
         };
         Ok(request.spec_to_build(&db)?.to_meta())
     });

@@ -876,11 +876,14 @@ enum Size {
 /// threads: search threads (default 1, the calling thread; more run lazy SMP as
 /// `tb solve --threads N` does, and the node count then varies from run to run).
 /// best: the value and one best move only, as `tb solve --best` (`moves` holds
-/// that move; the other moves' values are not searched).
+/// that move; the other moves' values are not searched). Chains a Wilson file
+/// marks are analysed exactly (the plain game's values); wilson_chains=True plays
+/// each as one pseudo-line, Wilson's approximation (the dict then says
+/// `chain_rule: "wilson"` and `approximate: True`).
 /// The GIL is released while searching. Raises PositionError for a bad position
 /// or start, ValueError for other bad arguments.
 #[pyfunction]
-#[pyo3(signature = (board, position = None, *, start = "empty", penalty = None, tt = None, max_nodes = None, time_limit = None, pv = false, best = false, threads = 1))]
+#[pyo3(signature = (board, position = None, *, start = "empty", penalty = None, tt = None, max_nodes = None, time_limit = None, pv = false, best = false, threads = 1, wilson_chains = false))]
 #[allow(clippy::too_many_arguments)]
 fn solve<'py>(
     py: Python<'py>,
@@ -894,6 +897,7 @@ fn solve<'py>(
     pv: bool,
     best: bool,
     threads: usize,
+    wilson_chains: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let board: Board = board.parse().map_err(|e: BoardError| {
         PyValueError::new_err(format!(
@@ -915,6 +919,9 @@ fn solve<'py>(
         })?;
     request.pv = pv;
     request.best_only = best;
+    if wilson_chains {
+        request.chain_rule = tb::games::dots::chains::ChainRule::Wilson;
+    }
     request.threads = tb::sys::check_threads("threads", threads)
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
     match tt {
@@ -935,7 +942,15 @@ fn solve<'py>(
             let answer = Probe::from_search(request.lines, &result);
             json_loads(
                 py,
-                &output::solve_json(&board, &answer, &result, seconds, pv, &request.chains),
+                &output::solve_json(
+                    &board,
+                    &answer,
+                    &result,
+                    seconds,
+                    pv,
+                    &request.chains,
+                    request.chain_rule,
+                ),
             )
         }
         Err(stopped) => {

@@ -37,7 +37,7 @@ pub enum Command {
     /// Value of a Dots-and-Boxes position and of every move (or one best move)
     /// by search (no database needed).
     #[command(
-        after_help = "Examples:\n  tb solve 3x3\n  tb solve 3x5 --start swedish --pv\n  tb solve 2x4 h0.0,v1.1 --json\n  tb solve 5x5 data/problem-12.18.txt --tt 4GiB --best\n\nChains: in a Wilson file, dots on open lines mark chains (strings of boxes with two sides drawn), as in Wilson's diagram of problem 12.18. Each chain is played as one pseudo-line: once a line of a chain is drawn, only that chain's lines may be drawn until it is full (Wilson's assumption; see the README)."
+        after_help = "Examples:\n  tb solve 3x3\n  tb solve 3x5 --start swedish --pv\n  tb solve 2x4 h0.0,v1.1 --json\n  tb solve 5x5 data/problem-12.18.txt --tt 4GiB --best\n\nChains: in a Wilson file, dots on open lines mark chains (strings of boxes with two sides drawn), as in Wilson's diagram of problem 12.18. Answers are the plain game's: a chain is played as one pseudo-line only where that cannot change a value (a box on the edge that nothing else touches), the others as plain lines. --wilson-chains plays every chain as one pseudo-line (once a line of a chain is drawn, only that chain's lines may be drawn until it is full): Wilson's assumption, faster, but its values may differ from the real game's (see the README)."
     )]
     Solve(Solve),
     /// Write the stored positions as rows. Dots-and-Boxes: the opening book,
@@ -234,6 +234,12 @@ pub struct DotsBuild {
     /// (with the penalty); the default file gets `-loony` in its name.
     #[arg(long)]
     pub loony: bool,
+    /// Store every chain the start file marks as one unit (Wilson's assumption):
+    /// a smaller table of the chain game, whose values may differ from the plain
+    /// game's (`tb info` says so). Without it only chains that change no value are
+    /// units, the others plain lines.
+    #[arg(long)]
+    pub wilson_chains: bool,
     /// Print the plan (groups, blocks per layer, predicted memory and disk) and
     /// exit without building.
     #[arg(long)]
@@ -412,6 +418,11 @@ pub struct Solve {
     /// by exhaustive analysis of up to 26 open lines.
     #[arg(long)]
     pub loony: bool,
+    /// Play every chain the position marks as one pseudo-line (Wilson's
+    /// assumption): approximate, the answer says so (text line, JSON
+    /// `"approximate":true`). Without it chains are analysed exactly.
+    #[arg(long)]
+    pub wilson_chains: bool,
     #[command(flatten)]
     pub bounds: SearchBounds,
 }

@@ -7,6 +7,7 @@ use anyhow::{Result, bail};
 use std::process::ExitCode;
 use tb::games::dots::board::Board;
 use tb::games::dots::build::{BuildOptions, BuildRequest, build as build_table, check_budget};
+use tb::games::dots::chains::ChainRule;
 use tb::games::dots::{notation, output, plan, spec};
 use tb::retro::progress;
 
@@ -25,6 +26,11 @@ pub fn build(args: args::DotsBuild) -> Result<ExitCode> {
         symmetry: args.symmetry.map(|s| s != SymmetryArg::None),
         corners: (args.corners || args.no_corners).then_some(args.corners),
         loony: args.loony,
+        chain_rule: if args.wilson_chains {
+            ChainRule::Wilson
+        } else {
+            ChainRule::Exact
+        },
     };
     let spec = request.spec()?;
     if args.plan {
@@ -102,6 +108,9 @@ fn solve_with(args: &args::Solve) -> Result<ExitCode> {
     request.threads = threads;
     request.pv = args.pv;
     request.best_only = args.best;
+    if args.wilson_chains {
+        request.chain_rule = ChainRule::Wilson;
+    }
     let lines = request.lines;
     let json = args.json;
     if args.loony {
@@ -125,14 +134,8 @@ fn solve_with(args: &args::Solve) -> Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    if !request.chains.is_empty() && !json {
-        let chains = request.chains.masks();
-        let chain_lines: u32 = chains.iter().map(|c| c.count_ones()).sum();
-        let units = request.chains.open_units(lines, board.all_lines());
-        print_line(format!(
-            "chains as pseudo-lines: {} chains of {chain_lines} lines; {units} units open",
-            chains.len()
-        ))?;
+    if let Some(text) = request.chains_text(&board).filter(|_| !json) {
+        print_line(text)?;
     }
     let started = std::time::Instant::now();
     let mut solver = request.solver(board);
@@ -157,6 +160,7 @@ fn solve_with(args: &args::Solve) -> Result<ExitCode> {
             seconds,
             args.pv,
             &request.chains,
+            request.chain_rule,
         ))?;
     } else {
         print(output::probe_text(&board, &answer))?;

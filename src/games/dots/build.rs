@@ -5,6 +5,7 @@
 
 use super::board::{Board, Lines};
 use super::chain_kernel::ChainKernel;
+use super::chains::ChainRule;
 use super::format::DotsFormat;
 use super::groups::{auto_groups, default_book_lines, symmetric_groups};
 use super::kernel::{Kernel, LoonyChild};
@@ -47,6 +48,9 @@ pub struct BuildRequest {
     pub corners: Option<bool>,
     /// Wilson's loony analysis.
     pub loony: bool,
+    /// How chains marked in a start file are analysed: exact (only chains that
+    /// change no value stored as units) unless Wilson's rule is asked for.
+    pub chain_rule: ChainRule,
 }
 
 impl BuildRequest {
@@ -54,7 +58,8 @@ impl BuildRequest {
     /// with a reduction), the default book depth unless given.
     pub fn spec(&self) -> Result<Spec> {
         let board = self.board;
-        let start = spec::parse_start(&board, &self.start)?;
+        let mut start = spec::parse_start(&board, &self.start)?;
+        start.chains = start.chains.under(&board, self.chain_rule);
         let chains = !start.chains.is_empty();
         if chains && self.loony {
             bail!(

@@ -273,6 +273,92 @@ impl Chains {
     }
 }
 
+/// How the chains a position marks are analysed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ChainRule {
+    /// The plain game's values: a chain is played as a unit only where that
+    /// provably changes no value ([`Chains::is_exact_unit`]); every other chain's
+    /// lines are plain lines. The default.
+    #[default]
+    Exact,
+    /// Wilson's assumption for every chain (while a chain is partly drawn, only its
+    /// lines may be drawn): answers the chain game, which may differ from the
+    /// plain game's (`--wilson-chains`).
+    Wilson,
+}
+
+impl ChainRule {
+    /// The rule's name in JSON (`chain_rule`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChainRule::Exact => "exact",
+            ChainRule::Wilson => "wilson",
+        }
+    }
+}
+
+impl Chains {
+    /// Whether the chain `mask` may be played as a unit without changing any value
+    /// of the plain game, its moves' values included: a chain of one box whose two
+    /// open sides are both on the edge of the board (a box that no other box
+    /// touches through an open line).
+    ///
+    /// Why it is exact: let `b` be that box with one of its sides drawn, and `l` the
+    /// other. Drawing `l` completes `b` and nothing else, so for any other move `x`:
+    /// if `x` completes nothing, `l` then `x` is worth 2 more than `x` (after `x` the
+    /// opponent may take `b` with `l` and is where `l`, `x` would have left them);
+    /// if `x` completes boxes, it completes the same ones after `l`, and by
+    /// induction on the open lines `l` is best after `x`, so `l`, `x` is worth what
+    /// `x`, `l` is. So `l` is a best move wherever `b` can be taken, and the chain
+    /// rule, which then allows `l` only, keeps every value.
+    ///
+    /// Why longer chains are not (tests/chains_oracle.rs finds them): the rule
+    /// forbids taking a box elsewhere while a chain is partly drawn. A player who
+    /// opens a chain while a box hangs elsewhere leaves the taker the choice
+    /// between the hanging box and keeping control by handing back the chain's last
+    /// boxes, but not both; in the plain game the taker gets both. Even a chain of
+    /// three boxes with both ends on the edge changes such a move's value (3x3: the
+    /// move is worth -3 in the plain game and -1 under the rule), and a chain with
+    /// an end inside the board changes the position's value.
+    pub fn is_exact_unit(board: &Board, mask: Lines) -> bool {
+        let perimeter = board.perimeter();
+        mask.count_ones() == 2 && mask & !perimeter == 0
+    }
+
+    /// The chains `rule` plays as units: all of them ([`ChainRule::Wilson`]) or
+    /// those proven exact ([`ChainRule::Exact`]).
+    pub fn under(&self, board: &Board, rule: ChainRule) -> Chains {
+        match rule {
+            ChainRule::Wilson => self.clone(),
+            ChainRule::Exact => Chains::from_masks(
+                board,
+                self.masks
+                    .iter()
+                    .copied()
+                    .filter(|&m| Chains::is_exact_unit(board, m))
+                    .collect(),
+            )
+            .expect("a subset of valid chains"),
+        }
+    }
+
+    /// Whether playing these chains as units may change a value of the plain game
+    /// (some chain is not [`Chains::is_exact_unit`]).
+    pub fn approximate(&self, board: &Board) -> bool {
+        self.masks.iter().any(|&m| !Chains::is_exact_unit(board, m))
+    }
+
+    /// The rule under which these chains, played as units, were chosen: exact when
+    /// each is exact as a unit, else Wilson's.
+    pub fn rule(&self, board: &Board) -> ChainRule {
+        if self.approximate(board) {
+            ChainRule::Wilson
+        } else {
+            ChainRule::Exact
+        }
+    }
+}
+
 fn first_line(mask: Lines) -> Option<usize> {
     (mask != 0).then(|| mask.trailing_zeros() as usize)
 }

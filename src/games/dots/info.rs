@@ -55,6 +55,10 @@ pub struct InfoReport {
     /// each chain stored as one unit (so layers count units). Absent otherwise.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub chains: Vec<Vec<String>>,
+    /// Chain files whose units may change values (Wilson's assumption,
+    /// `--wilson-chains`): true; absent otherwise.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub approximate: bool,
     /// Whether the file holds loony analysis (`tb build --loony`).
     pub loony: bool,
     /// Loony files, once built: who can be forced to make the next loony move
@@ -165,6 +169,7 @@ pub fn info(tb: &Tablebase) -> Result<InfoReport> {
             entry => entry,
         },
         chains: spec.chains.line_names(&spec.board),
+        approximate: spec.chains.approximate(&spec.board),
         loony: spec.loony,
         start_loony: match start_entry {
             Some(entry) if spec.loony => Some(tb.loony_entry(entry)?.1),
@@ -220,6 +225,9 @@ pub fn info_text(r: &InfoReport) -> String {
             "chains, each stored as one unit (layers count units): {}\n",
             chains.join(" | ")
         );
+        if r.approximate {
+            s += "values of the chain game (Wilson's assumption, --wilson-chains): they may differ from the plain game's\n";
+        }
     }
     s += &format!(
         "status {}, start value {}, file {} (peak during the build {})\n",

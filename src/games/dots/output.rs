@@ -1,7 +1,7 @@
 //! Text and JSON renderings of probe answers (JSON shape fixed by docs/FORMAT.md §6.1).
 
 use super::board::{Board, Lines};
-use super::chains::Chains;
+use super::chains::{ChainRule, Chains};
 use super::loony::Loony;
 use super::notation::format_position;
 use super::probe::{MoveValue, Probe};
@@ -196,14 +196,17 @@ fn value_with_mark(value: i32, loony: Option<Loony>) -> String {
     format!("{value:+}{}", loony.map_or("", Loony::mark))
 }
 
-/// `tb solve --json`: the probe object plus search statistics.
+/// `tb solve --json`: the probe object plus search statistics, and with chains
+/// `marked` in the position, those played as units under `rule`, the rule, and
+/// whether the answer is approximate (Wilson's assumption changed the game).
 pub fn solve_json(
     board: &Board,
     answer: &Probe,
     result: &SolveResult,
     seconds: f64,
     with_pv: bool,
-    chains: &Chains,
+    marked: &Chains,
+    rule: ChainRule,
 ) -> String {
     #[derive(Serialize)]
     struct Extra {
@@ -214,16 +217,25 @@ pub fn solve_json(
         pv: Option<Vec<String>>,
         #[serde(skip_serializing_if = "Vec::is_empty")]
         chains: Vec<Vec<String>>,
+        /// With chains marked: `exact` or `wilson`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        chain_rule: Option<&'static str>,
+        /// Present (true) when chains played as units may have changed the values.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        approximate: bool,
         /// Present (true) when `moves` is one best move only.
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         best_only: bool,
     }
+    let played = marked.under(board, rule);
     let extra = Extra {
         nodes: result.nodes,
         seconds,
         peak_rss_bytes: crate::sys::peak_rss_bytes(),
         pv: with_pv.then(|| result.pv.iter().map(|&l| board.line_name(l)).collect()),
-        chains: chains.line_names(board),
+        chains: played.line_names(board),
+        chain_rule: (!marked.is_empty()).then(|| rule.as_str()),
+        approximate: played.approximate(board),
         best_only: result.best_only,
     };
     // Both are objects: splice the extra fields into the probe object.

@@ -3,7 +3,7 @@
 //! solver without a database.
 
 use super::board::{Board, Lines};
-use super::chains::Chains;
+use super::chains::{ChainRule, Chains};
 use super::notation::{NotationError, ParsedPosition};
 use super::search::{SearchOptions, Solver};
 use super::spec;
@@ -14,8 +14,10 @@ use anyhow::Result;
 pub struct SolveRequest {
     /// The position.
     pub lines: Lines,
-    /// Chains marked in the position's Wilson file, played as pseudo-lines.
+    /// Chains marked in the position's Wilson file.
     pub chains: Chains,
+    /// How the marked chains are analysed (exact unless set).
+    pub chain_rule: ChainRule,
     /// Value of the full board (Wilson's last-move penalty).
     pub penalty: i8,
     /// Transposition table size in bytes.
@@ -58,6 +60,7 @@ impl SolveRequest {
         Ok(SolveRequest {
             lines,
             chains,
+            chain_rule: ChainRule::Exact,
             penalty,
             tt_bytes: default_tt_bytes(open),
             threads: 1,
@@ -71,6 +74,41 @@ impl SolveRequest {
         (board.all_lines() & !self.lines).count_ones()
     }
 
+    /// The chains the search plays as units: the marked ones the rule keeps.
+    pub fn played_chains(&self, board: &Board) -> Chains {
+        self.chains.under(board, self.chain_rule)
+    }
+
+    /// The line `tb solve` prints before its answer when the position marks
+    /// chains: how many, which are played as units, and whether the answer is
+    /// exact.
+    pub fn chains_text(&self, board: &Board) -> Option<String> {
+        if self.chains.is_empty() {
+            return None;
+        }
+        let marked = self.chains.masks().len();
+        let played = self.played_chains(board);
+        let units = played.open_units(self.lines, board.all_lines());
+        Some(match self.chain_rule {
+            ChainRule::Exact => format!(
+                "chains: {marked} marked, analysed exactly: {} played as units (boxes on the edge that nothing else touches), the others as plain lines; {units} {} open (--wilson-chains plays every chain as a unit: Wilson's approximation)",
+                played.masks().len(),
+                if played.is_empty() { "lines" } else { "units" }
+            ),
+            ChainRule::Wilson => {
+                let lines: u32 = played.masks().iter().map(|c| c.count_ones()).sum();
+                format!(
+                    "chains as pseudo-lines: {marked} chains of {lines} lines; {units} units open ({})",
+                    if played.approximate(board) {
+                        "Wilson's assumption: values may differ from the plain game's"
+                    } else {
+                        "each exact as a unit"
+                    }
+                )
+            }
+        })
+    }
+
     /// A solver for the request on `board` (its table no bigger than
     /// [`useful_tt_bytes`]).
     pub fn solver(&self, board: Board) -> Solver {
@@ -81,8 +119,9 @@ impl SolveRequest {
                 tt_bytes: self.tt_bytes.min(useful_tt_bytes(self.open(&board))) as usize,
             },
         );
-        if !self.chains.is_empty() {
-            solver.set_chains(self.chains.clone());
+        let chains = self.played_chains(&board);
+        if !chains.is_empty() {
+            solver.set_chains(chains);
         }
         solver.set_threads(self.threads);
         solver.set_principal_variation(self.pv);
@@ -120,6 +159,7 @@ mod tests {
         let mut request = SolveRequest {
             lines: 0,
             chains: Chains::none(),
+            chain_rule: ChainRule::Exact,
             penalty: 0,
             tt_bytes: 8 << 30,
             threads: 1,

@@ -547,11 +547,18 @@ impl Tablebase {
     }
 
     /// A file's penalty must be the table's, and its chains (if it marks any) the
-    /// table's: a plain table holds the plain game only.
+    /// table's, or those the table's rule keeps of them (an exact build keeps only
+    /// the chains that change no value): a plain table holds the plain game only.
     fn check_parsed(&self, parsed: &ParsedPosition) -> Result<()> {
         if self.spec.chains.is_empty() {
             parsed.chains.plain_only("a tablebase holds")?;
-        } else if !parsed.chains.is_empty() && parsed.chains != self.spec.chains {
+        } else if !parsed.chains.is_empty()
+            && parsed.chains != self.spec.chains
+            && parsed
+                .chains
+                .under(&self.spec.board, self.spec.chains.rule(&self.spec.board))
+                != self.spec.chains
+        {
             bail!(
                 "the position marks other chains than this tablebase's (its start shows them; or give the position without dots)"
             );
