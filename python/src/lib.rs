@@ -24,7 +24,7 @@ use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tb::games::dots::board::{Board, BoardError};
 use tb::games::dots::notation::{self, NotationError};
 use tb::games::dots::output;
@@ -879,11 +879,14 @@ enum Size {
 /// that move; the other moves' values are not searched). Chains a Wilson file
 /// marks are analysed exactly (the plain game's values); wilson_chains=True plays
 /// each as one pseudo-line, Wilson's approximation (the dict then says
-/// `chain_rule: "wilson"` and `approximate: True`).
+/// `chain_rule: "wilson"` and `approximate: True`). store: a file of proven
+/// positions to start from and add to, as `tb solve --store` (store_depth: how
+/// many lines below the position it keeps, default 10); the dict's `store` says
+/// what it gave and took.
 /// The GIL is released while searching. Raises PositionError for a bad position
 /// or start, ValueError for other bad arguments.
 #[pyfunction]
-#[pyo3(signature = (board, position = None, *, start = "empty", penalty = None, tt = None, max_nodes = None, time_limit = None, pv = false, best = false, threads = 1, wilson_chains = false))]
+#[pyo3(signature = (board, position = None, *, start = "empty", penalty = None, tt = None, max_nodes = None, time_limit = None, pv = false, best = false, threads = 1, wilson_chains = false, store = None, store_depth = None))]
 #[allow(clippy::too_many_arguments)]
 fn solve<'py>(
     py: Python<'py>,
@@ -898,6 +901,8 @@ fn solve<'py>(
     best: bool,
     threads: usize,
     wilson_chains: bool,
+    store: Option<std::path::PathBuf>,
+    store_depth: Option<u32>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let board: Board = board.parse().map_err(|e: BoardError| {
         PyValueError::new_err(format!(
@@ -932,31 +937,28 @@ fn solve<'py>(
         }
         None => {}
     }
-    let (outcome, seconds) = py.detach(|| {
-        let started = Instant::now();
-        let outcome = request.solver(board).solve_within(request.lines, limits);
-        (outcome, started.elapsed().as_secs_f64())
-    });
-    match outcome {
+    if let Some(path) = store {
+        request.store = Some(path);
+    }
+    if let Some(depth) = store_depth {
+        request.store_depth = depth;
+    }
+    let run = py
+        .detach(|| request.run(board, limits, None))
+        .map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
+    let seconds = run.seconds;
+    match run.outcome {
         Ok(result) => {
             let answer = Probe::from_search(request.lines, &result);
             json_loads(
                 py,
-                &output::solve_json(
-                    &board,
-                    &answer,
-                    &result,
-                    seconds,
-                    pv,
-                    &request.chains,
-                    request.chain_rule,
-                ),
+                &output::solve_json(&board, &answer, &result, seconds, &request, run.store),
             )
         }
         Err(stopped) => {
             let info = json_loads(
                 py,
-                &output::stopped_json(&board, request.lines, &stopped, seconds),
+                &output::stopped_json(&board, request.lines, &stopped, seconds, run.store),
             )?;
             let exception = SearchLimitError::new_err(stopped.to_string());
             let value = exception.value(py);

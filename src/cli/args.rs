@@ -423,6 +423,17 @@ pub struct Solve {
     /// `"approximate":true`). Without it chains are analysed exactly.
     #[arg(long)]
     pub wilson_chains: bool,
+    /// A store of proven positions (an SQLite file, made if missing): the search
+    /// starts from the bounds in it and adds those it proves near its root, also
+    /// when a limit stops it. Long searches run in pieces (--time-limit, then the
+    /// same command again), and a root's children can be solved as separate jobs
+    /// into one store before the root.
+    #[arg(long, value_name = "FILE")]
+    pub store: Option<PathBuf>,
+    /// With --store: keep bounds on positions at most this many lines below the
+    /// searched one [default: 10].
+    #[arg(long, value_name = "LINES", requires = "store")]
+    pub store_depth: Option<u32>,
     #[command(flatten)]
     pub bounds: SearchBounds,
 }

@@ -111,6 +111,10 @@ fn solve_with(args: &args::Solve) -> Result<ExitCode> {
     if args.wilson_chains {
         request.chain_rule = ChainRule::Wilson;
     }
+    request.store = args.store.clone();
+    if let Some(depth) = args.store_depth {
+        request.store_depth = depth;
+    }
     let lines = request.lines;
     let json = args.json;
     if args.loony {
@@ -137,30 +141,39 @@ fn solve_with(args: &args::Solve) -> Result<ExitCode> {
     if let Some(text) = request.chains_text(&board).filter(|_| !json) {
         print_line(text)?;
     }
-    let started = std::time::Instant::now();
-    let mut solver = request.solver(board);
-    solver.set_progress(super::common::search_progress());
-    let outcome = solver.solve_within(lines, args.bounds.limits());
+    let run = request.run(
+        board,
+        args.bounds.limits(),
+        super::common::search_progress(),
+    );
     super::common::end_search_progress();
-    let seconds = started.elapsed().as_secs_f64();
-    let result = match outcome {
+    let run = run?;
+    let seconds = run.seconds;
+    let store_text = run.store.map(|s| {
+        format!(
+            "store: {} positions loaded, {} added or tightened, {} in the store",
+            s.loaded, s.written, s.total
+        )
+    });
+    let result = match run.outcome {
         Ok(result) => result,
         Err(stopped) if json => {
-            print_line(output::stopped_json(&board, lines, &stopped, seconds))?;
+            print_line(output::stopped_json(
+                &board, lines, &stopped, seconds, run.store,
+            ))?;
             return Ok(ExitCode::from(super::common::EXIT_FAILURE));
         }
-        Err(stopped) => return Err(stopped.into()),
+        Err(stopped) => {
+            if let Some(text) = store_text {
+                eprintln!("{text}");
+            }
+            return Err(stopped.into());
+        }
     };
     let answer = tb::games::dots::probe::Probe::from_search(lines, &result);
     if json {
         print_line(output::solve_json(
-            &board,
-            &answer,
-            &result,
-            seconds,
-            args.pv,
-            &request.chains,
-            request.chain_rule,
+            &board, &answer, &result, seconds, &request, run.store,
         ))?;
     } else {
         print(output::probe_text(&board, &answer))?;
@@ -168,6 +181,9 @@ fn solve_with(args: &args::Solve) -> Result<ExitCode> {
             print_line("(one best move: --best values no other)")?;
         }
         print_line(format!("searched {} nodes in {seconds:.3} s", result.nodes))?;
+        if let Some(text) = store_text {
+            print_line(text)?;
+        }
         if args.pv {
             let names: Vec<String> = result.pv.iter().map(|&l| board.line_name(l)).collect();
             print_line(format!("pv: {}", names.join(" ")))?;

@@ -37,6 +37,7 @@ pub mod output;
 pub mod plan;
 pub mod play;
 pub mod probe;
+pub mod proven;
 pub mod reader;
 pub mod search;
 pub mod solve;

@@ -1,11 +1,12 @@
 //! Text and JSON renderings of probe answers (JSON shape fixed by docs/FORMAT.md §6.1).
 
 use super::board::{Board, Lines};
-use super::chains::{ChainRule, Chains};
 use super::loony::Loony;
 use super::notation::format_position;
 use super::probe::{MoveValue, Probe};
+use super::proven::StoreReport;
 use super::search::{SolveResult, Stopped};
+use super::solve::SolveRequest;
 use serde::Serialize;
 
 /// Renders probe answers as JSON objects (field order as in docs/FORMAT.md §6.1). Written by
@@ -196,18 +197,19 @@ fn value_with_mark(value: i32, loony: Option<Loony>) -> String {
     format!("{value:+}{}", loony.map_or("", Loony::mark))
 }
 
-/// `tb solve --json`: the probe object plus search statistics, and with chains
-/// `marked` in the position, those played as units under `rule`, the rule, and
-/// whether the answer is approximate (Wilson's assumption changed the game).
+/// `tb solve --json`: the probe object plus search statistics (and the principal
+/// variation when `request` asks for it), and with chains marked in the position,
+/// those played as units, the rule, and whether the answer is approximate
+/// (Wilson's assumption changed the game); with a store, what it gave and took.
 pub fn solve_json(
     board: &Board,
     answer: &Probe,
     result: &SolveResult,
     seconds: f64,
-    with_pv: bool,
-    marked: &Chains,
-    rule: ChainRule,
+    request: &SolveRequest,
+    store: Option<StoreReport>,
 ) -> String {
+    let (with_pv, marked, rule) = (request.pv, &request.chains, request.chain_rule);
     #[derive(Serialize)]
     struct Extra {
         nodes: u64,
@@ -226,6 +228,9 @@ pub fn solve_json(
         /// Present (true) when `moves` is one best move only.
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         best_only: bool,
+        /// With `--store`: what the store gave and took.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        store: Option<StoreReport>,
     }
     let played = marked.under(board, rule);
     let extra = Extra {
@@ -237,6 +242,7 @@ pub fn solve_json(
         chain_rule: (!marked.is_empty()).then(|| rule.as_str()),
         approximate: played.approximate(board),
         best_only: result.best_only,
+        store,
     };
     // Both are objects: splice the extra fields into the probe object.
     let probe = JsonWriter::new(board).probe(answer);
@@ -246,8 +252,14 @@ pub fn solve_json(
 
 /// The JSON object of a search stopped by its limits: the position, which limit,
 /// and the bounds on the value proven so far.
-pub fn stopped_json(board: &Board, position: Lines, stopped: &Stopped, seconds: f64) -> String {
-    serde_json::json!({
+pub fn stopped_json(
+    board: &Board,
+    position: Lines,
+    stopped: &Stopped,
+    seconds: f64,
+    store: Option<StoreReport>,
+) -> String {
+    let mut object = serde_json::json!({
         "board": board.to_string(),
         "position": format_position(board, position),
         "stopped": stopped.reason,
@@ -255,8 +267,11 @@ pub fn stopped_json(board: &Board, position: Lines, stopped: &Stopped, seconds: 
         "upper": stopped.upper,
         "nodes": stopped.nodes,
         "seconds": seconds,
-    })
-    .to_string()
+    });
+    if let Some(store) = store {
+        object["store"] = serde_json::to_value(store).expect("a report serialises");
+    }
+    object.to_string()
 }
 
 /// A human-readable table for a probe answer.

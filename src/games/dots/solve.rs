@@ -5,9 +5,11 @@
 use super::board::{Board, Lines};
 use super::chains::{ChainRule, Chains};
 use super::notation::{NotationError, ParsedPosition};
-use super::search::{SearchOptions, Solver};
+use super::proven::{ProvenStore, StoreReport};
+use super::search::{Limits, ProgressFn, SearchOptions, SolveResult, Solver, Stopped};
 use super::spec;
 use anyhow::Result;
+use std::path::PathBuf;
 
 /// A search to run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,6 +31,27 @@ pub struct SolveRequest {
     /// Whether the solve gives one best move only, not every move's value (off
     /// unless set; see [`Solver::set_best_move_only`]).
     pub best_only: bool,
+    /// A store of proven positions to start from and add to (none unless set; see
+    /// [`super::proven`]).
+    pub store: Option<PathBuf>,
+    /// The store keeps bounds on positions at most this many lines below the
+    /// searched one ([`DEFAULT_STORE_DEPTH`] unless set).
+    pub store_depth: u32,
+}
+
+/// How many lines below the searched position a store keeps bounds by default:
+/// enough for the positions whose subtrees are big, few enough that the store
+/// stays a small fraction of the table (empty 3x3: every entry of the top 10 plies).
+pub const DEFAULT_STORE_DEPTH: u32 = 10;
+
+/// What [`SolveRequest::run`] gives.
+pub struct SolveRun {
+    /// The answer, or the bounds proven before a limit stopped the search.
+    pub outcome: Result<SolveResult, Stopped>,
+    /// Seconds the search took (not counting the store).
+    pub seconds: f64,
+    /// What the store gave and took, with one.
+    pub store: Option<StoreReport>,
 }
 
 impl SolveRequest {
@@ -66,6 +89,55 @@ impl SolveRequest {
             threads: 1,
             pv: false,
             best_only: false,
+            store: None,
+            store_depth: DEFAULT_STORE_DEPTH,
+        })
+    }
+
+    /// Runs the search within `limits`: with a store, seeded from it first, and
+    /// what the search proved near its root (finished or stopped) added after.
+    pub fn run(
+        &self,
+        board: Board,
+        limits: Limits,
+        progress: Option<ProgressFn>,
+    ) -> Result<SolveRun> {
+        let mut store = match &self.store {
+            Some(path) => Some(ProvenStore::open(
+                path,
+                &board,
+                self.penalty.into(),
+                &self.played_chains(&board),
+            )?),
+            None => None,
+        };
+        let mut solver = self.solver(board);
+        solver.set_progress(progress);
+        let mut loaded = 0;
+        if let Some(store) = &store {
+            let rows = store.load()?;
+            solver.seed(&rows);
+            loaded = rows.len();
+        }
+        let started = std::time::Instant::now();
+        let outcome = solver.solve_within(self.lines, limits);
+        let seconds = started.elapsed().as_secs_f64();
+        let store = match store.as_mut() {
+            Some(store) => {
+                let min_open = self.open(&board).saturating_sub(self.store_depth);
+                let written = store.add(&solver.proven(min_open))?;
+                Some(StoreReport {
+                    loaded,
+                    written,
+                    total: store.positions()?,
+                })
+            }
+            None => None,
+        };
+        Ok(SolveRun {
+            outcome,
+            seconds,
+            store,
         })
     }
 
@@ -165,6 +237,8 @@ mod tests {
             threads: 1,
             pv: false,
             best_only: false,
+            store: None,
+            store_depth: DEFAULT_STORE_DEPTH,
         };
         // 24 open lines: 2^24 positions, 16 bytes each.
         assert_eq!(request.solver(board).table_bytes(), 256 << 20);

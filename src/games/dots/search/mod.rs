@@ -126,6 +126,28 @@ const ETC_MIN_OPEN: u32 = 16;
 /// Larger than any value.
 const INF: i32 = 30_000;
 
+/// The form of the table's keys (the canonical position under the board's
+/// symmetries, twin lines normalised): bounds kept outside the process
+/// ([`Solver::proven`], `tb solve --store`) are valid only under the same form.
+/// Bump it whenever [`Solver`] canonicalises positions differently.
+pub const KEY_FORM: u32 = 1;
+
+/// Bounds a search proved on a position's value, in the table's terms: what
+/// [`Solver::proven`] gives and [`Solver::seed`] takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Proven {
+    /// The canonical position (the table's key, see [`KEY_FORM`]).
+    pub key: Lines,
+    /// Its open lines.
+    pub open: u8,
+    /// Lower bound on its value for the player to move.
+    pub lower: i16,
+    /// Upper bound.
+    pub upper: i16,
+    /// Best move found, in canonical coordinates (`u8::MAX`: none).
+    pub best: u8,
+}
+
 /// Options of a [`Solver`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SearchOptions {
@@ -370,6 +392,9 @@ pub struct Solver {
     /// The root's move that passed its last MTD(f) test (see
     /// [`Solver::note_root_proof`]).
     root_proof: Option<usize>,
+    /// Whether [`Solver::seed`] wrote into the table (so that it is no longer the
+    /// zeroed allocation [`Solver::clear`] may skip).
+    seeded: bool,
 }
 
 /// Where the threads of a parallel solve are while they value the root's moves:
@@ -467,6 +492,7 @@ impl Solver {
             want_pv: true,
             best_only: false,
             root_proof: None,
+            seeded: false,
         }
     }
 
@@ -542,6 +568,7 @@ impl Solver {
             want_pv: false,
             best_only: self.best_only,
             root_proof: None,
+            seeded: self.seeded,
         }
     }
 
@@ -658,12 +685,42 @@ impl Solver {
         self.nodes
     }
 
+    /// The bounds the table holds on positions with at least `min_open` open lines.
+    /// Everything in the table was proven, also after a stopped search, so these
+    /// are true bounds of the game this solver plays (its board, penalty and
+    /// chains; keys of [`KEY_FORM`]).
+    pub fn proven(&self, min_open: u32) -> Vec<Proven> {
+        let min_depth = u8::try_from(min_open + 1).unwrap_or(u8::MAX);
+        self.table
+            .entries(min_depth)
+            .into_iter()
+            .map(|e| Proven {
+                key: e.key,
+                open: e.depth - 1,
+                lower: e.lower,
+                upper: e.upper,
+                best: e.best,
+            })
+            .collect()
+    }
+
+    /// Puts bounds proven by an earlier search of the same game (board, penalty,
+    /// chains, [`KEY_FORM`]) into the table, merged with what it holds. The search
+    /// trusts them as it trusts its own entries.
+    pub fn seed(&mut self, proven: &[Proven]) {
+        for p in proven {
+            self.table
+                .store(p.key, p.open.saturating_add(1), p.lower, p.upper, p.best);
+        }
+        self.seeded = true;
+    }
+
     /// Forgets everything in the transposition table.
     pub fn clear(&mut self) {
         // A solver that has not searched yet has stored nothing: its table is still
         // the zeroed allocation, and clearing it would write every page once more
         // (seconds for the 8 GiB table of a big endgame).
-        if self.nodes == 0 {
+        if self.nodes == 0 && !self.seeded {
             return;
         }
         Arc::get_mut(&mut self.table)

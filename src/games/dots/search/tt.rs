@@ -149,7 +149,12 @@ impl Table {
     /// Locks the bucket of `key` and reads it.
     #[inline]
     fn lock(&self, key: Lines) -> Locked<'_> {
-        let i = self.index(key);
+        self.lock_at(self.index(key))
+    }
+
+    /// Locks the bucket whose first word is `i` and reads it.
+    #[inline]
+    fn lock_at(&self, i: usize) -> Locked<'_> {
         let words = &self.words[i..i + BUCKET];
         let data0 = loop {
             let d = words[1].load(Ordering::Relaxed);
@@ -224,6 +229,26 @@ impl Table {
     }
 }
 
+impl Table {
+    /// Every entry of at least `min_depth` (open lines + 1), read bucket by bucket
+    /// under each bucket's lock, so each entry is whole.
+    pub fn entries(&self, min_depth: u8) -> Vec<Entry> {
+        let buckets = 1usize << (64 - self.shift);
+        let mut out = Vec::new();
+        for b in 0..buckets {
+            let bucket = self.lock_at(self.offset + BUCKET * b);
+            let read = bucket.read;
+            bucket.unlock();
+            out.extend(
+                (0..2)
+                    .map(|i| Entry::unpack(read[2 * i], read[2 * i + 1]))
+                    .filter(|e| e.depth != 0 && e.depth >= min_depth),
+            );
+        }
+        out
+    }
+}
+
 /// `n` zeroed atomic words from a zeroed allocation (pages untouched until used).
 fn zeroed_atomics(n: usize) -> Vec<AtomicU64> {
     const _: () = assert!(
@@ -276,6 +301,22 @@ mod tests {
         assert!(t.probe(9).is_some());
         t.clear();
         assert!(t.probe(7).is_none());
+    }
+
+    #[test]
+    fn entries_lists_the_deep_enough_entries() {
+        let t = Table::new(1 << 12);
+        t.store(5, 30, -2, 4, 1);
+        t.store(6, 10, 0, 0, NO_MOVE);
+        t.store(0, 31, 3, 3, 2);
+        let mut deep: Vec<(Lines, i16, i16)> = t
+            .entries(20)
+            .into_iter()
+            .map(|e| (e.key, e.lower, e.upper))
+            .collect();
+        deep.sort_unstable();
+        assert_eq!(deep, [(0, 3, 3), (5, -2, 4)]);
+        assert_eq!(t.entries(1).len(), 3);
     }
 
     #[test]
