@@ -426,6 +426,33 @@ fn the_commands_read_chain_files() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["value"], plain_game.value(p), "{v}");
 
+    // A chain file built under Wilson's rule resumes only under it.
+    let wilson_db = dir.path().join("wilson.tb");
+    harness::run_ok(
+        tb().args([
+            "build",
+            &board,
+            "--quiet",
+            "--wilson-chains",
+            "--start",
+            file,
+            "--db",
+        ])
+        .arg(&wilson_db),
+        "tb build --wilson-chains",
+    );
+    let out = tb()
+        .args(["build", &board, "--quiet", "--start", file, "--db"])
+        .arg(&wilson_db)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", harness::describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("resume it with --wilson-chains"),
+        "{}",
+        harness::describe(&out)
+    );
+
     // A dot on a line that no chain box joins is an error naming the line.
     std::fs::write(
         dir.path().join("stray.txt"),

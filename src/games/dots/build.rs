@@ -157,6 +157,13 @@ impl BuildRequest {
         else {
             return Ok(spec);
         };
+        // A chain file resumes under the rule that chose its chains.
+        if meta.contains_key("chains") && spec.chains.is_empty() {
+            bail!(
+                "{} stores chains as units (Wilson's assumption): resume it with --wilson-chains, or use another --db",
+                db.display()
+            );
+        }
         // Files from before the key reduced no corners.
         let file_corners = meta.get("corners").map_or(Some(false), |t| t.parse().ok());
         let mut spec = match file_corners {
