@@ -354,6 +354,49 @@ def test_solve_equals_cli(cli, args, kwargs):
     assert got["source"] == "search"
 
 
+# 3x3: box (1,1) with its left and right sides drawn, its top and bottom dotted (a
+# one-box chain inside the board), and v0.0 drawn.
+CHAIN_TEXT = """0
++     +     +     +
+|
+|
+|
++     +  .  +     +
+      |     |
+      |     |
+      |     |
++     +  .  +     +
+
+
+
+
++     +     +     +
+"""
+
+
+def test_solve_chains_exact_or_wilson_and_a_store(tmp_path):
+    exact = tb.solve("3x3", CHAIN_TEXT)
+    plain = tb.solve("3x3", CHAIN_TEXT.replace(".", " "))
+    assert exact["chain_rule"] == "exact" and "approximate" not in exact and "chains" not in exact
+    assert exact["value"] == plain["value"] and exact["moves"] == plain["moves"]
+    wilson = tb.solve("3x3", CHAIN_TEXT, wilson_chains=True)
+    assert wilson["chain_rule"] == "wilson" and wilson["approximate"] is True
+    assert wilson["chains"] == [["h1.1", "h2.1"]]
+    text = tmp_path / "chain.txt"
+    text.write_text(CHAIN_TEXT)
+    want = json.loads(run("solve", "3x3", text, "--json", "--threads", "1", "--wilson-chains"))
+    assert steady(wilson) == steady(want)
+    # A store: the second search starts from what the first proved.
+    store = tmp_path / "s.db"
+    first = tb.solve("3x3", "h0.0", store=store)
+    second = tb.solve("3x3", "h0.0", store=str(store), store_depth=4)
+    assert first["store"]["loaded"] == 0 and first["store"]["total"] > 0
+    assert second["store"]["loaded"] == first["store"]["total"]
+    assert second["nodes"] < first["nodes"] and second["moves"] == first["moves"]
+    with pytest.raises(ValueError, match="penalty"):
+        tb.solve("3x3", "h0.0", store=store, penalty=-1)
+
+
 def test_solve_on_several_threads():
     one = tb.solve("3x3", "h0.0,v1.1")
     two = tb.solve("3x3", "h0.0,v1.1", threads=2)
