@@ -137,3 +137,29 @@ fn a_search_in_pieces_and_a_root_from_its_children_give_the_oracle_answer() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("store: 0 positions loaded, "), "{text}");
 }
+
+/// A position solved with `--best` into a store is answered from it again with no
+/// search to speak of: the move the store proves is taken before any other is
+/// searched (the table's own move for the position may be one that a later test
+/// refuted). The children of empty 3x4 through the top two rows of horizontal
+/// lines, each solved then solved again.
+#[test]
+fn a_stored_best_move_is_found_without_search() {
+    let o = Oracle::new_sparse(3, 4, 0);
+    let board = o.board_name();
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("children.db");
+    let tt = ["--best", "--tt", "64MiB"];
+    for line in 0..8 {
+        let bits = o.bits(1 << line);
+        let (code, first) = solve(&board, &bits, &store, &tt);
+        assert_eq!(code, 0, "{first}");
+        let (code, again) = solve(&board, &bits, &store, &tt);
+        assert_eq!(code, 0, "{again}");
+        assert_eq!(again["value"], first["value"], "{bits}");
+        assert!(
+            again["nodes"].as_u64().unwrap() <= 2,
+            "{bits} again from the store: {again}"
+        );
+    }
+}

@@ -1010,14 +1010,31 @@ impl Solver {
         self.first_achieving(position, value, order.into_iter())
     }
 
-    /// The first of `lines` that achieves `value` in `position`, by a null-window
-    /// search of its child, with the child's value. `None` once a limit stops it.
+    /// The first of `lines` that achieves `value` in `position`, with the child's
+    /// value: one the table already proves (a seeded table knows the moves of a
+    /// stored search), else by a null-window search of each child in turn. `None`
+    /// once a limit stops it.
     fn first_achieving(
         &mut self,
         position: Lines,
         value: i32,
         lines: impl Iterator<Item = usize>,
     ) -> Option<(usize, i32)> {
+        let lines: Vec<usize> = lines.collect();
+        for &line in &lines {
+            let k = self.completes(position, line);
+            let child = position | 1 << line;
+            if let Some(e) = self.table.probe(self.key(child)) {
+                // Bounds hold at the parity of the child's values (as in MTD(f)).
+                let parity = self.parity(child);
+                if k > 0 && round_up(e.lower.into(), parity) >= value - k {
+                    return Some((line, value - k));
+                }
+                if k == 0 && round_down(e.upper.into(), parity) <= -value {
+                    return Some((line, -value));
+                }
+            }
+        }
         for line in lines {
             let k = self.completes(position, line);
             let child = position | 1 << line;
