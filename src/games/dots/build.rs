@@ -16,6 +16,7 @@ use crate::retro::chunks::decode_chunk;
 use crate::retro::progress::Progress;
 use crate::retro::recode::RecodeSummary;
 use crate::retro::{self, BlockId, Format, Kernel as _};
+use crate::store::codec::Family;
 use crate::store::{MAX_CHUNK_POSITIONS, Store, chunk_len};
 use crate::units::human_bytes;
 use anyhow::{Context, Result, bail};
@@ -123,6 +124,7 @@ impl BuildRequest {
             loony: self.loony,
             boxes_left_form: start.chains.is_empty(),
             packed_format: false,
+            archive: false,
             chains: start.chains,
         };
         spec.book_lines = match self.book_lines {
@@ -534,24 +536,40 @@ impl retro::Kernel for DotsKernel<'_> {
 }
 
 /// Recodes the finished Dots-and-Boxes file `from` into `out` with chunks of
-/// `chunk` positions (see [`crate::retro::recode`]).
+/// `chunk` positions (default: the source's) in `coding` (default: the source's;
+/// zstd or archive) (see [`crate::retro::recode`]).
 pub fn recode(
     from: &Path,
     out: &Path,
-    chunk: u64,
+    chunk: Option<u64>,
+    coding: Option<Family>,
     progress: &mut dyn Progress,
 ) -> Result<RecodeSummary> {
     let source =
         Spec::from_meta(&Store::meta_of(from)?).with_context(|| from.display().to_string())?;
+    let chunk = chunk.unwrap_or(source.chunk_positions);
     if !(1..=MAX_CHUNK_POSITIONS).contains(&chunk) {
         bail!("--chunk must be between 1 and {MAX_CHUNK_POSITIONS}");
     }
+    let archive = match coding {
+        None => source.archive,
+        Some(Family::Zstd) => false,
+        Some(Family::Archive) if source.loony || !source.chains.is_empty() => {
+            bail!("the archival coding is for plain files (not loony or chain files)")
+        }
+        Some(Family::Archive) => true,
+        Some(other) => bail!(
+            "Dots-and-Boxes files are coded `zstd` or `archive`, not `{}`",
+            other.name()
+        ),
+    };
     // The recoded file stores values in the boxes-left form whatever the source's
     // (recoding is how a file of an older format gets it).
     let target = Spec {
         chunk_positions: chunk,
         boxes_left_form: source.chains.is_empty(),
         packed_format: false,
+        archive,
         ..source.clone()
     };
     let layout = source.layout();
