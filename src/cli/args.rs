@@ -76,7 +76,8 @@ pub enum Command {
         /// The new file (must not exist).
         #[arg(long)]
         out: PathBuf,
-        /// Positions per stored chunk in the new file [default: the table's].
+        /// Positions per stored chunk in the new file [default: the table's; 2048
+        /// when recoding to `archive`].
         #[arg(long, value_name = "N")]
         chunk: Option<u64>,
         /// How the new file's chunks are coded [default: the table's]:
