@@ -17,7 +17,7 @@
 //! Every chunk is coded on its own, so a probe still decodes one chunk (or the
 //! part of it up to the value it needs).
 
-use super::cm::{self, Context, Models, Neighbours, Rule, back_values, hash_slot};
+use super::cm::{self, Context, Models, Neighbours, Rule, back_values, hash_slot, thread_models};
 
 /// What the archival coder knows of one position besides the values before it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -76,11 +76,7 @@ impl Rule<MODELS> for SiteRule<'_> {
     }
 
     fn with_models<T>(f: impl FnOnce(&mut Models<MODELS>) -> T) -> T {
-        thread_local! {
-            static MODELS_OF_THREAD: std::cell::RefCell<Models<MODELS>> =
-                std::cell::RefCell::new(Models::new(SLOTS));
-        }
-        MODELS_OF_THREAD.with_borrow_mut(f)
+        thread_models!(MODELS, SLOTS, f)
     }
 }
 
@@ -108,14 +104,16 @@ mod tests {
             alphabet in 1usize..=256,
             sites in proptest::collection::vec((0u32..4000, 0u32..4000, any::<u16>()), 0..3000),
         ) {
-            let values: Vec<u8> = values.iter().map(|&v| (v as usize % alphabet) as u8).collect();
             let sites: Vec<Site> = sites
                 .iter()
                 .map(|&(a, b, feature)| Site { back: [a, b, a ^ b, a / 2], feature })
                 .collect();
-            let coded = encode(&values, &sites);
-            prop_assert_eq!(decode(&coded, values.len(), &sites), values.clone());
-            prop_assert!(coded.len() <= values.len() * 2 + 270);
+            crate::store::cm::tests::check_round_trip(
+                &values,
+                alphabet,
+                |v| encode(v, &sites),
+                |c, len| decode(c, len, &sites),
+            )?;
         }
     }
 
@@ -165,23 +163,17 @@ mod tests {
 
     #[test]
     fn corrupt_input_never_panics() {
-        let values: Vec<u8> = (0..5000u32).map(|i| (i * i % 37) as u8).collect();
-        let sites: Vec<Site> = (0..5000u32)
+        let values = crate::store::cm::tests::corrupt_test_values();
+        let sites: Vec<Site> = (0..values.len() as u32)
             .map(|i| Site {
                 back: [50, 1, 100, 7],
                 feature: (i % 9) as u16,
             })
             .collect();
         let coded = encode(&values, &sites);
-        for cut in [0, 1, 3, coded.len() / 2] {
-            assert_eq!(
-                decode(&coded[..cut], values.len(), &sites).len(),
-                values.len()
-            );
-        }
-        let mut flipped = coded.clone();
-        flipped[coded.len() / 3] ^= 0x10;
-        assert_ne!(decode(&flipped, values.len(), &sites), values);
+        crate::store::cm::tests::assert_cut_and_flipped_decode_wrong(&values, &coded, |data| {
+            decode(data, values.len(), &sites)
+        });
         // Sites that differ from the encoder's decode to other values.
         let other: Vec<Site> = sites.iter().map(|s| Site { feature: 0, ..*s }).collect();
         assert_ne!(decode(&coded, values.len(), &other), values);

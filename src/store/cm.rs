@@ -312,6 +312,19 @@ pub(crate) struct Context<const M: usize> {
     pub slots: [usize; M],
 }
 
+/// The body of a [`Rule::with_models`]: this thread's models (`$m` of them over
+/// `$slots` slots, one set per rule) given to `$f`.
+macro_rules! thread_models {
+    ($m:expr, $slots:expr, $f:expr) => {{
+        thread_local! {
+            static MODELS_OF_THREAD: std::cell::RefCell<$crate::store::cm::Models<{ $m }>> =
+                std::cell::RefCell::new($crate::store::cm::Models::new($slots));
+        }
+        MODELS_OF_THREAD.with_borrow_mut($f)
+    }};
+}
+pub(crate) use thread_models;
+
 /// How a coding picks the contexts of a value from the values before it: the one
 /// thing that differs between the codings that share this coder.
 pub(crate) trait Rule<const M: usize> {
@@ -348,11 +361,7 @@ impl Rule<MODELS> for NeighbourRule<'_> {
     }
 
     fn with_models<T>(f: impl FnOnce(&mut Models<MODELS>) -> T) -> T {
-        thread_local! {
-            static MODELS_OF_THREAD: std::cell::RefCell<Models<MODELS>> =
-                std::cell::RefCell::new(Models::new(SLOTS));
-        }
-        MODELS_OF_THREAD.with_borrow_mut(f)
+        thread_models!(MODELS, SLOTS, f)
     }
 }
 
@@ -641,7 +650,7 @@ pub fn decode(data: &[u8], len: usize, neighbours: &[Neighbours]) -> Vec<u8> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;
 
@@ -654,12 +663,48 @@ mod tests {
             alphabet in 1usize..=256,
             offsets in proptest::collection::vec((0u32..4000, 0u32..4000), 0..3000),
         ) {
-            let values: Vec<u8> = values.iter().map(|&v| (v as usize % alphabet) as u8).collect();
             let neighbours: Vec<Neighbours> = offsets.iter().map(|&(a, b)| [a, b, a ^ b, a / 2]).collect();
-            let coded = encode(&values, &neighbours);
-            prop_assert_eq!(decode(&coded, values.len(), &neighbours), values.clone());
-            prop_assert!(coded.len() <= values.len() * 2 + 270);
+            check_round_trip(&values, alphabet, |v| encode(v, &neighbours), |c, len| decode(c, len, &neighbours))?;
         }
+    }
+
+    /// `values` folded into an alphabet of `alphabet` values round-trip through
+    /// `encode` and `decode`, and take at most twice their size (plus the
+    /// alphabet): the property every coder built on this one has.
+    pub(crate) fn check_round_trip(
+        values: &[u8],
+        alphabet: usize,
+        encode: impl Fn(&[u8]) -> Vec<u8>,
+        decode: impl Fn(&[u8], usize) -> Vec<u8>,
+    ) -> Result<(), TestCaseError> {
+        let values: Vec<u8> = values
+            .iter()
+            .map(|&v| (v as usize % alphabet) as u8)
+            .collect();
+        let coded = encode(&values);
+        prop_assert_eq!(decode(&coded, values.len()), values.clone());
+        prop_assert!(coded.len() <= values.len() * 2 + 270);
+        Ok(())
+    }
+
+    /// Values for the corrupt-input tests of the coders built on this one.
+    pub(crate) fn corrupt_test_values() -> Vec<u8> {
+        (0..5000u32).map(|i| (i * i % 37) as u8).collect()
+    }
+
+    /// `decode` of `coded` (the coding of `values`) cut short gives as many values
+    /// (no panic), and with a bit flipped other values.
+    pub(crate) fn assert_cut_and_flipped_decode_wrong(
+        values: &[u8],
+        coded: &[u8],
+        decode: impl Fn(&[u8]) -> Vec<u8>,
+    ) {
+        for cut in [0, 1, 3, coded.len() / 2] {
+            assert_eq!(decode(&coded[..cut]).len(), values.len());
+        }
+        let mut flipped = coded.to_vec();
+        flipped[coded.len() / 3] ^= 0x10;
+        assert_ne!(decode(&flipped), values);
     }
 
     /// Neighbours one row of `stride` back and two rows back.
@@ -762,18 +807,11 @@ mod tests {
 
     #[test]
     fn corrupt_input_never_panics() {
-        let values: Vec<u8> = (0..5000u32).map(|i| (i * i % 37) as u8).collect();
+        let values = corrupt_test_values();
         let neighbours = rows(values.len(), 50);
-        let coded = encode(&values, &neighbours);
-        for cut in [0, 1, 3, coded.len() / 2] {
-            assert_eq!(
-                decode(&coded[..cut], values.len(), &neighbours).len(),
-                values.len()
-            );
-        }
-        let mut flipped = coded.clone();
-        flipped[coded.len() / 3] ^= 0x10;
-        assert_ne!(decode(&flipped, values.len(), &neighbours), values);
+        assert_cut_and_flipped_decode_wrong(&values, &encode(&values, &neighbours), |data| {
+            decode(data, values.len(), &neighbours)
+        });
         // Neighbours past the start of the chunk, or absent, are not errors.
         let far = vec![[u32::MAX, 7, 0, 1]; values.len()];
         assert_eq!(decode(&encode(&values, &far), values.len(), &far), values);
