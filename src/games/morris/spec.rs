@@ -235,15 +235,20 @@ impl MorrisSpec {
             codings
         } else {
             let name = get(FAMILY_KEY)?;
-            // The archival coding has no Morris sites (yet): such a file is not one
-            // this tb can read.
-            Family::parse(name)
-                .filter(|&f| f != Family::Archive)
-                .ok_or_else(|| {
-                    unknown_format(format!(
+            match Family::parse(name) {
+                // The archival coding has no Morris sites (yet).
+                Some(Family::Archive) => {
+                    return Err(unknown_format(format!(
                         "the file's chunks are coded `{name}`, which this tb does not read for Morris"
-                    ))
-                })?
+                    )));
+                }
+                Some(family) => family,
+                None => {
+                    return Err(unknown_format(format!(
+                        "the file's chunks are coded `{name}`, unknown to this tb"
+                    )));
+                }
+            }
         };
         if get("rules")? != RULES {
             bail!("the file was built with other rules: {}", get("rules")?);
