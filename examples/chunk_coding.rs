@@ -78,7 +78,8 @@ fn main() -> Result<()> {
         .par_iter()
         .map(|&c| {
             format
-                .chunk_neighbours(layer, &key, (c * cp) as u64, cp.min(bytes.len() - c * cp))
+                .chunk_contexts(layer, &key, (c * cp) as u64, cp.min(bytes.len() - c * cp))
+                .neighbours
                 .len()
         })
         .sum();
@@ -88,7 +89,7 @@ fn main() -> Result<()> {
     );
     let started = Instant::now();
     picks.par_iter().for_each(|&c| {
-        format.chunk_neighbours(layer, &key, (c * cp) as u64, cp.min(bytes.len() - c * cp));
+        format.chunk_contexts(layer, &key, (c * cp) as u64, cp.min(bytes.len() - c * cp));
     });
     println!(
         "  neighbours again: {:.1} M positions/s",
@@ -101,7 +102,7 @@ fn main() -> Result<()> {
         };
         let range = |c: usize| c * cp..((c + 1) * cp).min(bytes.len());
         let neighbours =
-            |c: usize| format.chunk_neighbours(layer, &key, (c * cp) as u64, range(c).len());
+            |c: usize| format.chunk_contexts(layer, &key, (c * cp) as u64, range(c).len());
         let started = Instant::now();
         let coded: Vec<Vec<u8>> = picks
             .par_iter()

@@ -454,6 +454,12 @@ fn morris_files_name_their_chunk_coding_and_format_3_resumes_in_it() {
         "UPDATE meta SET value = 'brotli' WHERE key = 'chunk_coding'",
     );
     assert!(run_err(&["probe", position], &zstd).contains("coded `brotli`, unknown to this tb"));
+    // The archival coding is Dots-and-Boxes's only.
+    sql(
+        &zstd,
+        "UPDATE meta SET value = 'archive' WHERE key = 'chunk_coding'",
+    );
+    assert!(run_err(&["probe", position], &zstd).contains("does not read for Morris"));
 
     let old = dir.path().join("old.tb");
     std::fs::copy(&fresh, &old).unwrap();

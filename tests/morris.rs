@@ -496,7 +496,7 @@ fn verify_catches_a_wrong_value_and_a_corrupt_chunk() {
             .unwrap();
         use tb::games::morris::spec::MorrisSpec;
         use tb::store::codec::{self, ChunkCoding};
-        let neighbours = || MorrisSpec::pair_neighbours(33, 0, raw_len as usize);
+        let neighbours = || MorrisSpec::pair_neighbours(33, 0, raw_len as usize).into();
         let mut raw = codec::decode(&data, raw_len as usize, neighbours).unwrap();
         // A win in 1 becomes a win in 3 (still a plausible byte).
         let at = raw.iter().position(|&v| v == 2).expect("some W1");

@@ -59,7 +59,8 @@ fn copy(dir: &Path) -> PathBuf {
 fn rewrite_block(db: &Path, key: u8, records: &mut [Record]) {
     let bytes = stored::encode_records(records);
     let raw: Vec<i8> = bytes.iter().map(|&b| b as i8).collect();
-    let chunk = EncodedChunk::encode(&raw, codec::ChunkCoding::Zstd(19), Vec::new).unwrap();
+    let chunk =
+        EncodedChunk::encode(&raw, codec::ChunkCoding::Zstd(19), codec::Contexts::default).unwrap();
     let conn = Connection::open(db).unwrap();
     let keyed: bool = conn
         .query_row(

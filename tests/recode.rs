@@ -1,7 +1,8 @@
 //! `tb recode`: a finished Dots-and-Boxes file copied into chunks of other sizes
-//! (the real binary and files) holds exactly the oracle's values, passes `verify`,
-//! answers probes as the original does, refuses damaged input without writing a
-//! file, and resumes after kill -9. (Morris files: tests/morris_placement.rs.)
+//! or into the archival coding (the real binary and files) holds exactly the
+//! oracle's values, passes `verify`, answers probes and exports as the original
+//! does, refuses damaged input without writing a file, and resumes after kill -9.
+//! (Morris files: tests/morris_placement.rs.)
 
 mod harness;
 mod interrupt;
@@ -28,8 +29,42 @@ fn recode_command(from: &Path, out: &Path, chunk: u64) -> assert_cmd::Command {
 
 /// [`recode_command`], which must succeed: its summary.
 fn recode(from: &Path, out: &Path, chunk: u64) -> serde_json::Value {
-    let output = run_ok(&mut recode_command(from, out, chunk), "tb recode");
+    run_recode(&mut recode_command(from, out, chunk))
+}
+
+/// A recode that must succeed: its summary.
+fn run_recode(cmd: &mut assert_cmd::Command) -> serde_json::Value {
+    let output = run_ok(cmd, "tb recode");
     serde_json::from_slice(&output.stdout).expect("recode prints JSON")
+}
+
+/// `tb recode --quiet --json --coding CODING --db FROM --out OUT` (the default
+/// chunk size), not yet run.
+fn recode_to(from: &Path, out: &Path, coding: &str) -> assert_cmd::Command {
+    let mut cmd = tb();
+    cmd.args(["recode", "--quiet", "--json", "--coding", coding, "--db"])
+        .arg(from)
+        .arg("--out")
+        .arg(out);
+    cmd
+}
+
+/// The data of each chunk of a file, by key.
+fn chunk_data(db: &Path) -> Vec<(i64, String, i64, Vec<u8>)> {
+    let conn = Connection::open(db).unwrap();
+    let mut stmt = conn
+        .prepare("SELECT n, counts, chunk, data FROM chunks ORDER BY n, counts, chunk")
+        .unwrap();
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+/// `tb export` (JSON lines) of a file: every stored position with its value.
+fn export_all(db: &Path) -> String {
+    let output = run_ok(tb().args(["export", "--db"]).arg(db), "tb export");
+    String::from_utf8(output.stdout).unwrap()
 }
 
 /// The build `b` with its file replaced by `db` (same board and start).
@@ -209,4 +244,111 @@ fn a_recode_killed_midway_resumes_and_gives_the_same_file_contents() {
     assert_eq!(info(&whole)["layers"], info(&out)["layers"]);
     assert_eq!(layer_values(&db), layer_values(&out));
     assert_same_probes(&whole, &out, 2000, 5);
+}
+
+#[test]
+fn archival_files_hold_the_oracle_values_and_read_as_the_zstd_ones() {
+    let mut o = Oracle::new(2, 3, 0);
+    for extra in [&[][..], &["--corners", "--symmetry", "none"][..]] {
+        let b = build_with(&o, "empty", o.start("empty"), Some(o.num_lines()), extra);
+        // The default archival chunk (2048), and chunks that split blocks unevenly.
+        for chunk in [None, Some(777u64)] {
+            let out = b.dir.path().join(format!("a{chunk:?}.tb"));
+            let mut cmd = recode_to(&b.db, &out, "archive");
+            if let Some(chunk) = chunk {
+                cmd.arg("--chunk").arg(chunk.to_string());
+            }
+            let summary = run_recode(&mut cmd);
+            assert_eq!(summary["chunk_positions_after"], chunk.unwrap_or(2048));
+            assert_eq!(info(&out)["features"]["chunk_coding"], "archive");
+            // Every chunk is archival or constant, and the file is smaller.
+            let chunks = chunk_data(&out);
+            assert!(chunks.iter().all(|c| [0x02, 0x04].contains(&c.3[0])));
+            assert!(chunks.iter().any(|c| c.3[0] == 0x04));
+            let bytes = |s: &serde_json::Value| s.as_u64().unwrap();
+            assert!(bytes(&summary["bytes_after"]) < bytes(&summary["bytes_before"]));
+            let r = with_file(&b, out.clone());
+            let table = Tablebase::open(&out).unwrap();
+            check_all_values(&mut o, &r, |p| table.value(p));
+            assert_eq!(layer_values(&b.db), layer_values(&out), "{}", b.label());
+            assert_eq!(export_all(&b.db), export_all(&out), "{}", b.label());
+            let verify = tb().args(["verify", "--db"]).arg(&out).output().unwrap();
+            assert!(verify.status.success(), "{}", describe(&verify));
+            // And back to zstd: the same chunks as a zstd recode of the original.
+            let back = b.dir.path().join(format!("z{chunk:?}.tb"));
+            run_recode(&mut recode_to(&out, &back, "zstd"));
+            let direct = b.dir.path().join(format!("d{chunk:?}.tb"));
+            recode(&b.db, &direct, chunk.unwrap_or(2048));
+            assert_eq!(chunk_data(&back), chunk_data(&direct));
+            assert_eq!(info(&back)["features"]["chunk_coding"], "zstd");
+        }
+    }
+}
+
+#[test]
+fn probes_of_an_archival_3x3_equal_the_original_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = harness::build_file(dir.path(), "3x3.tb", &["3x3", "--book-lines", "24"]);
+    let out = dir.path().join("archive.tb");
+    run_recode(&mut recode_to(&db, &out, "archive"));
+    assert_same_probes(&db, &out, 3000, 13);
+}
+
+#[test]
+fn a_damaged_archival_chunk_is_refused_and_archival_chunks_need_their_coding() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = harness::build_file(dir.path(), "3x3.tb", &["3x3", "--book-lines", "24"]);
+    let out = dir.path().join("archive.tb");
+    run_recode(&mut recode_to(&db, &out, "archive"));
+    // The largest archival chunk, its coded bytes changed (the checksums left as
+    // they were), and the same chunk in a file that says it holds zstd chunks.
+    let (n, counts, chunk, data) = chunk_data(&out)
+        .into_iter()
+        .filter(|c| c.3[0] == 0x04)
+        .max_by_key(|c| c.3.len())
+        .unwrap();
+    let mut flipped = data.clone();
+    let at = flipped.len() * 2 / 3;
+    flipped[at] ^= 0x21;
+    let cases: [(&str, Vec<u8>, &str); 2] = [
+        ("flipped", flipped, "archive"),
+        ("claimed zstd", data, "zstd"),
+    ];
+    for (what, data, coding) in cases {
+        let copy = dir.path().join(format!("{what}.tb"));
+        std::fs::copy(&out, &copy).unwrap();
+        let conn = Connection::open(&copy).unwrap();
+        conn.execute(
+            "UPDATE chunks SET data = ?1 WHERE n = ?2 AND counts = ?3 AND chunk = ?4",
+            rusqlite::params![data, n, counts, chunk],
+        )
+        .unwrap();
+        conn.execute(
+            "UPDATE meta SET value = ?1 WHERE key = 'chunk_coding'",
+            [coding],
+        )
+        .unwrap();
+        drop(conn);
+        for args in [vec!["verify"], vec!["export"]] {
+            let failed = tb().args(&args).arg("--db").arg(&copy).output().unwrap();
+            harness::assert_no_panic(&failed, what);
+            assert!(!failed.status.success(), "{what}: {}", describe(&failed));
+            // verify reports on stdout, export on stderr.
+            let said = describe(&failed);
+            assert!(
+                said.contains("is corrupt") || said.contains("damaged"),
+                "{what} {args:?}: {said}"
+            );
+        }
+        let failed = recode_to(&copy, &dir.path().join(format!("{what}-out.tb")), "zstd")
+            .output()
+            .unwrap();
+        assert!(!failed.status.success(), "{what}: {}", describe(&failed));
+    }
+    // Loony files have no archival coding.
+    let loony = harness::build_file(dir.path(), "loony.tb", &["2x2", "--loony"]);
+    let refused = recode_to(&loony, &dir.path().join("loony-a.tb"), "archive")
+        .output()
+        .unwrap();
+    assert!(!refused.status.success(), "{}", describe(&refused));
 }

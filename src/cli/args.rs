@@ -61,11 +61,13 @@ pub enum Command {
     )]
     Serve(Serve),
     /// Write a copy of a finished table whose values are stored in chunks of
-    /// another size: smaller chunks make a cold probe decode less, larger ones make
-    /// the file smaller. Every value is checked against its block's histogram and
-    /// digest on the way; a killed recode resumes from `<out>.partial`.
+    /// another size or another coding: smaller chunks make a cold probe decode
+    /// less, larger ones make the file smaller; the archival coding (Dots-and-Boxes)
+    /// makes it smaller still, for files to ship. Every value is checked against
+    /// its block's histogram and digest on the way; a killed recode resumes from
+    /// `<out>.partial`.
     #[command(
-        after_help = "Examples:\n  tb recode --db morris.tb --out morris-8k.tb --chunk 8192\n  tb recode --db 3x4.tb --out 3x4-small.tb --chunk 4096 --json"
+        after_help = "Examples:\n  tb recode --db morris.tb --out morris-8k.tb --chunk 8192\n  tb recode --db 3x4.tb --out 3x4-small.tb --chunk 4096 --json\n  tb recode --db 3x4.tb --out 3x4-archive.tb --coding archive"
     )]
     Recode {
         /// The finished table file to read.
@@ -74,9 +76,16 @@ pub enum Command {
         /// The new file (must not exist).
         #[arg(long)]
         out: PathBuf,
-        /// Positions per stored chunk in the new file.
+        /// Positions per stored chunk in the new file [default: the table's; 2048
+        /// when recoding to `archive`].
         #[arg(long, value_name = "N")]
-        chunk: u64,
+        chunk: Option<u64>,
+        /// How the new file's chunks are coded [default: the table's]:
+        /// `zstd` (what builds write, fast) or `archive` (Dots-and-Boxes only:
+        /// context mixing over each position's neighbours, its boxes left and its
+        /// three-sided boxes; smaller, slower to write and to read).
+        #[arg(long, value_parser = ["zstd", "archive"])]
+        coding: Option<String>,
         /// Worker threads [default: all cores].
         #[arg(long)]
         threads: Option<usize>,

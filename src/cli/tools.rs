@@ -7,12 +7,14 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 use tb::retro::progress;
+use tb::store::codec::Family;
 
-/// `tb recode`: a copy of a finished table with chunks of another size.
+/// `tb recode`: a copy of a finished table with chunks of another size or coding.
 pub fn recode(
     db: &Path,
     out: &Path,
-    chunk: u64,
+    chunk: Option<u64>,
+    coding: Option<&str>,
     threads: Option<usize>,
     quiet: bool,
     json: bool,
@@ -21,7 +23,14 @@ pub fn recode(
         .num_threads(super::common::threads(threads)?)
         .build()?;
     let mut progress = progress::for_stderr(quiet);
-    let summary = pool.install(|| tb::games::recode(db, out, chunk, progress.as_mut()))?;
+    let coding = match coding {
+        None => None,
+        Some(name) => match Family::parse(name) {
+            Some(family) => Some(family),
+            None => bail!("unknown chunk coding `{name}`"),
+        },
+    };
+    let summary = pool.install(|| tb::games::recode(db, out, chunk, coding, progress.as_mut()))?;
     if json {
         super::common::print_line(serde_json::to_string(&summary)?)?;
     } else if quiet {

@@ -48,19 +48,21 @@ pub fn open(path: &Path, options: &ReadOptions) -> Result<Box<dyn Reader>> {
 }
 
 /// Recodes the finished table `from` (of any game) into `out` with chunks of
-/// `chunk` positions (see [`crate::retro::recode`]).
+/// `chunk` positions and in `coding` (each by default the source's; see
+/// [`crate::retro::recode`]).
 pub fn recode(
     from: &Path,
     out: &Path,
-    chunk: u64,
+    chunk: Option<u64>,
+    coding: Option<crate::store::codec::Family>,
     progress: &mut dyn crate::retro::progress::Progress,
 ) -> Result<crate::retro::recode::RecodeSummary> {
     let meta = Store::open_read(from)?
         .meta()
         .map_err(|e| e.context(from.display().to_string()))?;
     match game_of_meta(&meta, from)? {
-        dots::reader::GAME => dots::build::recode(from, out, chunk, progress),
-        morris::reader::GAME => morris::build::recode(from, out, chunk, progress),
+        dots::reader::GAME => dots::build::recode(from, out, chunk, coding, progress),
+        morris::reader::GAME => morris::build::recode(from, out, chunk, coding, progress),
         _ => anyhow::bail!(
             "{} is a Qubic strategy (one small block per reply): there is nothing to recode",
             from.display()

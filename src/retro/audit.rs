@@ -61,8 +61,8 @@ pub fn check_layer_size(row: &LayerRow, format: &dyn Format) -> Result<()> {
 }
 
 /// Readies a store for reading a game's values: its layer rows, checked against
-/// the layout ([`check_layers`]), and the format's value range imposed on every
-/// chunk read from it.
+/// the layout ([`check_layers`]), and the format's value range and chunk codings
+/// imposed on every chunk read from it.
 pub fn prepare_read(store: &mut Store, format: &dyn Format) -> Result<BTreeMap<usize, LayerRow>> {
     let layers = prepare_read_rows(store, format)?;
     check_layers(&layers, format)?;
@@ -78,6 +78,9 @@ pub fn prepare_read_rows(
     let layers = store.layers()?;
     check_layer_rows(&layers, format)?;
     store.chunk_rules().values = format.value_range();
+    if let Some(family) = format.chunk_family() {
+        store.chunk_rules().allow(family);
+    }
     Ok(layers)
 }
 

@@ -56,8 +56,8 @@ pub fn decode_chunk(
     len: usize,
     chunk: &StoredChunk,
 ) -> Result<Vec<i8>> {
-    let neighbours = |len| format.chunk_neighbours(id.layer, &id.key, first, len);
-    let mut values = chunk.decode(len, neighbours)?;
+    let contexts = |len| format.chunk_contexts(id.layer, &id.key, first, len);
+    let mut values = chunk.decode(len, contexts)?;
     format.restore(id.layer, &id.key, first, &mut values);
     Ok(values)
 }
@@ -121,13 +121,13 @@ pub(crate) fn encode_block(
                 .map(|(k, ((raw, stored), sum))| {
                     let first = first_of(k);
                     let stats = chunk_stats(format, block, first, raw);
-                    let neighbours =
-                        || format.chunk_neighbours(block.layer, &block.key, first, raw.len());
+                    let contexts =
+                        || format.chunk_contexts(block.layer, &block.key, first, raw.len());
                     let chunk = EncodedChunk::encode_with_checksum(
                         stored,
                         sum,
                         format.chunk_coding(),
-                        neighbours,
+                        contexts,
                     )?;
                     Ok((chunk, stats))
                 })

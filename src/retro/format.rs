@@ -1,11 +1,11 @@
 //! A game's file format as the generic code reads it ([`Format`]): what is in the
 //! file (identity, layers, blocks and their sizes, the kept layers) and what a
 //! stored block means (value range, digest, chunk size and coding, the stored form
-//! and its restoring, chunk neighbours). A reader needs only this: it is what the
+//! and its restoring, chunk contexts). A reader needs only this: it is what the
 //! audit, the recoder and [`super::chunks`] take; the builder's
 //! [`super::Kernel`] adds how blocks are computed.
 
-use crate::store::codec::{ChunkCoding, Neighbours};
+use crate::store::codec::{ChunkCoding, Contexts, Family};
 use std::borrow::Cow;
 use std::ops::RangeInclusive;
 
@@ -68,6 +68,12 @@ pub trait Format: Sync {
         ChunkCoding::Zstd(ZSTD_LEVEL)
     }
 
+    /// The chunk codings a file of this format may hold (its `chunk_coding`),
+    /// imposed on every chunk read; `None`: the reader imposes them itself.
+    fn chunk_family(&self) -> Option<Family> {
+        None
+    }
+
     /// The values of a chunk (a block's from index `first` on) as the file stores
     /// them: a game may leave out what [`Format::restore`] recomputes from the
     /// positions (default: stored as computed). Histograms and digests are of the
@@ -90,17 +96,11 @@ pub trait Format: Sync {
         let _ = (layer, key, first, values);
     }
 
-    /// The neighbours of the `len` positions of a block from index `first` on, for
-    /// [`ChunkCoding::Mix`] (see `store::codec`).
-    fn chunk_neighbours(
-        &self,
-        layer: usize,
-        key: &[u8],
-        first: u64,
-        len: usize,
-    ) -> Vec<Neighbours> {
+    /// The contexts of the `len` positions of a block from index `first` on, for
+    /// the context-mixing codings (see `store::codec`; default: none).
+    fn chunk_contexts(&self, layer: usize, key: &[u8], first: u64, len: usize) -> Contexts {
         let _ = (layer, key, first, len);
-        Vec::new()
+        Contexts::default()
     }
 
     /// Positions of a layer: its blocks' together.

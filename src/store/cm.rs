@@ -31,11 +31,9 @@ const COUNTER_LIMIT: u32 = 30;
 const MIXER_RATE: i32 = 82;
 /// Neighbours per position.
 pub const NEIGHBOURS: usize = 4;
-/// Models: the previous value, the first neighbour, and the previous value paired
-/// with each neighbour.
+/// Models of the game-neighbour rule ([`NeighbourRule`]): the previous value, the
+/// first neighbour, and the previous value paired with each neighbour.
 const MODELS: usize = 2 + NEIGHBOURS;
-/// Inputs of the mixer: the models and a bias.
-const INPUTS: usize = MODELS + 1;
 /// Decision nodes (each with its own counter per context and its own mixer
 /// weights): [`SAME_NODE`], [`NEIGHBOUR_NODE`], and 1..512 for the rank's code (see
 /// [`code_values`]).
@@ -141,19 +139,19 @@ const PLACE: [u16; NODES] = {
 
 /// The models' counters, in slots of [`SLOT`] (one counter per decision node),
 /// reset lazily: a cache line of counters whose generation is not the current one is
-/// refilled when first read.
+/// refilled when first read; `M` models, each mixed into every decision.
 ///
 /// A cold probe pays a page fault for every page of counters it touches, so the
 /// memory it touches is kept dense. A slot is placed when first used (a chunk uses a
-/// few hundred of the [`SLOTS`] slots: hashed pairs of values), slots one after
+/// few hundred of the rule's slots: hashed pairs of values), slots one after
 /// another, and line by line: line `j` of every placed slot lies in the `j`-th of
-/// [`SLOT`] / [`LINE`] regions ([`COUNTER_AT`]). Most values are decided in a slot's
+/// [`SLOT`] / [`LINE`] regions ([`Models::counter_at`]). Most values are decided in a slot's
 /// first line or two, so most pages touched are full of used lines; the counters'
 /// memory starts as untouched zero pages, and a line is written only when used.
 /// (Spread over all slots, 18 MiB per thread, the counters cost most of a cold
 /// Morris probe; whole slots one after another still cost a fifth of a hard one.)
 /// The placement is invisible to the coding: every slot still has its own counters.
-struct Models {
+pub(crate) struct Models<const M: usize> {
     tables: &'static Tables,
     /// Where each slot's counters start in `counters` ([`UNPLACED`]: not used yet):
     /// its place among the placed slots, times [`LINE`].
@@ -164,7 +162,11 @@ struct Models {
     /// Per line of `counters`: the chunk that last wrote it ([`STALE`]: none).
     generation: Vec<u32>,
     current: u32,
+    /// Per node, the mixer's weights of the `M` models and then the bias's.
     weights: Vec<i32>,
+    /// Where node `n`'s counter sits relative to its slot's start ([`Models::slot_at`]):
+    /// line `PLACE[n] / LINE` of the slot is in that line's region of `slots` lines.
+    counter_at: [u32; NODES],
 }
 
 /// `slot_at` of a slot whose counters have no place yet.
@@ -174,44 +176,47 @@ const UNPLACED: u32 = u32::MAX;
 /// that the generations start as untouched zero pages.
 const STALE: u32 = 0;
 
-/// Counters in each line region of [`Models::counters`]: one line per slot.
-const REGION: usize = SLOTS * LINE;
+/// The mixer's initial weight (0.3 in 16-bit fixed point).
+const WEIGHT_INIT: i32 = (1 << 16) * 3 / 10;
 
-/// Where node `n`'s counter sits relative to its slot's start ([`Models::slot_at`]):
-/// line `PLACE[n] / LINE` of the slot is in that line's region.
-const COUNTER_AT: [u32; NODES] = {
-    let mut at = [0u32; NODES];
-    let mut n = 0;
-    while n < NODES {
-        let place = PLACE[n] as usize;
-        at[n] = ((place / LINE) * REGION + place % LINE) as u32;
-        n += 1;
-    }
-    at
-};
+/// The stretched bias input of the mixer.
+const BIAS: i32 = 256;
 
 const SLOT_PREV: usize = 0;
 const SLOT_FIRST: usize = SLOT_PREV + 256;
 const SLOT_PAIRS: usize = SLOT_FIRST + 256;
 const SLOTS: usize = SLOT_PAIRS + NEIGHBOURS * HASH_SLOTS;
 
-fn pair_slot(a: u8, b: u8) -> usize {
-    let h = ((a as u32) << 8 | b as u32).wrapping_mul(0x9E37_79B1);
-    (h >> (32 - HASH_SLOTS.trailing_zeros())) as usize
+/// A hashed slot, in `0..slots` (a power of two), of a context made of `key`.
+#[inline(always)]
+pub(crate) fn hash_slot(key: u32, slots: usize) -> usize {
+    (key.wrapping_mul(0x9E37_79B1) >> (32 - slots.trailing_zeros())) as usize
 }
 
-impl Models {
-    fn new() -> Models {
+fn pair_slot(a: u8, b: u8) -> usize {
+    hash_slot((a as u32) << 8 | b as u32, HASH_SLOTS)
+}
+
+impl<const M: usize> Models<M> {
+    /// Models whose contexts are `slots` slots in all.
+    pub(crate) fn new(slots: usize) -> Models<M> {
+        let region = slots * LINE;
+        let mut counter_at = [0u32; NODES];
+        for (at, &place) in counter_at.iter_mut().zip(PLACE.iter()) {
+            let place = place as usize;
+            *at = ((place / LINE) * region + place % LINE) as u32;
+        }
         Models {
             tables: &TABLES,
-            slot_at: vec![UNPLACED; SLOTS],
+            slot_at: vec![UNPLACED; slots],
             placed: 0,
             // Zeroed allocations come as untouched pages: a page is faulted in when
             // a line in it is first used.
-            counters: vec![0; SLOTS * SLOT],
-            generation: vec![STALE; SLOTS * SLOT / LINE],
+            counters: vec![0; slots * SLOT],
+            generation: vec![STALE; slots * SLOT / LINE],
             current: STALE,
-            weights: vec![(1 << 16) * 3 / 10; NODES * INPUTS],
+            weights: vec![WEIGHT_INIT; NODES * (M + 1)],
+            counter_at,
         }
     }
 
@@ -235,34 +240,23 @@ impl Models {
             self.current = STALE;
         }
         self.current += 1;
-        self.weights.fill((1 << 16) * 3 / 10);
-    }
-
-    /// The counter offsets of the models for the next value.
-    fn contexts(&mut self, context: &Context) -> [usize; MODELS] {
-        let mut slots = [0; MODELS];
-        slots[0] = SLOT_PREV + context.prev as usize;
-        slots[1] = SLOT_FIRST + context.near[0] as usize;
-        for (j, &near) in context.near.iter().enumerate() {
-            slots[2 + j] = SLOT_PAIRS + j * HASH_SLOTS + pair_slot(context.prev, near);
-        }
-        slots.map(|s| self.place(s))
+        self.weights.fill(WEIGHT_INIT);
     }
 }
 
 /// One value's coding state: the models' stretched predictions for the current node.
-struct Prediction {
-    inputs: [i32; INPUTS],
+struct Prediction<const M: usize> {
+    inputs: [i32; M],
     p: i32,
 }
 
-impl Models {
+impl<const M: usize> Models<M> {
     /// Mixed probability (12 bits) that the bit at `node` is 1.
     #[inline(always)]
-    fn predict(&mut self, bases: &[usize; MODELS], node: usize) -> Prediction {
+    fn predict(&mut self, bases: &[usize; M], node: usize) -> Prediction<M> {
         let t = self.tables;
-        let place = COUNTER_AT[node] as usize;
-        let mut inputs = [256i32; INPUTS];
+        let place = self.counter_at[node] as usize;
+        let mut inputs = [0i32; M];
         for (input, &base) in inputs.iter_mut().zip(bases) {
             let at = base + place;
             let line = at / LINE;
@@ -272,21 +266,22 @@ impl Models {
             }
             *input = t.stretch[(self.counters[at] >> 20) as usize] as i32;
         }
-        let w = &self.weights[node * INPUTS..(node + 1) * INPUTS];
+        let w = &self.weights[node * (M + 1)..(node + 1) * (M + 1)];
         let dot: i64 = inputs
             .iter()
             .zip(w)
             .map(|(&x, &w)| x as i64 * w as i64)
-            .sum();
+            .sum::<i64>()
+            + BIAS as i64 * w[M] as i64;
         let p = t.squash[((dot >> 16).clamp(-2047, 2047) + 2048) as usize] as i32;
         Prediction { inputs, p }
     }
 
     #[inline(always)]
-    fn update(&mut self, bases: &[usize; MODELS], node: usize, pred: &Prediction, bit: u32) {
+    fn update(&mut self, bases: &[usize; M], node: usize, pred: &Prediction<M>, bit: u32) {
         let t = self.tables;
         let target = (bit as i32) << 16;
-        let place = COUNTER_AT[node] as usize;
+        let place = self.counter_at[node] as usize;
         for &base in bases {
             let c = &mut self.counters[base + place];
             let n = *c & 0xFFFF;
@@ -295,8 +290,9 @@ impl Models {
             *c = ((p.clamp(0, 0xFFFF) as u32) << 16) | (n + (n < COUNTER_LIMIT) as u32);
         }
         let err = ((bit as i32) << PROB_BITS) - pred.p;
-        let w = &mut self.weights[node * INPUTS..(node + 1) * INPUTS];
-        for (w, &x) in w.iter_mut().zip(&pred.inputs) {
+        let w = &mut self.weights[node * (M + 1)..(node + 1) * (M + 1)];
+        let inputs = pred.inputs.iter().chain(std::iter::once(&BIAS));
+        for (w, &x) in w.iter_mut().zip(inputs) {
             *w = (*w + ((x * err * MIXER_RATE) >> 16)).clamp(-(1 << 22), 1 << 22);
         }
     }
@@ -305,26 +301,87 @@ impl Models {
 /// Back-offsets (0: none) of a position's neighbours, per position of a chunk.
 pub type Neighbours = [u32; NEIGHBOURS];
 
-/// What the models of one value see.
-struct Context {
-    prev: u8,
-    near: [u8; NEIGHBOURS],
+/// What the models of one value see: the two values the first decisions ask
+/// about, and each model's slot (its context).
+pub(crate) struct Context<const M: usize> {
+    /// The previous value ("the same as it?").
+    pub prev: u8,
+    /// The value "the same as it?" asks about next, when it differs from `prev`.
+    pub first: u8,
+    /// Each model's slot.
+    pub slots: [usize; M],
 }
 
-/// The context of value `i`: the previous value and the neighbours' values (the
-/// previous value where a neighbour is missing or before the chunk).
+/// The body of a [`Rule::with_models`]: this thread's models (`$m` of them over
+/// `$slots` slots, one set per rule) given to `$f`.
+macro_rules! thread_models {
+    ($m:expr, $slots:expr, $f:expr) => {{
+        thread_local! {
+            static MODELS_OF_THREAD: std::cell::RefCell<$crate::store::cm::Models<{ $m }>> =
+                std::cell::RefCell::new($crate::store::cm::Models::new($slots));
+        }
+        MODELS_OF_THREAD.with_borrow_mut($f)
+    }};
+}
+pub(crate) use thread_models;
+
+/// How a coding picks the contexts of a value from the values before it: the one
+/// thing that differs between the codings that share this coder.
+pub(crate) trait Rule<const M: usize> {
+    /// The context of value `i` given the values before it (`values[..i]`).
+    fn context(&self, values: &[u8], i: usize) -> Context<M>;
+    /// Runs `f` with this thread's models of the rule (kept between chunks: their
+    /// memory is allocated once per thread).
+    fn with_models<T>(f: impl FnOnce(&mut Models<M>) -> T) -> T;
+}
+
+/// The game-neighbour rule (context-mixing chunks, tags 0x01 and 0x03): the
+/// previous value and the neighbours' values (the previous value where a neighbour
+/// is missing or before the chunk).
+struct NeighbourRule<'a> {
+    neighbours: &'a [Neighbours],
+}
+
+impl Rule<MODELS> for NeighbourRule<'_> {
+    #[inline(always)]
+    fn context(&self, values: &[u8], i: usize) -> Context<MODELS> {
+        let prev = if i > 0 { values[i - 1] } else { 0 };
+        let near = back_values(values, i, self.neighbours.get(i), &DEFAULT_NEIGHBOURS, prev);
+        let mut slots = [0; MODELS];
+        slots[0] = SLOT_PREV + prev as usize;
+        slots[1] = SLOT_FIRST + near[0] as usize;
+        for (j, &near) in near.iter().enumerate() {
+            slots[2 + j] = SLOT_PAIRS + j * HASH_SLOTS + pair_slot(prev, near);
+        }
+        Context {
+            prev,
+            first: near[0],
+            slots,
+        }
+    }
+
+    fn with_models<T>(f: impl FnOnce(&mut Models<MODELS>) -> T) -> T {
+        thread_models!(MODELS, SLOTS, f)
+    }
+}
+
+/// The values at back-offsets `offsets` from index `i` (`default` where the
+/// position has none), `or` for an offset of 0 or one before the chunk.
 #[inline(always)]
-fn context_of(values: &[u8], i: usize, neighbours: &[Neighbours]) -> Context {
-    let prev = if i > 0 { values[i - 1] } else { 0 };
-    let offsets = neighbours.get(i).unwrap_or(&DEFAULT_NEIGHBOURS);
-    let near = offsets.map(|d| {
+pub(crate) fn back_values(
+    values: &[u8],
+    i: usize,
+    offsets: Option<&Neighbours>,
+    default: &Neighbours,
+    or: u8,
+) -> [u8; NEIGHBOURS] {
+    offsets.unwrap_or(default).map(|d| {
         if d > 0 && d as usize <= i {
             values[i - d as usize]
         } else {
-            prev
+            or
         }
-    });
-    Context { prev, near }
+    })
 }
 
 /// Binary arithmetic (range) encoder with carry propagation through a cached byte.
@@ -436,10 +493,6 @@ impl<'a> Decoder<'a> {
     }
 }
 
-thread_local! {
-    static THREAD_MODELS: std::cell::RefCell<Models> = std::cell::RefCell::new(Models::new());
-}
-
 /// One binary decision through the range coder: the encoder codes `bit` and returns
 /// it, the decoder ignores it and returns the decoded bit, so that one routine
 /// ([`code_values`]) drives both.
@@ -462,13 +515,13 @@ impl BitCoder for Decoder<'_> {
     }
 }
 
-impl Models {
+impl<const M: usize> Models<M> {
     /// Predicts, codes and learns one decision.
     #[inline(always)]
     fn step<C: BitCoder>(
         &mut self,
         coder: &mut C,
-        bases: &[usize; MODELS],
+        bases: &[usize; M],
         node: usize,
         bit: u32,
     ) -> u32 {
@@ -479,17 +532,18 @@ impl Models {
     }
 }
 
-/// Codes `len` values into `out`: per value, "same as the previous value", else its
+/// Codes `len` values into `out`: per value, "same as the previous value", else
+/// "same as the rule's first value" (when that differs), else its
 /// rank in the chunk's alphabet (most frequent first) as an Elias-gamma code: bucket
 /// b (ranks 2^b - 1 .. 2^(b+1) - 2) in unary at nodes 2^b, then the b low bits of
 /// rank + 1 in a bit tree at nodes 2^b + 1 .. 2^(b+1) - 1. Frequent values take few
 /// decisions. The encoder passes the values as `source`, the decoder nothing.
-fn code_values<C: BitCoder>(
-    models: &mut Models,
+fn code_values<const M: usize, C: BitCoder, R: Rule<M>>(
+    models: &mut Models<M>,
     coder: &mut C,
     out: &mut Vec<u8>,
     len: usize,
-    neighbours: &[Neighbours],
+    rule: &R,
     alphabet: &[u8],
     source: &[u8],
 ) {
@@ -500,15 +554,15 @@ fn code_values<C: BitCoder>(
     // Rank + 1 <= alphabet size: the last bucket needs no stop decision.
     let last_bucket = usize::BITS - 1 - alphabet.len().max(1).leading_zeros();
     for i in 0..len {
-        let context = context_of(out, i, neighbours);
+        let context = rule.context(out, i);
         let prev = context.prev;
-        let bases = models.contexts(&context);
+        let bases = context.slots.map(|s| models.place(s));
         let value = source.get(i).copied().unwrap_or(0);
         if models.step(coder, &bases, SAME_NODE, (value == prev) as u32) == 1 {
             out.push(prev);
             continue;
         }
-        let first = context.near[0];
+        let first = context.first;
         if first != prev && models.step(coder, &bases, NEIGHBOUR_NODE, (value == first) as u32) == 1
         {
             out.push(first);
@@ -531,10 +585,9 @@ fn code_values<C: BitCoder>(
     }
 }
 
-/// Codes `values` whose neighbours are `neighbours` (one entry per value, or
-/// empty): the alphabet (number of distinct values - 1, then the values, most
-/// frequent first), then the coded decisions.
-pub fn encode(values: &[u8], neighbours: &[Neighbours]) -> Vec<u8> {
+/// Codes `values` with `rule`'s contexts: the alphabet (number of distinct values
+/// - 1, then the values, most frequent first), then the coded decisions.
+pub(crate) fn encode_with<const M: usize, R: Rule<M>>(values: &[u8], rule: &R) -> Vec<u8> {
     if values.is_empty() {
         return Vec::new();
     }
@@ -546,7 +599,7 @@ pub fn encode(values: &[u8], neighbours: &[Neighbours]) -> Vec<u8> {
     alphabet.sort_by_key(|&v| std::cmp::Reverse(counts[v as usize]));
     let mut out = vec![(alphabet.len() - 1) as u8];
     out.extend_from_slice(&alphabet);
-    THREAD_MODELS.with_borrow_mut(|models| {
+    R::with_models(|models| {
         models.reset();
         let mut enc = Encoder::new();
         let mut copy = Vec::with_capacity(values.len());
@@ -555,7 +608,7 @@ pub fn encode(values: &[u8], neighbours: &[Neighbours]) -> Vec<u8> {
             &mut enc,
             &mut copy,
             values.len(),
-            neighbours,
+            rule,
             &alphabet,
             values,
         );
@@ -564,8 +617,12 @@ pub fn encode(values: &[u8], neighbours: &[Neighbours]) -> Vec<u8> {
     out
 }
 
-/// Decodes `len` values coded by [`encode`] with the same `neighbours`.
-pub fn decode(data: &[u8], len: usize, neighbours: &[Neighbours]) -> Vec<u8> {
+/// Decodes `len` values coded by [`encode_with`] with the same rule.
+pub(crate) fn decode_with<const M: usize, R: Rule<M>>(
+    data: &[u8],
+    len: usize,
+    rule: &R,
+) -> Vec<u8> {
     let mut values = Vec::with_capacity(len);
     if len == 0 {
         return values;
@@ -573,24 +630,27 @@ pub fn decode(data: &[u8], len: usize, neighbours: &[Neighbours]) -> Vec<u8> {
     let size = data.first().map_or(1, |&k| k as usize + 1);
     let alphabet = data.get(1..1 + size).unwrap_or(&[]);
     let coded = data.get(1 + size..).unwrap_or(&[]);
-    THREAD_MODELS.with_borrow_mut(|models| {
+    R::with_models(|models| {
         models.reset();
         let mut dec = Decoder::new(coded);
-        code_values(
-            models,
-            &mut dec,
-            &mut values,
-            len,
-            neighbours,
-            alphabet,
-            &[],
-        );
+        code_values(models, &mut dec, &mut values, len, rule, alphabet, &[]);
     });
     values
 }
 
+/// Codes `values` whose neighbours are `neighbours` (one entry per value, or
+/// empty) with the game-neighbour rule.
+pub fn encode(values: &[u8], neighbours: &[Neighbours]) -> Vec<u8> {
+    encode_with(values, &NeighbourRule { neighbours })
+}
+
+/// Decodes `len` values coded by [`encode`] with the same `neighbours`.
+pub fn decode(data: &[u8], len: usize, neighbours: &[Neighbours]) -> Vec<u8> {
+    decode_with(data, len, &NeighbourRule { neighbours })
+}
+
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;
 
@@ -603,12 +663,48 @@ mod tests {
             alphabet in 1usize..=256,
             offsets in proptest::collection::vec((0u32..4000, 0u32..4000), 0..3000),
         ) {
-            let values: Vec<u8> = values.iter().map(|&v| (v as usize % alphabet) as u8).collect();
             let neighbours: Vec<Neighbours> = offsets.iter().map(|&(a, b)| [a, b, a ^ b, a / 2]).collect();
-            let coded = encode(&values, &neighbours);
-            prop_assert_eq!(decode(&coded, values.len(), &neighbours), values.clone());
-            prop_assert!(coded.len() <= values.len() * 2 + 270);
+            check_round_trip(&values, alphabet, |v| encode(v, &neighbours), |c, len| decode(c, len, &neighbours))?;
         }
+    }
+
+    /// `values` folded into an alphabet of `alphabet` values round-trip through
+    /// `encode` and `decode`, and take at most twice their size (plus the
+    /// alphabet): the property every coder built on this one has.
+    pub(crate) fn check_round_trip(
+        values: &[u8],
+        alphabet: usize,
+        encode: impl Fn(&[u8]) -> Vec<u8>,
+        decode: impl Fn(&[u8], usize) -> Vec<u8>,
+    ) -> Result<(), TestCaseError> {
+        let values: Vec<u8> = values
+            .iter()
+            .map(|&v| (v as usize % alphabet) as u8)
+            .collect();
+        let coded = encode(&values);
+        prop_assert_eq!(decode(&coded, values.len()), values.clone());
+        prop_assert!(coded.len() <= values.len() * 2 + 270);
+        Ok(())
+    }
+
+    /// Values for the corrupt-input tests of the coders built on this one.
+    pub(crate) fn corrupt_test_values() -> Vec<u8> {
+        (0..5000u32).map(|i| (i * i % 37) as u8).collect()
+    }
+
+    /// `decode` of `coded` (the coding of `values`) cut short gives as many values
+    /// (no panic), and with a bit flipped other values.
+    pub(crate) fn assert_cut_and_flipped_decode_wrong(
+        values: &[u8],
+        coded: &[u8],
+        decode: impl Fn(&[u8]) -> Vec<u8>,
+    ) {
+        for cut in [0, 1, 3, coded.len() / 2] {
+            assert_eq!(decode(&coded[..cut]).len(), values.len());
+        }
+        let mut flipped = coded.to_vec();
+        flipped[coded.len() / 3] ^= 0x10;
+        assert_ne!(decode(&flipped), values);
     }
 
     /// Neighbours one row of `stride` back and two rows back.
@@ -711,18 +807,11 @@ mod tests {
 
     #[test]
     fn corrupt_input_never_panics() {
-        let values: Vec<u8> = (0..5000u32).map(|i| (i * i % 37) as u8).collect();
+        let values = corrupt_test_values();
         let neighbours = rows(values.len(), 50);
-        let coded = encode(&values, &neighbours);
-        for cut in [0, 1, 3, coded.len() / 2] {
-            assert_eq!(
-                decode(&coded[..cut], values.len(), &neighbours).len(),
-                values.len()
-            );
-        }
-        let mut flipped = coded.clone();
-        flipped[coded.len() / 3] ^= 0x10;
-        assert_ne!(decode(&flipped, values.len(), &neighbours), values);
+        assert_cut_and_flipped_decode_wrong(&values, &encode(&values, &neighbours), |data| {
+            decode(data, values.len(), &neighbours)
+        });
         // Neighbours past the start of the chunk, or absent, are not errors.
         let far = vec![[u32::MAX, 7, 0, 1]; values.len()];
         assert_eq!(decode(&encode(&values, &far), values.len(), &far), values);

@@ -11,12 +11,16 @@
 //!   to some index can stop there: the chunk's checksum of raw values needs all of
 //!   them, this one only the coded bytes. It is what [`encode`] writes for
 //!   [`ChunkCoding::Mix`];
-//! * [`TAG_CONSTANT`]: one byte, the value of every position of the chunk.
+//! * [`TAG_CONSTANT`]: one byte, the value of every position of the chunk;
+//! * [`TAG_ARCHIVE`]: the archival coder ([`super::archive`]), after the same
+//!   8-byte checksum of its coded bytes as [`TAG_MIX_CHECKED`]; its sites per
+//!   position are the game's, computed again when the chunk is read. What
+//!   [`encode`] writes for [`ChunkCoding::Archive`] (`tb recode --coding archive`).
 //!
 //! Decoding is bounded by the expected length: no chunk can make a reader allocate
 //! more than the values it asked for.
 
-use super::cm;
+use super::{archive, cm};
 use anyhow::{Context, Result, bail};
 use std::cell::RefCell;
 
@@ -27,16 +31,48 @@ pub enum ChunkCoding {
     Zstd(i32),
     /// The context-mixing coder, with the game's neighbours.
     Mix,
+    /// The archival coder, with the game's sites (slow; written by `tb recode`).
+    Archive,
 }
 
+pub use super::archive::Site;
 pub use super::cm::Neighbours;
+
+/// What a game tells the context-mixing codings about each position of a chunk:
+/// its neighbours ([`ChunkCoding::Mix`]) or its sites ([`ChunkCoding::Archive`]);
+/// a game gives what its codings use (nothing for zstd).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Contexts {
+    /// One entry per position, or none.
+    pub neighbours: Vec<Neighbours>,
+    /// One entry per position, or none.
+    pub sites: Vec<Site>,
+}
+
+impl From<Vec<Neighbours>> for Contexts {
+    fn from(neighbours: Vec<Neighbours>) -> Contexts {
+        Contexts {
+            neighbours,
+            sites: Vec::new(),
+        }
+    }
+}
+
+impl From<Vec<Site>> for Contexts {
+    fn from(sites: Vec<Site>) -> Contexts {
+        Contexts {
+            neighbours: Vec::new(),
+            sites,
+        }
+    }
+}
 
 /// The metadata key naming a file's [`Family`].
 pub const FAMILY_KEY: &str = "chunk_coding";
 
 /// The chunk codings a file may hold, as its `chunk_coding` metadata names them
-/// (docs/FORMAT.md §9.6): each family also allows the codings of those before it,
-/// and constant chunks ([`TAG_CONSTANT`]) are allowed in all.
+/// (docs/FORMAT.md §9.6): each family also allows zstd, a context-mixing family
+/// the one before it, and constant chunks ([`TAG_CONSTANT`]) are allowed in all.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Family {
     /// zstd frames.
@@ -45,11 +81,19 @@ pub enum Family {
     Mix,
     /// Context mixing with that checksum ([`TAG_MIX_CHECKED`]).
     MixChecked,
+    /// The archival coder ([`TAG_ARCHIVE`]) besides zstd (no other context
+    /// mixing): what `tb recode --coding archive` writes.
+    Archive,
 }
 
 impl Family {
     /// Every family, oldest first.
-    pub const ALL: [Family; 3] = [Family::Zstd, Family::Mix, Family::MixChecked];
+    pub const ALL: [Family; 4] = [
+        Family::Zstd,
+        Family::Mix,
+        Family::MixChecked,
+        Family::Archive,
+    ];
 
     /// The metadata value.
     pub fn name(self) -> &'static str {
@@ -57,6 +101,7 @@ impl Family {
             Family::Zstd => "zstd",
             Family::Mix => "mix",
             Family::MixChecked => "mix-checked",
+            Family::Archive => "archive",
         }
     }
 
@@ -74,30 +119,32 @@ pub const TAG_CONSTANT: u8 = 0x02;
 /// First byte of a context-mixing chunk that carries the checksum of its coded
 /// bytes (so that it can be decoded in part).
 pub const TAG_MIX_CHECKED: u8 = 0x03;
-/// Bytes before a [`TAG_MIX_CHECKED`] chunk's coded values: the tag and the checksum.
+/// First byte of an archival chunk ([`super::archive`]), which carries the
+/// checksum of its coded bytes as [`TAG_MIX_CHECKED`] does.
+pub const TAG_ARCHIVE: u8 = 0x04;
+/// Bytes before a [`TAG_MIX_CHECKED`] or [`TAG_ARCHIVE`] chunk's coded values: the
+/// tag and the checksum.
 const CHECKED_HEADER: usize = 9;
 
-/// Codes one chunk's values; `neighbours` (one per value) are asked for only by
-/// [`ChunkCoding::Mix`].
+/// Codes one chunk's values; `contexts` (one per value) are asked for only by
+/// the context-mixing codings.
 pub fn encode(
     values: &[u8],
     coding: ChunkCoding,
-    neighbours: impl FnOnce() -> Vec<Neighbours>,
+    contexts: impl FnOnce() -> Contexts,
 ) -> Result<Vec<u8>> {
-    match coding {
-        ChunkCoding::Zstd(level) => compress_zstd(values, level),
-        ChunkCoding::Mix if !values.is_empty() && values.iter().all(|&v| v == values[0]) => {
-            Ok(vec![TAG_CONSTANT, values[0]])
-        }
-        ChunkCoding::Mix => {
-            let coded = cm::encode(values, &neighbours());
-            let mut out = Vec::with_capacity(CHECKED_HEADER + coded.len());
-            out.push(TAG_MIX_CHECKED);
-            out.extend(super::checksum::checksum(&coded).to_le_bytes());
-            out.extend(coded);
-            Ok(out)
-        }
-    }
+    let constant = !values.is_empty() && values.iter().all(|&v| v == values[0]);
+    let (tag, coded) = match coding {
+        ChunkCoding::Zstd(level) => return compress_zstd(values, level),
+        _ if constant => return Ok(vec![TAG_CONSTANT, values[0]]),
+        ChunkCoding::Mix => (TAG_MIX_CHECKED, cm::encode(values, &contexts().neighbours)),
+        ChunkCoding::Archive => (TAG_ARCHIVE, archive::encode(values, &contexts().sites)),
+    };
+    let mut out = Vec::with_capacity(CHECKED_HEADER + coded.len());
+    out.push(tag);
+    out.extend(super::checksum::checksum(&coded).to_le_bytes());
+    out.extend(coded);
+    Ok(out)
 }
 
 /// A zstd frame of `values` at `level`, from this thread's compression context:
@@ -119,11 +166,12 @@ fn compress_zstd(values: &[u8], level: i32) -> Result<Vec<u8>> {
         .context("zstd compression failed")
 }
 
-/// A [`TAG_MIX_CHECKED`] chunk's stored checksum and the coded bytes it covers;
-/// `None` for a chunk of another coding (or too short to hold a checksum).
+/// A [`TAG_MIX_CHECKED`] or [`TAG_ARCHIVE`] chunk's stored checksum and the coded
+/// bytes it covers; `None` for a chunk of another coding (or too short to hold a
+/// checksum).
 pub fn coded_checksum(data: &[u8]) -> Option<(u64, &[u8])> {
     match data {
-        [TAG_MIX_CHECKED, rest @ ..] if rest.len() >= CHECKED_HEADER - 1 => {
+        [TAG_MIX_CHECKED | TAG_ARCHIVE, rest @ ..] if rest.len() >= CHECKED_HEADER - 1 => {
             let (sum, coded) = rest.split_at(CHECKED_HEADER - 1);
             Some((u64::from_le_bytes(sum.try_into().ok()?), coded))
         }
@@ -131,7 +179,7 @@ pub fn coded_checksum(data: &[u8]) -> Option<(u64, &[u8])> {
     }
 }
 
-/// Keys a [`TAG_MIX_CHECKED`] chunk's checksum of coded bytes with its place (as
+/// Keys a [`TAG_MIX_CHECKED`] or [`TAG_ARCHIVE`] chunk's checksum of coded bytes with its place (as
 /// the store does when it writes the chunk; the inverse of itself). Other chunks
 /// are left as they are.
 pub fn place_coded_checksum(data: &mut [u8], place: Option<super::checksum::ChunkPlace>) {
@@ -147,23 +195,23 @@ pub fn decodes_in_part(data: &[u8]) -> bool {
     coded_checksum(data).is_some()
 }
 
-/// Decodes a chunk of `len` values (any coding); `neighbours` are asked for only
+/// Decodes a chunk of `len` values (any coding); `contexts` are asked for only
 /// by a context-mixing chunk. The result has exactly `len` values or is an error.
 /// A chunk that [`decodes_in_part`] may be asked for its first `len` values only.
-pub fn decode(
-    data: &[u8],
-    len: usize,
-    neighbours: impl FnOnce() -> Vec<Neighbours>,
-) -> Result<Vec<u8>> {
+pub fn decode(data: &[u8], len: usize, contexts: impl FnOnce() -> Contexts) -> Result<Vec<u8>> {
     let values = match data.first() {
         Some(&ZSTD_FIRST_BYTE) => {
             zstd::bulk::decompress(data, len).context("zstd frame does not decode")?
         }
         Some(&TAG_CONSTANT) if data.len() == 2 => vec![data[1]; len],
-        Some(&TAG_MIX) => cm::decode(&data[1..], len, &neighbours()),
+        Some(&TAG_MIX) => cm::decode(&data[1..], len, &contexts().neighbours),
         Some(&TAG_MIX_CHECKED) => match coded_checksum(data) {
-            Some((_, coded)) => cm::decode(coded, len, &neighbours()),
+            Some((_, coded)) => cm::decode(coded, len, &contexts().neighbours),
             None => bail!("context-mixing chunk too short for its checksum"),
+        },
+        Some(&TAG_ARCHIVE) => match coded_checksum(data) {
+            Some((_, coded)) => archive::decode(coded, len, &contexts().sites),
+            None => bail!("archival chunk too short for its checksum"),
         },
         Some(tag) => bail!("unknown chunk coding {tag:#04x}"),
         None => bail!("empty chunk"),
@@ -178,15 +226,24 @@ pub fn decode(
 mod tests {
     use super::*;
 
-    fn none() -> Vec<Neighbours> {
-        Vec::new()
+    fn none() -> Contexts {
+        Contexts::default()
     }
 
     #[test]
     fn every_coding_round_trips() {
         let values: Vec<u8> = (0..70_000u32).map(|i| (i % 300 / 20) as u8).collect();
-        let rows = || vec![[300, 600, 1, 2]; 70_000];
-        for coding in [ChunkCoding::Zstd(3), ChunkCoding::Mix] {
+        let rows = || Contexts {
+            neighbours: vec![[300, 600, 1, 2]; 70_000],
+            sites: vec![
+                Site {
+                    back: [300, 600, 1, 2],
+                    feature: 3
+                };
+                70_000
+            ],
+        };
+        for coding in [ChunkCoding::Zstd(3), ChunkCoding::Mix, ChunkCoding::Archive] {
             let data = encode(&values, coding, rows).unwrap();
             assert_eq!(
                 decode(&data, values.len(), rows).unwrap(),
@@ -194,15 +251,17 @@ mod tests {
                 "{coding:?}"
             );
         }
-        let constant = encode(&[9; 100], ChunkCoding::Mix, none).unwrap();
-        assert_eq!(constant, [TAG_CONSTANT, 9]);
+        for coding in [ChunkCoding::Mix, ChunkCoding::Archive] {
+            assert_eq!(encode(&[9; 100], coding, none).unwrap(), [TAG_CONSTANT, 9]);
+        }
+        let constant = [TAG_CONSTANT, 9];
         assert_eq!(decode(&constant, 100, none).unwrap(), [9; 100]);
     }
 
     #[test]
     fn checked_chunks_decode_in_part_and_carry_their_checksum() {
         let values: Vec<u8> = (0..5000u32).map(|i| (i * 7 % 13 / 3) as u8).collect();
-        let rows = |len: usize| vec![[300, 600, 1, 2]; len];
+        let rows = |len: usize| Contexts::from(vec![[300, 600, 1, 2]; len]);
         let mut data = encode(&values, ChunkCoding::Mix, || rows(values.len())).unwrap();
         assert_eq!(data[0], TAG_MIX_CHECKED);
         assert!(decodes_in_part(&data));
@@ -222,7 +281,7 @@ mod tests {
         assert_eq!(coded_checksum(&data).unwrap().0, sum);
         // Other codings have no such checksum; a cut header is an error.
         assert!(!decodes_in_part(
-            &encode(&values, ChunkCoding::Zstd(3), Vec::new).unwrap()
+            &encode(&values, ChunkCoding::Zstd(3), none).unwrap()
         ));
         assert!(!decodes_in_part(&[TAG_CONSTANT, 1]));
         assert!(decode(&data[..5], 3, || rows(3)).is_err());

@@ -8,8 +8,9 @@
 //! Values are bytes here; layers and block keys are numbers the game chooses
 //! (Dots-and-Boxes: lines drawn and group counts; Morris: table pairs). A chunk's
 //! bytes are coded as the game asks ([`codec`]: zstd, or context mixing over the
-//! game's neighbours), each chunk saying its coding in its first byte.
+//! game's contexts), each chunk saying its coding in its first byte.
 
+mod archive;
 pub mod checksum;
 mod cm;
 pub mod codec;
@@ -143,13 +144,13 @@ pub struct EncodedChunk {
 }
 
 impl EncodedChunk {
-    /// Codes raw values (`neighbours`: see [`codec::encode`]).
+    /// Codes raw values (`contexts`: see [`codec::encode`]).
     pub fn encode(
         raw: &[i8],
         coding: codec::ChunkCoding,
-        neighbours: impl FnOnce() -> Vec<codec::Neighbours>,
+        contexts: impl FnOnce() -> codec::Contexts,
     ) -> Result<EncodedChunk> {
-        Self::encode_with_checksum(raw, checksum(as_bytes(raw)), coding, neighbours)
+        Self::encode_with_checksum(raw, checksum(as_bytes(raw)), coding, contexts)
     }
 
     /// [`EncodedChunk::encode`] given the raw values' [`checksum`] (computed for
@@ -158,12 +159,12 @@ impl EncodedChunk {
         raw: &[i8],
         checksum: u64,
         coding: codec::ChunkCoding,
-        neighbours: impl FnOnce() -> Vec<codec::Neighbours>,
+        contexts: impl FnOnce() -> codec::Contexts,
     ) -> Result<EncodedChunk> {
         Ok(EncodedChunk {
             raw_len: raw.len(),
             checksum,
-            data: codec::encode(as_bytes(raw), coding, neighbours)?,
+            data: codec::encode(as_bytes(raw), coding, contexts)?,
         })
     }
 }
@@ -320,6 +321,8 @@ pub struct ChunkRules {
     /// Context-mixing chunks with a checksum of their coded bytes
     /// ([`codec::TAG_MIX_CHECKED`]) may occur (not in files of a format before it).
     pub checked_mixing: bool,
+    /// Archival chunks ([`codec::TAG_ARCHIVE`]) may occur.
+    pub archive: bool,
 }
 
 impl ChunkRules {
@@ -329,13 +332,16 @@ impl ChunkRules {
             values: i8::MIN..=i8::MAX,
             mixing: true,
             checked_mixing: true,
+            archive: true,
         }
     }
 
-    /// Allows exactly the codings of `family` (a chunk of a later one is corrupt).
+    /// Allows exactly the codings of `family` (a chunk of another is corrupt).
     pub fn allow(&mut self, family: codec::Family) {
-        self.mixing = family >= codec::Family::Mix;
-        self.checked_mixing = family >= codec::Family::MixChecked;
+        use codec::Family::{Archive, Mix, MixChecked};
+        self.mixing = matches!(family, Mix | MixChecked);
+        self.checked_mixing = family == MixChecked;
+        self.archive = family == Archive;
     }
 }
 
@@ -815,14 +821,14 @@ impl Store {
         Ok(())
     }
 
-    /// Reads and checks one chunk of a game whose chunks need no neighbours
+    /// Reads and checks one chunk of a game whose chunks need no contexts
     /// (zstd-coded): its `len` raw values (the length the layout gives it).
     pub fn read_chunk(&self, n: usize, counts: &[u8], chunk: u64, len: usize) -> Result<Vec<i8>> {
-        self.read_chunk_with(n, counts, chunk, len, &|_| Vec::new())
+        self.read_chunk_with(n, counts, chunk, len, &|_| codec::Contexts::default())
     }
 
     /// Reads and checks one chunk: its `len` raw values (the length the layout
-    /// gives it). `neighbours(len)` gives the context-mixing neighbours of the chunk
+    /// gives it). `contexts(len)` gives the context-mixing contexts of the chunk
     /// (see [`codec`]). A wrong length, a checksum mismatch, a value the game does
     /// not allow or a bad frame is an error, never wrong values.
     pub fn read_chunk_with(
@@ -831,9 +837,9 @@ impl Store {
         counts: &[u8],
         chunk: u64,
         len: usize,
-        neighbours: &dyn Fn(usize) -> Vec<codec::Neighbours>,
+        contexts: &dyn Fn(usize) -> codec::Contexts,
     ) -> Result<Vec<i8>> {
-        self.stored_chunk(n, counts, chunk)?.decode(len, neighbours)
+        self.stored_chunk(n, counts, chunk)?.decode(len, contexts)
     }
 
     /// One stored chunk, still coded (decode it with [`StoredChunk::decode`]); a
@@ -1005,13 +1011,13 @@ impl StoredChunk {
 
     /// Decodes and checks the values: their number (`expected`, which the layout
     /// gives), the checksum, then that every value is one the game allows.
-    /// `neighbours(len)` as for [`Store::read_chunk_with`].
+    /// `contexts(len)` as for [`Store::read_chunk_with`].
     pub fn decode(
         &self,
         expected: usize,
-        neighbours: impl FnOnce(usize) -> Vec<codec::Neighbours>,
+        contexts: impl FnOnce(usize) -> codec::Contexts,
     ) -> Result<Vec<i8>> {
-        self.decode_part(expected, expected, neighbours)
+        self.decode_part(expected, expected, contexts)
     }
 
     /// The first `wanted` values of the chunk (of `expected`), checked as
@@ -1023,7 +1029,7 @@ impl StoredChunk {
         &self,
         expected: usize,
         wanted: usize,
-        neighbours: impl FnOnce(usize) -> Vec<codec::Neighbours>,
+        contexts: impl FnOnce(usize) -> codec::Contexts,
     ) -> Result<Vec<i8>> {
         let (n, key, chunk) = (self.n, &self.key, self.chunk);
         let raw_len = self.raw_len;
@@ -1042,6 +1048,7 @@ impl StoredChunk {
         let tag = self.data.first().copied();
         if (!self.rules.mixing && tag == Some(codec::TAG_MIX))
             || (!self.rules.checked_mixing && tag == Some(codec::TAG_MIX_CHECKED))
+            || (!self.rules.archive && tag == Some(codec::TAG_ARCHIVE))
         {
             return Err(corrupt(
                 "a context-mixing chunk of a kind that files of this format do not hold",
@@ -1055,7 +1062,7 @@ impl StoredChunk {
             }
             len = wanted.min(raw_len);
         }
-        let raw = codec::decode(&self.data, len, || neighbours(len))
+        let raw = codec::decode(&self.data, len, || contexts(len))
             .map_err(|e| e.context(StoreError::corrupt(at())))?;
         if len == raw_len && chunk_checksum(&raw, place) != self.checksum {
             return Err(corrupt("checksum mismatch"));

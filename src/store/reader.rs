@@ -6,7 +6,7 @@
 //! the block inside its layer), and unpacked only when a chunk must be read.
 
 use super::Store;
-use super::codec::Neighbours;
+use super::codec::Contexts;
 use super::error::{Place, StoreError, StoreErrorKind};
 use super::hash::KeyHash;
 use super::reads::NotCached;
@@ -46,9 +46,9 @@ struct ChunkCache {
     bad: HashMap<ChunkKey, StoreError, KeyHash>,
 }
 
-/// The context-mixing neighbours of a chunk: `(layer, block key, first index,
+/// The context-mixing contexts of a chunk: `(layer, block key, first index,
 /// length)` to one entry per value (see [`super::codec`]).
-pub type NeighbourFn = Box<dyn Fn(usize, &[u8], u64, usize) -> Vec<Neighbours> + Send + Sync>;
+pub type ContextFn = Box<dyn Fn(usize, &[u8], u64, usize) -> Contexts + Send + Sync>;
 
 /// The value at `offset` of a chunk; a chunk shorter than its layout says (a
 /// tampered file) is an error, never a panic.
@@ -78,27 +78,27 @@ pub struct ChunkReader {
 /// connection, so that several threads can decode at once).
 struct Decoder {
     chunk_positions: u64,
-    neighbours: NeighbourFn,
+    contexts: ContextFn,
 }
 
 impl ChunkReader {
     /// Reads `store`, whose chunks hold `chunk_positions` values each and need no
-    /// neighbours.
+    /// contexts.
     pub fn new(store: Store, chunk_positions: u64) -> ChunkReader {
-        Self::with_neighbours(store, chunk_positions, Box::new(|_, _, _, _| Vec::new()))
+        Self::with_contexts(
+            store,
+            chunk_positions,
+            Box::new(|_, _, _, _| Contexts::default()),
+        )
     }
 
-    /// Reads `store`, whose context-mixing chunks have the game's `neighbours`.
-    pub fn with_neighbours(
-        store: Store,
-        chunk_positions: u64,
-        neighbours: NeighbourFn,
-    ) -> ChunkReader {
+    /// Reads `store`, whose context-mixing chunks have the game's `contexts`.
+    pub fn with_contexts(store: Store, chunk_positions: u64, contexts: ContextFn) -> ChunkReader {
         ChunkReader {
             store,
             decoder: Decoder {
                 chunk_positions,
-                neighbours,
+                contexts,
             },
             cache: RefCell::new(ChunkCache::default()),
         }
@@ -333,7 +333,7 @@ impl Decoder {
         }
         let len = super::chunk_len(size, self.chunk_positions, chunk);
         let values = stored.decode_part(len, part.unwrap_or(len), |len| {
-            (self.neighbours)(layer as usize, key, first, len)
+            (self.contexts)(layer as usize, key, first, len)
         })?;
         Ok(Cached {
             whole: values.len() == len,

@@ -9,9 +9,12 @@
 use super::boxes_left::BoxesLeft;
 use super::layout::{LastGroupTable, Layout};
 use super::loony::{self, BoxSides, Detector, OfferMap};
+use super::sites::Sites;
 use super::spec::Spec;
+use crate::retro::format::ZSTD_LEVEL;
 use crate::retro::{BlockKey, Format};
 use crate::store::checksum::digest_run;
+use crate::store::codec::{ChunkCoding, Contexts, Family};
 use std::borrow::Cow;
 use std::ops::RangeInclusive;
 use std::sync::OnceLock;
@@ -28,6 +31,8 @@ pub struct DotsFormat<'a> {
     /// The box sides of the last group's subsets, for the offer bits of loony
     /// files.
     last_sides: OnceLock<(Detector, LastGroupTable<'a, BoxSides>)>,
+    /// The archival coding's sites; built on the first archival chunk.
+    sites: OnceLock<Sites>,
 }
 
 impl<'a> DotsFormat<'a> {
@@ -38,6 +43,7 @@ impl<'a> DotsFormat<'a> {
             layout,
             boxes_left: OnceLock::new(),
             last_sides: OnceLock::new(),
+            sites: OnceLock::new(),
         }
     }
 
@@ -161,6 +167,25 @@ impl Format for DotsFormat<'_> {
             (true, false) => {}
         }
         self.map_with_offers(key, first, values, loony::SetOffers);
+    }
+
+    /// zstd as builds write it, or the archival coding (`tb recode --coding
+    /// archive`).
+    fn chunk_coding(&self) -> ChunkCoding {
+        if self.spec.archive {
+            ChunkCoding::Archive
+        } else {
+            ChunkCoding::Zstd(ZSTD_LEVEL)
+        }
+    }
+
+    fn chunk_family(&self) -> Option<Family> {
+        Some(self.spec.chunk_family())
+    }
+
+    fn chunk_contexts(&self, _layer: usize, key: &[u8], first: u64, len: usize) -> Contexts {
+        let sites = (self.sites).get_or_init(|| Sites::new(&self.spec.board, self.layout));
+        sites.sites(key, first, len).into()
     }
 
     fn value_range(&self) -> RangeInclusive<i8> {

@@ -7,7 +7,8 @@
 //! * The game: [`board`], [`symmetry`] (board symmetries), [`chains`], [`notation`].
 //! * The file format: [`spec`] (what a file holds, its meta rows), [`layout`] with
 //!   [`orbits`], [`group_symmetry`] and [`groups`] (where each position is stored),
-//!   the stored bytes: [`loony`] (the loony flag and byte), [`boxes_left`];
+//!   the stored bytes: [`loony`] (the loony flag and byte), [`boxes_left`],
+//!   [`sites`] (what the archival chunk coding sees of a position);
 //!   [`format`](mod@format) ([`format::DotsFormat`]: all of it as the generic code reads it).
 //! * Reading: [`probe`] (what a probe answers), [`tablebase`] (an open file), and
 //!   the reports [`info`], [`verify`], [`export`], [`output`].
@@ -40,6 +41,7 @@ pub mod probe;
 pub mod proven;
 pub mod reader;
 pub mod search;
+pub mod sites;
 pub mod solve;
 pub mod spec;
 pub mod symmetry;

@@ -100,6 +100,9 @@ pub struct Spec {
     /// resumed on one keeps its meta as it was. False for every file this tb
     /// creates, which names them in their own keys ([`Spec::features`]).
     pub packed_format: bool,
+    /// Chunks in the archival coding (`chunk_coding` `archive`, what `tb recode
+    /// --coding archive` writes) rather than zstd (what builds write).
+    pub archive: bool,
 }
 
 /// A start as given on the command line.
@@ -302,8 +305,17 @@ impl Spec {
         vec![
             ("value_form", form.to_string()),
             ("loony", self.loony.to_string()),
-            (codec::FAMILY_KEY, codec::Family::Zstd.name().to_string()),
+            (codec::FAMILY_KEY, self.chunk_family().name().to_string()),
         ]
+    }
+
+    /// The chunk codings the file may hold (`chunk_coding`).
+    pub fn chunk_family(&self) -> codec::Family {
+        if self.archive {
+            codec::Family::Archive
+        } else {
+            codec::Family::Zstd
+        }
     }
 
     /// Takes the stored form of the existing file `meta` describes, so that a
@@ -416,15 +428,16 @@ impl Spec {
                 }
             }
         };
-        let zstd = codec::Family::Zstd.name();
-        match meta.get(codec::FAMILY_KEY) {
+        let (zstd, archive) = (codec::Family::Zstd.name(), codec::Family::Archive.name());
+        let archive = match meta.get(codec::FAMILY_KEY) {
+            Some(name) if name == archive && !loony && chains.is_empty() => true,
             Some(name) if name != zstd => {
                 return Err(unknown_format(format!(
-                    "the file's chunks are coded `{name}`, which this tb does not read for Dots-and-Boxes (it reads `{zstd}`)"
+                    "the file's chunks are coded `{name}`, which this tb does not read for Dots-and-Boxes (it reads `{zstd}`, and `{archive}` for plain files)"
                 )));
             }
-            _ => {}
-        }
+            _ => false,
+        };
         // Typed and checked against the board: a tampered file must give an error
         // here, not a panic or a wrong answer later.
         let number_in = |k: &str, range: std::ops::RangeInclusive<i64>| -> Result<i64> {
@@ -482,6 +495,7 @@ impl Spec {
             chains,
             boxes_left_form,
             packed_format,
+            archive,
         };
         if !spec.chains.is_empty() && (spec.symmetry || spec.corners) {
             bail!("the file claims chains with a symmetry or corner reduction");
@@ -613,6 +627,7 @@ mod tests {
             chains: Chains::none(),
             boxes_left_form: true,
             packed_format: false,
+            archive: false,
         };
         let meta_of = |spec: &Spec| -> BTreeMap<String, String> {
             (spec.to_meta().into_iter())
@@ -654,6 +669,16 @@ mod tests {
                 assert_eq!(Spec::from_meta(&meta).unwrap(), spec, "{meta:?}");
             }
         }
+        // Archival files name their coding; loony ones cannot be archival.
+        let archive = Spec {
+            archive: true,
+            ..plain.clone()
+        };
+        let mut meta = meta_of(&archive);
+        assert_eq!(meta["chunk_coding"], "archive");
+        assert_eq!(Spec::from_meta(&meta).unwrap(), archive);
+        meta.insert("loony".into(), "true".into());
+        assert!(Spec::from_meta(&meta).is_err());
         let loony = Spec {
             loony: true,
             boxes_left_form: false,

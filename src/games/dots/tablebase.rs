@@ -75,7 +75,13 @@ impl Tablebase {
         let readable = (0..=64)
             .map(|n| layers.get(&n).is_some_and(|r| r.status.readable()))
             .collect();
-        let reader = ChunkReader::new(store, spec.chunk_positions);
+        // Archival chunks need their positions' sites (zstd ones nothing).
+        let sites = super::sites::Sites::new(&spec.board, &layout);
+        let reader = ChunkReader::with_contexts(
+            store,
+            spec.chunk_positions,
+            Box::new(move |_, key, first, len| sites.sites(key, first, len).into()),
+        );
         let detector = Detector::new(&spec.board);
         let box_masks = box_masks(&spec.board);
         Ok(Tablebase {

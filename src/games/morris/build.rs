@@ -19,7 +19,7 @@ use crate::retro::progress::Progress;
 use crate::retro::recode::RecodeSummary;
 use crate::retro::{BlockId, Format, Kernel};
 use crate::store::Store;
-use crate::store::codec::FAMILY_KEY;
+use crate::store::codec::{FAMILY_KEY, Family};
 use crate::units::human_bytes;
 use anyhow::{Context, Result, bail, ensure};
 use std::path::{Path, PathBuf};
@@ -302,16 +302,29 @@ pub fn build(opts: BuildOptions, progress: &mut dyn Progress) -> Result<BuildSum
 }
 
 /// Recodes the finished Morris file `from` into `out` with chunks of `chunk`
-/// positions (see [`crate::retro::recode`]).
+/// positions (default: the source's), in the coding of new Morris files (see
+/// [`crate::retro::recode`]): `coding`, if given, must be that one.
 pub fn recode(
     from: &Path,
     out: &Path,
-    chunk: u64,
+    chunk: Option<u64>,
+    coding: Option<Family>,
     progress: &mut dyn Progress,
 ) -> Result<RecodeSummary> {
     let meta = MorrisSpec::from_meta(&Store::meta_of(from)?)
         .with_context(|| from.display().to_string())?;
-    let target = MorrisSpec::new(meta.stones, chunk, meta.phase)?;
+    let target = MorrisSpec::new(
+        meta.stones,
+        chunk.unwrap_or(meta.chunk_positions),
+        meta.phase,
+    )?;
+    if let Some(coding) = coding.filter(|&c| c != target.codings) {
+        bail!(
+            "Morris files are recoded to `{}`, not `{}`",
+            target.codings.name(),
+            coding.name()
+        );
+    }
     crate::retro::recode::recode(
         &MorrisFormat::new(meta),
         &MorrisFormat::new(target),

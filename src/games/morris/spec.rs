@@ -5,7 +5,7 @@
 use super::index::{MAX_STONES, MIN_STONES, Table, class_count};
 use crate::retro::{BlockKey, Format};
 use crate::store::checksum::digest_element;
-use crate::store::codec::{ChunkCoding, FAMILY_KEY, Family, Neighbours};
+use crate::store::codec::{ChunkCoding, Contexts, FAMILY_KEY, Family, Neighbours};
 use crate::store::{MAX_CHUNK_POSITIONS, unknown_format};
 use anyhow::{Context, Result, bail, ensure};
 use std::collections::BTreeMap;
@@ -235,11 +235,20 @@ impl MorrisSpec {
             codings
         } else {
             let name = get(FAMILY_KEY)?;
-            Family::parse(name).ok_or_else(|| {
-                unknown_format(format!(
-                    "the file's chunks are coded `{name}`, unknown to this tb"
-                ))
-            })?
+            match Family::parse(name) {
+                // The archival coding has no Morris sites (yet).
+                Some(Family::Archive) => {
+                    return Err(unknown_format(format!(
+                        "the file's chunks are coded `{name}`, which this tb does not read for Morris"
+                    )));
+                }
+                Some(family) => family,
+                None => {
+                    return Err(unknown_format(format!(
+                        "the file's chunks are coded `{name}`, unknown to this tb"
+                    )));
+                }
+            }
         };
         if get("rules")? != RULES {
             bail!("the file was built with other rules: {}", get("rules")?);
@@ -503,13 +512,7 @@ impl Format for MorrisFormat {
         ChunkCoding::Mix
     }
 
-    fn chunk_neighbours(
-        &self,
-        layer: usize,
-        key: &[u8],
-        first: u64,
-        len: usize,
-    ) -> Vec<Neighbours> {
-        MorrisSpec::block_neighbours(layer, key, first, len)
+    fn chunk_contexts(&self, layer: usize, key: &[u8], first: u64, len: usize) -> Contexts {
+        MorrisSpec::block_neighbours(layer, key, first, len).into()
     }
 }

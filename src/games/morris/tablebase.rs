@@ -38,10 +38,12 @@ impl MorrisTablebase {
         store.chunk_rules().allow(spec.codings);
         let layers = prepare_read(&mut store, &MorrisFormat::new(spec.clone())).map_err(in_file)?;
         Ok(MorrisTablebase {
-            reader: ChunkReader::with_neighbours(
+            reader: ChunkReader::with_contexts(
                 store,
                 spec.chunk_positions,
-                Box::new(MorrisSpec::block_neighbours),
+                Box::new(|layer, key, first, len| {
+                    MorrisSpec::block_neighbours(layer, key, first, len).into()
+                }),
             ),
             spec,
             layers,

@@ -126,7 +126,7 @@ pub fn write_block(store: &mut Store, key: u8, records: &mut [Record], seconds: 
 pub fn encode_block(records: &mut [Record], seconds: f64) -> Result<(EncodedChunk, BlockStats)> {
     let bytes = encode_records(records);
     let raw: Vec<i8> = bytes.iter().map(|&b| b as i8).collect();
-    let chunk = EncodedChunk::encode(&raw, codec::ChunkCoding::Zstd(19), Vec::new)?;
+    let chunk = EncodedChunk::encode(&raw, codec::ChunkCoding::Zstd(19), codec::Contexts::default)?;
     let stats = BlockStats {
         positions: records.len() as u64,
         bytes: chunk.data.len() as u64,
@@ -167,7 +167,7 @@ fn read_block_bytes(store: &Store, key: u8, records: i64) -> Result<(Vec<u8>, us
     // A negative count is as bad as a huge one.
     let len = block_bytes(u64::try_from(records).unwrap_or(u64::MAX))?;
     let chunk = store.stored_chunk(0, &[key], 0)?;
-    let raw = chunk.decode(len, |_| Vec::new())?;
+    let raw = chunk.decode(len, |_| codec::Contexts::default())?;
     Ok((raw.iter().map(|&v| v as u8).collect(), chunk.data.len()))
 }
 

@@ -118,7 +118,7 @@ fn read_reply(
                 (chunk.raw_len as i64, chunk.checksum, chunk.data.clone()),
                 i8::MIN..=i8::MAX,
             );
-            let raw = stored.decode(len, |_| Vec::new())?;
+            let raw = stored.decode(len, |_| crate::store::codec::Contexts::default())?;
             let bytes: Vec<u8> = raw.iter().map(|&v| v as u8).collect();
             stored::decode_records(&bytes)
         })

@@ -1,0 +1,181 @@
+//! The archival coder (chunk tag 0x04, `chunk_coding=archive`): the context-mixing
+//! coder of [`super::cm`] (its models, mixer, binarisation and arithmetic coder)
+//! with more context than the game-neighbour rule gives it. A game names, per
+//! position, four earlier positions of the chunk ([`Site::back`], as back-offsets:
+//! positions one line apart, the position one row back) and a small number that
+//! sums up the position ([`Site::feature`]: Dots-and-Boxes, its boxes left and
+//! boxes with three sides); eight models mix
+//!
+//! * the previous value, the first neighbour's value,
+//! * the previous value with the first neighbour's, and with the second's,
+//! * the four neighbours' values together,
+//! * the feature with the previous value, with the first neighbour's, and with
+//!   the second and third neighbours' together (hashed).
+//!
+//! It is slower than zstd (a few million values a second per core), so builds do
+//! not write it: `tb recode --coding archive` turns a finished file into one.
+//! Every chunk is coded on its own, so a probe still decodes one chunk (or the
+//! part of it up to the value it needs).
+
+use super::cm::{self, Context, Models, Neighbours, Rule, back_values, hash_slot, thread_models};
+
+/// What the archival coder knows of one position besides the values before it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Site {
+    /// Back-offsets (0: none) of four earlier positions whose values predict this
+    /// one's, the most telling first.
+    pub back: Neighbours,
+    /// A summary of the position (the game's), mixed with the values.
+    pub feature: u16,
+}
+
+/// Models of the rule.
+const MODELS: usize = 8;
+/// Hashed slots of each hashed model.
+const HASH_SLOTS: usize = 4096;
+const SLOT_PREV: usize = 0;
+const SLOT_FIRST: usize = SLOT_PREV + 256;
+const SLOT_HASHED: usize = SLOT_FIRST + 256;
+const SLOTS: usize = SLOT_HASHED + (MODELS - 2) * HASH_SLOTS;
+
+/// The archival rule over a chunk's sites (a value without a site, or whose
+/// neighbour is missing or before the chunk, sees the previous value there).
+struct SiteRule<'a> {
+    sites: &'a [Site],
+}
+
+/// The slot of hashed model `j` (0-based among the hashed ones) for `key`.
+#[inline(always)]
+fn hashed(j: usize, key: u32) -> usize {
+    SLOT_HASHED + j * HASH_SLOTS + hash_slot(key, HASH_SLOTS)
+}
+
+impl Rule<MODELS> for SiteRule<'_> {
+    #[inline(always)]
+    fn context(&self, values: &[u8], i: usize) -> Context<MODELS> {
+        let prev = if i > 0 { values[i - 1] } else { 0 };
+        let site = self.sites.get(i).copied().unwrap_or_default();
+        let [a, b, c, d] = back_values(values, i, Some(&site.back), &[0; 4], prev);
+        let f = site.feature as u32;
+        let (prev32, a, b, c, d) = (prev as u32, a as u32, b as u32, c as u32, d as u32);
+        let slots = [
+            SLOT_PREV + prev as usize,
+            SLOT_FIRST + a as usize,
+            hashed(0, prev32 << 8 | a),
+            hashed(1, prev32 << 8 | b),
+            hashed(2, a << 24 | b << 16 | c << 8 | d),
+            hashed(3, f << 8 | prev32),
+            hashed(4, f << 8 | a),
+            hashed(5, f << 16 | b << 8 | c),
+        ];
+        Context {
+            prev,
+            first: a as u8,
+            slots,
+        }
+    }
+
+    fn with_models<T>(f: impl FnOnce(&mut Models<MODELS>) -> T) -> T {
+        thread_models!(MODELS, SLOTS, f)
+    }
+}
+
+/// Codes `values` whose positions are `sites` (one per value, or fewer).
+pub fn encode(values: &[u8], sites: &[Site]) -> Vec<u8> {
+    cm::encode_with(values, &SiteRule { sites })
+}
+
+/// Decodes `len` values coded by [`encode`] with the same `sites`.
+pub fn decode(data: &[u8], len: usize, sites: &[Site]) -> Vec<u8> {
+    cm::decode_with(data, len, &SiteRule { sites })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Any values with any sites (neighbours in or past the chunk, any
+        /// feature) round-trip, and noise never codes to more than twice its size.
+        #[test]
+        fn any_values_round_trip(
+            values in proptest::collection::vec(0u8..=255, 0..3000),
+            alphabet in 1usize..=256,
+            sites in proptest::collection::vec((0u32..4000, 0u32..4000, any::<u16>()), 0..3000),
+        ) {
+            let sites: Vec<Site> = sites
+                .iter()
+                .map(|&(a, b, feature)| Site { back: [a, b, a ^ b, a / 2], feature })
+                .collect();
+            crate::store::cm::tests::check_round_trip(
+                &values,
+                alphabet,
+                |v| encode(v, &sites),
+                |c, len| decode(c, len, &sites),
+            )?;
+        }
+    }
+
+    /// A field whose values follow a feature of the position and the value one
+    /// row back: the feature and the neighbours must make the coding smaller than
+    /// the coder without them (and than zstd).
+    #[test]
+    fn sites_make_structured_values_smaller() {
+        let mut x = 11u64;
+        let mut noise = move || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) as u32
+        };
+        let width = 257;
+        let len = 60_000;
+        let feature: Vec<u16> = (0..len).map(|_| (noise() % 12) as u16).collect();
+        let mut values: Vec<u8> = Vec::with_capacity(len);
+        for i in 0..len {
+            let up = if i >= width { values[i - width] } else { 0 };
+            let v = match noise() % 4 {
+                0 => up,
+                _ => 2 * feature[i] as u8 + (noise() % 8 == 0) as u8,
+            };
+            values.push(v);
+        }
+        let sites: Vec<Site> = (0..len)
+            .map(|i| Site {
+                back: [width as u32, 1, 2, 3],
+                feature: feature[i],
+            })
+            .collect();
+        let coded = encode(&values, &sites);
+        assert_eq!(decode(&coded, len, &sites), values);
+        let blind = encode(&values, &[]);
+        assert_eq!(decode(&blind, len, &[]), values);
+        assert!(
+            coded.len() * 2 < blind.len(),
+            "{} vs {}",
+            coded.len(),
+            blind.len()
+        );
+        let zstd = zstd::bulk::compress(&values, 19).unwrap().len();
+        assert!(coded.len() * 2 < zstd, "{} vs zstd {zstd}", coded.len());
+    }
+
+    #[test]
+    fn corrupt_input_never_panics() {
+        let values = crate::store::cm::tests::corrupt_test_values();
+        let sites: Vec<Site> = (0..values.len() as u32)
+            .map(|i| Site {
+                back: [50, 1, 100, 7],
+                feature: (i % 9) as u16,
+            })
+            .collect();
+        let coded = encode(&values, &sites);
+        crate::store::cm::tests::assert_cut_and_flipped_decode_wrong(&values, &coded, |data| {
+            decode(data, values.len(), &sites)
+        });
+        // Sites that differ from the encoder's decode to other values.
+        let other: Vec<Site> = sites.iter().map(|s| Site { feature: 0, ..*s }).collect();
+        assert_ne!(decode(&coded, values.len(), &other), values);
+    }
+}
