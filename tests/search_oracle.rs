@@ -162,23 +162,23 @@ fn every_position(rows: usize, cols: usize) {
 }
 
 fn random_positions(rows: usize, cols: usize, open: std::ops::RangeInclusive<usize>, count: usize) {
-    random_positions_on(rows, cols, open, count, 1);
+    random_positions_on(rows, cols, open, count, |_| {});
 }
 
-/// [`random_positions`] with the solver on `threads` threads.
+/// [`random_positions`] with the solver set up by `setup` (threads, cutoffs).
 fn random_positions_on(
     rows: usize,
     cols: usize,
     open: std::ops::RangeInclusive<usize>,
     count: usize,
-    threads: usize,
+    setup: impl Fn(&mut Solver),
 ) {
     let lines = (rows + 1) * cols + rows * (cols + 1);
     for penalty in [0, -1] {
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ (rows * 31 + cols) as u64 ^ penalty as u64);
         let mut oracle = Oracle::new(rows, cols, penalty);
         let mut solver = solver(rows, cols, penalty);
-        solver.set_threads(threads);
+        setup(&mut solver);
         for i in 0..count {
             let n = *open.start() + i % (open.end() - open.start() + 1);
             let p = rng.position(lines, n);
@@ -229,8 +229,20 @@ fn random_positions_of_3x4() {
 /// to run alongside the main thread.
 #[test]
 fn three_threads_agree_with_the_oracle() {
-    random_positions_on(3, 3, 14..=18, 60, 3);
-    random_positions_on(2, 4, 14..=18, 40, 3);
+    random_positions_on(3, 3, 14..=18, 60, |s| s.set_threads(3));
+    random_positions_on(2, 4, 14..=18, 40, |s| s.set_threads(3));
+}
+
+/// Enhanced transposition cutoffs, which the solver tries only at 32 open lines or
+/// more (beyond the oracle's boards), tried down to 8 open lines: no value changes,
+/// on one thread and three.
+#[test]
+fn transposition_cutoffs_on_small_boards_agree_with_the_oracle() {
+    random_positions_on(3, 3, 12..=18, 60, |s| s.set_cutoff_floor(8));
+    random_positions_on(2, 4, 12..=18, 40, |s| {
+        s.set_cutoff_floor(8);
+        s.set_threads(3);
+    });
 }
 
 /// With one best move only, the move given reaches the value (by the oracle), on
