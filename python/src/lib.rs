@@ -924,9 +924,7 @@ fn solve<'py>(
         })?;
     request.pv = pv;
     request.best_only = best;
-    if wilson_chains {
-        request.chain_rule = tb::games::dots::chains::ChainRule::Wilson;
-    }
+    request.chain_rule = tb::games::dots::chains::ChainRule::asked(wilson_chains);
     request.threads = tb::sys::check_threads("threads", threads)
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
     match tt {

@@ -26,11 +26,7 @@ pub fn build(args: args::DotsBuild) -> Result<ExitCode> {
         symmetry: args.symmetry.map(|s| s != SymmetryArg::None),
         corners: (args.corners || args.no_corners).then_some(args.corners),
         loony: args.loony,
-        chain_rule: if args.wilson_chains {
-            ChainRule::Wilson
-        } else {
-            ChainRule::Exact
-        },
+        chain_rule: ChainRule::asked(args.wilson_chains),
     };
     let spec = request.spec()?;
     if args.plan {
@@ -108,9 +104,7 @@ fn solve_with(args: &args::Solve) -> Result<ExitCode> {
     request.threads = threads;
     request.pv = args.pv;
     request.best_only = args.best;
-    if args.wilson_chains {
-        request.chain_rule = ChainRule::Wilson;
-    }
+    request.chain_rule = ChainRule::asked(args.wilson_chains);
     request.store = args.store.clone();
     if let Some(depth) = args.store_depth {
         request.store_depth = depth;

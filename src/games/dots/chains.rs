@@ -288,6 +288,16 @@ pub enum ChainRule {
 }
 
 impl ChainRule {
+    /// The rule a command asks for: Wilson's with `--wilson-chains`
+    /// (`wilson_chains=True`), else exact.
+    pub fn asked(wilson_chains: bool) -> ChainRule {
+        if wilson_chains {
+            ChainRule::Wilson
+        } else {
+            ChainRule::Exact
+        }
+    }
+
     /// The rule's name in JSON (`chain_rule`).
     pub fn as_str(self) -> &'static str {
         match self {

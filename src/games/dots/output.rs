@@ -209,7 +209,6 @@ pub fn solve_json(
     request: &SolveRequest,
     store: Option<StoreReport>,
 ) -> String {
-    let (with_pv, marked, rule) = (request.pv, &request.chains, request.chain_rule);
     #[derive(Serialize)]
     struct Extra {
         nodes: u64,
@@ -232,14 +231,16 @@ pub fn solve_json(
         #[serde(skip_serializing_if = "Option::is_none")]
         store: Option<StoreReport>,
     }
-    let played = marked.under(board, rule);
+    let played = request.played_chains(board);
     let extra = Extra {
         nodes: result.nodes,
         seconds,
         peak_rss_bytes: crate::sys::peak_rss_bytes(),
-        pv: with_pv.then(|| result.pv.iter().map(|&l| board.line_name(l)).collect()),
+        pv: request
+            .pv
+            .then(|| result.pv.iter().map(|&l| board.line_name(l)).collect()),
         chains: played.line_names(board),
-        chain_rule: (!marked.is_empty()).then(|| rule.as_str()),
+        chain_rule: (!request.chains.is_empty()).then(|| request.chain_rule.as_str()),
         approximate: played.approximate(board),
         best_only: result.best_only,
         store,

@@ -227,9 +227,7 @@ impl Table {
         }
         bucket.release(b);
     }
-}
 
-impl Table {
     /// Every entry of at least `min_depth` (open lines + 1), read bucket by bucket
     /// under each bucket's lock, so each entry is whole.
     pub fn entries(&self, min_depth: u8) -> Vec<Entry> {
