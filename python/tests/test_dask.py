@@ -64,6 +64,9 @@ def client():
         dashboard_address=":0",
     )
     with distributed.Client(cluster) as c:
+        # Both workers must have joined before the first build submits: a
+        # build that starts with one worker may give it every block.
+        c.wait_for_workers(2, timeout=120)
         yield c
     cluster.close()
 
@@ -137,8 +140,10 @@ def test_a_distributed_build_is_the_local_build(local_tables, client, tmp_path, 
     layers = {str(n): d for n, d in rows(local, "SELECT n, digest FROM layers")}
     assert summary["layer_digests"] == layers
     if name == "3x4":
-        # 272 blocks: both workers get some (3x3's 30 may all go to one).
-        assert sorted(summary["worker_seconds"]) == ["0", "1"], "both workers computed"
+        # The blocks ran on the cluster's workers. Not asserted: that both got
+        # some. Dask places a block beside the results of the blocks it reads, so
+        # 3x4's small blocks all went to one worker in one CI run of five.
+        assert set(summary["worker_seconds"]) <= {"0", "1"} and summary["worker_seconds"]
         # Inputs came decoded from the workers' caches too (a quarter of their 2
         # GiB shares), and the file is the same.
         assert summary["input_cache_bytes"] == 512 << 20
