@@ -634,3 +634,81 @@ fn qubic_replies_as_tasks_make_a_strategy_verify_accepts() {
     assert_eq!(replies_of(&a), replies_of(&b));
     assert_eq!(a["start"], b["start"]);
 }
+
+#[test]
+fn a_batch_of_records_is_one_transaction_and_a_failed_one_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = local(dir.path(), "3x3.tb", &["3x3", "--book-lines", "4"]);
+    let kernel = kernel_of(&a);
+    let b = dir.path().join("d.tb");
+    let shared = dir.path().join("shared");
+    let shards = ShardDir::new(&shared, kernel.format());
+    let ids = |c: &Coordinator| -> Vec<BlockId> {
+        c.tasks()
+            .into_iter()
+            .map(|t| BlockId {
+                layer: t.layer,
+                key: t.key,
+            })
+            .collect()
+    };
+    {
+        let mut coordinator = Coordinator::open(&b, kernel, &shared).unwrap();
+        let all = ids(&coordinator);
+        for id in &all {
+            run_block(kernel, &shards, id).unwrap();
+        }
+        // The last block's shard damaged: the batch (given in reverse, recorded in
+        // build order) fails there, after every other block was recorded in it.
+        let last = all.last().unwrap().clone();
+        std::fs::write(shards.path(&last), b"not a shard").unwrap();
+        let reversed: Vec<BlockId> = all.iter().rev().cloned().collect();
+        let error = coordinator.record_many(&reversed).unwrap_err();
+        assert!(
+            error
+                .chain()
+                .any(|e| e.downcast_ref::<ShardError>().is_some()),
+            "{error:#}"
+        );
+        // Nothing of it is in the file, no shard was deleted, and this coordinator
+        // records no more.
+        assert!(
+            Store::open_read(&b)
+                .unwrap()
+                .block_rows()
+                .unwrap()
+                .is_empty()
+        );
+        assert!(
+            all[..all.len() - 1]
+                .iter()
+                .all(|id| shards.path(id).exists())
+        );
+        let again = coordinator.record_many(&all[..1]).unwrap_err();
+        assert!(
+            format!("{again:#}").contains("open the file again"),
+            "{again:#}"
+        );
+    }
+    // Opened again: every block is a task again; the damaged one is computed again,
+    // the others' shards are taken as they are, and one batch records them all.
+    let mut coordinator = Coordinator::open(&b, kernel, &shared).unwrap();
+    let all = ids(&coordinator);
+    let outcomes: Vec<TaskOutcome> = all
+        .iter()
+        .map(|id| run_block(kernel, &shards, id).unwrap().outcome)
+        .collect();
+    assert_eq!(
+        outcomes
+            .iter()
+            .filter(|o| **o == TaskOutcome::Reused)
+            .count(),
+        all.len() - 1
+    );
+    let recorded = coordinator.record_many(&all).unwrap();
+    assert_eq!(recorded.len(), all.len());
+    let published: usize = recorded.iter().map(|r| r.published.len()).sum();
+    assert!(published > 0, "layers published within the batch");
+    coordinator.finish().unwrap();
+    assert_same_file(&a, &b);
+}

@@ -274,6 +274,18 @@ impl Coordinator {
         })
     }
 
+    /// Records several blocks whose tasks wrote their shards, in one transaction
+    /// of the file (a list of (layer, key)); returns a JSON array with what
+    /// recording each did, in the order given.
+    fn record_many(&self, py: Python<'_>, blocks: Vec<(usize, Vec<u8>)>) -> PyResult<String> {
+        let ids: Vec<BlockId> = blocks
+            .into_iter()
+            .map(|(layer, key)| BlockId { layer, key })
+            .collect();
+        self.inner
+            .with(py, |c| Ok(serde_json::to_string(&c.record_many(&ids)?)?))
+    }
+
     /// Whether every block is recorded.
     fn is_done(&self, py: Python<'_>) -> PyResult<bool> {
         self.inner.with(py, |c| Ok(c.is_done()))

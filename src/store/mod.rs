@@ -716,7 +716,7 @@ impl Store {
         } = *record;
         let key = counts_key(counts);
         let keyed = self.rules.keyed;
-        let tx = self.conn.transaction()?;
+        let tx = self.conn.savepoint()?;
         {
             let mut insert = tx.prepare_cached(
                 "INSERT OR REPLACE INTO chunks(n, counts, chunk, raw_len, checksum, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -813,9 +813,30 @@ impl Store {
         Ok(())
     }
 
+    /// Begins a batch: the writes of [`Store::record_block`] and
+    /// [`Store::finish_layer`] until [`Store::commit_batch`] are one transaction
+    /// (each call's own a savepoint inside it), so that many small records cost
+    /// one commit. Other writes are refused inside a batch.
+    pub fn begin_batch(&mut self) -> Result<()> {
+        self.conn.execute_batch("BEGIN IMMEDIATE")?;
+        Ok(())
+    }
+
+    /// Commits the batch [`Store::begin_batch`] began.
+    pub fn commit_batch(&mut self) -> Result<()> {
+        self.conn.execute_batch("COMMIT")?;
+        Ok(())
+    }
+
+    /// Undoes the batch [`Store::begin_batch`] began (nothing of it is written).
+    pub fn rollback_batch(&mut self) {
+        // Fails only when no batch is open, which leaves nothing to undo.
+        let _ = self.conn.execute_batch("ROLLBACK");
+    }
+
     /// Publishes layer `n` on its own (used when every block was stored before a crash).
     pub fn finish_layer(&mut self, n: usize, finish: &LayerFinish) -> Result<()> {
-        let tx = self.conn.transaction()?;
+        let tx = self.conn.savepoint()?;
         finish_layer(&tx, n, finish)?;
         tx.commit()?;
         Ok(())
@@ -1119,7 +1140,7 @@ fn parse_histogram(text: &str) -> Result<BTreeMap<i8, u64>> {
 
 /// Inserts (or replaces) the row of block `key` of layer `n`.
 fn put_block_row(
-    tx: &rusqlite::Transaction,
+    tx: &rusqlite::Connection,
     n: usize,
     key: &str,
     chunks: u64,
@@ -1141,7 +1162,7 @@ fn put_block_row(
     Ok(())
 }
 
-fn finish_layer(tx: &rusqlite::Transaction, n: usize, f: &LayerFinish) -> Result<()> {
+fn finish_layer(tx: &rusqlite::Connection, n: usize, f: &LayerFinish) -> Result<()> {
     tx.execute(
         "INSERT INTO layers(n, status, positions, bytes, seconds, histogram, digest) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
          ON CONFLICT(n) DO UPDATE SET status = excluded.status, positions = excluded.positions, bytes = excluded.bytes,

@@ -300,6 +300,9 @@ def _run(options, client, state, identity, identity_text, shared, on_record, as_
         # coding and writing their shards.
         "task_phase_seconds": {"load": 0.0, "kernel": 0.0, "write": 0.0},
         "record_seconds": 0.0,
+        # Transactions the blocks were recorded in (finished blocks are recorded
+        # together).
+        "record_batches": 0,
         "worker_seconds": {},
         "reopened_after_damaged_shard": 0,
     }
@@ -344,29 +347,39 @@ def _run(options, client, state, identity, identity_text, shared, on_record, as_
             by_future[future.key] = task
         damaged = None
         try:
-            for future in as_completed(list(futures.values())):
-                task = by_future[future.key]
-                try:
-                    report = json.loads(future.result())
-                except ShardError as error:
-                    damaged = error
-                    break
+            # The blocks finished since the last batch are recorded together, in
+            # one transaction of the file: with many workers and small blocks the
+            # batches grow and the coordinator keeps up.
+            for batch in as_completed(list(futures.values())).batches():
+                finished = []
+                for future in batch:
+                    try:
+                        finished.append((future, json.loads(future.result())))
+                    except ShardError as error:
+                        damaged = error
+                        break
                 t0 = time.monotonic()
-                recorded = json.loads(coordinator.record(task["layer"], task["key"]))
+                recorded_all = json.loads(
+                    coordinator.record_many([(by_future[f.key]["layer"], by_future[f.key]["key"]) for f, _ in finished])
+                )
                 summary["record_seconds"] += time.monotonic() - t0
-                counts[report["outcome"]] += 1
-                if report["outcome"] != "reused":
-                    summary["computed_positions"] += report["positions"]
-                summary["read_bytes"] += report["read_bytes"]
-                summary["cached_inputs"] += report["cached_inputs"]
-                for phase in ("load", "kernel", "write"):
-                    summary["task_phase_seconds"][phase] += report[f"{phase}_seconds"]
-                summary["blocks_rerun_after_lost_worker"] += report["rerun"]
-                _tally_worker(summary, report)
-                progress.advance(report, recorded["published"])
-                future.release()
-                if on_record is not None:
-                    on_record(dict(summary, **{f"blocks_{k}": v for k, v in counts.items()}))
+                summary["record_batches"] += 1
+                for (future, report), recorded in zip(finished, recorded_all):
+                    counts[report["outcome"]] += 1
+                    if report["outcome"] != "reused":
+                        summary["computed_positions"] += report["positions"]
+                    summary["read_bytes"] += report["read_bytes"]
+                    summary["cached_inputs"] += report["cached_inputs"]
+                    for phase in ("load", "kernel", "write"):
+                        summary["task_phase_seconds"][phase] += report[f"{phase}_seconds"]
+                    summary["blocks_rerun_after_lost_worker"] += report["rerun"]
+                    _tally_worker(summary, report)
+                    progress.advance(report, recorded["published"])
+                    future.release()
+                    if on_record is not None:
+                        on_record(dict(summary, **{f"blocks_{k}": v for k, v in counts.items()}))
+                if damaged is not None:
+                    break
         finally:
             for future in futures.values():
                 future.cancel()
