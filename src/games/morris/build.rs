@@ -14,6 +14,7 @@ pub use super::spec::{
     placement_label, placement_layer,
 };
 use super::spec::{FORMAT_VERSION, MorrisFormat, format_version};
+use super::variant::Rules;
 use crate::retro::build::{Builder, RunOptions, RunSummary};
 use crate::retro::progress::Progress;
 use crate::retro::recode::RecodeSummary;
@@ -278,6 +279,28 @@ fn adopt_older_file(builder: &mut Builder, spec: &MorrisSpec) -> Result<MorrisSp
     Ok(adopted)
 }
 
+/// Refuses to build `rules` into an existing Morris file of other rules, naming
+/// both (the generic check only says that the `rules` texts differ).
+fn refuse_other_rules(db: &Path, rules: Rules) -> Result<()> {
+    let Some(meta) = db.exists().then(|| Store::meta_of(db).ok()).flatten() else {
+        return Ok(());
+    };
+    let Some(text) = meta
+        .get("rules")
+        .filter(|_| meta.get("game").map(String::as_str) == Some("morris"))
+    else {
+        return Ok(());
+    };
+    match Rules::from_meta(text) {
+        Ok(theirs) if theirs == rules => Ok(()),
+        Ok(theirs) => bail!(
+            "{} holds Morris with the {theirs} rules, and this build asks for {rules}: rerun with --rules {theirs} to resume it, or use another --db",
+            db.display()
+        ),
+        Err(e) => Err(e.context(db.display().to_string())),
+    }
+}
+
 /// Runs (or resumes) a Morris build.
 pub fn build(opts: BuildOptions, progress: &mut dyn Progress) -> Result<BuildSummary> {
     let (work, peak) = memory_needs(&opts.spec);
@@ -288,6 +311,7 @@ pub fn build(opts: BuildOptions, progress: &mut dyn Progress) -> Result<BuildSum
             human_bytes(opts.memory)
         );
     }
+    refuse_other_rules(&opts.db, opts.spec.rules)?;
     let mut builder = Builder::open(&opts.db, opts.spec.chunk_positions)?;
     let spec = adopt_older_file(&mut builder, &opts.spec)?;
     let kernel = MorrisKernel::new(spec);
