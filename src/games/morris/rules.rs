@@ -41,8 +41,13 @@ pub enum NotationError {
         point: &'static str,
     },
     /// Side to move not `w` or `b`, or a wrong number of fields.
-    #[error("bad position {0:?}: expected '<one character a point> w|b [white-hand black-hand]'")]
-    Syntax(String),
+    #[error("bad position {text:?}: expected '<{points} points> w|b [white-hand black-hand]'")]
+    Syntax {
+        /// The text found.
+        text: String,
+        /// Points of the board.
+        points: usize,
+    },
     /// Hand counts that are not numbers 0..=stones.
     #[error("bad stones in hand {text:?}: expected a number 0..={stones}")]
     BadHand {
@@ -216,7 +221,10 @@ impl Position {
         let stones = rules.stones();
         let fields: Vec<&str> = text.split_whitespace().collect();
         if fields.len() != 2 && fields.len() != 4 {
-            return Err(NotationError::Syntax(text.to_string()));
+            return Err(NotationError::Syntax {
+                text: text.to_string(),
+                points: names.len(),
+            });
         }
         let board = fields[0];
         let n = board.chars().count();
@@ -245,7 +253,12 @@ impl Position {
         let white_to_move = match fields[1] {
             "w" => true,
             "b" => false,
-            _ => return Err(NotationError::Syntax(text.to_string())),
+            _ => {
+                return Err(NotationError::Syntax {
+                    text: text.to_string(),
+                    points: names.len(),
+                });
+            }
         };
         let mut hand = [0u8; 2];
         if fields.len() == 4 {
@@ -621,11 +634,11 @@ mod tests {
         );
         assert!(matches!(
             Position::parse("W..B.................... x"),
-            Err(Syntax(_))
+            Err(Syntax { .. })
         ));
         assert!(matches!(
             Position::parse("W..B.................... w 9"),
-            Err(Syntax(_))
+            Err(Syntax { .. })
         ));
         assert!(matches!(
             Position::parse("W..B.................... w 10 9"),
