@@ -121,6 +121,10 @@ const BATCH: usize = 64;
 /// A child table: its index and values.
 type ChildTable<'a, B> = Option<(&'static Table<B>, &'a [u8])>;
 
+/// What a position's children are handed to: (next mover, its table, points
+/// placed, capture?).
+type ChildVisitor<'b, B> = dyn for<'a> FnMut(u32, ChildTable<'a, B>, u32, bool) + 'b;
+
 struct Batch<B: Indexed> {
     /// (offset in the output, mover, opponent).
     positions: Vec<(usize, u32, u32)>,
@@ -172,7 +176,7 @@ impl<B: Indexed> Batch<B> {
                 .push((closing, if closing == 0 { 0 } else { caps }));
         }
         // The child tables each position reads: (next mover, table, points placed).
-        let children = |k: usize, f: &mut dyn FnMut(u32, ChildTable<B>, u32, bool)| {
+        let children = |k: usize, f: &mut ChildVisitor<B>| {
             let (_, mover, opponent) = self.positions[k];
             let (closing, caps) = self.moves[k];
             let quiet = B::FULL & !(mover | opponent) & !closing;
