@@ -14,7 +14,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Output};
 
 use tb::games::morris::rules::Position;
 use tb::games::morris::tablebase::MorrisTablebase;
@@ -331,24 +331,26 @@ fn text(me: u32, you: u32, white: bool, hands: [u32; 2]) -> String {
     }
 }
 
-fn tb_command() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_tb"))
-}
-
-fn build(db: &Path) {
-    let out = tb_command()
-        .args([
-            "build", "morris", "--rules", "six", "--stones", "4", "--phase", "all", "--quiet",
-            "--db",
-        ])
+/// Runs `tb` with `args`, then `--db db`, then `after` (a position).
+fn run(args: &[&str], db: &Path, after: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_tb"))
+        .args(args)
+        .arg("--db")
         .arg(db)
+        .args(after)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "build: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    out
+}
+
+/// [`run`], which must succeed; its standard output.
+fn run_ok(args: &[&str], db: &Path, after: &[&str]) -> String {
+    let out = run(args, db, after);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{args:?}: {stderr}");
+    String::from_utf8(out.stdout).unwrap()
 }
 
 fn ours(t: &MorrisTablebase, text: &str) -> String {
@@ -360,7 +362,10 @@ fn ours(t: &MorrisTablebase, text: &str) -> String {
 fn six_men_with_four_stones_matches_the_brute_force() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("six-4.tb");
-    build(&db);
+    let build = [
+        "build", "morris", "--rules", "six", "--stones", "4", "--phase", "all",
+    ];
+    run_ok(&[&build[..], &["--quiet"]].concat(), &db, &[]);
     let t = MorrisTablebase::open(&db).unwrap();
     let board = Board::new();
     let moving = solve_moving(&board);
@@ -403,18 +408,8 @@ fn six_men_with_four_stones_matches_the_brute_force() {
     assert!(wrong.is_empty(), "placement: {wrong:#?}");
     assert!(checked > 3_000_000, "{checked}");
     // The start through the real probe command, each first placement's value too.
-    let out = tb_command()
-        .args(["probe", "--json", "--db"])
-        .arg(&db)
-        .arg("start")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = run_ok(&["probe", "--json"], &db, &["start"]);
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(json["position"], "................ w 4 4");
     assert_eq!(json["value"], value.text());
     let moves = json["moves"].as_array().unwrap();
@@ -433,71 +428,28 @@ fn six_men_with_four_stones_matches_the_brute_force() {
 fn six_files_refuse_other_rules() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("six-3.tb");
-    let out = tb_command()
-        .args([
-            "build", "morris", "--rules", "six", "--stones", "3", "--quiet", "--db",
-        ])
-        .arg(&db)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    run_ok(
+        &[
+            "build", "morris", "--rules", "six", "--stones", "3", "--quiet",
+        ],
+        &db,
+        &[],
     );
-    let info = || {
-        let out = tb_command()
-            .args(["info", "--db"])
-            .arg(&db)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    };
-    let before = info();
+    let before = run_ok(&["info"], &db, &[]);
     assert!(before.contains("rules: six: 16 points"), "{before}");
-    let out = tb_command()
-        .args(["build", "morris", "--stones", "3", "--quiet", "--db"])
-        .arg(&db)
-        .output()
-        .unwrap();
+    let out = run(&["build", "morris", "--stones", "3", "--quiet"], &db, &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
         stderr.contains("with the six rules, and this build asks for nine"),
         "{stderr}"
     );
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    assert_eq!(info(), before);
-    // A nine-board position is not a position of this file.
-    let out = tb_command()
-        .args(["probe", "--db"])
-        .arg(&db)
-        .arg("WWW......BBB............ w")
-        .output()
-        .unwrap();
+    assert_eq!(run_ok(&["info"], &db, &[]), before);
+    // A nine-board position is not a position of this file; a 16-point one is.
+    let out = run(&["probe"], &db, &["WWW......BBB............ w"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(stderr.contains("expected 16"), "{stderr}");
-    // A 16-point position is.
-    let out = tb_command()
-        .args(["probe", "--db"])
-        .arg(&db)
-        .arg("WWW......BBB.... b")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        stdout.starts_with("morris WWW......BBB.... b: "),
-        "{stdout}"
-    );
+    let out = run_ok(&["probe"], &db, &["WWW......BBB.... b"]);
+    assert!(out.starts_with("morris WWW......BBB.... b: "), "{out}");
 }
