@@ -1,6 +1,6 @@
 //! Six Men's Morris against an independent brute force: the real `tb` builds the
 //! game with 4 stones a side on the six board (`--rules six --stones 4 --phase
-//! all`), and every raw position of the moving-phase tables 3-3, 3-4, 4-3 and 4-4,
+//! all`, and the same with `six-flying`), and every raw position of the moving-phase tables 3-3, 3-4, 4-3 and 4-4,
 //! and every placement position reachable from the empty board, must have the
 //! value the oracle below finds.
 //!
@@ -101,14 +101,16 @@ impl Val {
     }
 }
 
-/// The board's tables, from the names above.
+/// The board's tables, from the names above, and whether a side with 3 stones
+/// flies.
 struct Board {
     adjacent: [u32; 16],
     mills: Vec<u32>,
+    flying: bool,
 }
 
 impl Board {
-    fn new() -> Board {
+    fn new(flying: bool) -> Board {
         let at = |name: &str| NAMES.iter().position(|n| *n == name).unwrap();
         let mut adjacent = [0u32; 16];
         for (a, b) in EDGES {
@@ -119,7 +121,11 @@ impl Board {
             .iter()
             .map(|m| m.iter().fold(0, |acc, n| acc | 1 << at(n)))
             .collect();
-        Board { adjacent, mills }
+        Board {
+            adjacent,
+            mills,
+            flying,
+        }
     }
 
     /// Does `stones` have a complete mill through point `p`?
@@ -158,12 +164,14 @@ impl Board {
                 }
             }
         } else {
+            let flies = self.flying && me.count_ones() == 3;
             for from in 0..16 {
                 if me >> from & 1 == 0 {
                     continue;
                 }
                 for to in 0..16 {
-                    if self.adjacent[from] >> to & 1 == 1 && empty >> to & 1 == 1 {
+                    let reaches = flies || self.adjacent[from] >> to & 1 == 1;
+                    if reaches && empty >> to & 1 == 1 {
                         steps.push((me & !(1 << from) | 1 << to, to));
                     }
                 }
@@ -354,20 +362,32 @@ fn run_ok(args: &[&str], db: &Path, after: &[&str]) -> String {
 }
 
 fn ours(t: &MorrisTablebase, text: &str) -> String {
-    let position = Position::parse_in(Rules::Six, text).unwrap();
+    let position = Position::parse_in(t.spec().rules, text).unwrap();
     t.value(&position).unwrap().to_string()
 }
 
 #[test]
 fn six_men_with_four_stones_matches_the_brute_force() {
+    check_game("six", false);
+}
+
+#[test]
+fn six_men_flying_with_four_stones_matches_the_brute_force() {
+    check_game("six-flying", true);
+}
+
+/// Builds `--rules rules --stones 4 --phase all` and compares it with the oracle
+/// (`flying`: whether the rules let a side with 3 stones fly).
+fn check_game(rules: &str, flying: bool) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("six-4.tb");
     let build = [
-        "build", "morris", "--rules", "six", "--stones", "4", "--phase", "all",
+        "build", "morris", "--rules", rules, "--stones", "4", "--phase", "all",
     ];
     run_ok(&[&build[..], &["--quiet"]].concat(), &db, &[]);
     let t = MorrisTablebase::open(&db).unwrap();
-    let board = Board::new();
+    assert_eq!(t.spec().rules, rules.parse::<Rules>().unwrap());
+    let board = Board::new(flying);
     let moving = solve_moving(&board);
     let mut wrong = Vec::new();
     let mut checked = 0;

@@ -271,9 +271,10 @@ pub struct DotsBuild {
 #[derive(Args)]
 pub struct MorrisBuild {
     /// The rule set: `nine` (Nine Men's Morris as Gasser: 24 points, 16 mills, 9
-    /// stones, flying at 3) or `six` (Six Men's Morris: 16 points on two squares,
-    /// 8 mills, 6 stones, no flying). The file records it; resuming or adding to a
-    /// file of other rules is refused [default: nine].
+    /// stones, flying at 3), `six` (Six Men's Morris: 16 points on two squares, 8
+    /// mills, 6 stones, no flying) or `six-flying` (the same with flying at 3
+    /// stones). The file records it; resuming or adding to a file of other rules is
+    /// refused [default: nine].
     #[arg(long, value_enum)]
     pub rules: Option<RulesArg>,
     /// Build the tables with at most N stones a side (3..=9 for nine, 3..=6 for
@@ -577,6 +578,8 @@ pub enum RulesArg {
     Nine,
     /// Six Men's Morris, no flying.
     Six,
+    /// Six Men's Morris, flying at 3 stones.
+    SixFlying,
 }
 
 /// `tb build morris --phase` values.

@@ -24,6 +24,7 @@ pub fn build(args: MorrisBuild) -> Result<ExitCode> {
     let rules = match args.rules.unwrap_or(RulesArg::Nine) {
         RulesArg::Nine => Rules::Nine,
         RulesArg::Six => Rules::Six,
+        RulesArg::SixFlying => Rules::SixFlying,
     };
     let stones = args.stones.unwrap_or(rules.stones());
     let named = MorrisSpec::with_rules(rules, stones, build::DEFAULT_CHUNK_POSITIONS, phase)?;

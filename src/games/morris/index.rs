@@ -33,7 +33,7 @@ pub trait Indexed: Board {
     /// Most stones a side has on this board in any rule set.
     const MAX_STONES: u8;
 
-    /// The canonical mover sets kept in the binary ([`MoverIndex::embedded`]), if
+    /// The canonical mover sets kept in the binary (`MoverIndex::embedded`), if
     /// any (computed on first use otherwise: a small board's take milliseconds).
     fn embedded_sets() -> Option<&'static [u8]>;
 

@@ -23,6 +23,8 @@ pub enum Rules {
     Nine,
     /// Six Men's Morris: 16 points, 8 mills, 6 stones a side, no flying.
     Six,
+    /// Six Men's Morris with flying at 3 stones (a common house rule).
+    SixFlying,
 }
 
 /// What a side with 3 stones may do in the moving phase, and other differences
@@ -68,15 +70,24 @@ const SIX: RuleSet = RuleSet {
     meta: "six: 16 points, 8 mills, 6 stones, no flying, one capture per move closing mills, stones in mills protected unless all are, fewer than 3 stones or no legal move loses, undecided is a draw",
 };
 
+/// Six Men's Morris with flying.
+const SIX_FLYING: RuleSet = RuleSet {
+    name: "six-flying",
+    flying: true,
+    meta: "six-flying: 16 points, 8 mills, 6 stones, flying at 3 stones, one capture per move closing mills, stones in mills protected unless all are, fewer than 3 stones or no legal move loses, undecided is a draw",
+    ..SIX
+};
+
 impl Rules {
     /// Every standard rule set.
-    pub const ALL: [Rules; 2] = [Rules::Nine, Rules::Six];
+    pub const ALL: [Rules; 3] = [Rules::Nine, Rules::Six, Rules::SixFlying];
 
     /// The rule set's data.
     pub const fn set(self) -> &'static RuleSet {
         match self {
             Rules::Nine => &NINE,
             Rules::Six => &SIX,
+            Rules::SixFlying => &SIX_FLYING,
         }
     }
 
