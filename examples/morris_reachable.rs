@@ -47,9 +47,8 @@ fn main() -> Result<()> {
         for (mv, outcome) in p.legal_moves() {
             match outcome {
                 Outcome::Child(c) => {
-                    let k = key(&c)?;
-                    if !seen.contains_key(&k) {
-                        seen.insert(k, c);
+                    if let std::collections::hash_map::Entry::Vacant(e) = seen.entry(key(&c)?) {
+                        e.insert(c);
                         frontier.push(c);
                     }
                 }
