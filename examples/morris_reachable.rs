@@ -2,7 +2,7 @@
 //! with published counts (which count raw positions, where a `tb` file stores one
 //! value per symmetry class of each table, reachable or not):
 //!
-//!   cargo run --release --example morris_reachable -- six
+//!   cargo run --release --example morris_reachable -- six   (or six-flying)
 //!
 //! A breadth-first search over symmetry classes, each with the colour to move (a
 //! board's symmetric images are reachable when it is, its colour swap need not
@@ -13,7 +13,7 @@
 use std::collections::{HashMap, HashSet};
 
 use anyhow::{Result, bail};
-use tb::games::morris::geometry::{Board, SYMMETRIES, Six};
+use tb::games::morris::geometry::{Board, BoardKind, SYMMETRIES, Six};
 use tb::games::morris::index::Table;
 use tb::games::morris::rules::{Move, Outcome, Position};
 use tb::games::morris::variant::Rules;
@@ -23,7 +23,7 @@ fn main() -> Result<()> {
         .nth(1)
         .unwrap_or_else(|| "six".into())
         .parse()?;
-    if rules != Rules::Six {
+    if rules.board() != BoardKind::Six {
         bail!("only the six board is small enough for this count");
     }
     // Key: hands, stones, class index, colour to move.
