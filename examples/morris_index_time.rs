@@ -5,7 +5,7 @@ fn main() {
         let (m, o) = arg.split_once('-').expect("tables as M-O");
         let (m, o): (u8, u8) = (m.parse().unwrap(), o.parse().unwrap());
         let t0 = std::time::Instant::now();
-        let table = tb::games::morris::Table::get(m, o).unwrap();
+        let table = tb::games::morris::Table::<tb::games::morris::Nine>::get(m, o).unwrap();
         println!(
             "{m}-{o}: {} classes, {:.2} ms",
             table.size(),

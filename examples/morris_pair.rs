@@ -32,6 +32,7 @@ fn main() -> Result<()> {
     }
     let store = Store::open_read(&path)?;
     let spec = MorrisSpec::from_meta(&store.meta()?)?;
+    let (rules, board) = (spec.rules, spec.board());
     let kernel = MorrisKernel::new(spec);
     let layer = pair_layer(a, b);
     let key = vec![a, b];
@@ -46,14 +47,12 @@ fn main() -> Result<()> {
     let lower = |m: u8, o: u8| -> &[u8] {
         let (x, y) = (m.min(o), m.max(o));
         let i = reads.iter().position(|r| r.key == [x, y]).expect("read");
-        let start = MorrisSpec::offset_in_pair(m, o).expect("table") as usize;
-        let len = tb::games::morris::index::Table::get(m, o)
-            .expect("table")
-            .size() as usize;
+        let start = MorrisSpec::offset_in_pair(board, m, o).expect("table") as usize;
+        let len = tb::games::morris::index::table_size(board, m, o).expect("table") as usize;
         &as_u8(&inputs[i])[start..start + len]
     };
     let started = Instant::now();
-    let (first, second) = solve_pair_counting(a, b, lower, &AtomicU64::new(0))?;
+    let (first, second) = solve_pair_counting(rules, a, b, lower, &AtomicU64::new(0))?;
     let seconds = started.elapsed().as_secs_f64();
     let positions = (first.len() + second.len()) as u64;
     let stored = load_block(&store, kernel.format(), &BlockId { layer, key })?;

@@ -14,6 +14,7 @@ use tb::games::morris::report;
 use tb::games::morris::rules::{Move, Position};
 use tb::games::morris::tablebase::MorrisTablebase;
 use tb::games::morris::value::Value;
+use tb::games::morris::variant::Rules;
 
 /// A text near the notations: their characters, digits and separators.
 const NOTATION_CHARS: &str = "[.WBwb0-9a-gxhv, \\-+|\n]{0,40}";
@@ -41,9 +42,11 @@ proptest! {
     #[test]
     fn morris_moves_and_values_never_panic(text in NOTATION_CHARS, any_text in any::<String>()) {
         for t in [&text, &any_text] {
-            let _ = t.parse::<Move>();
+            let _ = Move::parse(t);
+            let _ = Move::parse_in(Rules::Six, t);
             let _ = t.parse::<Value>();
             let _ = Position::parse(t);
+            let _ = Position::parse_in(Rules::Six, t);
         }
     }
 

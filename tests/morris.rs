@@ -59,7 +59,7 @@ fn compare_moves(t: &MorrisTablebase, o: &Oracle, mover: u32, opp: u32, white: b
     let mut ours: Vec<(String, String)> = probe
         .moves
         .iter()
-        .map(|(m, v)| (m.to_string(), v.to_string()))
+        .map(|(m, v)| (m.text(position.rules).to_string(), v.to_string()))
         .collect();
     let mut theirs: Vec<(String, String)> = o
         .moves(mover, opp)
@@ -494,9 +494,11 @@ fn verify_catches_a_wrong_value_and_a_corrupt_chunk() {
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .unwrap();
+        use tb::games::morris::BoardKind;
         use tb::games::morris::spec::MorrisSpec;
         use tb::store::codec::{self, ChunkCoding};
-        let neighbours = || MorrisSpec::pair_neighbours(33, 0, raw_len as usize).into();
+        let neighbours =
+            || MorrisSpec::pair_neighbours(BoardKind::Nine, 33, 0, raw_len as usize).into();
         let mut raw = codec::decode(&data, raw_len as usize, neighbours).unwrap();
         // A win in 1 becomes a win in 3 (still a plausible byte).
         let at = raw.iter().position(|&v| v == 2).expect("some W1");

@@ -160,11 +160,13 @@ fn check_file(stones: u32, db: &Path, samples: usize) {
             if m + hm < 3 || o + ho < 3 {
                 continue; // the game is over there: nothing is stored
             }
-            let size = tb::games::morris::index::Table::get(m as u8, o as u8)
-                .unwrap()
-                .size();
+            let size =
+                tb::games::morris::index::Table::<tb::games::morris::Nine>::get(m as u8, o as u8)
+                    .unwrap()
+                    .size();
             for index in 0..size {
-                let p = MorrisTablebase::placement_representative(h as u8, m as u8, o as u8, index)
+                let p = t
+                    .placement_representative(h as u8, m as u8, o as u8, index)
                     .unwrap();
                 let (mover, opp, hh) = parse(&p.to_string());
                 assert_eq!(hh, h, "{p}");
@@ -181,7 +183,7 @@ fn check_file(stones: u32, db: &Path, samples: usize) {
             let ours: Vec<(String, String)> = probe
                 .moves
                 .iter()
-                .map(|(mv, v)| (mv.to_string(), v.to_string()))
+                .map(|(mv, v)| (mv.text(position.rules).to_string(), v.to_string()))
                 .collect();
             let mut want: Vec<(String, String)> = oracle_moves(g, h, mover, opp)
                 .into_iter()

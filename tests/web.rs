@@ -506,14 +506,26 @@ fn the_web_board_plays_dots_and_boxes_in_a_browser() {
     assert!(height >= 600, "the window's height: {height}");
 }
 
+/// The nine board's points (docs/FORMAT.md §4.1).
+const NINE_POINTS: [&str; 24] = [
+    "a1", "d1", "g1", "b2", "d2", "f2", "c3", "d3", "e3", "a4", "b4", "c4", "e4", "f4", "g4", "c5",
+    "d5", "e5", "b6", "d6", "f6", "a7", "d7", "g7",
+];
+
+/// The six board's points (docs/FORMAT.md §4.5).
+const SIX_POINTS: [&str; 16] = [
+    "a1", "c1", "e1", "b2", "c2", "d2", "a3", "b3", "d3", "e3", "b4", "c4", "d4", "a5", "c5", "e5",
+];
+
 /// The position after a Morris move in the notation of docs/FORMAT.md §4.2 (`a1-a4xd7`, `d6`),
 /// worked out here independently of the page and the tb library.
 fn morris_after(position: &str, mv: &str) -> String {
-    const POINTS: [&str; 24] = [
-        "a1", "d1", "g1", "b2", "d2", "f2", "c3", "d3", "e3", "a4", "b4", "c4", "e4", "f4", "g4",
-        "c5", "d5", "e5", "b6", "d6", "f6", "a7", "d7", "g7",
-    ];
-    let at = |p: &str| POINTS.iter().position(|q| *q == p).unwrap();
+    morris_after_on(&NINE_POINTS, position, mv)
+}
+
+/// [`morris_after`] on the board of `points`.
+fn morris_after_on(points: &[&str], position: &str, mv: &str) -> String {
+    let at = |p: &str| points.iter().position(|q| *q == p).unwrap();
     let (cells, side) = position.split_once(' ').unwrap();
     let mut cells: Vec<char> = cells.chars().collect();
     let (main, capture) = match mv.split_once('x') {
@@ -608,6 +620,43 @@ fn the_web_board_plays_morris_in_a_browser() {
     let best_reply = answer["moves"][0]["move"].as_str().unwrap();
     let page = browser.wait_for(&format!("{mv},{best_reply}"));
     assert_eq!(page["position"], morris_after(&after, best_reply));
+}
+
+/// The board of a Six Men's Morris file: its 16 points, and moves played by clicks.
+#[test]
+fn the_web_board_plays_six_mens_morris_in_a_browser() {
+    let browser = Browser::start();
+    let dir = tempfile::tempdir().unwrap();
+    let db = harness::build_file(
+        dir.path(),
+        "six.tb",
+        &["morris", "--rules", "six", "--stones", "4"],
+    );
+    let server = Server::start(&["--db", db.to_str().unwrap()]);
+    // White (a1 b3 a5) can close a1-a3-a5 with b3-a3 and take one of Black's four
+    // stones (e1 b2 c4 e5).
+    let start = "W.BB...W...B.W.B w";
+    browser.goto(&format!(
+        "http://{}/?table=six&position={}",
+        server.address,
+        encode(start)
+    ));
+    let page = browser.wait_for("");
+    let answer = probe(&db, start);
+    assert_eq!(page["list"], json!(morris_list(&answer)), "{page}");
+    assert_eq!(page["position"], answer["position"]);
+    assert_eq!(page["stones"], 7);
+    let mv = answer["moves"][0]["move"].as_str().unwrap().to_string();
+    let points: Vec<&str> = mv.split(['-', 'x']).collect();
+    assert!(points.iter().all(|p| SIX_POINTS.contains(p)), "{mv}");
+    for point in &points {
+        browser.click(&format!("circle[data-point=\"{point}\"]"));
+    }
+    let page = browser.wait_for(&mv);
+    let after = morris_after_on(&SIX_POINTS, start, &mv);
+    assert_eq!(page["position"], after);
+    assert_eq!(probe(&db, &after)["position"], after);
+    browser.screenshot("morris-six.png");
 }
 
 /// The start of the Qubic strategy the browser test builds (SMALL in

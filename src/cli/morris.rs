@@ -1,11 +1,12 @@
 //! `tb build morris` (a Morris file is read through the registry: see `read`).
 
-use super::args::{MorrisBuild, PhaseArg};
+use super::args::{MorrisBuild, PhaseArg, RulesArg};
 use anyhow::{Result, bail};
 use std::io::Write;
 use std::process::ExitCode;
 use tb::games::morris::build::{self, MorrisSpec, Phase, memory_needs};
 use tb::games::morris::spec::MorrisFormat;
+use tb::games::morris::variant::Rules;
 use tb::retro::Format;
 use tb::retro::progress;
 use tb::units::human_bytes;
@@ -20,11 +21,16 @@ pub fn build(args: MorrisBuild) -> Result<ExitCode> {
         PhaseArg::Moving => Phase::Moving,
         PhaseArg::Placement | PhaseArg::All => Phase::All,
     };
-    let stones = args.stones.unwrap_or(9);
-    let named = MorrisSpec::new(stones, build::DEFAULT_CHUNK_POSITIONS, phase)?;
+    let rules = match args.rules.unwrap_or(RulesArg::Nine) {
+        RulesArg::Nine => Rules::Nine,
+        RulesArg::Six => Rules::Six,
+        RulesArg::SixFlying => Rules::SixFlying,
+    };
+    let stones = args.stones.unwrap_or(rules.stones());
+    let named = MorrisSpec::with_rules(rules, stones, build::DEFAULT_CHUNK_POSITIONS, phase)?;
     let db = args.db.unwrap_or_else(|| named.default_db());
     let chunk = args.chunk.unwrap_or_else(|| build::chunk_for(&db));
-    let spec = MorrisSpec::new(stones, chunk, phase)?;
+    let spec = MorrisSpec::with_rules(rules, stones, chunk, phase)?;
     let common = args.common;
     let memory = super::common::build_memory(common.memory.as_deref(), 16 << 30, args.plan)?;
     if args.plan {

@@ -6,7 +6,7 @@
 //! 2N, one block per table (m, o) of stones on the board ([`super::placement`]).
 //! Every table is kept.
 
-use super::index::{Table, class_count};
+use super::index::{class_count_on, table_size};
 use super::placement::{child_tables, solve_placement_table};
 use super::solve::solve_pair_counting;
 pub use super::spec::{
@@ -14,6 +14,7 @@ pub use super::spec::{
     placement_label, placement_layer,
 };
 use super::spec::{FORMAT_VERSION, MorrisFormat, format_version};
+use super::variant::Rules;
 use crate::retro::build::{Builder, RunOptions, RunSummary};
 use crate::retro::progress::Progress;
 use crate::retro::recode::RecodeSummary;
@@ -70,6 +71,8 @@ impl Kernel for MorrisKernel {
         inputs: &[&[i8]],
         done: &AtomicU64,
     ) -> Result<Vec<i8>> {
+        let spec = self.format.spec();
+        let (rules, board) = (spec.rules, spec.board());
         if let Some(h) = layer_hands(layer) {
             let (m, o) = (key[0], key[1]);
             let children = child_tables(h, m, o);
@@ -83,11 +86,12 @@ impl Kernel for MorrisKernel {
                 if h > 1 {
                     return block;
                 }
-                let start = MorrisSpec::offset_in_pair(cm, co).expect("valid table") as usize;
-                let len = Table::get(cm, co).expect("valid table").size() as usize;
+                let start =
+                    MorrisSpec::offset_in_pair(board, cm, co).expect("valid table") as usize;
+                let len = table_size(board, cm, co).expect("valid table") as usize;
                 &block[start..start + len]
             };
-            let values = solve_placement_table(h, m, o, child, done)
+            let values = solve_placement_table(rules, h, m, o, child, done)
                 .with_context(|| format!("solving table {m}-{o} with {h} in hand"))?;
             // SAFETY: i8 has the size, alignment and bit validity of u8 (the store
             // keeps bytes as i8); no copy keeps the huge pages.
@@ -100,7 +104,7 @@ impl Kernel for MorrisKernel {
         for r in &reads {
             for (m, o) in MorrisSpec::tables_of_pair(r.key[0], r.key[1]) {
                 ensure!(
-                    Table::get(m, o)?.size() == class_count(m, o),
+                    table_size(board, m, o)? == class_count_on(board, m, o),
                     "table {m}-{o}: index size and class count differ"
                 );
             }
@@ -113,12 +117,12 @@ impl Kernel for MorrisKernel {
                 .position(|r| r.key == [x, y])
                 .expect("captures lead to a pair this block reads");
             let block = as_u8(inputs[i]);
-            let start = MorrisSpec::offset_in_pair(m, o).expect("valid table") as usize;
-            let len = Table::get(m, o).expect("valid table").size() as usize;
+            let start = MorrisSpec::offset_in_pair(board, m, o).expect("valid table") as usize;
+            let len = table_size(board, m, o).expect("valid table") as usize;
             &block[start..start + len]
         };
-        let (first, second) =
-            solve_pair_counting(a, b, lower, done).with_context(|| format!("solving {a}-{b}"))?;
+        let (first, second) = solve_pair_counting(rules, a, b, lower, done)
+            .with_context(|| format!("solving {a}-{b}"))?;
         // The store keeps bytes as i8; Morris bytes are 0..=255 codes. Huge pages: the
         // block stays cached for the pairs that look up captures in it at random.
         let mut values = crate::sys::huge_vec(first.len() + second.len());
@@ -166,6 +170,8 @@ pub struct BuildOptions {
 pub struct BuildSummary {
     /// `morris`.
     pub game: &'static str,
+    /// The rule set (`nine`, `six`).
+    pub rules: &'static str,
     /// Stones per side of the largest tables.
     pub stones: u8,
     /// What the scheduler reports.
@@ -176,8 +182,12 @@ pub struct BuildSummary {
 impl BuildSummary {
     /// The final summary line.
     pub fn text(&self) -> String {
+        let rules = match self.rules {
+            "nine" => String::new(),
+            other => format!(" ({other} rules)"),
+        };
         format!(
-            "built morris up to {} stones: {}",
+            "built morris{rules} up to {} stones: {}",
             self.stones,
             self.run.text("table pairs")
         )
@@ -269,6 +279,28 @@ fn adopt_older_file(builder: &mut Builder, spec: &MorrisSpec) -> Result<MorrisSp
     Ok(adopted)
 }
 
+/// Refuses to build `rules` into an existing Morris file of other rules, naming
+/// both (the generic check only says that the `rules` texts differ).
+fn refuse_other_rules(db: &Path, rules: Rules) -> Result<()> {
+    let Some(meta) = db.exists().then(|| Store::meta_of(db).ok()).flatten() else {
+        return Ok(());
+    };
+    let Some(text) = meta
+        .get("rules")
+        .filter(|_| meta.get("game").map(String::as_str) == Some("morris"))
+    else {
+        return Ok(());
+    };
+    match Rules::from_meta(text) {
+        Ok(theirs) if theirs == rules => Ok(()),
+        Ok(theirs) => bail!(
+            "{} holds Morris with the {theirs} rules, and this build asks for {rules}: rerun with --rules {theirs} to resume it, or use another --db",
+            db.display()
+        ),
+        Err(e) => Err(e.context(db.display().to_string())),
+    }
+}
+
 /// Runs (or resumes) a Morris build.
 pub fn build(opts: BuildOptions, progress: &mut dyn Progress) -> Result<BuildSummary> {
     let (work, peak) = memory_needs(&opts.spec);
@@ -279,6 +311,7 @@ pub fn build(opts: BuildOptions, progress: &mut dyn Progress) -> Result<BuildSum
             human_bytes(opts.memory)
         );
     }
+    refuse_other_rules(&opts.db, opts.spec.rules)?;
     let mut builder = Builder::open(&opts.db, opts.spec.chunk_positions)?;
     let spec = adopt_older_file(&mut builder, &opts.spec)?;
     let kernel = MorrisKernel::new(spec);
@@ -294,6 +327,7 @@ pub fn build(opts: BuildOptions, progress: &mut dyn Progress) -> Result<BuildSum
     )?;
     let summary = BuildSummary {
         game: "morris",
+        rules: opts.spec.rules.name(),
         stones: opts.spec.stones,
         run,
     };
@@ -313,7 +347,8 @@ pub fn recode(
 ) -> Result<RecodeSummary> {
     let meta = MorrisSpec::from_meta(&Store::meta_of(from)?)
         .with_context(|| from.display().to_string())?;
-    let target = MorrisSpec::new(
+    let target = MorrisSpec::with_rules(
+        meta.rules,
         meta.stones,
         chunk.unwrap_or(meta.chunk_positions),
         meta.phase,

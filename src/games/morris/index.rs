@@ -15,13 +15,82 @@ use std::sync::OnceLock;
 
 use anyhow::{Result, bail};
 
-use super::geometry::{FULL, POINTS, SYM_PERM, SYMMETRIES, bits, transform};
+use super::geometry::{Board, BoardKind, MAX_POINTS, Nine, SYMMETRIES, Six, bits};
 use crate::store::codec::Neighbours;
+use crate::with_board;
 
-/// Smallest and largest stones per side in the moving-phase tables.
+/// Smallest stones per side in the moving-phase tables.
 pub const MIN_STONES: u8 = 3;
-/// Largest number of stones of a side.
-pub const MAX_STONES: u8 = 9;
+/// Largest number of stones of a side on the nine board.
+pub const MAX_STONES: u8 = Nine::MAX_STONES;
+
+/// Side of the square of stone counts a side can have on any board (0..=9).
+const COUNTS: usize = 10;
+
+/// A board's indexing: its stone limit, its embedded canonical sets and its caches
+/// of mover indices and tables (one static per board).
+pub trait Indexed: Board {
+    /// Most stones a side has on this board in any rule set.
+    const MAX_STONES: u8;
+
+    /// The canonical mover sets kept in the binary (`MoverIndex::embedded`), if
+    /// any (computed on first use otherwise: a small board's take milliseconds).
+    fn embedded_sets() -> Option<&'static [u8]>;
+
+    /// The board's caches.
+    fn caches() -> &'static Caches<Self>;
+}
+
+/// Every mover index and table index of one board built so far, and its class
+/// counts.
+pub struct Caches<B: Indexed> {
+    movers: [OnceLock<MoverIndex<B>>; COUNTS],
+    tables: [[OnceLock<Table<B>>; COUNTS]; COUNTS],
+    counts: OnceLock<[[u64; COUNTS]; COUNTS]>,
+}
+
+impl<B: Indexed> Caches<B> {
+    /// Empty caches (for a board's static).
+    pub const fn new() -> Caches<B> {
+        Caches {
+            movers: [const { OnceLock::new() }; COUNTS],
+            tables: [const { [const { OnceLock::new() }; COUNTS] }; COUNTS],
+            counts: OnceLock::new(),
+        }
+    }
+}
+
+impl<B: Indexed> Default for Caches<B> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Indexed for Nine {
+    const MAX_STONES: u8 = 9;
+
+    fn embedded_sets() -> Option<&'static [u8]> {
+        Some(CANONICAL_SETS)
+    }
+
+    fn caches() -> &'static Caches<Nine> {
+        static CACHES: Caches<Nine> = Caches::new();
+        &CACHES
+    }
+}
+
+impl Indexed for Six {
+    const MAX_STONES: u8 = 6;
+
+    fn embedded_sets() -> Option<&'static [u8]> {
+        None
+    }
+
+    fn caches() -> &'static Caches<Six> {
+        static CACHES: Caches<Six> = Caches::new();
+        &CACHES
+    }
+}
 
 const fn binomials() -> [[u64; 25]; 25] {
     let mut c = [[0u64; 25]; 25];
@@ -171,7 +240,7 @@ pub fn rank_in(free: u32, set: u32) -> u32 {
 /// The `k`-subset of 0..24 with colex rank `rank` (inverse of [`rank24`]).
 pub fn unrank24(k: u32, mut rank: u32) -> u32 {
     let mut out = 0u32;
-    let mut c = POINTS;
+    let mut c = MAX_POINTS;
     for kk in (1..=k as usize).rev() {
         // Largest c with C(c, kk) <= rank.
         c -= 1;
@@ -199,12 +268,16 @@ pub fn next_combination(x: u32) -> u32 {
     (((r ^ x) >> 2).checked_div(c).unwrap_or(0)) | r
 }
 
-/// All `k`-subsets of the 24 points in increasing numeric (= colex rank) order.
-fn combinations(k: u32) -> impl Iterator<Item = u32> {
+/// Every point a mask can hold (the packed sets of a table are subsets of it).
+const UNIVERSE: u32 = (1 << MAX_POINTS) - 1;
+
+/// All `k`-subsets of the points of `full` (`2^n - 1`) in increasing numeric (=
+/// colex rank) order.
+fn combinations(k: u32, full: u32) -> impl Iterator<Item = u32> {
     let mut cur = if k == 0 { 0 } else { (1u32 << k) - 1 };
     let mut done = false;
     std::iter::from_fn(move || {
-        if done || cur > FULL {
+        if done || cur > full {
             return None;
         }
         let out = cur;
@@ -218,10 +291,12 @@ fn combinations(k: u32) -> impl Iterator<Item = u32> {
 }
 
 /// `inverse[s]`: the symmetry undoing symmetry `s`.
-fn inverse_symmetries() -> [usize; SYMMETRIES] {
+fn inverse_symmetries<B: Board>() -> [usize; SYMMETRIES] {
     std::array::from_fn(|s| {
         (0..SYMMETRIES)
-            .find(|&t| (0..POINTS).all(|p| SYM_PERM[t][SYM_PERM[s][p] as usize] as usize == p))
+            .find(|&t| {
+                (0..B::POINTS).all(|p| B::SYM_PERM[t][B::SYM_PERM[s][p] as usize] as usize == p)
+            })
             .expect("the symmetries form a group")
     })
 }
@@ -232,14 +307,14 @@ fn inverse_symmetries() -> [usize; SYMMETRIES] {
 static CANONICAL_SETS: &[u8] = include_bytes!("canonical_sets.bin");
 
 /// The canonical mover sets of one size and how every mover set reaches its own.
-pub struct MoverIndex {
+pub struct MoverIndex<B: Indexed> {
     /// Number of stones.
     pub m: u8,
     /// Canonical sets (least image under the 16 symmetries), ascending.
     pub canon: Vec<u32>,
     /// Per canonical set, its stabilizer as a bit set of symmetries.
     pub stab: Vec<u16>,
-    /// Per mover set (by [`rank24`]): `cid << 4 | s` with `transform(s, set) ==
+    /// Per mover set (by [`rank24`]): `cid << 4 | s` with `B::transform(s, set) ==
     /// canon[cid]`. Built for the solvers and checks that look up millions of sets
     /// ([`MoverIndex::direct`]); until then a lookup searches `canon` (a cold probe
     /// looks up a few dozen sets and must not wait for 1.3 M entries).
@@ -247,23 +322,23 @@ pub struct MoverIndex {
     /// Lookups answered by search: past [`SEARCHES_BEFORE_TABLE`] (a batch of
     /// probes), the table is built.
     searches: std::sync::atomic::AtomicU32,
+    board: std::marker::PhantomData<B>,
 }
 
 /// Searched lookups after which a mover index builds its direct table (a few ms of
 /// searches; the table then answers each lookup in one read).
 const SEARCHES_BEFORE_TABLE: u32 = 20_000;
 
-impl MoverIndex {
+impl<B: Indexed> MoverIndex<B> {
     /// The canonical sets in increasing order, computed: a set is canonical when no
-    /// symmetry maps it lower (what [`CANONICAL_SETS`] keeps).
-    #[cfg(test)]
-    fn build(m: u8) -> MoverIndex {
+    /// symmetry maps it lower (what [`CANONICAL_SETS`] keeps for the nine board).
+    fn build(m: u8) -> MoverIndex<B> {
         let mut canon = Vec::new();
         let mut stab = Vec::new();
-        'sets: for w in combinations(m as u32) {
+        'sets: for w in combinations(m as u32, B::FULL) {
             let mut st = 1u16;
             for s in 1..SYMMETRIES {
-                let image = transform(s, w);
+                let image = B::transform(s, w);
                 if image < w {
                     continue 'sets;
                 }
@@ -278,6 +353,7 @@ impl MoverIndex {
             stab,
             by_rank: OnceLock::new(),
             searches: Default::default(),
+            board: std::marker::PhantomData,
         }
     }
 
@@ -286,10 +362,10 @@ impl MoverIndex {
     /// inverse (the least symmetry mapping the image back) is kept, as
     /// [`MoverIndex::lookup`] chooses without the table.
     fn direct_table(&self) -> Vec<u32> {
-        let inverse = inverse_symmetries();
-        let mut by_rank = vec![u32::MAX; BINOM[POINTS][self.m as usize] as usize];
+        let inverse = inverse_symmetries::<B>();
+        let mut by_rank = vec![u32::MAX; BINOM[B::POINTS][self.m as usize] as usize];
         for (cid, (&w, &st)) in self.canon.iter().zip(&self.stab).enumerate() {
-            let images: [u32; SYMMETRIES] = std::array::from_fn(|s| transform(s, w));
+            let images: [u32; SYMMETRIES] = std::array::from_fn(|s| B::transform(s, w));
             // Entries are only written, never read: the table is far larger than
             // the caches, and a read would wait for memory.
             for (s, &image) in images.iter().enumerate() {
@@ -314,19 +390,20 @@ impl MoverIndex {
         self.by_rank.get_or_init(|| self.direct_table())
     }
 
-    /// The shared index for mover sets of `m` stones (read once from the binary).
-    pub fn get(m: u8) -> &'static MoverIndex {
-        static CACHE: [OnceLock<MoverIndex>; MAX_STONES as usize + 1] =
-            [const { OnceLock::new() }; MAX_STONES as usize + 1];
-        assert!(m <= MAX_STONES, "at most {MAX_STONES} stones");
-        CACHE[m as usize].get_or_init(|| MoverIndex::embedded(m))
+    /// The shared index for mover sets of `m` stones (read once from the binary,
+    /// or computed for a board without embedded sets).
+    pub fn get(m: u8) -> &'static MoverIndex<B> {
+        assert!(m <= B::MAX_STONES, "at most {} stones", B::MAX_STONES);
+        B::caches().movers[m as usize].get_or_init(|| match B::embedded_sets() {
+            Some(data) => MoverIndex::embedded(data, m),
+            None => MoverIndex::build(m),
+        })
     }
 
-    /// The index of `m` stones from [`CANONICAL_SETS`]: per size from 0 up, the
-    /// number of canonical sets (u32), the sets (u32 each), their stabilizers (u16
-    /// each), little-endian.
-    fn embedded(m: u8) -> MoverIndex {
-        let mut data = CANONICAL_SETS;
+    /// The index of `m` stones from `data` ([`CANONICAL_SETS`]): per size from 0
+    /// up, the number of canonical sets (u32), the sets (u32 each), their
+    /// stabilizers (u16 each), little-endian.
+    fn embedded(mut data: &[u8], m: u8) -> MoverIndex<B> {
         let mut take = |n: usize| {
             let (head, rest) = data.split_at(n);
             data = rest;
@@ -349,6 +426,7 @@ impl MoverIndex {
                         .collect(),
                     by_rank: OnceLock::new(),
                     searches: Default::default(),
+                    board: std::marker::PhantomData,
                 };
             }
         }
@@ -359,8 +437,8 @@ impl MoverIndex {
     #[cfg(test)]
     fn canonical_sets_bytes() -> Vec<u8> {
         let mut out = Vec::new();
-        for m in 0..=MAX_STONES {
-            let index = MoverIndex::build(m);
+        for m in 0..=B::MAX_STONES {
+            let index = MoverIndex::<B>::build(m);
             out.extend((index.canon.len() as u32).to_le_bytes());
             out.extend(index.canon.iter().flat_map(|w| w.to_le_bytes()));
             out.extend(index.stab.iter().flat_map(|st| st.to_le_bytes()));
@@ -394,7 +472,7 @@ impl MoverIndex {
     fn search(&self, set: u32) -> (usize, usize) {
         let (mut least, mut sym) = (set, 0);
         for s in 1..SYMMETRIES {
-            let image = transform(s, set);
+            let image = B::transform(s, set);
             if image < least {
                 (least, sym) = (image, s);
             }
@@ -407,17 +485,14 @@ impl MoverIndex {
     }
 }
 
-/// Side of the square of stone counts a side can have (0..=9).
-const COUNTS: usize = MAX_STONES as usize + 1;
-
 /// `ways[a][b]`: the ways to place `a` mover and `b` opponent stones on the points of
 /// `free` (which symmetry `s` maps onto itself) that `s` leaves unchanged, for every
 /// `a` and `b` at once: each cycle of `s` is all empty, all mover or all opponent
 /// (Burnside's lemma helper).
-fn fixed_colourings(s: usize, free: u32) -> [[u64; COUNTS]; COUNTS] {
+fn fixed_colourings<B: Board>(s: usize, free: u32) -> [[u64; COUNTS]; COUNTS] {
     let mut ways = [[0u64; COUNTS]; COUNTS];
     ways[0][0] = 1;
-    for len in cycle_lengths(s, free) {
+    for len in cycle_lengths::<B>(s, free) {
         // Descending, so that each entry adds the counts from before this cycle.
         for a in (0..COUNTS).rev() {
             for b in (0..COUNTS).rev() {
@@ -433,16 +508,16 @@ fn fixed_colourings(s: usize, free: u32) -> [[u64; COUNTS]; COUNTS] {
 /// Number of classes of table (m, o), by Burnside's lemma over the 16 symmetries of
 /// the whole board (computed for every table at once on first use, in microseconds,
 /// and independent of how [`Table`] enumerates them).
-pub fn class_count(m: u8, o: u8) -> u64 {
-    static TABLE: OnceLock<[[u64; COUNTS]; COUNTS]> = OnceLock::new();
+pub fn class_count<B: Indexed>(m: u8, o: u8) -> u64 {
     assert!(
-        m <= MAX_STONES && o <= MAX_STONES,
-        "at most {MAX_STONES} stones a side"
+        m <= B::MAX_STONES && o <= B::MAX_STONES,
+        "at most {} stones a side",
+        B::MAX_STONES
     );
-    TABLE.get_or_init(|| {
+    B::caches().counts.get_or_init(|| {
         let mut sums = [[0u64; COUNTS]; COUNTS];
         for s in 0..SYMMETRIES {
-            let fixed = fixed_colourings(s, FULL);
+            let fixed = fixed_colourings::<B>(s, B::FULL);
             for (row, fixed_row) in sums.iter_mut().zip(&fixed) {
                 for (sum, ways) in row.iter_mut().zip(fixed_row) {
                     *sum += ways;
@@ -455,38 +530,12 @@ pub fn class_count(m: u8, o: u8) -> u64 {
 
 /// Number of orbits of the `o`-subsets of `free` under the symmetries of `stab` (a
 /// group, as a bit set, mapping `free` onto itself), by Burnside's lemma.
-fn orbit_count(free: u32, stab: u16, o: u8) -> u64 {
+fn orbit_count<B: Board>(free: u32, stab: u16, o: u8) -> u64 {
     let sum: u64 = (0..SYMMETRIES)
         .filter(|s| stab & (1 << s) != 0)
-        .map(|s| fixed_subsets(s, free, o as usize))
+        .map(|s| fixed_subsets::<B>(s, free, o as usize))
         .sum();
     sum / stab.count_ones() as u64
-}
-
-/// `CYCLE_POINTS[s][i]`: the points on the cycles of length 2^i of symmetry `s`
-/// (every cycle of the 16 symmetries has length 1, 2 or 4).
-static CYCLE_POINTS: [[u32; 3]; SYMMETRIES] = cycle_points();
-
-const fn cycle_points() -> [[u32; 3]; SYMMETRIES] {
-    let mut out = [[0u32; 3]; SYMMETRIES];
-    let mut s = 0;
-    while s < SYMMETRIES {
-        let mut p = 0;
-        while p < POINTS {
-            let mut len = 1usize;
-            let mut q = SYM_PERM[s][p] as usize;
-            while q != p {
-                q = SYM_PERM[s][q] as usize;
-                len += 1;
-            }
-            let i = len.trailing_zeros() as usize;
-            assert!(len == 1 << i && i < 3, "cycles of length 1, 2 or 4");
-            out[s][i] |= 1 << p;
-            p += 1;
-        }
-        s += 1;
-    }
-    out
 }
 
 /// `fixed_colourings(s, free)[0][o]` from three population counts: the `o`-subsets of
@@ -494,9 +543,10 @@ const fn cycle_points() -> [[u32; 3]; SYMMETRIES] {
 /// cycles, and a cycle has 1, 2 or 4 points. (A cold probe builds a table's index,
 /// which counts the subsets of each of its thousands of mover sets with a nontrivial
 /// stabilizer.)
-fn fixed_subsets(s: usize, free: u32, o: usize) -> u64 {
-    debug_assert_eq!(transform(s, free), free, "s maps free onto itself");
-    let [ones, twos, fours] = CYCLE_POINTS[s].map(|points| (free & points).count_ones() as usize);
+fn fixed_subsets<B: Board>(s: usize, free: u32, o: usize) -> u64 {
+    debug_assert_eq!(B::transform(s, free), free, "s maps free onto itself");
+    let [ones, twos, fours] =
+        B::CYCLE_POINTS[s].map(|points| (free & points).count_ones() as usize);
     let (twos, fours) = (twos / 2, fours / 4);
     (0..=fours.min(o / 4))
         .flat_map(|in_fours| {
@@ -510,10 +560,10 @@ fn fixed_subsets(s: usize, free: u32, o: usize) -> u64 {
 
 /// The lengths of the cycles of symmetry `s` on the points of `free` (which it maps
 /// onto itself).
-fn cycle_lengths(s: usize, free: u32) -> impl Iterator<Item = usize> {
-    let perm = &super::geometry::SYM_PERM[s];
+fn cycle_lengths<B: Board>(s: usize, free: u32) -> impl Iterator<Item = usize> {
+    let perm = &B::SYM_PERM[s];
     let mut seen = 0u32;
-    super::geometry::bits(free).filter_map(move |p| {
+    bits(free).filter_map(move |p| {
         if seen & (1 << p) != 0 {
             return None;
         }
@@ -547,17 +597,20 @@ struct RankWord {
 impl Special {
     /// The stored ranks of the `o`-subsets of `free` (`ranks` of them) for a mover
     /// set with symmetries `stab`: the least of each orbit.
-    fn build(free: u32, stab: u16, o: u8, ranks: u64) -> Special {
+    fn build<B: Board>(free: u32, stab: u16, o: u8, ranks: u64) -> Special {
         let syms: Vec<usize> = (1..SYMMETRIES).filter(|s| stab & (1 << s) != 0).collect();
         let mut map = vec![RankWord::default(); (ranks as usize).div_ceil(64)];
         let mut inv = Vec::new();
-        for (r, packed) in combinations(o as u32).take(ranks as usize).enumerate() {
+        for (r, packed) in combinations(o as u32, UNIVERSE)
+            .take(ranks as usize)
+            .enumerate()
+        {
             let word = &mut map[r / 64];
             if r % 64 == 0 {
                 word.before = inv.len() as u32;
             }
             let b = deposit(free, packed);
-            if syms.iter().all(|&s| transform(s, b) >= b) {
+            if syms.iter().all(|&s| B::transform(s, b) >= b) {
                 word.bits |= 1 << (r % 64);
                 inv.push(r as u32);
             }
@@ -585,12 +638,12 @@ impl Special {
 /// nontrivial one (the specials). A block's offset follows from the specials before
 /// it, so building a table only counts the specials' classes; the solvers ask for a
 /// per-block array ([`Table::prepare_lookups`]) that makes every lookup one read.
-pub struct Table {
+pub struct Table<B: Indexed> {
     /// Stones of the side to move.
     pub m: u8,
     /// Stones of the opponent.
     pub o: u8,
-    movers: &'static MoverIndex,
+    movers: &'static MoverIndex<B>,
     /// Classes of a block with a trivial stabilizer: C(24 - m, o).
     plain: u64,
     /// The blocks whose mover set has a nontrivial stabilizer, by block; their rows
@@ -616,10 +669,6 @@ struct DenseLookups {
     packed_sets: Vec<u32>,
 }
 
-/// Every table index built so far, by (m, o).
-static TABLES: [[OnceLock<Table>; MAX_STONES as usize + 1]; MAX_STONES as usize + 1] =
-    [const { [const { OnceLock::new() }; MAX_STONES as usize + 1] }; MAX_STONES as usize + 1];
-
 /// A block whose mover set has a nontrivial stabilizer: where it is, and its
 /// [`Special`] row, built on first use.
 struct LazySpecial {
@@ -643,15 +692,18 @@ struct Block {
     special: u32,
 }
 
-impl Table {
+impl<B: Indexed> Table<B> {
     /// Builds the index of table (m, o), `0 <= m, o <= 9` (the moving phase has 3 or
     /// more a side; placement tables start from the empty board).
-    pub fn new(m: u8, o: u8) -> Result<Table> {
-        if m > MAX_STONES || o > MAX_STONES {
-            bail!("table {m}-{o}: stones per side must be 0..={MAX_STONES}");
+    pub fn new(m: u8, o: u8) -> Result<Table<B>> {
+        if m > B::MAX_STONES || o > B::MAX_STONES {
+            bail!(
+                "table {m}-{o}: stones per side must be 0..={}",
+                B::MAX_STONES
+            );
         }
         let movers = MoverIndex::get(m);
-        let plain = BINOM[POINTS - m as usize][o as usize];
+        let plain = BINOM[B::POINTS - m as usize][o as usize];
         let mut specials = Vec::new();
         // What the specials so far hold fewer than `plain` indices each, summed.
         let mut deficit = 0u64;
@@ -659,7 +711,7 @@ impl Table {
             if st == 1 {
                 continue;
             }
-            let size = orbit_count(FULL & !w, st, o);
+            let size = orbit_count::<B>(B::FULL & !w, st, o);
             specials.push(LazySpecial {
                 cid: cid as u32,
                 offset: cid as u64 * plain - deficit,
@@ -713,7 +765,7 @@ impl Table {
                 blocks,
                 block_hint,
                 hint_shift,
-                packed_sets: combinations(self.o as u32)
+                packed_sets: combinations(self.o as u32, UNIVERSE)
                     .take(self.plain as usize)
                     .collect(),
             }
@@ -770,13 +822,16 @@ impl Table {
     }
 
     /// The shared index of table (m, o), built on first use.
-    pub fn get(m: u8, o: u8) -> Result<&'static Table> {
-        if m > MAX_STONES || o > MAX_STONES {
-            bail!("table {m}-{o}: stones per side must be 0..={MAX_STONES}");
+    pub fn get(m: u8, o: u8) -> Result<&'static Table<B>> {
+        if m > B::MAX_STONES || o > B::MAX_STONES {
+            bail!(
+                "table {m}-{o}: stones per side must be 0..={}",
+                B::MAX_STONES
+            );
         }
         // One thread builds a table; others asking for it meanwhile wait for it.
-        Ok(TABLES[m as usize][o as usize]
-            .get_or_init(|| Table::new(m, o).expect("stone counts checked above")))
+        Ok(B::caches().tables[m as usize][o as usize]
+            .get_or_init(|| Table::<B>::new(m, o).expect("stone counts checked above")))
     }
 
     /// Number of classes (= number of stored values).
@@ -790,8 +845,8 @@ impl Table {
         let lazy = &self.specials[k as usize];
         lazy.built.get_or_init(|| {
             let cid = lazy.cid as usize;
-            let free = FULL & !self.movers.canon[cid];
-            let special = Special::build(free, self.movers.stab[cid], self.o, self.plain);
+            let free = B::FULL & !self.movers.canon[cid];
+            let special = Special::build::<B>(free, self.movers.stab[cid], self.o, self.plain);
             assert_eq!(
                 special.inv.len() as u64,
                 lazy.size,
@@ -817,8 +872,8 @@ impl Table {
         debug_assert_eq!(mover & opponent, 0);
         let (cid, s) = self.movers.lookup(mover);
         let block = self.block(cid);
-        let free = !block.canon & FULL;
-        let mut b = transform(s, opponent);
+        let free = !block.canon & B::FULL;
+        let mut b = B::transform(s, opponent);
         if block.special == u32::MAX {
             return (block.offset + rank_in(free, b) as u64, false);
         }
@@ -829,7 +884,7 @@ impl Table {
         while rest != 0 {
             let g = rest.trailing_zeros() as usize;
             rest &= rest - 1;
-            let img = transform(g, b0);
+            let img = B::transform(g, b0);
             symmetric |= img == b0;
             b = b.min(img);
         }
@@ -883,9 +938,9 @@ impl Table {
             }
             return;
         }
-        let free = !block.canon & FULL;
-        let image = transform(s, base);
-        let perm = &SYM_PERM[s];
+        let free = !block.canon & B::FULL;
+        let image = B::transform(s, base);
+        let perm = &B::SYM_PERM[s];
         for p in bits(adds) {
             let b = image | 1 << perm[p];
             f(p, block.offset + rank_in(free, b) as u64);
@@ -899,15 +954,15 @@ impl Table {
         if st == 1 {
             return 1;
         }
-        let b = transform(s, opponent);
+        let b = B::transform(s, opponent);
         (0..SYMMETRIES)
-            .filter(|&g| st & (1 << g) != 0 && transform(g, b) == b)
+            .filter(|&g| st & (1 << g) != 0 && B::transform(g, b) == b)
             .count() as u32
     }
 
     /// Checked [`Table::index`]: errors on wrong sizes or overlapping sets.
     pub fn index_checked(&self, mover: u32, opponent: u32) -> Result<u64> {
-        if mover & opponent != 0 || (mover | opponent) & !FULL != 0 {
+        if mover & opponent != 0 || (mover | opponent) & !B::FULL != 0 {
             bail!("overlapping or out-of-board point sets");
         }
         let (m, o) = (mover.count_ones(), opponent.count_ones());
@@ -956,7 +1011,7 @@ impl Table {
         } else {
             self.special(block.special).inv[slot as usize]
         };
-        deposit(!block.canon & FULL, self.packed_set(rank))
+        deposit(!block.canon & B::FULL, self.packed_set(rank))
     }
 
     /// Block containing `index`.
@@ -1020,7 +1075,7 @@ impl Table {
             let end = self.end_of(&block).min(range.end);
             let w = block.canon;
             if block.special == u32::MAX {
-                let free = !w & FULL;
+                let free = !w & B::FULL;
                 let mut c = unrank24(self.o as u32, (index - block.offset) as u32);
                 for i in index..end {
                     f(i, w, deposit(free, c));
@@ -1074,7 +1129,7 @@ impl Table {
             }
             offsets
         };
-        let row = BINOM[POINTS - self.m as usize][k] as u32;
+        let row = BINOM[B::POINTS - self.m as usize][k] as u32;
         let mut index = range.start;
         let mut cid = self.block_of(index);
         while index < range.end {
@@ -1116,7 +1171,7 @@ impl Table {
             let end = self.end_of(&block);
             if block.special == u32::MAX {
                 // Consecutive slots are consecutive colex ranks: step the packed set.
-                let free = !w & FULL;
+                let free = !w & B::FULL;
                 let mut c = (1u32 << self.o) - 1;
                 for i in base..end {
                     f(i, w, deposit(free, c));
@@ -1131,15 +1186,69 @@ impl Table {
     }
 }
 
+/// [`class_count`] of the board `board` names.
+pub fn class_count_on(board: BoardKind, m: u8, o: u8) -> u64 {
+    with_board!(board, B => class_count::<B>(m, o))
+}
+
+/// [`Table::size`] of table (m, o) of board `board`.
+pub fn table_size(board: BoardKind, m: u8, o: u8) -> Result<u64> {
+    with_board!(board, B => Ok(Table::<B>::get(m, o)?.size()))
+}
+
+/// [`Table::index_checked`] of table (m, o) of board `board`.
+pub fn table_index(board: BoardKind, m: u8, o: u8, mover: u32, opponent: u32) -> Result<u64> {
+    with_board!(board, B => Table::<B>::get(m, o)?.index_checked(mover, opponent))
+}
+
+/// [`Table::try_position`] of table (m, o) of board `board`.
+pub fn table_position(board: BoardKind, m: u8, o: u8, index: u64) -> Result<(u32, u32)> {
+    with_board!(board, B => Table::<B>::get(m, o)?.try_position(index))
+}
+
+/// [`Table::neighbour_offsets`] of table (m, o) of board `board` (none for a table
+/// the board does not have).
+pub fn table_neighbours(
+    board: BoardKind,
+    m: u8,
+    o: u8,
+    range: Range<u64>,
+    out: &mut Vec<Neighbours>,
+) {
+    with_board!(board, B => {
+        if let Ok(table) = Table::<B>::get(m, o) {
+            let end = range.end.min(table.size());
+            table.neighbour_offsets(range.start.min(end)..end, out);
+        }
+    })
+}
+
+/// [`Table::for_each_in_range`] of table (m, o) of board `board`.
+pub fn table_for_each_in_range(
+    board: BoardKind,
+    m: u8,
+    o: u8,
+    range: Range<u64>,
+    f: impl FnMut(u64, u32, u32),
+) -> Result<()> {
+    with_board!(board, B => {
+        Table::<B>::get(m, o)?.for_each_in_range(range, f);
+        Ok(())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The board most tests index (the six board's own tests name it).
+    type B = Nine;
 
     /// The canonical sets kept in the binary are those computed now
     /// (`TB_BLESS=1 cargo test --release --lib canonical_sets` rewrites the file).
     #[test]
     fn canonical_sets_in_the_binary_are_current() {
-        let computed = MoverIndex::canonical_sets_bytes();
+        let computed = MoverIndex::<B>::canonical_sets_bytes();
         if std::env::var_os("TB_BLESS").is_some() {
             let path = concat!(
                 env!("CARGO_MANIFEST_DIR"),
@@ -1148,8 +1257,11 @@ mod tests {
             std::fs::write(path, &computed).unwrap();
         }
         assert!(computed == CANONICAL_SETS, "rerun with TB_BLESS=1");
-        for m in 0..=MAX_STONES {
-            let (kept, built) = (MoverIndex::embedded(m), MoverIndex::build(m));
+        for m in 0..=B::MAX_STONES {
+            let (kept, built) = (
+                MoverIndex::<B>::embedded(CANONICAL_SETS, m),
+                MoverIndex::<B>::build(m),
+            );
             assert_eq!((kept.canon, kept.stab), (built.canon, built.stab));
         }
     }
@@ -1158,28 +1270,31 @@ mod tests {
     /// every set the same class and symmetry; the canonical sets are one per orbit.
     #[test]
     fn lookups_with_and_without_the_table_agree() {
-        for m in 0..=MAX_STONES {
-            let searched = MoverIndex::build(m);
-            let direct = MoverIndex::build(m);
+        for m in 0..=B::MAX_STONES {
+            let searched = MoverIndex::<B>::build(m);
+            let direct = MoverIndex::<B>::build(m);
             direct.direct();
-            assert_eq!(searched.canon.len() as u64, orbit_count(FULL, u16::MAX, m));
+            assert_eq!(
+                searched.canon.len() as u64,
+                orbit_count::<B>(B::FULL, u16::MAX, m)
+            );
             // Every set for small m, a sample of the 1.3 M for the largest.
             let step = if m <= 6 { 1 } else { 7 };
-            for w in combinations(m as u32).step_by(step) {
+            for w in combinations(m as u32, B::FULL).step_by(step) {
                 let (cid, s) = searched.lookup(w);
                 assert_eq!((cid, s), direct.lookup(w), "{m} stones: {w:#x}");
-                assert_eq!(transform(s, w), searched.canon[cid]);
-                assert!((0..s).all(|t| transform(t, w) != searched.canon[cid]));
+                assert_eq!(B::transform(s, w), searched.canon[cid]);
+                assert!((0..s).all(|t| B::transform(t, w) != searched.canon[cid]));
             }
         }
     }
 
     #[test]
     fn rank_helpers() {
-        for (i, w) in combinations(3).enumerate().take(3000) {
+        for (i, w) in combinations(3, B::FULL).enumerate().take(3000) {
             assert_eq!(rank24(w), i as u32);
         }
-        assert_eq!(combinations(3).count() as u64, BINOM[24][3]);
+        assert_eq!(combinations(3, B::FULL).count() as u64, BINOM[24][3]);
         let free: u32 = 0b1011_0110_1101_0011_1010_1101;
         let n = free.count_ones();
         for r in 0..BINOM[n as usize][4] as u32 {
@@ -1195,7 +1310,7 @@ mod tests {
     #[test]
     fn blocks_are_the_same_with_and_without_dense_lookups() {
         for (m, o) in [(3, 3), (4, 5), (6, 5), (8, 3), (9, 8)] {
-            let t = Table::new(m, o).unwrap();
+            let t = Table::<B>::new(m, o).unwrap();
             let step = (t.size() / 5000).max(1);
             let indices: Vec<u64> = (0..t.size())
                 .step_by(step as usize)
@@ -1231,20 +1346,20 @@ mod tests {
     #[test]
     fn fixed_subsets_agree_with_fixed_colourings() {
         let mut checked = 0;
-        for m in 0..=MAX_STONES {
-            let movers = MoverIndex::get(m);
+        for m in 0..=B::MAX_STONES {
+            let movers = MoverIndex::<B>::get(m);
             for (&w, &st) in movers
                 .canon
                 .iter()
                 .zip(&movers.stab)
                 .filter(|(_, st)| **st != 1)
             {
-                let free = FULL & !w;
+                let free = B::FULL & !w;
                 for s in (0..SYMMETRIES).filter(|s| st & (1 << s) != 0) {
-                    let colourings = fixed_colourings(s, free);
+                    let colourings = fixed_colourings::<B>(s, free);
                     for (o, &fixed) in colourings[0].iter().enumerate() {
                         assert_eq!(
-                            fixed_subsets(s, free, o),
+                            fixed_subsets::<B>(s, free, o),
                             fixed,
                             "symmetry {s}, free {free:#x}, {o} stones"
                         );
@@ -1262,15 +1377,15 @@ mod tests {
     #[test]
     fn neighbour_offsets_point_at_the_named_positions() {
         for (m, o) in [(3, 3), (4, 3), (3, 5)] {
-            let t = Table::new(m, o).unwrap();
+            let t = Table::<B>::new(m, o).unwrap();
             let mut out = Vec::new();
             t.neighbour_offsets(0..t.size(), &mut out);
             assert_eq!(out.len() as u64, t.size());
-            let row = BINOM[POINTS - m as usize][o as usize];
+            let row = BINOM[B::POINTS - m as usize][o as usize];
             let mut checked = 0;
             for (i, offsets) in out.iter().enumerate() {
                 let (mover, opp) = t.position(i as u64);
-                let free = !mover & FULL;
+                let free = !mover & B::FULL;
                 let stones: Vec<u32> = (0..24).rev().filter(|p| opp >> p & 1 == 1).collect();
                 for (j, &d) in [offsets[0], offsets[1], offsets[3]].iter().enumerate() {
                     if d == 0 {
@@ -1288,7 +1403,7 @@ mod tests {
                     assert_eq!(offsets[2] as u64, row);
                     let (m2, o2) = t.position(i as u64 - row);
                     assert!(m2 < mover);
-                    assert_eq!(compress(!m2 & FULL, o2), compress(free, opp));
+                    assert_eq!(compress(!m2 & B::FULL, o2), compress(free, opp));
                 }
             }
             assert!(checked as u64 > t.size(), "{m}-{o}: {checked}");
@@ -1296,14 +1411,14 @@ mod tests {
     }
 
     fn check_bijection(m: u8, o: u8) {
-        let t = Table::new(m, o).unwrap();
-        assert_eq!(t.size(), class_count(m, o));
+        let t = Table::<B>::new(m, o).unwrap();
+        assert_eq!(t.size(), class_count::<B>(m, o));
         for i in 0..t.size() {
             let (w, b) = t.position(i);
             assert_eq!(t.index(w, b), i, "{m}-{o} index {i}");
             // Any symmetric image gets the same index.
             let s = (i % 16) as usize;
-            assert_eq!(t.index(transform(s, w), transform(s, b)), i);
+            assert_eq!(t.index(B::transform(s, w), B::transform(s, b)), i);
         }
     }
 
@@ -1312,7 +1427,7 @@ mod tests {
         check_bijection(3, 3);
         check_bijection(3, 4);
         check_bijection(4, 3);
-        let t = Table::get(3, 3).unwrap();
+        let t = Table::<B>::get(3, 3).unwrap();
         let mut next = 0;
         t.for_each(|i, w, b| {
             assert_eq!((i, (w, b)), (next, t.position(i)));
@@ -1327,27 +1442,27 @@ mod tests {
 
     #[test]
     fn published_counts() {
-        assert_eq!(Table::new(3, 3).unwrap().size(), 169_626);
-        assert_eq!(Table::new(3, 4).unwrap().size(), 760_398);
-        assert_eq!(Table::new(4, 3).unwrap().size(), 760_398);
-        assert_eq!(class_count(3, 3), 169_626);
-        assert_eq!(class_count(9, 9), 409_106_740);
+        assert_eq!(Table::<B>::new(3, 3).unwrap().size(), 169_626);
+        assert_eq!(Table::<B>::new(3, 4).unwrap().size(), 760_398);
+        assert_eq!(Table::<B>::new(4, 3).unwrap().size(), 760_398);
+        assert_eq!(class_count::<B>(3, 3), 169_626);
+        assert_eq!(class_count::<B>(9, 9), 409_106_740);
         let all: u64 = (3..=9)
-            .flat_map(|m| (3..=9).map(move |o| class_count(m, o)))
+            .flat_map(|m| (3..=9).map(move |o| class_count::<B>(m, o)))
             .sum();
         assert_eq!(all, 8_904_593_601);
         let small: u64 = (3..=5)
-            .flat_map(|m| (3..=5).map(move |o| class_count(m, o)))
+            .flat_map(|m| (3..=5).map(move |o| class_count::<B>(m, o)))
             .sum();
         assert_eq!(small / 100_000, 616, "{small}");
     }
 
     #[test]
     fn index_sizes_match_burnside_over_the_whole_board() {
-        for m in 0..=MAX_STONES {
-            for o in 0..=MAX_STONES {
-                let t = Table::new(m, o).unwrap();
-                assert_eq!(t.size(), class_count(m, o), "{m}-{o}");
+        for m in 0..=B::MAX_STONES {
+            for o in 0..=B::MAX_STONES {
+                let t = Table::<B>::new(m, o).unwrap();
+                assert_eq!(t.size(), class_count::<B>(m, o), "{m}-{o}");
                 if matches!((m, o), (9, 9) | (8, 5) | (4, 7) | (0, 6)) {
                     // Builds every lazily built row: each checks its enumerated
                     // slots against its own Burnside count.
@@ -1365,14 +1480,42 @@ mod tests {
     #[ignore]
     fn print_counts() {
         for m in 3..=9 {
-            let row: Vec<String> = (3..=9).map(|o| class_count(m, o).to_string()).collect();
+            let row: Vec<String> = (3..=9)
+                .map(|o| class_count::<B>(m, o).to_string())
+                .collect();
             eprintln!("{m}: {}", row.join(" "));
         }
+    }
+
+    /// The six board: its index is a bijection onto the classes, with as many as
+    /// Burnside's lemma counts, for every table.
+    #[test]
+    fn six_board_indexes_every_table() {
+        for m in 0..=Six::MAX_STONES {
+            for o in 0..=Six::MAX_STONES {
+                let t = Table::<Six>::new(m, o).unwrap();
+                assert_eq!(t.size(), class_count::<Six>(m, o), "{m}-{o}");
+            }
+        }
+        for (m, o) in [(3, 3), (4, 3), (6, 5), (0, 2)] {
+            let t = Table::<Six>::get(m, o).unwrap();
+            for i in 0..t.size() {
+                let (w, b) = t.position(i);
+                assert_eq!((w | b) & !Six::FULL, 0);
+                assert_eq!(t.index(w, b), i, "{m}-{o} index {i}");
+                let s = (i % 16) as usize;
+                assert_eq!(t.index(Six::transform(s, w), Six::transform(s, b)), i);
+            }
+        }
+        // One stone: the corners (8, one orbit: the ring swap joins the squares)
+        // and the midpoints.
+        assert_eq!(class_count::<Six>(1, 0), 2);
+        assert!(Table::<Six>::new(7, 0).is_err());
     }
 
     #[test]
     fn table_size_matches_burnside_for_9_9() {
         // Building the index (with its stabilizer slot maps) is cheap even for 9-9.
-        assert_eq!(Table::new(9, 9).unwrap().size(), 409_106_740);
+        assert_eq!(Table::<B>::new(9, 9).unwrap().size(), 409_106_740);
     }
 }

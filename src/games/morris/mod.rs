@@ -1,15 +1,19 @@
-//! Nine Men's Morris, moving phase: geometry, notation, symmetry-reduced table
-//! indexing and the retrograde solver of the tables (m, o) with 3 <= m, o <= 9.
+//! Morris: Nine Men's Morris, and Six Men's Morris on its own board, as rule sets
+//! ([`variant`]): geometry, notation, symmetry-reduced table indexing and the
+//! retrograde solver of the tables (m, o) with 3 <= m, o <= stones, then the
+//! placement back to the empty board.
 //!
 //! Rules as Gasser: a stone moves to an adjacent empty point, or anywhere when its side
-//! has exactly 3 stones; a move whose destination ends up in a complete mill of the
+//! has exactly 3 stones (where the rule set lets it fly); a move whose destination ends up in a complete mill of the
 //! mover captures one opponent stone not standing in a mill (any stone when all stand
 //! in mills); a side with fewer than 3 stones, or to move without a legal move, has
 //! lost; whatever retrograde analysis leaves open is a draw.
 //!
-//! * [`geometry`]: points ([`NAMES`], algebraic order `a1 d1 g1 b2 ... g7`),
-//!   [`ADJACENT`], [`MILLS`], the 16 symmetries ([`SYM_PERM`], fast
-//!   [`geometry::transform`] of a mask).
+//! * [`variant`]: [`Rules`] names a standard rule set (`nine`, `six`,
+//!   `six-flying`), [`RuleSet`] holds its data (board, stones, flying, ...).
+//! * [`geometry`]: a [`Board`] per board ([`Nine`], [`Six`]): points in algebraic
+//!   order, adjacency, mills, the 16 symmetries (fast [`Board::transform`] of a
+//!   mask), all computed at compile time; the engine is monomorphised per board.
 //! * [`rules`]: [`Position`] (mover/opponent masks, colour to move, hands) and
 //!   [`Move`] with parsing and display, [`Position::legal_moves`] with each move's
 //!   [`Outcome`] (child position or immediate win).
@@ -25,7 +29,7 @@
 //!   generic scheduler sees it (a layer per table pair), and the build; [`tablebase`]: reading a built file and probing it; [`report`]:
 //!   `info`, `export` and `verify`.
 //!
-//! Masks are 24-bit, bit `i` = point `i`. Tables are relative to the side to move: a
+//! Masks are 24-bit (16-bit on the six board), bit `i` = point `i`. Tables are relative to the side to move: a
 //! position with Black to move is the colour-swapped position with White to move.
 
 pub mod build;
@@ -39,9 +43,11 @@ pub mod solve;
 pub mod spec;
 pub mod tablebase;
 pub mod value;
+pub mod variant;
 
-pub use geometry::{ADJACENT, MILLS, NAMES, POINTS, SYM_PERM, SYMMETRIES};
+pub use geometry::{Board, BoardKind, Nine, SYMMETRIES, Six};
 pub use index::{Table, class_count};
 pub use rules::{Move, NotationError, Outcome, Position};
 pub use solve::{Probe, Stats, Tables, position_value, probe, solve_all, solve_pair, verify_table};
 pub use value::Value;
+pub use variant::{RuleSet, Rules};

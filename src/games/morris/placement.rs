@@ -8,11 +8,13 @@
 //! block is one table (m, o) of stones on the board, indexed by the same symmetry
 //! classes as the moving phase ([`Table`]).
 
-use super::geometry::{FULL, bits, capturable, in_mill};
-use super::index::{MIN_STONES, Table};
+use super::geometry::bits;
+use super::index::{Indexed, MIN_STONES, Table};
 use super::spec::hands_of;
 use super::value::{goodness_byte, parent_byte};
+use super::variant::Rules;
 use crate::sys::prefetch;
+use crate::with_board;
 use anyhow::{Result, anyhow, ensure};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -43,13 +45,30 @@ pub fn child_tables(h: u8, m: u8, o: u8) -> Vec<(u8, u8)> {
 /// gives the value bytes of child table (m', o') (one of [`child_tables`]); `done`
 /// counts finished positions.
 pub fn solve_placement_table<'a>(
+    rules: Rules,
     h: u8,
     m: u8,
     o: u8,
     child: impl Fn(u8, u8) -> &'a [u8] + Sync,
     done: &AtomicU64,
 ) -> Result<Vec<u8>> {
-    let table = Table::get(m, o)?;
+    ensure!(
+        !rules.set().moving_in_placement,
+        "the {} rules move stones during placement, which this tb does not solve yet",
+        rules.name()
+    );
+    with_board!(rules.board(), B => solve_placement_on::<B>(h, m, o, child, done))
+}
+
+/// [`solve_placement_table`] on board `B`.
+fn solve_placement_on<'a, B: Indexed>(
+    h: u8,
+    m: u8,
+    o: u8,
+    child: impl Fn(u8, u8) -> &'a [u8] + Sync,
+    done: &AtomicU64,
+) -> Result<Vec<u8>> {
+    let table = Table::<B>::get(m, o)?;
     table.prepare_lookups();
     let (hm, ho) = hands_of(h);
     // Tables where the side to move has lost already are not stored.
@@ -61,9 +80,9 @@ pub fn solve_placement_table<'a>(
     let mut values = crate::sys::huge_filled(table.size() as usize, 0u8);
     // The child tables, looked up once: [no capture, capture] by the child mover's
     // stone count o or o - 1.
-    let lookup = |child_mover: u8| -> Option<(&'static Table, &'a [u8])> {
+    let lookup = |child_mover: u8| -> Option<(&'static Table<B>, &'a [u8])> {
         (child_mover + ho >= MIN_STONES).then(|| {
-            let t = Table::get(child_mover, m + 1).expect("child tables exist");
+            let t = Table::<B>::get(child_mover, m + 1).expect("child tables exist");
             t.prepare_lookups();
             (t, child(child_mover, m + 1))
         })
@@ -75,7 +94,7 @@ pub fn solve_placement_table<'a>(
         .enumerate()
         .try_for_each(|(k, out)| -> Result<()> {
             let first = k as u64 * SLICE;
-            let mut batch = Batch::default();
+            let mut batch = Batch::<B>::default();
             let mut failure = None;
             table.for_each_in_range(first..first + out.len() as u64, |i, mover, opponent| {
                 batch
@@ -100,10 +119,13 @@ pub fn solve_placement_table<'a>(
 const BATCH: usize = 64;
 
 /// A child table: its index and values.
-type ChildTable<'a> = Option<(&'static Table, &'a [u8])>;
+type ChildTable<'a, B> = Option<(&'static Table<B>, &'a [u8])>;
 
-#[derive(Default)]
-struct Batch {
+/// What a position's children are handed to: (next mover, its table, points
+/// placed, capture?).
+type ChildVisitor<'b, B> = dyn for<'a> FnMut(u32, ChildTable<'a, B>, u32, bool) + 'b;
+
+struct Batch<B: Indexed> {
     /// (offset in the output, mover, opponent).
     positions: Vec<(usize, u32, u32)>,
     /// Per position: (placements that close a mill, stones they may capture).
@@ -112,34 +134,52 @@ struct Batch {
     located: Vec<(usize, usize)>,
     /// (position in the batch, capture table?, child index).
     lookups: Vec<(u8, bool, u64)>,
+    board: std::marker::PhantomData<B>,
 }
 
-impl Batch {
+impl<B: Indexed> Default for Batch<B> {
+    fn default() -> Self {
+        Batch {
+            positions: Vec::new(),
+            moves: Vec::new(),
+            located: Vec::new(),
+            lookups: Vec::new(),
+            board: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<B: Indexed> Batch<B> {
     /// Values of the batch's positions into `out`; empties the batch.
-    fn settle(&mut self, plain: ChildTable, captured: ChildTable, out: &mut [u8]) -> Result<()> {
+    fn settle(
+        &mut self,
+        plain: ChildTable<B>,
+        captured: ChildTable<B>,
+        out: &mut [u8],
+    ) -> Result<()> {
         const WIN1: u8 = 2; // Value::Win(1): no move is better
         // Per position: its placements that capture, and its own captures. The next
         // mover of each child table is looked up in three passes over the batch
         // (hint, locate, index), the cache misses of one pass overlapping.
         self.moves.clear();
         for &(_, mover, opponent) in &self.positions {
-            let empty = FULL & !(mover | opponent);
-            let caps = capturable(opponent);
+            let empty = B::FULL & !(mover | opponent);
+            let caps = B::capturable(opponent);
             let closing = if caps == 0 {
                 0
             } else {
                 bits(empty)
-                    .filter(|&p| in_mill(mover | 1 << p, p))
+                    .filter(|&p| B::in_mill(mover | 1 << p, p))
                     .fold(0, |acc, p| acc | 1 << p)
             };
             self.moves
                 .push((closing, if closing == 0 { 0 } else { caps }));
         }
         // The child tables each position reads: (next mover, table, points placed).
-        let children = |k: usize, f: &mut dyn FnMut(u32, ChildTable, u32, bool)| {
+        let children = |k: usize, f: &mut ChildVisitor<B>| {
             let (_, mover, opponent) = self.positions[k];
             let (closing, caps) = self.moves[k];
-            let quiet = FULL & !(mover | opponent) & !closing;
+            let quiet = B::FULL & !(mover | opponent) & !closing;
             if quiet != 0 {
                 f(opponent, plain, quiet, false);
             }
@@ -178,8 +218,8 @@ impl Batch {
                     });
                 }
             });
-            // With stones in hand there is always an empty point (24 points, at
-            // most 18 stones), so every position has a move.
+            // With stones in hand there is always an empty point (more points than
+            // stones on every board solved here), so every position has a move.
             out[slot] = if wins_at_once { WIN1 } else { 0 };
         }
         // Best of the children, for the positions without an immediate win.

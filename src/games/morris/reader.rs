@@ -71,7 +71,7 @@ impl MorrisReader {
     fn parse(&self, text: &str) -> Result<Position> {
         if text.trim() == START {
             let n = self.tb.spec().stones;
-            return Ok(Position::with_mover(0, 0, true, [n, n]));
+            return Ok(Position::with_mover(0, 0, true, [n, n]).on(self.tb.spec().rules));
         }
         self.tb.parse_position(text)
     }

@@ -2,7 +2,7 @@
 //! draws, longest win and loss, bytes, time), `export` (one row per stored class)
 //! and `verify` (re-hash every chunk, recompute values one ply deep).
 
-use super::index::Table;
+use super::index::table_size;
 use super::rules::Position;
 use super::solve::verify_table;
 use super::spec::{MorrisSpec, Phase, layer_pair, pair_layer, placement_layer, table_label};
@@ -251,7 +251,7 @@ pub fn export(tb: &MorrisTablebase, format: Format, out: &mut dyn Write) -> Resu
             };
             let values = load_block(tb.store(), &file_format, &id)?;
             for (index, &byte) in values.iter().enumerate() {
-                let position = MorrisTablebase::placement_representative(h, m, o, index as u64)?;
+                let position = tb.placement_representative(h, m, o, index as u64)?;
                 let value = Value::from_byte(byte as u8);
                 write_row(out, format, &position, (m, o), value)?;
                 rows += 1;
@@ -267,9 +267,8 @@ pub fn export(tb: &MorrisTablebase, format: Format, out: &mut dyn Write) -> Resu
         let values = load_block(tb.store(), &file_format, &id)?;
         let mut at = 0usize;
         for (m, o) in MorrisSpec::tables_of_pair(a, b) {
-            let table = Table::get(m, o)?;
-            for index in 0..table.size() {
-                let position = MorrisTablebase::representative(m, o, index)?;
+            for index in 0..table_size(tb.spec().board(), m, o)? {
+                let position = tb.representative(m, o, index)?;
                 let value = Value::from_byte(values[at] as u8);
                 at += 1;
                 write_row(out, format, &position, (m, o), value)?;
@@ -354,6 +353,7 @@ type TableValues = (Arc<Vec<i8>>, Range<usize>);
 pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport> {
     let mut report = VerifyReport::default();
     let format = tb.format();
+    let (rules, board) = (tb.spec().rules, tb.spec().board());
     // The catalogue first; then each pair's values, read once below, against it.
     let mut audit = Audit::new(tb.store(), &format)?;
     // Each pair is read (decoded) once: kept while pairs with one more stone, whose
@@ -408,16 +408,16 @@ pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport>
                 .iter()
                 .find(|(p, _)| *p == pair)
                 .with_context(|| format!("table {m}-{o} is not readable"))?;
-            let at = MorrisSpec::offset_in_pair(m, o)? + index;
+            let at = MorrisSpec::offset_in_pair(board, m, o)? + index;
             values
                 .get(at as usize)
                 .map(|&v| v as u8)
                 .with_context(|| format!("table {m}-{o} has no class {index}"))
         };
         for (m, o) in MorrisSpec::tables_of_pair(a, b) {
-            let size = Table::get(m, o)?.size();
+            let size = table_size(board, m, o)?;
             let step = sample.map_or(1, |n| (size / n.max(1)).max(1));
-            match verify_table(0, m, o, step, lookup) {
+            match verify_table(rules, 0, m, o, step, lookup) {
                 Ok(n) => report.recomputed += n,
                 Err(e) => report.error(format!("{e:#}")),
             }
@@ -452,8 +452,8 @@ pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport>
             for (a, b) in tb.spec().pairs() {
                 if let Ok(values) = load(&mut cache, pair_layer(a, b)) {
                     for (m, o) in MorrisSpec::tables_of_pair(a, b) {
-                        let start = MorrisSpec::offset_in_pair(m, o)? as usize;
-                        let len = Table::get(m, o)?.size() as usize;
+                        let start = MorrisSpec::offset_in_pair(board, m, o)? as usize;
+                        let len = table_size(board, m, o)? as usize;
                         below.insert((m, o), (values.clone(), start..start + len));
                     }
                 }
@@ -472,9 +472,9 @@ pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport>
                 .with_context(|| format!("table {m}-{o} with {hands} in hand has no class {index}"))
         };
         for &(m, o) in current.keys() {
-            let size = Table::get(m, o)?.size();
+            let size = table_size(board, m, o)?;
             let step = sample.map_or(1, |n| (size / n.max(1)).max(1));
-            match verify_table(h, m, o, step, lookup) {
+            match verify_table(rules, h, m, o, step, lookup) {
                 Ok(n) => report.recomputed += n,
                 Err(e) => report.error(format!("{e:#}")),
             }

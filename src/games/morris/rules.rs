@@ -5,17 +5,33 @@ use std::str::FromStr;
 
 use thiserror::Error;
 
-use super::geometry::{ADJACENT, FULL, NAMES, POINTS, bits, capturable, in_mill, point_from_name};
+use super::geometry::{Board, bits};
+use super::variant::Rules;
+use crate::with_board;
 
-/// Stones per side in the whole game.
+/// Stones per side in the whole game of Nine Men's Morris.
 pub const STONES: u8 = 9;
+
+/// The point names of the board of `rules`.
+pub fn point_names(rules: Rules) -> &'static [&'static str] {
+    with_board!(rules.board(), B => B::NAMES)
+}
 
 /// Errors of position and move notation, and illegal moves.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum NotationError {
-    /// The board part is not 24 characters long.
-    #[error("board has {0} characters, expected 24 (one per point a1 d1 g1 ... g7)")]
-    BoardLength(usize),
+    /// The board part does not have one character per point.
+    #[error("board has {found} characters, expected {expected} (one per point {first} ... {last})")]
+    BoardLength {
+        /// Characters found.
+        found: usize,
+        /// Points of the board.
+        expected: usize,
+        /// The first point's name.
+        first: &'static str,
+        /// The last point's name.
+        last: &'static str,
+    },
     /// A board character other than `.`, `W`, `B`.
     #[error("bad character {ch:?} at point {point} (expected '.', 'W' or 'B')")]
     BadCharacter {
@@ -25,24 +41,39 @@ pub enum NotationError {
         point: &'static str,
     },
     /// Side to move not `w` or `b`, or a wrong number of fields.
-    #[error("bad position {0:?}: expected '<24 points> w|b [white-hand black-hand]'")]
-    Syntax(String),
-    /// Hand counts that are not numbers 0..=9.
-    #[error("bad stones in hand {0:?}: expected a number 0..=9")]
-    BadHand(String),
-    /// A side with more than 9 stones on the board and in hand together.
-    #[error("{side} has {count} stones on the board and in hand, at most 9")]
+    #[error("bad position {text:?}: expected '<{points} points> w|b [white-hand black-hand]'")]
+    Syntax {
+        /// The text found.
+        text: String,
+        /// Points of the board.
+        points: usize,
+    },
+    /// Hand counts that are not numbers 0..=stones.
+    #[error("bad stones in hand {text:?}: expected a number 0..={stones}")]
+    BadHand {
+        /// The text found.
+        text: String,
+        /// Stones per side of the rules.
+        stones: u8,
+    },
+    /// A side with more stones on the board and in hand together than the rules give.
+    #[error("{side} has {count} stones on the board and in hand, at most {stones}")]
     TooManyStones {
         /// `White` or `Black`.
         side: &'static str,
         /// Stones counted.
         count: u32,
+        /// Stones per side of the rules.
+        stones: u8,
     },
     /// A point name that does not exist.
-    #[error(
-        "bad point {0:?} (points are a1 d1 g1 b2 d2 f2 c3 d3 e3 a4 b4 c4 e4 f4 g4 c5 d5 e5 b6 d6 f6 a7 d7 g7)"
-    )]
-    BadPoint(String),
+    #[error("bad point {name:?} (points are {})", points.join(" "))]
+    BadPoint {
+        /// The name found.
+        name: String,
+        /// The board's points.
+        points: &'static [&'static str],
+    },
     /// A move that cannot be parsed.
     #[error("bad move {0:?}: expected d6, d6xd7, a1-a4 or a1-a4xd7")]
     BadMove(String),
@@ -60,10 +91,12 @@ pub enum NotationError {
     },
 }
 
-/// A position: the stones of the side to move and of its opponent (24-bit masks in
-/// point order), the colour to move and the stones still in hand.
+/// A position: the stones of the side to move and of its opponent (masks in point
+/// order), the colour to move, the stones still in hand and the rules played.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Position {
+    /// The rules (board, stones, flying).
+    pub rules: Rules,
     /// Stones of the side to move.
     pub mover: u32,
     /// Stones of the other side.
@@ -113,7 +146,8 @@ impl Position {
         )
     }
 
-    /// A moving-phase position with White's and Black's stones.
+    /// A moving-phase position of Nine Men's Morris with White's and Black's stones
+    /// (see [`Position::on`] for other rules).
     pub fn new(white: u32, black: u32, white_to_move: bool) -> Position {
         let (mover, opponent) = if white_to_move {
             (white, black)
@@ -121,6 +155,7 @@ impl Position {
             (black, white)
         };
         Position {
+            rules: Rules::Nine,
             mover,
             opponent,
             white_to_move,
@@ -129,9 +164,11 @@ impl Position {
     }
 
     /// The position with `mover`'s stones to move (White's if `white_to_move`) and
-    /// `hands` = stones in hand of [side to move, opponent].
+    /// `hands` = stones in hand of [side to move, opponent], Nine Men's Morris (see
+    /// [`Position::on`] for other rules).
     pub fn with_mover(mover: u32, opponent: u32, white_to_move: bool, hands: [u8; 2]) -> Position {
         Position {
+            rules: Rules::Nine,
             mover,
             opponent,
             white_to_move,
@@ -162,16 +199,42 @@ impl Position {
         self.hands == [0, 0]
     }
 
-    /// Parses `<24 chars> w|b [white-hand black-hand]`.
+    /// The same stones and hands under `rules`.
+    pub fn on(self, rules: Rules) -> Position {
+        Position { rules, ..self }
+    }
+
+    /// The empty board with every stone in hand, White to move.
+    pub fn start(rules: Rules) -> Position {
+        let n = rules.stones();
+        Position::with_mover(0, 0, true, [n, n]).on(rules)
+    }
+
+    /// Parses `<24 chars> w|b [white-hand black-hand]` (Nine Men's Morris).
     pub fn parse(text: &str) -> Result<Position, NotationError> {
+        Position::parse_in(Rules::Nine, text)
+    }
+
+    /// Parses `<a character per point> w|b [white-hand black-hand]` under `rules`.
+    pub fn parse_in(rules: Rules, text: &str) -> Result<Position, NotationError> {
+        let names = point_names(rules);
+        let stones = rules.stones();
         let fields: Vec<&str> = text.split_whitespace().collect();
         if fields.len() != 2 && fields.len() != 4 {
-            return Err(NotationError::Syntax(text.to_string()));
+            return Err(NotationError::Syntax {
+                text: text.to_string(),
+                points: names.len(),
+            });
         }
         let board = fields[0];
         let n = board.chars().count();
-        if n != POINTS {
-            return Err(NotationError::BoardLength(n));
+        if n != names.len() {
+            return Err(NotationError::BoardLength {
+                found: n,
+                expected: names.len(),
+                first: names[0],
+                last: names[names.len() - 1],
+            });
         }
         let (mut white, mut black) = (0u32, 0u32);
         for (p, ch) in board.chars().enumerate() {
@@ -182,7 +245,7 @@ impl Position {
                 _ => {
                     return Err(NotationError::BadCharacter {
                         ch,
-                        point: NAMES[p],
+                        point: names[p],
                     });
                 }
             }
@@ -190,7 +253,12 @@ impl Position {
         let white_to_move = match fields[1] {
             "w" => true,
             "b" => false,
-            _ => return Err(NotationError::Syntax(text.to_string())),
+            _ => {
+                return Err(NotationError::Syntax {
+                    text: text.to_string(),
+                    points: names.len(),
+                });
+            }
         };
         let mut hand = [0u8; 2];
         if fields.len() == 4 {
@@ -198,17 +266,24 @@ impl Position {
                 *h = f
                     .parse::<u8>()
                     .ok()
-                    .filter(|&x| x <= STONES)
-                    .ok_or_else(|| NotationError::BadHand(f.to_string()))?;
+                    .filter(|&x| x <= stones)
+                    .ok_or_else(|| NotationError::BadHand {
+                        text: f.to_string(),
+                        stones,
+                    })?;
             }
         }
-        for (side, stones, h) in [("White", white, hand[0]), ("Black", black, hand[1])] {
-            let count = stones.count_ones() + h as u32;
-            if count > STONES as u32 {
-                return Err(NotationError::TooManyStones { side, count });
+        for (side, set, h) in [("White", white, hand[0]), ("Black", black, hand[1])] {
+            let count = set.count_ones() + h as u32;
+            if count > stones as u32 {
+                return Err(NotationError::TooManyStones {
+                    side,
+                    count,
+                    stones,
+                });
             }
         }
-        let mut pos = Position::new(white, black, white_to_move);
+        let mut pos = Position::new(white, black, white_to_move).on(rules);
         pos.hands = if white_to_move {
             hand
         } else {
@@ -229,6 +304,7 @@ impl Position {
     /// The position with the other side to move and the same stones (no move made).
     fn swapped(&self, mover: u32, opponent: u32, hands: [u8; 2]) -> Position {
         Position {
+            rules: self.rules,
             mover: opponent,
             opponent: mover,
             white_to_move: !self.white_to_move,
@@ -245,6 +321,11 @@ impl Position {
     /// Every legal move with its outcome, in a fixed order (by origin, destination,
     /// capture). Empty when the side to move has lost.
     pub fn legal_moves(&self) -> Vec<(Move, Outcome)> {
+        with_board!(self.rules.board(), B => self.legal_moves_on::<B>())
+    }
+
+    /// [`Position::legal_moves`] on board `B` (the rules' board).
+    fn legal_moves_on<B: Board>(&self) -> Vec<(Move, Outcome)> {
         let mut out = Vec::new();
         let (me, opp) = (self.mover, self.opponent);
         let mine = me.count_ones() + self.hands[0] as u32;
@@ -252,10 +333,14 @@ impl Position {
         if mine < 3 || theirs < 3 {
             return out;
         }
-        let empty = FULL & !(me | opp);
+        let empty = B::FULL & !(me | opp);
         let mut emit = |from: Option<usize>, to: usize, hands: [u8; 2]| {
             let nm = me ^ from.map_or(0, |f| 1 << f) ^ (1 << to);
-            let caps = if in_mill(nm, to) { capturable(opp) } else { 0 };
+            let caps = if B::in_mill(nm, to) {
+                B::capturable(opp)
+            } else {
+                0
+            };
             let mk = |capture: Option<u8>| match from {
                 None => Move::Place {
                     to: to as u8,
@@ -286,12 +371,12 @@ impl Position {
                 emit(None, to, hands);
             }
         } else {
-            let flying = me.count_ones() == 3;
+            let flying = self.rules.flying() && me.count_ones() == 3;
             for from in bits(me) {
                 let targets = if flying {
                     empty
                 } else {
-                    ADJACENT[from] & empty
+                    B::ADJACENT[from] & empty
                 };
                 for to in bits(targets) {
                     emit(Some(from), to, self.hands);
@@ -311,8 +396,9 @@ impl Position {
         let same_way: Vec<String> = legal
             .iter()
             .filter(|(m, _)| m.without_capture() == mv.without_capture())
-            .map(|(m, _)| m.to_string())
+            .map(|(m, _)| m.text(self.rules).to_string())
             .collect();
+        let names = point_names(self.rules);
         let hint = match (mv.capture(), same_way.is_empty()) {
             (_, true) => String::new(),
             (None, false) => format!(
@@ -327,7 +413,7 @@ impl Position {
             }
             (Some(c), false) => format!(
                 ": {} {}; legal: {}",
-                NAMES[c as usize],
+                names[c as usize],
                 if self.opponent >> c & 1 == 1 {
                     "cannot be captured (stones in mills are protected while others are not)"
                 } else {
@@ -337,7 +423,7 @@ impl Position {
             ),
         };
         Err(NotationError::Illegal {
-            mv: mv.to_string(),
+            mv: mv.text(self.rules).to_string(),
             position: self.to_string(),
             hint,
         })
@@ -347,7 +433,7 @@ impl Position {
 impl fmt::Display for Position {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (w, b) = (self.white(), self.black());
-        let board: String = (0..POINTS)
+        let board: String = (0..point_names(self.rules).len())
             .map(|p| match (w >> p & 1, b >> p & 1) {
                 (1, _) => 'W',
                 (_, 1) => 'B',
@@ -371,15 +457,28 @@ impl FromStr for Position {
     }
 }
 
-fn parse_point(s: &str) -> Result<u8, NotationError> {
-    point_from_name(s)
+fn parse_point(names: &'static [&'static str], s: &str) -> Result<u8, NotationError> {
+    names
+        .iter()
+        .position(|n| *n == s)
         .map(|p| p as u8)
-        .ok_or_else(|| NotationError::BadPoint(s.to_string()))
+        .ok_or_else(|| NotationError::BadPoint {
+            name: s.to_string(),
+            points: names,
+        })
 }
 
 impl Move {
-    /// Parses `d6`, `d6xd7`, `a1-a4`, `a1-a4xd7` (syntax only; see [`Position::play`]).
+    /// Parses `d6`, `d6xd7`, `a1-a4`, `a1-a4xd7` (syntax only; see [`Position::play`])
+    /// on the nine board.
     pub fn parse(text: &str) -> Result<Move, NotationError> {
+        Move::parse_in(Rules::Nine, text)
+    }
+
+    /// [`Move::parse`] with the point names of the board of `rules`.
+    pub fn parse_in(rules: Rules, text: &str) -> Result<Move, NotationError> {
+        let names = point_names(rules);
+        let parse_point = |s: &str| parse_point(names, s);
         let bad = || NotationError::BadMove(text.to_string());
         let (main, capture) = match text.split_once('x') {
             Some((main, cap)) => (main, Some(parse_point(cap)?)),
@@ -423,32 +522,45 @@ impl Move {
     }
 }
 
-impl fmt::Display for Move {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            Move::Place { to, .. } => write!(f, "{}", NAMES[to as usize])?,
-            Move::Step { from, to, .. } => {
-                write!(f, "{}-{}", NAMES[from as usize], NAMES[to as usize])?
-            }
+impl Move {
+    /// The move's text with the point names of the board of `rules` (`d6xd7`).
+    pub fn text(self, rules: Rules) -> MoveText {
+        MoveText {
+            mv: self,
+            names: point_names(rules),
         }
-        if let Some(c) = self.capture() {
-            write!(f, "x{}", NAMES[c as usize])?;
+    }
+}
+
+/// A move with the names of its board's points, for display ([`Move::text`]).
+#[derive(Clone, Copy, Debug)]
+pub struct MoveText {
+    mv: Move,
+    names: &'static [&'static str],
+}
+
+impl fmt::Display for MoveText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = |p: u8| self.names[p as usize];
+        match self.mv {
+            Move::Place { to, .. } => write!(f, "{}", name(to))?,
+            Move::Step { from, to, .. } => write!(f, "{}-{}", name(from), name(to))?,
+        }
+        if let Some(c) = self.mv.capture() {
+            write!(f, "x{}", name(c))?;
         }
         Ok(())
     }
 }
 
-impl FromStr for Move {
-    type Err = NotationError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Move::parse(s)
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::geometry::Nine;
     use super::*;
+
+    fn point_from_name(name: &str) -> Option<usize> {
+        Nine::point_from_name(name)
+    }
 
     fn set(names: &str) -> u32 {
         names
@@ -468,7 +580,7 @@ mod tests {
         let mut seed = 12345u64;
         for _ in 0..200 {
             let mut board = String::new();
-            for _ in 0..POINTS {
+            for _ in 0..Nine::POINTS {
                 seed = seed
                     .wrapping_mul(6364136223846793005)
                     .wrapping_add(1442695040888963407);
@@ -504,7 +616,15 @@ mod tests {
     #[test]
     fn position_errors() {
         use NotationError::*;
-        assert_eq!(Position::parse("W..B w"), Err(BoardLength(4)));
+        assert_eq!(
+            Position::parse("W..B w"),
+            Err(BoardLength {
+                found: 4,
+                expected: 24,
+                first: "a1",
+                last: "g7"
+            })
+        );
         assert_eq!(
             Position::parse("W..B....X............... w"),
             Err(BadCharacter {
@@ -514,28 +634,30 @@ mod tests {
         );
         assert!(matches!(
             Position::parse("W..B.................... x"),
-            Err(Syntax(_))
+            Err(Syntax { .. })
         ));
         assert!(matches!(
             Position::parse("W..B.................... w 9"),
-            Err(Syntax(_))
+            Err(Syntax { .. })
         ));
         assert!(matches!(
             Position::parse("W..B.................... w 10 9"),
-            Err(BadHand(_))
+            Err(BadHand { .. })
         ));
         assert_eq!(
             Position::parse("WWWWWWWWWW.............. w"),
             Err(TooManyStones {
                 side: "White",
-                count: 10
+                count: 10,
+                stones: 9
             })
         );
         assert_eq!(
             Position::parse("WWWW.................... w 6 0"),
             Err(TooManyStones {
                 side: "White",
-                count: 10
+                count: 10,
+                stones: 9
             })
         );
     }
@@ -569,9 +691,15 @@ mod tests {
     #[test]
     fn move_round_trips_and_errors() {
         for text in ["d6", "d6xd7", "a1-a4", "a1-a4xd7", "g7-a1xc5"] {
-            assert_eq!(Move::parse(text).unwrap().to_string(), text);
+            assert_eq!(
+                Move::parse(text).unwrap().text(Rules::Nine).to_string(),
+                text
+            );
         }
-        assert!(matches!(Move::parse("d4"), Err(NotationError::BadPoint(_))));
+        assert!(matches!(
+            Move::parse("d4"),
+            Err(NotationError::BadPoint { .. })
+        ));
         assert!(matches!(
             Move::parse("a1-a1"),
             Err(NotationError::BadMove(_))
@@ -579,7 +707,7 @@ mod tests {
         assert!(matches!(Move::parse(""), Err(NotationError::BadMove(_))));
         assert!(matches!(
             Move::parse("a1-"),
-            Err(NotationError::BadPoint(_))
+            Err(NotationError::BadPoint { .. })
         ));
         let p = pos("a1 g1 d2 e5", "b6 d6 f6 a7", true);
         let err = p.play(Move::parse("a1-a4xd7").unwrap()).unwrap_err();
@@ -595,7 +723,7 @@ mod tests {
             .legal_moves()
             .iter()
             .filter(|(m, _)| m.capture().is_some())
-            .map(|(m, _)| m.to_string())
+            .map(|(m, _)| m.text(Rules::Nine).to_string())
             .collect();
         assert_eq!(caps, ["d2-d1xa7"]);
         // When every opponent stone stands in a mill, any may be taken.
@@ -623,5 +751,45 @@ mod tests {
         assert!(!p.is_lost());
         let p = pos("a1 g1 a7 g7", "d1 a4 g4 d7 b6 d6", true);
         assert!(p.is_lost());
+    }
+
+    /// Six Men's Morris: 16-character boards, its own point names, no flying, the
+    /// square sides as mills.
+    #[test]
+    fn six_positions_and_moves() {
+        let six = |text: &str| Position::parse_in(Rules::Six, text);
+        let p = six("WWB.B........... w").unwrap();
+        assert_eq!(p.to_string(), "WWB.B........... w");
+        assert_eq!(p.rules, Rules::Six);
+        assert!(matches!(
+            six("........................ w"),
+            Err(NotationError::BoardLength { expected: 16, .. })
+        ));
+        assert!(matches!(
+            six("................ w 7 6"),
+            Err(NotationError::BadHand { stones: 6, .. })
+        ));
+        let mv = |text: &str| Move::parse_in(Rules::Six, text).unwrap();
+        assert_eq!(mv("c1-c2xb2").text(Rules::Six).to_string(), "c1-c2xb2");
+        assert!(Move::parse_in(Rules::Six, "d1").is_err());
+        // Three stones do not fly: a1 steps to a3 only (c1 is taken), c1 to e1 (c2
+        // is Black's), b2 to b3.
+        let p = six("WW.WB.......B..B w").unwrap();
+        let moves: Vec<String> = p
+            .legal_moves()
+            .iter()
+            .map(|(m, _)| m.text(Rules::Six).to_string())
+            .collect();
+        assert_eq!(moves, ["a1-a3", "c1-e1", "b2-b3"]);
+        // Placing e1 closes a1 c1 e1 and captures.
+        let p = six("WW..B.B......... w 4 4").unwrap();
+        let captures = p
+            .legal_moves()
+            .iter()
+            .filter(|(m, _)| m.capture().is_some())
+            .count();
+        assert_eq!(captures, 2);
+        assert!(p.play(mv("e1xc2")).is_ok());
+        assert!(p.play(mv("e1")).is_err());
     }
 }

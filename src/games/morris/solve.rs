@@ -19,12 +19,14 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail, ensure};
 use rayon::prelude::*;
 
-use super::geometry::{ADJACENT, FULL, bits, capturable, in_mill};
-use super::index::{MAX_STONES, MIN_STONES, MoverIndex, Table};
+use super::geometry::bits;
+use super::index::{Indexed, MIN_STONES, MoverIndex, Table, table_index};
 use super::rules::{Move, Outcome, Position};
 use super::spec::hands_of;
 use super::value::{MAX_PLIES, Value, goodness_byte, parent_byte};
+use super::variant::Rules;
 use crate::sys::prefetch;
+use crate::with_board;
 
 /// Bucket entry flags: bit 31 = second table of the pair, bit 30 = tentative (an exit
 /// win that a shorter in-pair win may still beat).
@@ -41,14 +43,19 @@ const WIN1: u8 = 2;
 const MAX_MOVES: usize = 64;
 
 /// One table of the pair being solved, with its working arrays.
-struct Side<'a> {
-    table: &'static Table,
+struct Side<'a, B: Indexed> {
+    table: &'static Table<B>,
+    /// The side to move flies (the rules let a side with 3 stones fly, and it has 3).
+    flies: bool,
+    /// The side that moved into this table's positions flew (their opponent has 3
+    /// stones and the rules let it fly).
+    opponent_flew: bool,
     /// Value and move counter of every position.
     cells: Vec<Cell>,
     /// Best exit (capture) move value, [`LOST`] if none.
     exit: Vec<AtomicU8>,
     /// The table captures lead to and its values; `None` when a capture wins at once.
-    lower: Option<(&'static Table, &'a [u8])>,
+    lower: Option<(&'static Table<B>, &'a [u8])>,
 }
 
 fn atomic_vec(n: u64, v: u8) -> Vec<AtomicU8> {
@@ -119,26 +126,41 @@ type Pushes = Vec<(u8, u32)>;
 /// `lower(a, b)` (the value bytes of table (a, b), in index order). Returns the values
 /// of (m, o) and of (o, m); for `m == o` the second vector is empty.
 pub fn solve_pair<'a>(
+    rules: Rules,
     m: u8,
     o: u8,
     lower: impl Fn(u8, u8) -> &'a [u8],
 ) -> Result<(Vec<u8>, Vec<u8>)> {
-    solve_pair_counting(m, o, lower, &AtomicU64::new(0))
+    solve_pair_counting(rules, m, o, lower, &AtomicU64::new(0))
 }
 
 /// [`solve_pair`], counting progress in `done`: half a position for each position
 /// the first pass has examined, half for each position decided later (draws are
 /// never decided, so the count stays below the pair's size).
 pub fn solve_pair_counting<'a>(
+    rules: Rules,
     m: u8,
     o: u8,
     lower: impl Fn(u8, u8) -> &'a [u8],
     done: &AtomicU64,
 ) -> Result<(Vec<u8>, Vec<u8>)> {
+    let max = rules.stones();
     ensure!(
-        (MIN_STONES..=MAX_STONES).contains(&m) && (MIN_STONES..=MAX_STONES).contains(&o),
-        "table {m}-{o}: stones per side must be {MIN_STONES}..={MAX_STONES}"
+        (MIN_STONES..=max).contains(&m) && (MIN_STONES..=max).contains(&o),
+        "table {m}-{o}: stones per side must be {MIN_STONES}..={max} ({} rules)",
+        rules.name()
     );
+    with_board!(rules.board(), B => solve_pair_on::<B>(rules.flying(), m, o, lower, done))
+}
+
+/// [`solve_pair_counting`] on board `B`; `flying`: a side with 3 stones flies.
+fn solve_pair_on<'a, B: Indexed>(
+    flying: bool,
+    m: u8,
+    o: u8,
+    lower: impl Fn(u8, u8) -> &'a [u8],
+    done: &AtomicU64,
+) -> Result<(Vec<u8>, Vec<u8>)> {
     let shapes: Vec<(u8, u8)> = if m == o {
         vec![(m, o)]
     } else {
@@ -146,12 +168,12 @@ pub fn solve_pair_counting<'a>(
     };
     let mut sides = Vec::new();
     for &(a, b) in &shapes {
-        let table = Table::get(a, b)?;
+        let table = Table::<B>::get(a, b)?;
         table.prepare_lookups();
         let lower = if b - 1 < MIN_STONES {
             None
         } else {
-            let lt = Table::get(b - 1, a)?;
+            let lt = Table::<B>::get(b - 1, a)?;
             lt.prepare_lookups();
             let lv = lower(b - 1, a);
             ensure!(
@@ -170,6 +192,8 @@ pub fn solve_pair_counting<'a>(
         );
         sides.push(Side {
             table,
+            flies: flying && a == 3,
+            opponent_flew: flying && b == 3,
             cells: Cell::new_vec(n),
             exit: atomic_vec(n, LOST),
             lower,
@@ -216,7 +240,7 @@ pub fn solve_pair_counting<'a>(
 
 /// Index of the other table of the pair.
 #[inline]
-fn other(sides: &[Side], t: usize) -> usize {
+fn other<B: Indexed>(sides: &[Side<B>], t: usize) -> usize {
     if sides.len() == 1 { 0 } else { 1 - t }
 }
 
@@ -245,7 +269,7 @@ struct Examined {
 
 /// Generates the moves of every position of side `t`: exit values, in-pair child
 /// counts, and the values known at once (no in-pair move, immediate wins).
-fn init_side(sides: &[Side], t: usize, done: &AtomicU64) -> Result<Pushes> {
+fn init_side<B: Indexed>(sides: &[Side<B>], t: usize, done: &AtomicU64) -> Result<Pushes> {
     let side = &sides[t];
     (0..side.table.blocks())
         .into_par_iter()
@@ -282,16 +306,20 @@ fn init_side(sides: &[Side], t: usize, done: &AtomicU64) -> Result<Pushes> {
 /// Generates the moves of position `i` = (w to move, b): counts the non-capturing ones
 /// and appends the lower-table index of every capture to `lookups` (prefetched).
 #[inline]
-fn examine(side: &Side, i: u64, w: u32, b: u32, lookups: &mut Vec<u32>) -> Examined {
-    let flying = side.table.m == 3;
-    let empty = FULL & !(w | b);
+fn examine<B: Indexed>(side: &Side<B>, i: u64, w: u32, b: u32, lookups: &mut Vec<u32>) -> Examined {
+    let flying = side.flies;
+    let empty = B::FULL & !(w | b);
     let mut moves = 0u8;
     let mut wins_now = false;
     'moves: for p in bits(w) {
-        let targets = if flying { empty } else { ADJACENT[p] & empty };
+        let targets = if flying {
+            empty
+        } else {
+            B::ADJACENT[p] & empty
+        };
         for q in bits(targets) {
             let nw = w ^ (1 << p) ^ (1 << q);
-            if !in_mill(nw, q) {
+            if !B::in_mill(nw, q) {
                 moves += 1;
                 continue;
             }
@@ -299,7 +327,7 @@ fn examine(side: &Side, i: u64, w: u32, b: u32, lookups: &mut Vec<u32>) -> Exami
                 wins_now = true;
                 break 'moves;
             };
-            for c in bits(capturable(b)) {
+            for c in bits(B::capturable(b)) {
                 let x = lt.index(b ^ (1 << c), nw);
                 prefetch(&lv[x as usize]);
                 lookups.push(x as u32);
@@ -316,8 +344,8 @@ fn examine(side: &Side, i: u64, w: u32, b: u32, lookups: &mut Vec<u32>) -> Exami
 
 /// Reads the capture values of a batch and records each position's exit value, move
 /// counter and, when already known, its value (pushed to `acc`).
-fn settle_batch(
-    side: &Side,
+fn settle_batch<B: Indexed>(
+    side: &Side<B>,
     t: usize,
     batch: &[Examined],
     lookups: &[u32],
@@ -374,17 +402,26 @@ fn dedup(v: &mut [u32]) -> usize {
 }
 
 /// Number of non-capturing moves from the representative of class `x` of `x_table`
-/// into class `y` of `y_table`.
-fn moves_into(x_table: &Table, x: u64, y_table: &Table, y: u64) -> u8 {
+/// into class `y` of `y_table` (`flying`: the side to move in `x` flies).
+fn moves_into<B: Indexed>(
+    x_table: &Table<B>,
+    x: u64,
+    flying: bool,
+    y_table: &Table<B>,
+    y: u64,
+) -> u8 {
     let (xm, xo) = x_table.position(x);
-    let empty = FULL & !(xm | xo);
-    let flying = xm.count_ones() == 3;
+    let empty = B::FULL & !(xm | xo);
     let mut n = 0;
     for p in bits(xm) {
-        let targets = if flying { empty } else { ADJACENT[p] & empty };
+        let targets = if flying {
+            empty
+        } else {
+            B::ADJACENT[p] & empty
+        };
         for q in bits(targets) {
             let nm = xm ^ (1 << p) ^ (1 << q);
-            if !in_mill(nm, q) && y_table.index(xo, nm) == y {
+            if !B::in_mill(nm, q) && y_table.index(xo, nm) == y {
                 n += 1;
             }
         }
@@ -419,7 +456,7 @@ struct Settled {
 /// Y's class: the same when neither position is symmetric (decrement once per
 /// un-move); otherwise A is counted directly (rare).
 #[inline]
-fn process(sides: &[Side], d: u32, group: &[u32], acc: &mut Pushes) -> Result<()> {
+fn process<B: Indexed>(sides: &[Side<B>], d: u32, group: &[u32], acc: &mut Pushes) -> Result<()> {
     debug_assert!(group.len() <= ENTRY_BATCH);
     let lost = d.is_multiple_of(2);
     let mut settled = [Settled::default(); ENTRY_BATCH];
@@ -436,15 +473,19 @@ fn process(sides: &[Side], d: u32, group: &[u32], acc: &mut Pushes) -> Result<()
         let u = other(sides, t);
         let pred = &sides[u];
         let (ym, yo) = side.table.position(i);
-        let empty = FULL & !(ym | yo);
+        let empty = B::FULL & !(ym | yo);
         // The side that moved into y is y's opponent; its stone went p -> q, un-move it.
-        let flying = yo.count_ones() == 3;
+        let flying = side.opponent_flew;
         for q in bits(yo) {
             // A move onto q that closed a mill would have captured and left the pair.
-            if in_mill(yo, q) {
+            if B::in_mill(yo, q) {
                 continue;
             }
-            let targets = if flying { empty } else { ADJACENT[q] & empty };
+            let targets = if flying {
+                empty
+            } else {
+                B::ADJACENT[q] & empty
+            };
             for p in bits(targets) {
                 let (x, x_symmetric) = pred.table.index_and_symmetric(yo ^ (1 << q) ^ (1 << p), ym);
                 prefetch(pred.cells[x as usize].as_ptr());
@@ -494,7 +535,7 @@ fn process(sides: &[Side], d: u32, group: &[u32], acc: &mut Pushes) -> Result<()
             let n = dedup(slow);
             let y_table = sides[other(sides, s.u)].table;
             for &x in &slow[..n] {
-                let a = moves_into(pred.table, x as u64, y_table, s.y as u64);
+                let a = moves_into(pred.table, x as u64, pred.flies, y_table, s.y as u64);
                 lose_move(pred, s.u, x as u64, a, d, acc)?;
             }
         }
@@ -505,7 +546,14 @@ fn process(sides: &[Side], d: u32, group: &[u32], acc: &mut Pushes) -> Result<()
 /// `count` moves of position `x` (side `u`) turned out to lead to a win of ply `d` for
 /// the opponent; when none is left, `x` is lost unless an exit saves it.
 #[inline]
-fn lose_move(pred: &Side, u: usize, x: u64, count: u8, d: u32, acc: &mut Pushes) -> Result<()> {
+fn lose_move<B: Indexed>(
+    pred: &Side<B>,
+    u: usize,
+    x: u64,
+    count: u8,
+    d: u32,
+    acc: &mut Pushes,
+) -> Result<()> {
     let xi = x as usize;
     let cell = &pred.cells[xi];
     if cell.value() != 0 {
@@ -538,10 +586,15 @@ pub type Tables = BTreeMap<(u8, u8), Vec<u8>>;
 
 /// Solves all tables with `3..=max` stones per side in order of total stones, calling
 /// `report(m, o, positions, seconds)` after each pair.
-pub fn solve_all(max: u8, mut report: impl FnMut(u8, u8, u64, f64)) -> Result<Tables> {
+pub fn solve_all(
+    rules: Rules,
+    max: u8,
+    mut report: impl FnMut(u8, u8, u64, f64),
+) -> Result<Tables> {
     ensure!(
-        (MIN_STONES..=MAX_STONES).contains(&max),
-        "stones must be 3..=9"
+        (MIN_STONES..=rules.stones()).contains(&max),
+        "stones must be 3..={}",
+        rules.stones()
     );
     let mut tables = Tables::new();
     for total in 2 * MIN_STONES..=2 * max {
@@ -553,7 +606,7 @@ pub fn solve_all(max: u8, mut report: impl FnMut(u8, u8, u64, f64)) -> Result<Ta
                 continue;
             }
             let start = Instant::now();
-            let (a, b) = solve_pair(m, o, |x, y| tables[&(x, y)].as_slice())
+            let (a, b) = solve_pair(rules, m, o, |x, y| tables[&(x, y)].as_slice())
                 .with_context(|| format!("solving {m}-{o}"))?;
             let n = (a.len() + b.len()) as u64;
             report(m, o, n, start.elapsed().as_secs_f64());
@@ -657,8 +710,7 @@ pub fn stored_class(pos: &Position) -> Result<Option<Class>> {
     if m + hm < MIN_STONES {
         return Ok(None);
     }
-    let table = Table::get(m, o)?;
-    let index = table.index_checked(pos.mover, pos.opponent)?;
+    let index = table_index(pos.rules.board(), m, o, pos.mover, pos.opponent)?;
     Ok(Some((h, m, o, index)))
 }
 
@@ -718,17 +770,30 @@ pub fn probe_hinted(
 /// shorter distance to the end, down to a contradiction at the game's end.
 /// Returns the number of classes checked.
 pub fn verify_table(
+    rules: Rules,
     h: u8,
     m: u8,
     o: u8,
     step: u64,
     lookup: impl Fn(u8, u8, u8, u64) -> Result<u8> + Sync,
 ) -> Result<u64> {
-    let table = Table::get(m, o)?;
+    with_board!(rules.board(), B => verify_table_on::<B>(rules, h, m, o, step, lookup))
+}
+
+/// [`verify_table`] on board `B` (the board of `rules`).
+fn verify_table_on<B: Indexed>(
+    rules: Rules,
+    h: u8,
+    m: u8,
+    o: u8,
+    step: u64,
+    lookup: impl Fn(u8, u8, u8, u64) -> Result<u8> + Sync,
+) -> Result<u64> {
+    let table = Table::<B>::get(m, o)?;
     table.prepare_lookups();
     // Every child's mover set has o or o - 1 stones.
     for k in [o.saturating_sub(1), o] {
-        MoverIndex::get(k).direct();
+        MoverIndex::<B>::get(k).direct();
     }
     let step = step.max(1);
     let n = table.size().div_ceil(step);
@@ -742,7 +807,7 @@ pub fn verify_table(
         let i = k * step;
         let (mover, opponent) = table.position(i);
         // Equal hands: White to move (White places first), else Black.
-        let pos = Position::with_mover(mover, opponent, hm == ho, [hm, ho]);
+        let pos = Position::with_mover(mover, opponent, hm == ho, [hm, ho]).on(rules);
         let p = probe(&pos, &lookup)?;
         let best = p.moves.first().map_or(Value::Loss(0), |mv| mv.1);
         ensure!(
@@ -757,7 +822,7 @@ pub fn verify_table(
 
 #[cfg(test)]
 mod tests {
-    use super::super::geometry::{SYMMETRIES, transform};
+    use super::super::geometry::{Board, Nine, SYMMETRIES};
     use super::*;
 
     fn lookup(tables: &Tables) -> impl Fn(u8, u8, u8, u64) -> Result<u8> + Sync + '_ {
@@ -770,12 +835,12 @@ mod tests {
     }
 
     fn check_consistent(tables: &Tables, m: u8, o: u8, step: u64) {
-        verify_table(0, m, o, step, lookup(tables)).unwrap();
+        verify_table(Rules::Nine, 0, m, o, step, lookup(tables)).unwrap();
     }
 
     #[test]
     fn table_3_3_matches_gasser() {
-        let (v, rest) = solve_pair(3, 3, |_, _| unreachable!()).unwrap();
+        let (v, rest) = solve_pair(Rules::Nine, 3, 3, |_, _| unreachable!()).unwrap();
         assert!(rest.is_empty());
         let st = Stats::of(&v);
         assert_eq!(
@@ -788,7 +853,7 @@ mod tests {
 
     #[test]
     fn tables_3_4_are_consistent() {
-        let tables = solve_all(4, |_, _, _, _| {}).unwrap();
+        let tables = solve_all(Rules::Nine, 4, |_, _, _, _| {}).unwrap();
         check_consistent(&tables, 3, 4, 97);
         check_consistent(&tables, 4, 3, 97);
         check_consistent(&tables, 4, 4, 997);
@@ -803,11 +868,11 @@ mod tests {
         assert_eq!(p.moves.len(), 4);
         assert_eq!(p.value, p.moves[0].1);
         // Colours swapped and board transformed: same values.
-        for i in (0..Table::get(3, 4).unwrap().size()).step_by(10007) {
-            let (w, b) = Table::get(3, 4).unwrap().position(i);
+        for i in (0..Table::<Nine>::get(3, 4).unwrap().size()).step_by(10007) {
+            let (w, b) = Table::<Nine>::get(3, 4).unwrap().position(i);
             let a = probe(&Position::new(w, b, true), lookup(&tables)).unwrap();
             for s in 0..SYMMETRIES {
-                let (tw, tb) = (transform(s, w), transform(s, b));
+                let (tw, tb) = (Nine::transform(s, w), Nine::transform(s, b));
                 let c = probe(&Position::new(tb, tw, false), lookup(&tables)).unwrap();
                 assert_eq!(a.value, c.value);
                 assert_eq!(a.moves.len(), c.moves.len());
@@ -818,7 +883,7 @@ mod tests {
 
     #[test]
     fn probe_sorts_best_first() {
-        let (v, _) = solve_pair(3, 3, |_, _| unreachable!()).unwrap();
+        let (v, _) = solve_pair(Rules::Nine, 3, 3, |_, _| unreachable!()).unwrap();
         let tables = Tables::from([((3, 3), v)]);
         let pos = Position::parse("WW......BB.....W.B...... w").unwrap();
         let p = probe(&pos, lookup(&tables)).unwrap();
@@ -842,13 +907,13 @@ mod tests {
     fn verify_all() {
         let env = std::env::var("MORRIS_VERIFY_STONES").ok();
         let max = env.as_deref().map_or(5, |x| x.parse().unwrap());
-        let tables = solve_all(max, |_, _, _, _| {}).unwrap();
+        let tables = solve_all(Rules::Nine, max, |_, _, _, _| {}).unwrap();
         for &(m, o) in tables.keys() {
             if env.is_some() && m != max && o != max {
                 continue;
             }
             let start = Instant::now();
-            let n = verify_table(0, m, o, 1, lookup(&tables)).unwrap();
+            let n = verify_table(Rules::Nine, 0, m, o, 1, lookup(&tables)).unwrap();
             eprintln!(
                 "{m}-{o}: {n} classes verified in {:.1} s",
                 start.elapsed().as_secs_f64()
@@ -866,7 +931,7 @@ mod tests {
         for max in list.split(',').map(|x| x.trim().parse::<u8>().unwrap()) {
             let start = Instant::now();
             let mut total = 0;
-            let tables = solve_all(max, |m, o, n, s| {
+            let tables = solve_all(Rules::Nine, max, |m, o, n, s| {
                 total += n;
                 eprintln!(
                     "  {m}-{o}: {n} positions in {s:.2} s ({:.2} M/s)",

@@ -2,7 +2,11 @@
 //! its meta, how table pairs are numbered as layers, and the file format as the
 //! generic code reads it ([`MorrisFormat`]), which readers and the builder share.
 
-use super::index::{MAX_STONES, MIN_STONES, Table, class_count};
+use super::geometry::BoardKind;
+use super::index::{
+    MIN_STONES, class_count_on, table_for_each_in_range, table_neighbours, table_size,
+};
+use super::variant::Rules;
 use crate::retro::{BlockKey, Format};
 use crate::store::checksum::digest_element;
 use crate::store::codec::{ChunkCoding, Contexts, FAMILY_KEY, Family, Neighbours};
@@ -38,8 +42,9 @@ const LEGACY_FORMATS: [(u32, Family); 3] =
 /// bytes (2.923 against 2.736 bits/position).
 pub const DEFAULT_CHUNK_POSITIONS: u64 = 2048;
 
-/// The rules recorded in a Morris file's meta (docs/FORMAT.md §4, §9.3).
-pub const RULES: &str = "gasser: 24 points, 16 mills, flying at 3 stones, one capture per move closing mills, stones in mills protected unless all are, fewer than 3 stones or no legal move loses, undecided is a draw";
+/// The rules recorded in a Nine Men's Morris file's meta (docs/FORMAT.md §4, §9.3;
+/// each rule set's in [`super::variant::RuleSet::meta`]).
+pub const RULES: &str = Rules::Nine.set().meta;
 
 /// Which phases of the game a Morris file holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,6 +68,8 @@ impl Phase {
 /// What a Morris tablebase holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MorrisSpec {
+    /// The rule set (meta `rules`).
+    pub rules: Rules,
     /// Stones per side: tables (m, o) with 3 <= m, o <= `stones`, and with
     /// [`Phase::All`] the placement tables of the game with `stones` in each hand.
     pub stones: u8,
@@ -155,17 +162,29 @@ pub fn layer_pair(layer: usize) -> (u8, u8) {
 }
 
 impl MorrisSpec {
-    /// Checks the stone limit.
+    /// Nine Men's Morris up to `stones` a side; checks the stone limit.
     pub fn new(stones: u8, chunk_positions: u64, phase: Phase) -> Result<MorrisSpec> {
+        MorrisSpec::with_rules(Rules::Nine, stones, chunk_positions, phase)
+    }
+
+    /// The game of `rules` up to `stones` a side; checks the stone limit.
+    pub fn with_rules(
+        rules: Rules,
+        stones: u8,
+        chunk_positions: u64,
+        phase: Phase,
+    ) -> Result<MorrisSpec> {
+        let max = rules.stones();
         ensure!(
-            (MIN_STONES..=MAX_STONES).contains(&stones),
-            "--stones must be between {MIN_STONES} and {MAX_STONES}, not {stones}"
+            (MIN_STONES..=max).contains(&stones),
+            "--stones must be between {MIN_STONES} and {max} for the {rules} rules, not {stones}"
         );
         ensure!(
             (1..=MAX_CHUNK_POSITIONS).contains(&chunk_positions),
             "--chunk must be between 1 and {MAX_CHUNK_POSITIONS}"
         );
         Ok(MorrisSpec {
+            rules,
             stones,
             chunk_positions,
             phase,
@@ -193,13 +212,23 @@ impl MorrisSpec {
         vec![(FAMILY_KEY, self.codings.name().to_string())]
     }
 
-    /// The default file: `morris.tb`, or `morris-<N>.tb` below nine stones.
+    /// The default file: `morris.tb`, or `morris-<N>.tb` below nine stones; for
+    /// other rules `morris-<rules>.tb`, `morris-<rules>-<N>.tb`.
     pub fn default_db(&self) -> PathBuf {
-        if self.stones == MAX_STONES {
-            "morris.tb".into()
+        let name = match self.rules {
+            Rules::Nine => "morris".to_string(),
+            rules => format!("morris-{rules}"),
+        };
+        if self.stones == self.rules.stones() {
+            format!("{name}.tb").into()
         } else {
-            format!("morris-{}.tb", self.stones).into()
+            format!("{name}-{}.tb", self.stones).into()
         }
+    }
+
+    /// The board of the rules.
+    pub fn board(&self) -> BoardKind {
+        self.rules.board()
     }
 
     /// Metadata rows identifying the tablebase: the feature keys, or for a
@@ -207,7 +236,7 @@ impl MorrisSpec {
     pub fn to_meta(&self) -> Vec<(&'static str, String)> {
         let mut meta = vec![
             ("game", "morris".to_string()),
-            ("rules", RULES.to_string()),
+            ("rules", self.rules.set().meta.to_string()),
             ("phase", self.phase.as_str().to_string()),
             ("stones", self.stones.to_string()),
             ("chunk_positions", self.chunk_positions.to_string()),
@@ -250,9 +279,7 @@ impl MorrisSpec {
                 }
             }
         };
-        if get("rules")? != RULES {
-            bail!("the file was built with other rules: {}", get("rules")?);
-        }
+        let rules = Rules::from_meta(get("rules")?)?;
         let phase = match get("phase")?.as_str() {
             "moving" => Phase::Moving,
             "all" => Phase::All,
@@ -265,7 +292,7 @@ impl MorrisSpec {
         let spec = MorrisSpec {
             codings,
             packed_format,
-            ..MorrisSpec::new(stones, chunk, phase).context("bad metadata")?
+            ..MorrisSpec::with_rules(rules, stones, chunk, phase).context("bad metadata")?
         };
         // Exactly what this tb writes (the format version was checked above).
         crate::store::check_no_feature_keys(meta, &spec.to_meta(), &spec.features(), version)?;
@@ -333,16 +360,19 @@ impl MorrisSpec {
     /// The coding neighbours (`store::codec`) of the `len` classes of block `key` of
     /// `layer` from index `first` on: a table pair's, or a placement table's (whose
     /// block is the one table `key` = (m, o)).
-    pub fn block_neighbours(layer: usize, key: &[u8], first: u64, len: usize) -> Vec<Neighbours> {
+    pub fn block_neighbours(
+        board: BoardKind,
+        layer: usize,
+        key: &[u8],
+        first: u64,
+        len: usize,
+    ) -> Vec<Neighbours> {
         if layer_hands(layer).is_none() {
-            return Self::pair_neighbours(layer, first, len);
+            return Self::pair_neighbours(board, layer, first, len);
         }
         let mut out = Vec::with_capacity(len);
-        if let [m, o] = *key
-            && let Ok(table) = Table::get(m, o)
-        {
-            let end = (first + len as u64).min(table.size());
-            table.neighbour_offsets(first.min(end)..end, &mut out);
+        if let [m, o] = *key {
+            table_neighbours(board, m, o, first..first + len as u64, &mut out);
         }
         // Indices past the table (a corrupt row count) get no neighbours.
         out.resize(len, [0, 0, 0, 0]);
@@ -351,18 +381,31 @@ impl MorrisSpec {
 
     /// The coding neighbours (`store::codec`) of the `len` classes of pair `layer`
     /// from index `first` of its block on (table (a, b), then (b, a)).
-    pub fn pair_neighbours(layer: usize, first: u64, len: usize) -> Vec<Neighbours> {
+    pub fn pair_neighbours(
+        board: BoardKind,
+        layer: usize,
+        first: u64,
+        len: usize,
+    ) -> Vec<Neighbours> {
         let (a, b) = layer_pair(layer);
         let mut out = Vec::with_capacity(len);
         let end = first + len as u64;
         let mut start = 0;
         for (m, o) in Self::tables_of_pair(a, b) {
-            let Ok(table) = Table::get(m, o) else { break };
-            let range = first.max(start)..end.min(start + table.size());
+            let Ok(size) = table_size(board, m, o) else {
+                break;
+            };
+            let range = first.max(start)..end.min(start + size);
             if range.start < range.end {
-                table.neighbour_offsets(range.start - start..range.end - start, &mut out);
+                table_neighbours(
+                    board,
+                    m,
+                    o,
+                    range.start - start..range.end - start,
+                    &mut out,
+                );
             }
-            start += table.size();
+            start += size;
         }
         // Indices past the pair (a corrupt row count) get no neighbours.
         out.resize(len, [0, 0, 0, 0]);
@@ -384,16 +427,16 @@ impl MorrisSpec {
     }
 
     /// Classes in the block of pair {a, b}: its tables' classes.
-    pub fn pair_size(a: u8, b: u8) -> u64 {
+    pub fn pair_size(board: BoardKind, a: u8, b: u8) -> u64 {
         Self::tables_of_pair(a, b)
             .into_iter()
-            .map(|(m, o)| class_count(m, o))
+            .map(|(m, o)| class_count_on(board, m, o))
             .sum()
     }
 
     /// Where table (m, o) starts in its pair's block.
-    pub fn offset_in_pair(m: u8, o: u8) -> Result<u64> {
-        Ok(if m <= o { 0 } else { Table::get(o, m)?.size() })
+    pub fn offset_in_pair(board: BoardKind, m: u8, o: u8) -> Result<u64> {
+        Ok(if m <= o { 0 } else { table_size(board, o, m)? })
     }
 }
 
@@ -453,11 +496,12 @@ impl Format for MorrisFormat {
     }
 
     fn block_size(&self, layer: usize, key: &[u8]) -> u64 {
+        let board = self.spec.board();
         if layer_hands(layer).is_some() {
-            return class_count(key[0], key[1]);
+            return class_count_on(board, key[0], key[1]);
         }
         let (a, b) = layer_pair(layer);
-        MorrisSpec::pair_size(a, b)
+        MorrisSpec::pair_size(board, a, b)
     }
 
     fn keeps(&self, _layer: usize) -> bool {
@@ -465,38 +509,43 @@ impl Format for MorrisFormat {
     }
 
     fn digest(&self, layer: usize, key: &[u8], first: u64, values: &[i8]) -> u64 {
+        let board = self.spec.board();
         if let Some(h) = layer_hands(layer) {
             let (m, o) = (key[0], key[1]);
-            let table = Table::get(m, o).expect("valid table");
             let mut digest = 0u64;
-            let end = (first + values.len() as u64).min(table.size());
-            table.for_each_in_range(first.min(end)..end, |i, mover, opponent| {
+            let size = table_size(board, m, o).expect("valid table");
+            let end = (first + values.len() as u64).min(size);
+            let range = first.min(end)..end;
+            table_for_each_in_range(board, m, o, range, |i, mover, opponent| {
                 // Hands and table above the two 24-bit sets.
                 let key = u64::from(mover)
                     | u64::from(opponent) << 24
                     | (100 * h as u64 + 10 * m as u64 + o as u64) << 48;
                 let v = values[(i - first) as usize];
                 digest = digest.wrapping_add(digest_element(key, v));
-            });
+            })
+            .expect("valid table");
             return digest;
         }
         let (a, b) = layer_pair(layer);
         let mut digest = 0u64;
         let mut index = first;
         for (m, o) in MorrisSpec::tables_of_pair(a, b) {
-            let table = Table::get(m, o).expect("valid table");
-            let start = MorrisSpec::offset_in_pair(m, o).expect("valid table");
-            let end = start + table.size();
+            let size = table_size(board, m, o).expect("valid table");
+            let start = MorrisSpec::offset_in_pair(board, m, o).expect("valid table");
+            let end = start + size;
             let upto = end.min(first + values.len() as u64);
             if index < upto {
-                table.for_each_in_range(index - start..upto - start, |i, mover, opponent| {
+                let range = index - start..upto - start;
+                table_for_each_in_range(board, m, o, range, |i, mover, opponent| {
                     // Table id above the two 24-bit sets: the same sets in two tables differ.
                     let key = u64::from(mover)
                         | u64::from(opponent) << 24
                         | (10 * m as u64 + o as u64) << 48;
                     let v = values[(start + i - first) as usize];
                     digest = digest.wrapping_add(digest_element(key, v));
-                });
+                })
+                .expect("valid table");
                 index = upto;
             }
         }
@@ -513,6 +562,6 @@ impl Format for MorrisFormat {
     }
 
     fn chunk_contexts(&self, layer: usize, key: &[u8], first: u64, len: usize) -> Contexts {
-        MorrisSpec::block_neighbours(layer, key, first, len).into()
+        MorrisSpec::block_neighbours(self.spec.board(), layer, key, first, len).into()
     }
 }

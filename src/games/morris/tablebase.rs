@@ -1,7 +1,7 @@
 //! Reading a built Morris file: value bytes through the generic chunk reader, and
 //! probe answers (the value of a position and of each legal move).
 
-use super::index::{MIN_STONES, Table, class_count};
+use super::index::{MIN_STONES, class_count_on, table_position};
 use super::rules::{Move, Outcome, Position};
 use super::solve::{Class, Probe, probe_hinted};
 use super::spec::{
@@ -37,12 +37,13 @@ impl MorrisTablebase {
         // A chunk of a coding the file does not allow is corrupt.
         store.chunk_rules().allow(spec.codings);
         let layers = prepare_read(&mut store, &MorrisFormat::new(spec.clone())).map_err(in_file)?;
+        let board = spec.board();
         Ok(MorrisTablebase {
             reader: ChunkReader::with_contexts(
                 store,
                 spec.chunk_positions,
-                Box::new(|layer, key, first, len| {
-                    MorrisSpec::block_neighbours(layer, key, first, len).into()
+                Box::new(move |layer, key, first, len| {
+                    MorrisSpec::block_neighbours(board, layer, key, first, len).into()
                 }),
             ),
             spec,
@@ -138,9 +139,9 @@ impl MorrisTablebase {
     /// The byte at `index` of table (m, o) with `h` in hand, once the table is known
     /// to be in the file.
     fn stored_byte(&self, h: u8, m: u8, o: u8, index: u64) -> Result<u8> {
-        let (layer, packed, at, key) = Self::locate(h, m, o, index)?;
+        let (layer, packed, at, key) = self.locate(h, m, o, index)?;
         let byte = self.reader.value(layer, packed, at, || {
-            (key.to_vec(), Self::block_size(h, key))
+            (key.to_vec(), self.block_size(h, key))
         })?;
         Ok(byte as u8)
     }
@@ -148,9 +149,9 @@ impl MorrisTablebase {
     /// Where class `index` of table (m, o) with `h` in hand is stored: (layer, packed
     /// block key, index in the block, block key). A moving-phase table is a slice of
     /// its pair's block (the layer's only block), a placement table a block.
-    fn locate(h: u8, m: u8, o: u8, index: u64) -> Result<(usize, u128, u64, [u8; 2])> {
+    fn locate(&self, h: u8, m: u8, o: u8, index: u64) -> Result<(usize, u128, u64, [u8; 2])> {
         Ok(if h == 0 {
-            let offset = MorrisSpec::offset_in_pair(m, o)?;
+            let offset = MorrisSpec::offset_in_pair(self.spec.board(), m, o)?;
             (pair_layer(m, o), 0, offset + index, [m.min(o), m.max(o)])
         } else {
             let packed = u128::from(m) << 8 | u128::from(o);
@@ -159,17 +160,19 @@ impl MorrisTablebase {
     }
 
     /// Positions of block `key` of the layers with `h` in hand.
-    fn block_size(h: u8, [a, b]: [u8; 2]) -> u64 {
+    fn block_size(&self, h: u8, [a, b]: [u8; 2]) -> u64 {
+        let board = self.spec.board();
         if h == 0 {
-            MorrisSpec::pair_size(a, b)
+            MorrisSpec::pair_size(board, a, b)
         } else {
-            class_count(a, b)
+            class_count_on(board, a, b)
         }
     }
 
-    /// A position text of this file's game: 24 points, the side to move and the
-    /// hands (docs/FORMAT.md §4.2), or a move list from the empty board with
-    /// `stones` in each hand (`d6,f4,...`; a single move too).
+    /// A position text of this file's game: a character per point (24 on the nine
+    /// board, 16 on the six), the side to move and the hands (docs/FORMAT.md §4.2),
+    /// or a move list from the empty board with `stones` in each hand (`d6,f4,...`;
+    /// a single move too).
     pub fn parse_position(&self, text: &str) -> Result<Position> {
         let text = text.trim();
         // Points and a side (or a board without one: its error says what is missing).
@@ -177,13 +180,14 @@ impl MorrisTablebase {
             || text.contains(char::is_whitespace)
             || text.chars().all(|c| matches!(c, '.' | 'W' | 'B'));
         if board_like {
-            return Ok(Position::parse(text)?);
+            return Ok(Position::parse_in(self.spec.rules, text)?);
         }
         let n = self.spec.stones;
-        let mut position = Position::with_mover(0, 0, true, [n, n]);
+        let mut position = Position::with_mover(0, 0, true, [n, n]).on(self.spec.rules);
         let moves: Vec<&str> = text.split(',').map(str::trim).collect();
         for (k, name) in moves.iter().enumerate() {
-            let mv = Move::parse(name).with_context(|| format!("move list, move {}", k + 1))?;
+            let mv = Move::parse_in(self.spec.rules, name)
+                .with_context(|| format!("move list, move {}", k + 1))?;
             match position
                 .play(mv)
                 .with_context(|| format!("move list, move {}", k + 1))?
@@ -222,7 +226,7 @@ impl MorrisTablebase {
     /// file does not hold are left for the probe to report.
     fn preload(&self, classes: &[Class]) {
         let wanted = classes.iter().filter_map(|&(h, m, o, index)| {
-            let (layer, packed, at, _) = Self::locate(h, m, o, index).ok()?;
+            let (layer, packed, at, _) = self.locate(h, m, o, index).ok()?;
             Some((layer, packed, at))
         });
         // The block of a chunk not cached yet: a pair's (its layer names it) or a
@@ -232,7 +236,7 @@ impl MorrisTablebase {
                 None => (0, <[u8; 2]>::from(layer_pair(layer))),
                 Some(h) => (h, [(packed >> 8) as u8, packed as u8]),
             };
-            (key.to_vec(), Self::block_size(h, key))
+            (key.to_vec(), self.block_size(h, key))
         });
     }
 
@@ -242,19 +246,17 @@ impl MorrisTablebase {
     }
 
     /// Every class of table (m, o): its representative (mover as White, White to move).
-    pub fn representative(m: u8, o: u8, index: u64) -> Result<Position> {
-        let (mover, opponent) = Table::get(m, o)?.position(index);
-        Ok(Position::new(mover, opponent, true))
+    pub fn representative(&self, m: u8, o: u8, index: u64) -> Result<Position> {
+        let (mover, opponent) = table_position(self.spec.board(), m, o, index)?;
+        Ok(Position::new(mover, opponent, true).on(self.spec.rules))
     }
-}
 
-impl MorrisTablebase {
     /// Every class of placement table (m, o) with `h` in hand: its representative
     /// (the side to move is White when the hands are equal, else Black).
-    pub fn placement_representative(h: u8, m: u8, o: u8, index: u64) -> Result<Position> {
-        let (mover, opponent) = Table::get(m, o)?.try_position(index)?;
+    pub fn placement_representative(&self, h: u8, m: u8, o: u8, index: u64) -> Result<Position> {
+        let (mover, opponent) = table_position(self.spec.board(), m, o, index)?;
         let (hm, ho) = hands_of(h);
-        Ok(Position::with_mover(mover, opponent, hm == ho, [hm, ho]))
+        Ok(Position::with_mover(mover, opponent, hm == ho, [hm, ho]).on(self.spec.rules))
     }
 }
 
@@ -302,7 +304,7 @@ pub fn write_probe_json(out: &mut String, position: &Position, probe: &Probe) {
         if i > 0 {
             out.push(',');
         }
-        let _ = write!(out, "{{\"move\":\"{mv}\",");
+        let _ = write!(out, "{{\"move\":\"{}\",", mv.text(position.rules));
         value_fields(out, *value);
         out.push('}');
     }
@@ -349,7 +351,7 @@ pub fn probe_text(position: &Position, probe: &Probe) -> String {
     for (mv, v) in &probe.moves {
         out.push_str(&format!(
             "  {:<10} {:<4} {}\n",
-            mv.to_string(),
+            mv.text(position.rules).to_string(),
             v.to_string(),
             value_words(side, *v)
         ));
@@ -422,7 +424,7 @@ mod tests {
                     .moves
                     .iter()
                     .map(|(mv, v)| MoveJson {
-                        mv: mv.to_string(),
+                        mv: mv.text(position.rules).to_string(),
                         value: v.to_string(),
                         result: result_word(*v),
                         plies: v.plies(),

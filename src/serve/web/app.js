@@ -203,27 +203,54 @@ const DOTS = {
 };
 
 // ---------------------------------------------------------------------------
-// Nine Men's Morris: points in docs/FORMAT.md §4.1 order, moves `d6`, `a1-a4`, `...xd7`
+// Morris: points in docs/FORMAT.md §4.1 (nine) and §4.5 (six) order, moves `d6`,
+// `a1-a4`, `...xd7`. A file's `rules` meta names its board.
 
-const POINTS = ('a1 d1 g1 b2 d2 f2 c3 d3 e3 a4 b4 c4 e4 f4 g4 ' +
-  'c5 d5 e5 b6 d6 f6 a7 d7 g7').split(' ');
-const TRACKS = [
-  ['a1', 'g1', 'g7', 'a7', 'a1'], ['b2', 'f2', 'f6', 'b6', 'b2'], ['c3', 'e3', 'e5', 'c5', 'c3'],
-  ['d1', 'd3'], ['d5', 'd7'], ['a4', 'c4'], ['e4', 'g4'],
-];
+const MORRIS_BOARDS = {
+  nine: {
+    name: "Nine Men's Morris",
+    size: 7,
+    points: ('a1 d1 g1 b2 d2 f2 c3 d3 e3 a4 b4 c4 e4 f4 g4 ' +
+      'c5 d5 e5 b6 d6 f6 a7 d7 g7').split(' '),
+    tracks: [
+      ['a1', 'g1', 'g7', 'a7', 'a1'], ['b2', 'f2', 'f6', 'b6', 'b2'], ['c3', 'e3', 'e5', 'c5', 'c3'],
+      ['d1', 'd3'], ['d5', 'd7'], ['a4', 'c4'], ['e4', 'g4'],
+    ],
+    white: ['a1', 'g1', 'd2', 'c3', 'e3', 'b4', 'f4', 'a4', 'g4'],
+    black: ['a7', 'g7', 'd6', 'c5', 'e5', 'b6', 'f6', 'd7', 'd5'],
+  },
+  six: {
+    name: "Six Men's Morris",
+    size: 5,
+    points: 'a1 c1 e1 b2 c2 d2 a3 b3 d3 e3 b4 c4 d4 a5 c5 e5'.split(' '),
+    tracks: [
+      ['a1', 'e1', 'e5', 'a5', 'a1'], ['b2', 'd2', 'd4', 'b4', 'b2'],
+      ['c1', 'c2'], ['a3', 'b3'], ['d3', 'e3'], ['c4', 'c5'],
+    ],
+    white: ['a1', 'e1', 'c2', 'b3', 'd3', 'a3'],
+    black: ['a5', 'e5', 'c4', 'b4', 'd4', 'e3'],
+  },
+};
 
 const MORRIS = {
-  setUp(table) { this.stones = Number(table.stones); },
-  // White and Black spread over the board, as many as the table allows (<= 9).
+  setUp(table) {
+    this.stones = Number(table.stones);
+    this.rules = String(table.rules || '').split(':')[0];
+    this.board = MORRIS_BOARDS[this.rules.startsWith('six') ? 'six' : 'nine'];
+  },
+  // White and Black spread over the board, as many as the table allows.
   defaultStart() {
-    const white = ['a1', 'g1', 'd2', 'c3', 'e3', 'b4', 'f4', 'a4', 'g4'];
-    const black = ['a7', 'g7', 'd6', 'c5', 'e5', 'b6', 'f6', 'd7', 'd5'];
-    const n = Math.min(this.stones, 9);
-    const cells = POINTS.map((p) =>
+    const { points, white, black } = this.board;
+    const n = Math.min(this.stones, white.length);
+    const cells = points.map((p) =>
       white.slice(0, n).includes(p) ? 'W' : black.slice(0, n).includes(p) ? 'B' : '.');
     return cells.join('') + ' w';
   },
-  describe(table) { return `Nine Men's Morris rules, ${table.stones} stones, ${table.phase} phase`; },
+  describe(table) {
+    // The board's name says nine (Gasser's rules) or six; other rule sets add theirs.
+    const rules = ['gasser', 'six'].includes(this.rules) ? '' : ` (${this.rules})`;
+    return `${this.board.name} rules${rules}, ${table.stones} stones, ${table.phase} phase`;
+  },
   players: ['White', 'Black'],
   sides: ['w', 'b'],
   parse(position) {
@@ -244,7 +271,7 @@ const MORRIS = {
     const parts = main.split('-');
     const stone = p.side === 'w' ? 'W' : 'B';
     const index = (name) => {
-      const i = POINTS.indexOf(name);
+      const i = this.board.points.indexOf(name);
       if (i < 0) throw new Error(`${name} is not a point`);
       return i;
     };
@@ -290,11 +317,12 @@ const MORRIS = {
   },
   at(name) {
     const file = name.charCodeAt(0) - 97, rank = Number(name[1]);
-    return [60 + file * 70, 60 + (7 - rank) * 70];
+    const step = 420 / (this.board.size - 1);
+    return [60 + file * step, 60 + (this.board.size - rank) * step];
   },
   draw(svg, game, answer) {
     svg.setAttribute('viewBox', '0 0 540 540');
-    for (const track of TRACKS) {
+    for (const track of this.board.tracks) {
       el('polyline', { points: track.map((p) => this.at(p).join(',')).join(' '), class: 'track' }, svg);
     }
     const cells = this.parse(game.position).cells;
@@ -309,7 +337,7 @@ const MORRIS = {
       const point = this.points(m.move)[sel.length];
       if (!next.has(point)) next.set(point, m); // moves come best first
     }
-    POINTS.forEach((name, i) => {
+    this.board.points.forEach((name, i) => {
       const [x, y] = this.at(name);
       el('circle', { cx: x, cy: y, r: 7, class: 'point' }, svg);
       text(name, { x: x + 24, y: y + 30, class: 'point-label' }, svg);

@@ -1,0 +1,178 @@
+//! Rule sets as data: which board, how many stones, flying, moving during
+//! placement and what a full board means, for each standard Morris variant
+//! ([`Rules`] names one, [`RuleSet`] holds its data).
+//!
+//! The engine is monomorphised per board ([`super::geometry::Board`]): a rule set
+//! names its board, and the code that builds or reads a file dispatches on it once
+//! ([`with_board!`](crate::with_board)); the other rules are runtime values read
+//! outside the hot loops.
+
+use std::fmt;
+use std::str::FromStr;
+
+use anyhow::{Result, bail};
+
+use super::geometry::BoardKind;
+
+/// A standard rule set, by name (`--rules`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Rules {
+    /// Nine Men's Morris as Gasser: the default, and what every file without a
+    /// rule-set name holds.
+    #[default]
+    Nine,
+    /// Six Men's Morris: 16 points, 8 mills, 6 stones a side, no flying.
+    Six,
+    /// Six Men's Morris with flying at 3 stones (a common house rule).
+    SixFlying,
+}
+
+/// What a side with 3 stones may do in the moving phase, and other differences
+/// between the variants, as data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RuleSet {
+    /// The name (`--rules`, FORMAT.md).
+    pub name: &'static str,
+    /// The board.
+    pub board: BoardKind,
+    /// Stones per side in the whole game.
+    pub stones: u8,
+    /// A side with exactly 3 stones may move a stone to any empty point.
+    pub flying: bool,
+    /// During placement a side may move a stone instead of placing one (Lasker).
+    pub moving_in_placement: bool,
+    /// A full board at the end of placement is a draw (Morabaraba); false where the
+    /// board cannot fill up (fewer stones than points).
+    pub full_board_draw: bool,
+    /// The file's `rules` meta value (docs/FORMAT.md §4): fixed per rule set.
+    pub meta: &'static str,
+}
+
+/// Nine Men's Morris (the `rules` text of every nine file since format 1).
+const NINE: RuleSet = RuleSet {
+    name: "nine",
+    board: BoardKind::Nine,
+    stones: 9,
+    flying: true,
+    moving_in_placement: false,
+    full_board_draw: false,
+    meta: "gasser: 24 points, 16 mills, flying at 3 stones, one capture per move closing mills, stones in mills protected unless all are, fewer than 3 stones or no legal move loses, undecided is a draw",
+};
+
+/// Six Men's Morris, the usual rules (no flying).
+const SIX: RuleSet = RuleSet {
+    name: "six",
+    board: BoardKind::Six,
+    stones: 6,
+    flying: false,
+    moving_in_placement: false,
+    full_board_draw: false,
+    meta: "six: 16 points, 8 mills, 6 stones, no flying, one capture per move closing mills, stones in mills protected unless all are, fewer than 3 stones or no legal move loses, undecided is a draw",
+};
+
+/// Six Men's Morris with flying.
+const SIX_FLYING: RuleSet = RuleSet {
+    name: "six-flying",
+    flying: true,
+    meta: "six-flying: 16 points, 8 mills, 6 stones, flying at 3 stones, one capture per move closing mills, stones in mills protected unless all are, fewer than 3 stones or no legal move loses, undecided is a draw",
+    ..SIX
+};
+
+impl Rules {
+    /// Every standard rule set.
+    pub const ALL: [Rules; 3] = [Rules::Nine, Rules::Six, Rules::SixFlying];
+
+    /// The rule set's data.
+    pub const fn set(self) -> &'static RuleSet {
+        match self {
+            Rules::Nine => &NINE,
+            Rules::Six => &SIX,
+            Rules::SixFlying => &SIX_FLYING,
+        }
+    }
+
+    /// Its name (`nine`, `six`).
+    pub fn name(self) -> &'static str {
+        self.set().name
+    }
+
+    /// The rule set a file's `rules` meta value names.
+    pub fn from_meta(text: &str) -> Result<Rules> {
+        match Rules::ALL.into_iter().find(|r| r.set().meta == text) {
+            Some(rules) => Ok(rules),
+            None => bail!(
+                "the file was built with rules this tb does not know: {text} (it knows {})",
+                Rules::ALL.map(Rules::name).join(", ")
+            ),
+        }
+    }
+
+    /// Stones per side in the whole game.
+    pub fn stones(self) -> u8 {
+        self.set().stones
+    }
+
+    /// Whether a side with 3 stones flies.
+    pub fn flying(self) -> bool {
+        self.set().flying
+    }
+
+    /// The board.
+    pub fn board(self) -> BoardKind {
+        self.set().board
+    }
+}
+
+impl fmt::Display for Rules {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Rules {
+    type Err = anyhow::Error;
+
+    fn from_str(s: &str) -> Result<Rules> {
+        match Rules::ALL.into_iter().find(|r| r.name() == s) {
+            Some(rules) => Ok(rules),
+            None => bail!(
+                "unknown rule set {s:?} (known: {})",
+                Rules::ALL.map(Rules::name).join(", ")
+            ),
+        }
+    }
+}
+
+/// Runs `$body` with `$B` the [`Board`](super::geometry::Board) type of board
+/// `$kind` (a [`BoardKind`]): the one place a runtime board becomes a type.
+#[macro_export]
+macro_rules! with_board {
+    ($kind:expr, $B:ident => $body:expr) => {
+        match $kind {
+            $crate::games::morris::geometry::BoardKind::Nine => {
+                type $B = $crate::games::morris::geometry::Nine;
+                $body
+            }
+            $crate::games::morris::geometry::BoardKind::Six => {
+                type $B = $crate::games::morris::geometry::Six;
+                $body
+            }
+        }
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_meta_round_trip() {
+        for rules in Rules::ALL {
+            assert_eq!(rules.name().parse::<Rules>().unwrap(), rules);
+            assert_eq!(Rules::from_meta(rules.set().meta).unwrap(), rules);
+        }
+        assert!("ten".parse::<Rules>().is_err());
+        assert!(Rules::from_meta("other").is_err());
+        assert_eq!(Rules::default(), Rules::Nine);
+    }
+}
