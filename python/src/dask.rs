@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use tb::games::dots::board::Board;
 use tb::games::dots::build::BuildRequest;
 use tb::games::morris::build::{MorrisSpec, Phase};
+use tb::games::morris::variant::Rules;
 use tb::games::qubic::position::Position as QubicPosition;
 use tb::games::qubic::tasks as qubic_tasks;
 use tb::retro::BlockId;
@@ -73,7 +74,7 @@ fn parse_identity(identity: &str) -> PyResult<BTreeMap<String, String>> {
 /// build GAME OPTIONS --db DB` would build it: `game` is `RxC` (Dots-and-Boxes)
 /// or `morris`; `memory` is the budget in bytes the groups are chosen for.
 #[pyfunction]
-#[pyo3(signature = (game, db, *, memory, start = None, penalty = None, book_lines = None, groups = None, chunk = None, symmetry = None, corners = None, loony = false, stones = None, phase = None))]
+#[pyo3(signature = (game, db, *, memory, start = None, penalty = None, book_lines = None, groups = None, chunk = None, symmetry = None, corners = None, loony = false, stones = None, phase = None, rules = None))]
 #[allow(clippy::too_many_arguments)]
 fn build_identity(
     py: Python<'_>,
@@ -90,6 +91,7 @@ fn build_identity(
     loony: bool,
     stones: Option<u8>,
     phase: Option<String>,
+    rules: Option<String>,
 ) -> PyResult<String> {
     let rows = py.detach(|| -> anyhow::Result<Vec<(&'static str, String)>> {
         if game == "morris" {
@@ -99,7 +101,8 @@ fn build_identity(
                 Some(other) => anyhow::bail!("--phase must be moving or all, not {other}"),
             };
             let chunk = chunk.unwrap_or_else(|| tb::games::morris::build::chunk_for(&db));
-            let spec = MorrisSpec::new(stones.unwrap_or(9), chunk, phase)?;
+            let rules: Rules = rules.as_deref().unwrap_or("nine").parse()?;
+            let spec = MorrisSpec::with_rules(rules, stones.unwrap_or(rules.stones()), chunk, phase)?;
             let (_, peak) = tb::games::morris::build::memory_needs(&spec);
             if peak > memory {
                 anyhow::bail!(

@@ -155,6 +155,22 @@ class Progress:
             print(file=sys.stderr)
 
 
+def _release(future, released: set) -> None:
+    """Lets Dask forget a recorded task's result, noting its key in ``released``."""
+    future.release()
+    released.add(future.key)
+
+
+def _cancel_unreleased(futures, released: set) -> None:
+    """Cancels the futures of a stopped run but those ``released``: cancelling a
+    key its client released trips an assertion of Dask's scheduler (``assert
+    ts.who_wants`` in ``stimulus_cancel``) that drops the client's connection, and
+    the next build on that client fails."""
+    for future in futures:
+        if future.key not in released:
+            future.cancel()
+
+
 def memory_need(task: dict, identity: dict) -> int:
     """Bytes a block task holds: its inputs and its block (3 bytes a position in a
     loony Dots-and-Boxes build, whose kernel works on move keys)."""
@@ -195,6 +211,7 @@ def build(options: argparse.Namespace, client=None, on_record=None) -> dict:
         loony=options.loony,
         stones=options.stones,
         phase=options.phase,
+        rules=options.rules,
     )
     identity = json.loads(identity_text)
     # The open coordinator (a run that finds a damaged shard opens the file again).
@@ -346,6 +363,7 @@ def _run(options, client, state, identity, identity_text, shared, on_record, as_
             futures[_block_key(task)] = future
             by_future[future.key] = task
         damaged = None
+        released = set()
         try:
             # The blocks finished since the last batch are recorded together, in
             # one transaction of the file: with many workers and small blocks the
@@ -375,14 +393,13 @@ def _run(options, client, state, identity, identity_text, shared, on_record, as_
                     summary["blocks_rerun_after_lost_worker"] += report["rerun"]
                     _tally_worker(summary, report)
                     progress.advance(report, recorded["published"])
-                    future.release()
+                    _release(future, released)
                     if on_record is not None:
                         on_record(dict(summary, **{f"blocks_{k}": v for k, v in counts.items()}))
                 if damaged is not None:
                     break
         finally:
-            for future in futures.values():
-                future.cancel()
+            _cancel_unreleased(futures.values(), released)
         if damaged is None:
             break
         # A shard a task reads is damaged: the file is opened again, which finds
@@ -456,6 +473,7 @@ def build_qubic(options: argparse.Namespace, client=None, on_record=None) -> dic
                     for task in tasks
                 ]
                 damaged = None
+                released = set()
                 try:
                     for future in as_completed(futures):
                         report = json.loads(future.result())
@@ -470,12 +488,11 @@ def build_qubic(options: argparse.Namespace, client=None, on_record=None) -> dic
                         summary["replies_rerun_after_lost_worker"] += report["rerun"]
                         _tally_worker(summary, report)
                         progress.advance(report)
-                        future.release()
+                        _release(future, released)
                         if on_record is not None:
                             on_record(dict(summary, **{f"replies_{k}": v for k, v in counts.items()}))
                 finally:
-                    for future in futures:
-                        future.cancel()
+                    _cancel_unreleased(futures, released)
                 tasks = json.loads(coordinator.tasks())
                 if not tasks:
                     break
@@ -535,6 +552,11 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--loony", action="store_true")
     b.add_argument("--stones", type=int, help="morris: stones per side")
     b.add_argument("--phase", choices=["moving", "all"], help="morris: moving-phase tables, or all with placement")
+    b.add_argument(
+        "--rules",
+        choices=["nine", "six", "six-flying"],
+        help="morris: the rule set (nine: Nine Men's Morris, the default; six: Six Men's Morris; six-flying: with flying)",
+    )
     b.add_argument("--first", type=int, metavar="CELL", help="qubic: X's first move, a cell 0..63 [default: 0]")
     b.add_argument("--shrink", type=int, default=3, help="qubic: the shrinking search's bound, as tb build qubic --shrink [default: 3]")
     return b, parser
@@ -549,7 +571,7 @@ def main(argv=None) -> int:
         build_parser.error("--threads needs at least 1")
     only = {
         "qubic": ["first"],
-        "morris": ["stones", "phase"],
+        "morris": ["stones", "phase", "rules"],
         "dots": ["penalty", "book_lines", "groups", "symmetry", "corners", "no_corners", "loony"],
     }
     game = options.game if options.game in ("qubic", "morris") else "dots"
