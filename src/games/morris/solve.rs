@@ -660,8 +660,47 @@ impl Stats {
 pub struct Probe {
     /// Value for the side to move.
     pub value: Value,
-    /// Every legal move with its value for the side playing it, best first.
+    /// Every legal move with its value for the side playing it, best first (among
+    /// equal values, by [`Chances`] where known, most first).
     pub moves: Vec<(Move, Value)>,
+    /// The tie-break of each move of `moves` (same order): known for the moves of
+    /// the position's own value when that value is a draw or a loss, `None`
+    /// elsewhere; empty when `moves` is.
+    pub chances: Vec<Option<Chances>>,
+}
+
+/// The opponent's chances to go wrong after a move (docs/FORMAT.md §4.3): of the
+/// opponent's `replies` legal replies, `errors` are worse for the opponent than
+/// the move's value says. After a drawn move an error is a reply that loses for
+/// the opponent; after a losing move (the opponent wins), a reply that does not win
+/// for the opponent (a draw or a loss). Between two moves of equal value the one
+/// with the larger share `errors / replies` is better against a fallible opponent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Chances {
+    /// Replies that are errors.
+    pub errors: u32,
+    /// Legal replies of the opponent (at least 1: a move that leaves the opponent
+    /// no reply wins, and wins get no tie-break).
+    pub replies: u32,
+}
+
+impl Chances {
+    /// Orders by share `errors / replies` (exactly, by cross products), then by
+    /// more replies.
+    pub fn cmp_share(&self, other: &Chances) -> std::cmp::Ordering {
+        let mine = u64::from(self.errors) * u64::from(other.replies);
+        let theirs = u64::from(other.errors) * u64::from(self.replies);
+        mine.cmp(&theirs).then(self.replies.cmp(&other.replies))
+    }
+
+    /// `errors / replies` as a number (0 when there is no reply).
+    pub fn share(&self) -> f64 {
+        if self.replies == 0 {
+            0.0
+        } else {
+            f64::from(self.errors) / f64::from(self.replies)
+        }
+    }
 }
 
 /// Value of a position from table bytes: `lookup(h, m, o, index)` returns the stored
@@ -724,18 +763,19 @@ pub fn probe(pos: &Position, lookup: impl Fn(u8, u8, u8, u64) -> Result<u8>) -> 
 pub type Class = (u8, u8, u8, u64);
 
 /// [`probe`], first telling `hint` every stored class it is about to read (the
-/// position's and its children's), so that a reader can fetch them together.
+/// position's and its children's, then the grandchildren the tie-break reads), so
+/// that a reader can fetch them together.
 pub fn probe_hinted(
     pos: &Position,
-    hint: impl FnOnce(&[Class]),
+    mut hint: impl FnMut(&[Class]),
     lookup: impl Fn(u8, u8, u8, u64) -> Result<u8>,
 ) -> Result<Probe> {
     let legal = pos.legal_moves();
     let own = stored_class(pos)?;
     // Per legal move: `None` for a win at once, else where its child is stored.
     let moves: Vec<(Move, Option<Result<Option<Class>>>)> = legal
-        .into_iter()
-        .map(|(mv, outcome)| match outcome {
+        .iter()
+        .map(|&(mv, outcome)| match outcome {
             Outcome::Win => (mv, None),
             Outcome::Child(c) => (mv, Some(stored_class(&c))),
         })
@@ -759,8 +799,96 @@ pub fn probe_hinted(
         };
         out.push((mv, v));
     }
-    out.sort_by_key(|m| std::cmp::Reverse(m.1));
-    Ok(Probe { value, moves: out })
+    // The tie-break of the moves of the position's own value, when it is a draw or
+    // a loss: the opponent's replies after each (their children, stored one ply
+    // further on) and the values of those.
+    let tied: Vec<(usize, Position)> = match value {
+        Value::Win(_) => Vec::new(),
+        Value::Draw | Value::Loss(_) => out
+            .iter()
+            .zip(&legal)
+            .enumerate()
+            .filter(|(_, ((_, v), _))| *v == value)
+            .filter_map(|(i, (_, &(_, outcome)))| match outcome {
+                Outcome::Child(c) => Some((i, c)),
+                Outcome::Win => None,
+            })
+            .collect(),
+    };
+    let mut chances = vec![None; out.len()];
+    if !tied.is_empty() {
+        let replies: Vec<Vec<Outcome>> = tied
+            .iter()
+            .map(|(_, child)| child.legal_moves().into_iter().map(|r| r.1).collect())
+            .collect();
+        let mut later = Vec::new();
+        for outcomes in &replies {
+            for outcome in outcomes {
+                if let Outcome::Child(g) = outcome
+                    && let Some(class) = stored_class(g)?
+                {
+                    later.push(class);
+                }
+            }
+        }
+        hint(&later);
+        for ((i, child), outcomes) in tied.iter().zip(&replies) {
+            let mut errors = 0;
+            for outcome in outcomes {
+                // The reply's value for the opponent, who plays it.
+                let reply = match outcome {
+                    Outcome::Win => Value::Win(1),
+                    Outcome::Child(g) => class_value(stored_class(g)?, &lookup)
+                        .and_then(|v| Ok(v.parent()?))
+                        .with_context(|| {
+                            format!(
+                                "the tie-break of {} reads the replies of {child}",
+                                out[*i].0.text(pos.rules)
+                            )
+                        })?,
+                };
+                errors += u32::from(is_error(value, reply));
+            }
+            chances[*i] = Some(Chances {
+                errors,
+                replies: outcomes.len() as u32,
+            });
+        }
+    }
+    // Best value first; among equal values the larger share of errors, moves
+    // without a tie-break last; then the move generator's order (a stable sort).
+    let mut order: Vec<usize> = (0..out.len()).collect();
+    order.sort_by(|&a, &b| {
+        out[b]
+            .1
+            .cmp(&out[a].1)
+            .then_with(|| match (chances[a], chances[b]) {
+                (Some(x), Some(y)) => y.cmp_share(&x),
+                (Some(_), None) => std::cmp::Ordering::Less,
+                (None, Some(_)) => std::cmp::Ordering::Greater,
+                (None, None) => std::cmp::Ordering::Equal,
+            })
+    });
+    let moves = order.iter().map(|&i| out[i]).collect();
+    let chances = order.iter().map(|&i| chances[i]).collect();
+    Ok(Probe {
+        value,
+        moves,
+        chances,
+    })
+}
+
+/// Whether a reply of value `reply` (for the opponent, who plays it) is an error
+/// after a move of value `played` (for the side that played it): worse for the
+/// opponent than `played` lets it hope for. After a draw, a reply that loses;
+/// after a loss (the opponent wins), a reply that does not win. Nothing is an
+/// error after a win.
+pub fn is_error(played: Value, reply: Value) -> bool {
+    match played {
+        Value::Draw => matches!(reply, Value::Loss(_)),
+        Value::Loss(_) => !matches!(reply, Value::Win(_)),
+        Value::Win(_) => false,
+    }
 }
 
 /// Checks every `step`-th class of table (m, o) against its moves, with the move

@@ -306,6 +306,16 @@ pub fn write_probe_json(out: &mut String, position: &Position, probe: &Probe) {
         }
         let _ = write!(out, "{{\"move\":\"{}\",", mv.text(position.rules));
         value_fields(out, *value);
+        match probe.chances.get(i).copied().flatten() {
+            Some(c) => {
+                let _ = write!(
+                    out,
+                    ",\"opponent_errors\":{},\"opponent_replies\":{}",
+                    c.errors, c.replies
+                );
+            }
+            None => out.push_str(",\"opponent_errors\":null,\"opponent_replies\":null"),
+        }
         out.push('}');
     }
     out.push_str("]}");
@@ -348,9 +358,28 @@ pub fn probe_text(position: &Position, probe: &Probe) -> String {
         side,
         value_words(side, probe.value)
     );
-    for (mv, v) in &probe.moves {
+    let other = if position.white_to_move {
+        "Black"
+    } else {
+        "White"
+    };
+    for (i, (mv, v)) in probe.moves.iter().enumerate() {
+        // The tie-break: how many of the opponent's replies go wrong.
+        let note = match probe.chances.get(i).copied().flatten() {
+            Some(c) => format!(
+                "; {} of {} replies {} for {other}",
+                c.errors,
+                c.replies,
+                if *v == Value::Draw {
+                    "lose"
+                } else {
+                    "do not win"
+                }
+            ),
+            None => String::new(),
+        };
         out.push_str(&format!(
-            "  {:<10} {:<4} {}\n",
+            "  {:<10} {:<4} {}{note}\n",
             mv.text(position.rules).to_string(),
             v.to_string(),
             value_words(side, *v)
@@ -361,6 +390,7 @@ pub fn probe_text(position: &Position, probe: &Probe) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::solve::Chances;
     use super::*;
 
     /// The hand-written JSON against serde_json's rendering of the same answer
@@ -390,9 +420,22 @@ mod tests {
                 .into_iter()
                 .map(|(mv, _)| (mv, value(&mut next)))
                 .collect();
+            let chances = moves
+                .iter()
+                .map(|_| {
+                    (next(2) == 0).then(|| {
+                        let replies = 1 + next(60) as u32;
+                        Chances {
+                            errors: next(u64::from(replies) + 1) as u32,
+                            replies,
+                        }
+                    })
+                })
+                .collect();
             let probe = Probe {
                 value: value(&mut next),
                 moves,
+                chances,
             };
             // serde writes a struct's fields in their order: the order the format fixes.
             #[derive(serde::Serialize)]
@@ -402,6 +445,8 @@ mod tests {
                 value: String,
                 result: &'static str,
                 plies: Option<u8>,
+                opponent_errors: Option<u32>,
+                opponent_replies: Option<u32>,
             }
             #[derive(serde::Serialize)]
             struct ProbeJson {
@@ -423,11 +468,14 @@ mod tests {
                 moves: probe
                     .moves
                     .iter()
-                    .map(|(mv, v)| MoveJson {
+                    .zip(&probe.chances)
+                    .map(|((mv, v), c)| MoveJson {
                         mv: mv.text(position.rules).to_string(),
                         value: v.to_string(),
                         result: result_word(*v),
                         plies: v.plies(),
+                        opponent_errors: c.map(|c| c.errors),
+                        opponent_replies: c.map(|c| c.replies),
                     })
                     .collect(),
             })
