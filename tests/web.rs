@@ -542,15 +542,23 @@ fn morris_after_on(points: &[&str], position: &str, mv: &str) -> String {
     format!("{} {side}", cells.into_iter().collect::<String>())
 }
 
-/// The move list the page shows for a Morris probe answer: `move value`, best first.
+/// The move list the page shows for a Morris probe answer: `move value`, best first,
+/// with the tie-break counts where the answer has them (`d2 D (3/12 replies err)`).
 fn morris_list(answer: &Value) -> Vec<String> {
     answer["moves"]
         .as_array()
         .unwrap()
         .iter()
         .map(|m| {
+            let counts = match (
+                m["opponent_errors"].as_u64(),
+                m["opponent_replies"].as_u64(),
+            ) {
+                (Some(e), Some(r)) => format!(" ({e}/{r} replies err)"),
+                _ => String::new(),
+            };
             format!(
-                "{} {}",
+                "{} {}{counts}",
                 m["move"].as_str().unwrap(),
                 m["value"].as_str().unwrap()
             )
