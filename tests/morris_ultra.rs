@@ -9,37 +9,12 @@
 //! (what a player of the table plays: the web page's computer) must have the
 //! largest share among the moves of the best value.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+mod harness;
+mod oracle;
 
-use serde_json::Value;
+use harness::probe_all;
 use tb::games::morris::rules::{Move, Outcome, Position};
 use tb::games::morris::variant::Rules;
-
-/// `tb probe --json -` of `positions` (one process); one answer each, in order.
-fn probe_all(db: &std::path::Path, positions: &[String]) -> Vec<Value> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tb"))
-        .args(["probe", "--json", "--threads", "1", "--db"])
-        .arg(db)
-        .arg("-")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("run tb probe");
-    let mut input = child.stdin.take().unwrap();
-    let text = positions.join("\n") + "\n";
-    let writer = std::thread::spawn(move || input.write_all(text.as_bytes()).unwrap());
-    let output = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    assert!(output.status.success(), "tb probe failed");
-    let answers: Vec<Value> = String::from_utf8(output.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(answers.len(), positions.len());
-    answers
-}
 
 /// Xorshift64.
 fn rng(mut seed: u64) -> impl FnMut(usize) -> usize {
@@ -54,14 +29,13 @@ fn rng(mut seed: u64) -> impl FnMut(usize) -> usize {
 #[test]
 fn tie_break_counts_the_replies_that_go_wrong() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("six4.tb");
-    let built = Command::new(env!("CARGO_BIN_EXE_tb"))
-        .args(["build", "morris", "--rules", "six", "--stones", "4"])
-        .args(["--phase", "all", "--quiet", "--db"])
-        .arg(&db)
-        .output()
-        .unwrap();
-    assert!(built.status.success(), "{built:?}");
+    let db = harness::build_file(
+        dir.path(),
+        "six4.tb",
+        &[
+            "morris", "--rules", "six", "--stones", "4", "--phase", "all",
+        ],
+    );
     // Positions of random games from the empty board, both phases.
     let rules = Rules::Six;
     let mut next = rng(0x9e37_79b9_7f4a_7c15);

@@ -12,7 +12,7 @@ mod harness;
 mod http;
 mod oracle;
 
-use harness::tb;
+use harness::{probe_all, tb};
 use http::{Server, encode, request};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -672,23 +672,6 @@ fn the_web_board_plays_six_mens_morris_in_a_browser() {
 /// seconds; after the reply 4 X's move comes from the stored strategy, after most
 /// others from the forced-win search).
 const QUBIC_START: &str = "0-3-60-21-15-63-12";
-
-/// `tb probe --json` of many positions (one process): the answers in order.
-fn probe_all(db: &Path, positions: &[String]) -> Vec<Value> {
-    let out = harness::run_ok(
-        tb().args(["probe", "--json", "--db"])
-            .arg(db)
-            .args(positions),
-        "probe",
-    );
-    let answers: Vec<Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(answers.len(), positions.len());
-    answers
-}
 
 /// The cells of a Qubic page that carry `class`, in cell order.
 fn cells_with(page: &Value, class: &str) -> Vec<u64> {
