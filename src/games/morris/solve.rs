@@ -754,7 +754,7 @@ pub fn stored_class(pos: &Position) -> Result<Option<Class>> {
 }
 
 /// Probes `pos`: its value and every legal move's value, best first (stable order
-/// among equal values).
+/// among equal values), without the tie-break ([`break_ties`] adds it).
 pub fn probe(pos: &Position, lookup: impl Fn(u8, u8, u8, u64) -> Result<u8>) -> Result<Probe> {
     probe_hinted(pos, |_| {}, lookup)
 }
@@ -763,19 +763,18 @@ pub fn probe(pos: &Position, lookup: impl Fn(u8, u8, u8, u64) -> Result<u8>) -> 
 pub type Class = (u8, u8, u8, u64);
 
 /// [`probe`], first telling `hint` every stored class it is about to read (the
-/// position's and its children's, then the grandchildren the tie-break reads), so
-/// that a reader can fetch them together.
+/// position's and its children's), so that a reader can fetch them together.
 pub fn probe_hinted(
     pos: &Position,
-    mut hint: impl FnMut(&[Class]),
+    hint: impl FnOnce(&[Class]),
     lookup: impl Fn(u8, u8, u8, u64) -> Result<u8>,
 ) -> Result<Probe> {
     let legal = pos.legal_moves();
     let own = stored_class(pos)?;
     // Per legal move: `None` for a win at once, else where its child is stored.
     let moves: Vec<(Move, Option<Result<Option<Class>>>)> = legal
-        .iter()
-        .map(|&(mv, outcome)| match outcome {
+        .into_iter()
+        .map(|(mv, outcome)| match outcome {
             Outcome::Win => (mv, None),
             Outcome::Child(c) => (mv, Some(stored_class(&c))),
         })
@@ -799,42 +798,56 @@ pub fn probe_hinted(
         };
         out.push((mv, v));
     }
-    // The tie-break of the moves of the position's own value, when it is a draw or
-    // a loss: the opponent's replies after each (their children, stored one ply
-    // further on) and the values of those.
-    let tied: Vec<(usize, Position)> = match value {
-        Value::Win(_) => Vec::new(),
-        Value::Draw | Value::Loss(_) => out
-            .iter()
-            .zip(&legal)
-            .enumerate()
-            .filter(|(_, ((_, v), _))| *v == value)
-            .filter_map(|(i, (_, &(_, outcome)))| match outcome {
-                Outcome::Child(c) => Some((i, c)),
-                Outcome::Win => None,
-            })
-            .collect(),
-    };
-    let mut chances = vec![None; out.len()];
-    if !tied.is_empty() {
-        let replies: Vec<Vec<Outcome>> = tied
-            .iter()
-            .map(|(_, child)| child.legal_moves().into_iter().map(|r| r.1).collect())
-            .collect();
-        let mut later = Vec::new();
-        for outcomes in &replies {
-            for outcome in outcomes {
+    out.sort_by_key(|m| std::cmp::Reverse(m.1));
+    Ok(Probe {
+        value,
+        chances: vec![None; out.len()],
+        moves: out,
+    })
+}
+
+/// The tie-break among the moves of `probe` (a probe of `pos`) of the position's
+/// own value, when it is a draw or a loss ([`Chances`], docs/FORMAT.md §4.3): reads
+/// the opponent's replies after each such move (telling `hint` their classes first,
+/// as [`probe_hinted`] does), fills `probe.chances` and orders the moves of equal
+/// value by their share of errors, largest first (then more replies, then as
+/// before: the move generator's order). Reads values two plies from `pos`, so its
+/// lookup must reach the tables that far (a table with two fewer stones after two
+/// captures): `verify`, which reads one ply deep, probes without it.
+pub fn break_ties(
+    pos: &Position,
+    probe: Probe,
+    hint: impl FnOnce(&[Class]),
+    lookup: impl Fn(u8, u8, u8, u64) -> Result<u8>,
+) -> Result<Probe> {
+    let Probe { value, moves, .. } = probe;
+    let mut chances = vec![None; moves.len()];
+    if value == Value::Draw || matches!(value, Value::Loss(_)) {
+        // The position after each tied move and the outcomes of the opponent's replies.
+        let mut tied: Vec<(usize, Position, Vec<Outcome>)> = Vec::new();
+        for (i, &(mv, v)) in moves.iter().enumerate() {
+            if v != value {
+                continue;
+            }
+            if let Outcome::Child(child) = pos.play(mv)? {
+                let replies = child.legal_moves().into_iter().map(|r| r.1).collect();
+                tied.push((i, child, replies));
+            }
+        }
+        let mut classes = Vec::new();
+        for (_, _, replies) in &tied {
+            for outcome in replies {
                 if let Outcome::Child(g) = outcome
                     && let Some(class) = stored_class(g)?
                 {
-                    later.push(class);
+                    classes.push(class);
                 }
             }
         }
-        hint(&later);
-        for ((i, child), outcomes) in tied.iter().zip(&replies) {
+        hint(&classes);
+        for (i, child, replies) in &tied {
             let mut errors = 0;
-            for outcome in outcomes {
+            for outcome in replies {
                 // The reply's value for the opponent, who plays it.
                 let reply = match outcome {
                     Outcome::Win => Value::Win(1),
@@ -843,7 +856,7 @@ pub fn probe_hinted(
                         .with_context(|| {
                             format!(
                                 "the tie-break of {} reads the replies of {child}",
-                                out[*i].0.text(pos.rules)
+                                moves[*i].0.text(pos.rules)
                             )
                         })?,
                 };
@@ -851,17 +864,17 @@ pub fn probe_hinted(
             }
             chances[*i] = Some(Chances {
                 errors,
-                replies: outcomes.len() as u32,
+                replies: replies.len() as u32,
             });
         }
     }
     // Best value first; among equal values the larger share of errors, moves
-    // without a tie-break last; then the move generator's order (a stable sort).
-    let mut order: Vec<usize> = (0..out.len()).collect();
+    // without a tie-break last; then as the probe listed them (a stable sort).
+    let mut order: Vec<usize> = (0..moves.len()).collect();
     order.sort_by(|&a, &b| {
-        out[b]
+        moves[b]
             .1
-            .cmp(&out[a].1)
+            .cmp(&moves[a].1)
             .then_with(|| match (chances[a], chances[b]) {
                 (Some(x), Some(y)) => y.cmp_share(&x),
                 (Some(_), None) => std::cmp::Ordering::Less,
@@ -869,12 +882,10 @@ pub fn probe_hinted(
                 (None, None) => std::cmp::Ordering::Equal,
             })
     });
-    let moves = order.iter().map(|&i| out[i]).collect();
-    let chances = order.iter().map(|&i| chances[i]).collect();
     Ok(Probe {
         value,
-        moves,
-        chances,
+        moves: order.iter().map(|&i| moves[i]).collect(),
+        chances: order.iter().map(|&i| chances[i]).collect(),
     })
 }
 

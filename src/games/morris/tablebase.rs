@@ -3,7 +3,7 @@
 
 use super::index::{MIN_STONES, class_count_on, table_position};
 use super::rules::{Move, Outcome, Position};
-use super::solve::{Class, Probe, probe_hinted};
+use super::solve::{Class, Probe, break_ties, probe_hinted};
 use super::spec::{
     MorrisFormat, MorrisSpec, Phase, hands_of, layer_hands, layer_pair, pair_layer, placement_layer,
 };
@@ -212,13 +212,12 @@ impl MorrisTablebase {
         super::solve::position_value(position, &|h, m, o, i| self.byte_in_hand(h, m, o, i))
     }
 
-    /// Value of a position and of every legal move, best first.
+    /// Value of a position and of every legal move, best first, with the
+    /// tie-break among the moves of the position's value ([`break_ties`]).
     pub fn probe(&self, position: &Position) -> Result<Probe> {
-        probe_hinted(
-            position,
-            |classes| self.preload(classes),
-            |h, m, o, i| self.byte_in_hand(h, m, o, i),
-        )
+        let lookup = |h, m, o, i| self.byte_in_hand(h, m, o, i);
+        let probe = probe_hinted(position, |classes| self.preload(classes), lookup)?;
+        break_ties(position, probe, |classes| self.preload(classes), lookup)
     }
 
     /// Decodes the chunks of the classes a probe reads, on all cores, before it
