@@ -12,7 +12,7 @@ mod harness;
 mod http;
 mod oracle;
 
-use harness::tb;
+use harness::{probe_all, tb};
 use http::{Server, encode, request};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -542,15 +542,23 @@ fn morris_after_on(points: &[&str], position: &str, mv: &str) -> String {
     format!("{} {side}", cells.into_iter().collect::<String>())
 }
 
-/// The move list the page shows for a Morris probe answer: `move value`, best first.
+/// The move list the page shows for a Morris probe answer: `move value`, best first,
+/// with the tie-break counts where the answer has them (`d2 D (3/12 replies err)`).
 fn morris_list(answer: &Value) -> Vec<String> {
     answer["moves"]
         .as_array()
         .unwrap()
         .iter()
         .map(|m| {
+            let counts = match (
+                m["opponent_errors"].as_u64(),
+                m["opponent_replies"].as_u64(),
+            ) {
+                (Some(e), Some(r)) => format!(" ({e}/{r} replies err)"),
+                _ => String::new(),
+            };
             format!(
-                "{} {}",
+                "{} {}{counts}",
                 m["move"].as_str().unwrap(),
                 m["value"].as_str().unwrap()
             )
@@ -664,23 +672,6 @@ fn the_web_board_plays_six_mens_morris_in_a_browser() {
 /// seconds; after the reply 4 X's move comes from the stored strategy, after most
 /// others from the forced-win search).
 const QUBIC_START: &str = "0-3-60-21-15-63-12";
-
-/// `tb probe --json` of many positions (one process): the answers in order.
-fn probe_all(db: &Path, positions: &[String]) -> Vec<Value> {
-    let out = harness::run_ok(
-        tb().args(["probe", "--json", "--db"])
-            .arg(db)
-            .args(positions),
-        "probe",
-    );
-    let answers: Vec<Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(answers.len(), positions.len());
-    answers
-}
 
 /// The cells of a Qubic page that carry `class`, in cell order.
 fn cells_with(page: &Value, class: &str) -> Vec<u64> {

@@ -596,7 +596,9 @@ impl Table {
     /// The value of a position and of every legal move: a dict with the fields of
     /// `tb probe --json` (Dots-and-Boxes: board, position, lines, value, source,
     /// moves[line, name, value, boxes]; Morris: game, position, value, result,
-    /// plies, source, moves[move, value]). moves=False: the same dict without
+    /// plies, source, moves[move, value, result, plies, opponent_errors,
+    /// opponent_replies], the last two the tie-break among the best moves of a
+    /// drawn or lost position, null on other moves). moves=False: the same dict without
     /// `moves`, the position's value only (one value read instead of one per
     /// move). Raises PositionError, TableError, or SearchLimitError (the search
     /// fallback stopped by its limits).

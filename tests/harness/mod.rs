@@ -722,3 +722,20 @@ pub fn build_file(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
     );
     db
 }
+
+/// `tb probe --json` of many positions (one process): the answers in order.
+pub fn probe_all(db: &Path, positions: &[String]) -> Vec<Value> {
+    let out = run_ok(
+        tb().args(["probe", "--json", "--db"])
+            .arg(db)
+            .args(positions),
+        "probe",
+    );
+    let answers: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(answers.len(), positions.len());
+    answers
+}

@@ -48,6 +48,8 @@ pub mod variant;
 pub use geometry::{Board, BoardKind, Nine, SYMMETRIES, Six};
 pub use index::{Table, class_count};
 pub use rules::{Move, NotationError, Outcome, Position};
-pub use solve::{Probe, Stats, Tables, position_value, probe, solve_all, solve_pair, verify_table};
+pub use solve::{
+    Chances, Probe, Stats, Tables, position_value, probe, solve_all, solve_pair, verify_table,
+};
 pub use value::Value;
 pub use variant::{RuleSet, Rules};

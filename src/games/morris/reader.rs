@@ -104,6 +104,7 @@ impl Reader for MorrisReader {
             Detail::Value => self.tb.value(&position).map(|value| Probe {
                 value,
                 moves: Vec::new(),
+                chances: Vec::new(),
             }),
         };
         match probe {

@@ -660,8 +660,47 @@ impl Stats {
 pub struct Probe {
     /// Value for the side to move.
     pub value: Value,
-    /// Every legal move with its value for the side playing it, best first.
+    /// Every legal move with its value for the side playing it, best first (among
+    /// equal values, by [`Chances`] where known, most first).
     pub moves: Vec<(Move, Value)>,
+    /// The tie-break of each move of `moves` (same order): known for the moves of
+    /// the position's own value when that value is a draw or a loss, `None`
+    /// elsewhere; empty when `moves` is.
+    pub chances: Vec<Option<Chances>>,
+}
+
+/// The opponent's chances to go wrong after a move (docs/FORMAT.md §4.3): of the
+/// opponent's `replies` legal replies, `errors` are worse for the opponent than
+/// the move's value says. After a drawn move an error is a reply that loses for
+/// the opponent; after a losing move (the opponent wins), a reply that does not win
+/// for the opponent (a draw or a loss). Between two moves of equal value the one
+/// with the larger share `errors / replies` is better against a fallible opponent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Chances {
+    /// Replies that are errors.
+    pub errors: u32,
+    /// Legal replies of the opponent (at least 1: a move that leaves the opponent
+    /// no reply wins, and wins get no tie-break).
+    pub replies: u32,
+}
+
+impl Chances {
+    /// Orders by share `errors / replies` (exactly, by cross products), then by
+    /// more replies.
+    pub fn cmp_share(&self, other: &Chances) -> std::cmp::Ordering {
+        let mine = u64::from(self.errors) * u64::from(other.replies);
+        let theirs = u64::from(other.errors) * u64::from(self.replies);
+        mine.cmp(&theirs).then(self.replies.cmp(&other.replies))
+    }
+
+    /// `errors / replies` as a number (0 when there is no reply).
+    pub fn share(&self) -> f64 {
+        if self.replies == 0 {
+            0.0
+        } else {
+            f64::from(self.errors) / f64::from(self.replies)
+        }
+    }
 }
 
 /// Value of a position from table bytes: `lookup(h, m, o, index)` returns the stored
@@ -715,7 +754,7 @@ pub fn stored_class(pos: &Position) -> Result<Option<Class>> {
 }
 
 /// Probes `pos`: its value and every legal move's value, best first (stable order
-/// among equal values).
+/// among equal values), without the tie-break ([`break_ties`] adds it).
 pub fn probe(pos: &Position, lookup: impl Fn(u8, u8, u8, u64) -> Result<u8>) -> Result<Probe> {
     probe_hinted(pos, |_| {}, lookup)
 }
@@ -760,7 +799,107 @@ pub fn probe_hinted(
         out.push((mv, v));
     }
     out.sort_by_key(|m| std::cmp::Reverse(m.1));
-    Ok(Probe { value, moves: out })
+    Ok(Probe {
+        value,
+        chances: vec![None; out.len()],
+        moves: out,
+    })
+}
+
+/// The tie-break among the moves of `probe` (a probe of `pos`) of the position's
+/// own value, when it is a draw or a loss ([`Chances`], docs/FORMAT.md §4.3): reads
+/// the opponent's replies after each such move (telling `hint` their classes first,
+/// as [`probe_hinted`] does), fills `probe.chances` and orders the moves of equal
+/// value by their share of errors, largest first (then more replies, then as
+/// before: the move generator's order). Reads values two plies from `pos`, so its
+/// lookup must reach the tables that far (a table with two fewer stones after two
+/// captures): `verify`, which reads one ply deep, probes without it.
+pub fn break_ties(
+    pos: &Position,
+    probe: Probe,
+    hint: impl FnOnce(&[Class]),
+    lookup: impl Fn(u8, u8, u8, u64) -> Result<u8>,
+) -> Result<Probe> {
+    let Probe { value, moves, .. } = probe;
+    let mut chances = vec![None; moves.len()];
+    if value == Value::Draw || matches!(value, Value::Loss(_)) {
+        // The position after each tied move and the outcomes of the opponent's replies.
+        let mut tied: Vec<(usize, Position, Vec<Outcome>)> = Vec::new();
+        for (i, &(mv, v)) in moves.iter().enumerate() {
+            if v != value {
+                continue;
+            }
+            if let Outcome::Child(child) = pos.play(mv)? {
+                let replies = child.legal_moves().into_iter().map(|r| r.1).collect();
+                tied.push((i, child, replies));
+            }
+        }
+        let mut classes = Vec::new();
+        for (_, _, replies) in &tied {
+            for outcome in replies {
+                if let Outcome::Child(g) = outcome
+                    && let Some(class) = stored_class(g)?
+                {
+                    classes.push(class);
+                }
+            }
+        }
+        hint(&classes);
+        for (i, child, replies) in &tied {
+            let mut errors = 0;
+            for outcome in replies {
+                // The reply's value for the opponent, who plays it.
+                let reply = match outcome {
+                    Outcome::Win => Value::Win(1),
+                    Outcome::Child(g) => class_value(stored_class(g)?, &lookup)
+                        .and_then(|v| Ok(v.parent()?))
+                        .with_context(|| {
+                            format!(
+                                "the tie-break of {} reads the replies of {child}",
+                                moves[*i].0.text(pos.rules)
+                            )
+                        })?,
+                };
+                errors += u32::from(is_error(value, reply));
+            }
+            chances[*i] = Some(Chances {
+                errors,
+                replies: replies.len() as u32,
+            });
+        }
+    }
+    // Best value first; among equal values the larger share of errors, moves
+    // without a tie-break last; then as the probe listed them (a stable sort).
+    let mut order: Vec<usize> = (0..moves.len()).collect();
+    order.sort_by(|&a, &b| {
+        moves[b]
+            .1
+            .cmp(&moves[a].1)
+            .then_with(|| match (chances[a], chances[b]) {
+                (Some(x), Some(y)) => y.cmp_share(&x),
+                (Some(_), None) => std::cmp::Ordering::Less,
+                (None, Some(_)) => std::cmp::Ordering::Greater,
+                (None, None) => std::cmp::Ordering::Equal,
+            })
+    });
+    Ok(Probe {
+        value,
+        moves: order.iter().map(|&i| moves[i]).collect(),
+        chances: order.iter().map(|&i| chances[i]).collect(),
+    })
+}
+
+/// Whether a reply of value `reply` (for the opponent, who plays it) is an error
+/// after a move of value `played` (for the side that played it): worse for the
+/// opponent than `played` lets it hope for. After a draw, a reply that loses;
+/// after a loss (the opponent wins), a reply that does not win. Nothing is an
+/// error after a win.
+pub fn is_error(played: Value, reply: Value) -> bool {
+    match played {
+        Value::Draw => matches!(reply, Value::Loss(_)),
+        Value::Loss(_) => !matches!(reply, Value::Win(_)),
+        Value::Win(_) => false,
+    }
 }
 
 /// Checks every `step`-th class of table (m, o) against its moves, with the move

@@ -3,7 +3,7 @@
 
 use super::index::{MIN_STONES, class_count_on, table_position};
 use super::rules::{Move, Outcome, Position};
-use super::solve::{Class, Probe, probe_hinted};
+use super::solve::{Class, Probe, break_ties, probe_hinted};
 use super::spec::{
     MorrisFormat, MorrisSpec, Phase, hands_of, layer_hands, layer_pair, pair_layer, placement_layer,
 };
@@ -212,13 +212,12 @@ impl MorrisTablebase {
         super::solve::position_value(position, &|h, m, o, i| self.byte_in_hand(h, m, o, i))
     }
 
-    /// Value of a position and of every legal move, best first.
+    /// Value of a position and of every legal move, best first, with the
+    /// tie-break among the moves of the position's value ([`break_ties`]).
     pub fn probe(&self, position: &Position) -> Result<Probe> {
-        probe_hinted(
-            position,
-            |classes| self.preload(classes),
-            |h, m, o, i| self.byte_in_hand(h, m, o, i),
-        )
+        let lookup = |h, m, o, i| self.byte_in_hand(h, m, o, i);
+        let probe = probe_hinted(position, |classes| self.preload(classes), lookup)?;
+        break_ties(position, probe, |classes| self.preload(classes), lookup)
     }
 
     /// Decodes the chunks of the classes a probe reads, on all cores, before it
@@ -306,6 +305,16 @@ pub fn write_probe_json(out: &mut String, position: &Position, probe: &Probe) {
         }
         let _ = write!(out, "{{\"move\":\"{}\",", mv.text(position.rules));
         value_fields(out, *value);
+        match probe.chances.get(i).copied().flatten() {
+            Some(c) => {
+                let _ = write!(
+                    out,
+                    ",\"opponent_errors\":{},\"opponent_replies\":{}",
+                    c.errors, c.replies
+                );
+            }
+            None => out.push_str(",\"opponent_errors\":null,\"opponent_replies\":null"),
+        }
         out.push('}');
     }
     out.push_str("]}");
@@ -348,9 +357,28 @@ pub fn probe_text(position: &Position, probe: &Probe) -> String {
         side,
         value_words(side, probe.value)
     );
-    for (mv, v) in &probe.moves {
+    let other = if position.white_to_move {
+        "Black"
+    } else {
+        "White"
+    };
+    for (i, (mv, v)) in probe.moves.iter().enumerate() {
+        // The tie-break: how many of the opponent's replies go wrong.
+        let note = match probe.chances.get(i).copied().flatten() {
+            Some(c) => format!(
+                "; {} of {} replies {} for {other}",
+                c.errors,
+                c.replies,
+                if *v == Value::Draw {
+                    "lose"
+                } else {
+                    "do not win"
+                }
+            ),
+            None => String::new(),
+        };
         out.push_str(&format!(
-            "  {:<10} {:<4} {}\n",
+            "  {:<10} {:<4} {}{note}\n",
             mv.text(position.rules).to_string(),
             v.to_string(),
             value_words(side, *v)
@@ -361,6 +389,7 @@ pub fn probe_text(position: &Position, probe: &Probe) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::solve::Chances;
     use super::*;
 
     /// The hand-written JSON against serde_json's rendering of the same answer
@@ -390,9 +419,22 @@ mod tests {
                 .into_iter()
                 .map(|(mv, _)| (mv, value(&mut next)))
                 .collect();
+            let chances = moves
+                .iter()
+                .map(|_| {
+                    (next(2) == 0).then(|| {
+                        let replies = 1 + next(60) as u32;
+                        Chances {
+                            errors: next(u64::from(replies) + 1) as u32,
+                            replies,
+                        }
+                    })
+                })
+                .collect();
             let probe = Probe {
                 value: value(&mut next),
                 moves,
+                chances,
             };
             // serde writes a struct's fields in their order: the order the format fixes.
             #[derive(serde::Serialize)]
@@ -402,6 +444,8 @@ mod tests {
                 value: String,
                 result: &'static str,
                 plies: Option<u8>,
+                opponent_errors: Option<u32>,
+                opponent_replies: Option<u32>,
             }
             #[derive(serde::Serialize)]
             struct ProbeJson {
@@ -423,11 +467,14 @@ mod tests {
                 moves: probe
                     .moves
                     .iter()
-                    .map(|(mv, v)| MoveJson {
+                    .zip(&probe.chances)
+                    .map(|((mv, v), c)| MoveJson {
                         mv: mv.text(position.rules).to_string(),
                         value: v.to_string(),
                         result: result_word(*v),
                         plies: v.plies(),
+                        opponent_errors: c.map(|c| c.errors),
+                        opponent_replies: c.map(|c| c.replies),
                     })
                     .collect(),
             })

@@ -293,7 +293,10 @@ const MORRIS = {
   },
   choices(answer) {
     return answer.moves.map((m) => ({
-      move: m.move, text: `${m.move} ${m.value}`, cls: this.moveClass(m, answer.moves[0]),
+      move: m.move, cls: this.moveClass(m, answer.moves[0]),
+      // The tie-break among the best moves (docs/FORMAT.md §4.3): replies that go wrong.
+      text: `${m.move} ${m.value}` +
+        (m.opponent_replies == null ? '' : ` (${m.opponent_errors}/${m.opponent_replies} replies err)`),
     }));
   },
   // Green: as good as the best move; grey: the same result, slower (or a draw
