@@ -151,7 +151,18 @@ pub fn exchange(
          Content-Type: application/json\r\nConnection: close\r\n\r\n",
         body.len()
     )?;
-    stream.write_all(body)?;
+    // A server may answer before it has read the whole body (413 for a body over
+    // its limit) and close: the rest of the body then meets a broken pipe or a
+    // reset, and the answer is already on its way to be read.
+    if let Err(e) = stream.write_all(body) {
+        if !matches!(
+            e.kind(),
+            io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset
+        ) {
+            return Err(e);
+        }
+        return read_response(&mut BufReader::new(stream)).map_err(|_| e);
+    }
     read_response(&mut BufReader::new(stream))
 }
 
