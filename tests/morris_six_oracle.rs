@@ -5,7 +5,7 @@
 //! value the oracle below finds.
 //!
 //! The oracle shares no code with the crate: its board is written out here from
-//! the picture in DESIGN.md (two squares of a 5x5 grid joined at the side
+//! the picture in docs/FORMAT.md §4.5 (two squares of a 5x5 grid joined at the side
 //! midpoints), its move generator and its solver are its own. The moving phase is
 //! solved by plain sweeps over explicit positions (ply d = 1, 2, ...: a position is
 //! won in d plies when a move reaches a position lost in d - 1, lost in d when
@@ -20,7 +20,7 @@ use tb::games::morris::rules::Position;
 use tb::games::morris::tablebase::MorrisTablebase;
 use tb::games::morris::variant::Rules;
 
-/// The points in the fixed order of DESIGN.md.
+/// The points in the fixed order of docs/FORMAT.md §4.5.
 const NAMES: [&str; 16] = [
     "a1", "c1", "e1", "b2", "c2", "d2", "a3", "b3", "d3", "e3", "b4", "c4", "d4", "a5", "c5", "e5",
 ];
@@ -315,7 +315,7 @@ fn placement_value(
     v
 }
 
-/// The position text of DESIGN.md: a character per point, the side to move, the
+/// The position text of docs/FORMAT.md §4.5: a character per point, the side to move, the
 /// hands of White and Black.
 fn text(me: u32, you: u32, white: bool, hands: [u32; 2]) -> String {
     let (w, b) = if white { (me, you) } else { (you, me) };

@@ -425,7 +425,7 @@ mod tests {
             Nine::ADJACENT[Nine::point_from_name("b4").unwrap()],
             n("a4") | n("c4") | n("b2") | n("b6")
         );
-        // The six board as DESIGN.md draws it.
+        // The six board as docs/FORMAT.md §4.5 draws it.
         let s = point::<Six>;
         let adj = |name: &str| Six::ADJACENT[Six::point_from_name(name).unwrap()];
         assert_eq!(adj("c1"), s("a1") | s("e1") | s("c2"));
