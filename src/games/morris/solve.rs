@@ -822,36 +822,38 @@ pub fn break_ties(
 ) -> Result<Probe> {
     let Probe { value, moves, .. } = probe;
     let mut chances = vec![None; moves.len()];
-    if value == Value::Draw || matches!(value, Value::Loss(_)) {
-        // The position after each tied move and the outcomes of the opponent's replies.
-        let mut tied: Vec<(usize, Position, Vec<Outcome>)> = Vec::new();
+    if !matches!(value, Value::Win(_)) {
+        // The position after each tied move and where each opponent reply's value
+        // is stored (`None`: the reply wins at once), each reply classified once.
+        let mut tied: Vec<(usize, Position, Vec<Option<Option<Class>>>)> = Vec::new();
         for (i, &(mv, v)) in moves.iter().enumerate() {
             if v != value {
                 continue;
             }
             if let Outcome::Child(child) = pos.play(mv)? {
-                let replies = child.legal_moves().into_iter().map(|r| r.1).collect();
+                let replies = child
+                    .legal_moves()
+                    .into_iter()
+                    .map(|(_, outcome)| match outcome {
+                        Outcome::Win => Ok(None),
+                        Outcome::Child(g) => stored_class(&g).map(Some),
+                    })
+                    .collect::<Result<_>>()?;
                 tied.push((i, child, replies));
             }
         }
-        let mut classes = Vec::new();
-        for (_, _, replies) in &tied {
-            for outcome in replies {
-                if let Outcome::Child(g) = outcome
-                    && let Some(class) = stored_class(g)?
-                {
-                    classes.push(class);
-                }
-            }
-        }
+        let classes: Vec<Class> = tied
+            .iter()
+            .flat_map(|(_, _, replies)| replies.iter().copied().flatten().flatten())
+            .collect();
         hint(&classes);
         for (i, child, replies) in &tied {
             let mut errors = 0;
-            for outcome in replies {
+            for &reply in replies {
                 // The reply's value for the opponent, who plays it.
-                let reply = match outcome {
-                    Outcome::Win => Value::Win(1),
-                    Outcome::Child(g) => class_value(stored_class(g)?, &lookup)
+                let reply = match reply {
+                    None => Value::Win(1),
+                    Some(class) => class_value(class, &lookup)
                         .and_then(|v| Ok(v.parent()?))
                         .with_context(|| {
                             format!(
