@@ -101,7 +101,7 @@ fn build_identity(
                 Some(other) => anyhow::bail!("--phase must be moving or all, not {other}"),
             };
             let chunk = chunk.unwrap_or_else(|| tb::games::morris::build::chunk_for(&db));
-            let rules: Rules = rules.as_deref().unwrap_or("nine").parse()?;
+            let rules: Rules = rules.as_deref().map(str::parse).transpose()?.unwrap_or_default();
             let spec = MorrisSpec::with_rules(rules, stones.unwrap_or(rules.stones()), chunk, phase)?;
             let (_, peak) = tb::games::morris::build::memory_needs(&spec);
             if peak > memory {
@@ -269,17 +269,10 @@ impl Coordinator {
             .with(py, |c| Ok(serde_json::to_string(&c.tasks())?))
     }
 
-    /// Records a block whose shard its task wrote (JSON object text: deleted
-    /// shards, layers published, shard bytes).
-    fn record(&self, py: Python<'_>, layer: usize, key: Vec<u8>) -> PyResult<String> {
-        self.inner.with(py, |c| {
-            Ok(serde_json::to_string(&c.record(&BlockId { layer, key })?)?)
-        })
-    }
-
     /// Records several blocks whose tasks wrote their shards, in one transaction
     /// of the file (a list of (layer, key)); returns a JSON array with what
-    /// recording each did, in the order given.
+    /// recording each did (deleted shards, layers published, shard bytes), in the
+    /// order given.
     fn record_many(&self, py: Python<'_>, blocks: Vec<(usize, Vec<u8>)>) -> PyResult<String> {
         let ids: Vec<BlockId> = blocks
             .into_iter()
@@ -442,12 +435,18 @@ impl QubicCoordinator {
     }
 }
 
+/// The names of the Morris rule sets (`--rules`), the default first.
+#[pyfunction]
+fn morris_rules() -> Vec<&'static str> {
+    Rules::ALL.map(Rules::name).to_vec()
+}
+
 /// The submodule `tb.tb._dask` (its Python face is `tb.dask`).
 #[pymodule(name = "_dask")]
 pub mod dask_module {
     #[pymodule_export]
     use super::{
-        BuildError, Coordinator, QubicCoordinator, ShardError, build_identity, qubic_start,
-        run_block, run_qubic_reply,
+        BuildError, Coordinator, QubicCoordinator, ShardError, build_identity, morris_rules,
+        qubic_start, run_block, run_qubic_reply,
     };
 }

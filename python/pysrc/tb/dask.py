@@ -554,7 +554,7 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--phase", choices=["moving", "all"], help="morris: moving-phase tables, or all with placement")
     b.add_argument(
         "--rules",
-        choices=["nine", "six", "six-flying"],
+        choices=_core.morris_rules(),
         help="morris: the rule set (nine: Nine Men's Morris, the default; six: Six Men's Morris; six-flying: with flying)",
     )
     b.add_argument("--first", type=int, metavar="CELL", help="qubic: X's first move, a cell 0..63 [default: 0]")

@@ -825,7 +825,7 @@ pub fn break_ties(
     if !matches!(value, Value::Win(_)) {
         // The position after each tied move and where each opponent reply's value
         // is stored (`None`: the reply wins at once), each reply classified once.
-        let mut tied: Vec<(usize, Position, Vec<Option<Option<Class>>>)> = Vec::new();
+        let mut tied: Vec<(usize, Position, Vec<ReplyClass>)> = Vec::new();
         for (i, &(mv, v)) in moves.iter().enumerate() {
             if v != value {
                 continue;
@@ -890,6 +890,10 @@ pub fn break_ties(
         chances: order.iter().map(|&i| chances[i]).collect(),
     })
 }
+
+/// Where the value of an opponent's reply is stored: `None` when the reply wins at
+/// once, else its position's [`stored_class`].
+type ReplyClass = Option<Option<Class>>;
 
 /// Whether a reply of value `reply` (for the opponent, who plays it) is an error
 /// after a move of value `played` (for the side that played it): worse for the
