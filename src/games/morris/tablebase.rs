@@ -346,10 +346,10 @@ pub fn probe_text(position: &Position, probe: &Probe) -> String {
         0 => String::new(),
         h => format!(", {h} in hand"),
     };
-    let side = if position.white_to_move {
-        "White"
+    let (side, other) = if position.white_to_move {
+        ("White", "Black")
     } else {
-        "Black"
+        ("Black", "White")
     };
     let mut out = format!(
         "morris {position}: {} ({} to move: {}; table {m}-{o}{in_hand})\n",
@@ -357,11 +357,6 @@ pub fn probe_text(position: &Position, probe: &Probe) -> String {
         side,
         value_words(side, probe.value)
     );
-    let other = if position.white_to_move {
-        "Black"
-    } else {
-        "White"
-    };
     for (i, (mv, v)) in probe.moves.iter().enumerate() {
         // The tie-break: how many of the opponent's replies go wrong.
         let note = match probe.chances.get(i).copied().flatten() {
