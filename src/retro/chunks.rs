@@ -4,7 +4,7 @@
 //! every reader of whole blocks.
 
 use super::format::{BlockId, Format};
-use crate::store::checksum::{checksum, checksums};
+use crate::store::checksum::checksum_each;
 use crate::store::{BlockStats, EncodedChunk, Store, StoredChunk, as_bytes, counts_key};
 use anyhow::{Result, bail};
 use rayon::prelude::*;
@@ -33,15 +33,39 @@ pub fn load_block(store: &Store, format: &dyn Format, id: &BlockId) -> Result<Ve
             stored.len()
         );
     }
+    decode_block(format, id, &stored)
+}
+
+/// The values of block `id` from its chunks (all of them, in order; each must hold
+/// what the layout gives it), decoded on all cores straight into the block's
+/// buffer and restored, the raw values' checksums of [`CHECKSUM_LANES`] chunks at
+/// a time computed together ([`checksum_each`]).
+pub fn decode_block(format: &dyn Format, id: &BlockId, chunks: &[StoredChunk]) -> Result<Vec<i8>> {
+    let size = format.block_size(id.layer, &id.key) as usize;
+    let chunk_positions = format.chunk_positions() as usize;
+    debug_assert_eq!(chunks.len(), size.div_ceil(chunk_positions));
     // Big blocks are read at random by the blocks computed from them.
     let mut values = crate::sys::huge_filled(size, 0i8);
     values
-        .par_chunks_mut(chunk_positions)
-        .zip(stored.par_iter())
+        .par_chunks_mut(CHECKSUM_LANES * chunk_positions)
+        .zip(chunks.par_chunks(CHECKSUM_LANES))
         .enumerate()
-        .try_for_each(|(c, (out, chunk))| -> Result<()> {
-            let first = (c * chunk_positions) as u64;
-            out.copy_from_slice(&decode_chunk(format, id, first, out.len(), chunk)?);
+        .try_for_each(|(g, (out, group))| -> Result<()> {
+            let first = g * CHECKSUM_LANES * chunk_positions;
+            let mut outs: Vec<&mut [i8]> = out.chunks_mut(chunk_positions).collect();
+            for (c, (out, chunk)) in outs.iter_mut().zip(group).enumerate() {
+                let at = (first + c * chunk_positions) as u64;
+                chunk.decode_into_unchecked(out, |len| {
+                    format.chunk_contexts(id.layer, &id.key, at, len)
+                })?;
+            }
+            let raw: Vec<&[u8]> = outs.iter().map(|o| as_bytes(o)).collect();
+            for ((chunk, sum), out) in group.iter().zip(checksum_each(&raw)).zip(&outs) {
+                chunk.check_decoded(sum, out)?;
+            }
+            for (c, out) in outs.into_iter().enumerate() {
+                format.restore(id.layer, &id.key, (first + c * chunk_positions) as u64, out);
+            }
             Ok(())
         })?;
     Ok(values)
@@ -89,7 +113,7 @@ pub fn chunk_stats(format: &dyn Format, id: &BlockId, first: u64, values: &[i8])
     }
 }
 
-/// Chunks whose raw-value checksums are computed together (see [`checksums`]).
+/// Chunks whose raw-value checksums are computed together (see [`checksum_each`]).
 const CHECKSUM_LANES: usize = 4;
 
 /// Compresses a block's chunks in parallel and gathers its histogram and digest:
@@ -111,12 +135,7 @@ pub(crate) fn encode_block(
             let stored: Vec<Cow<[i8]>> = (raws.iter().enumerate())
                 .map(|(k, raw)| format.stored_form(block.layer, &block.key, first_of(k), raw))
                 .collect();
-            let sums: Vec<u64> = match stored.as_slice() {
-                [a, b, c, d] if [b, c, d].iter().all(|s| s.len() == a.len()) => {
-                    checksums([a, b, c, d].map(|s| as_bytes(s))).to_vec()
-                }
-                _ => stored.iter().map(|s| checksum(as_bytes(s))).collect(),
-            };
+            let sums = checksum_each(&stored.iter().map(|s| as_bytes(s)).collect::<Vec<_>>());
             (raws.iter().zip(&stored).zip(sums).enumerate())
                 .map(|(k, ((raw, stored), sum))| {
                     let first = first_of(k);

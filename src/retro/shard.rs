@@ -13,12 +13,11 @@
 //! temporary name, synced and renamed: a shard at its name is whole unless the
 //! storage damaged it, which its checksums tell.
 
-use super::chunks::decode_chunk;
+use super::chunks::decode_block;
 use super::format::{BlockId, Format};
-use crate::store::checksum::{checksum, digest_hex};
+use crate::store::checksum::{checksum, checksum_each, digest_hex};
 use crate::store::{BlockStats, EncodedChunk, StoredChunk, chunk_len, counts_key};
 use anyhow::{Context, Result};
-use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io::{Read, Write};
@@ -288,16 +287,19 @@ impl ShardDir {
             .map_err(|why| error(ShardErrorKind::Damaged, why))?;
         let mut at = data_at;
         let mut spans = Vec::with_capacity(header.chunks.len());
-        for (c, chunk) in header.chunks.iter().enumerate() {
-            let span = at..at + chunk.len as usize;
-            if checksum(&bytes[span.clone()]) != chunk.data_checksum {
-                return Err(error(
-                    ShardErrorKind::Damaged,
-                    format!("chunk {c}: checksum of the coded bytes mismatch"),
-                ));
-            }
-            spans.push(span);
+        for chunk in &header.chunks {
+            spans.push(at..at + chunk.len as usize);
             at += chunk.len as usize;
+        }
+        let coded: Vec<&[u8]> = spans.iter().map(|span| &bytes[span.clone()]).collect();
+        let sums = checksum_each(&coded);
+        if let Some(c) =
+            (header.chunks.iter().zip(sums)).position(|(chunk, sum)| sum != chunk.data_checksum)
+        {
+            return Err(error(
+                ShardErrorKind::Damaged,
+                format!("chunk {c}: checksum of the coded bytes mismatch"),
+            ));
         }
         Ok(Shard {
             header,
@@ -471,15 +473,11 @@ impl Shard {
     /// checksum and values checked as the store checks a chunk).
     pub fn values(&self, format: &dyn Format) -> Result<Vec<i8>> {
         let id = self.header.block();
-        let chunk_positions = self.header.chunk_positions as usize;
         let key = counts_key(&id.key);
-        let mut values = crate::sys::huge_filled(self.header.positions as usize, 0i8);
-        values
-            .par_chunks_mut(chunk_positions)
-            .zip(self.header.chunks.par_iter().zip(&self.spans))
+        let stored: Vec<StoredChunk> = (self.header.chunks.iter().zip(&self.spans))
             .enumerate()
-            .try_for_each(|(c, (out, (chunk, span)))| -> Result<()> {
-                let stored = StoredChunk::from_shard(
+            .map(|(c, (chunk, span))| {
+                StoredChunk::from_shard(
                     id.layer,
                     &key,
                     c as u64,
@@ -489,13 +487,11 @@ impl Shard {
                         self.bytes[span.clone()].to_vec(),
                     ),
                     format.value_range(),
-                );
-                let first = (c * chunk_positions) as u64;
-                out.copy_from_slice(&decode_chunk(format, &id, first, out.len(), &stored)?);
-                Ok(())
+                )
             })
-            .with_context(|| format!("the shard {}", self.path.display()))?;
-        Ok(values)
+            .collect();
+        decode_block(format, &id, &stored)
+            .with_context(|| format!("the shard {}", self.path.display()))
     }
 
     /// The chunks as the store writes them (to merge the block into the file).

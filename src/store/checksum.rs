@@ -14,25 +14,40 @@ pub fn checksum(data: &[u8]) -> u64 {
     checksums([data])[0]
 }
 
-/// [`checksum`] of `N` byte strings of one length, their steps interleaved: each
-/// string's steps form one chain of multiplications, which alone waits on the
-/// multiplier's latency; `N` chains keep it busy.
+/// [`checksum`] of `N` byte strings, their steps interleaved as far as the
+/// shortest goes: each string's steps form one chain of multiplications, which
+/// alone waits on the multiplier's latency; `N` chains keep it busy.
 pub fn checksums<const N: usize>(data: [&[u8]; N]) -> [u64; N] {
-    let len = data[0].len();
-    assert!(data.iter().all(|d| d.len() == len), "strings of one length");
-    let mut h = [mix(len as u64 ^ 0x7462_2d63_6875_6e6b); N];
     let word = |d: &[u8], at: usize| u64::from_le_bytes(d[at..at + 8].try_into().expect("8 bytes"));
-    let whole = len / 8 * 8;
-    for at in (0..whole).step_by(8) {
+    let step = |h: u64, w: u64| mix(h ^ w).rotate_left(17);
+    let mut h = data.map(|d| mix(d.len() as u64 ^ 0x7462_2d63_6875_6e6b));
+    let common = data.iter().map(|d| d.len() / 8 * 8).min().unwrap_or(0);
+    for at in (0..common).step_by(8) {
         for (h, d) in h.iter_mut().zip(&data) {
-            *h = mix(*h ^ word(d, at)).rotate_left(17);
+            *h = step(*h, word(d, at));
         }
     }
     std::array::from_fn(|i| {
+        let d = data[i];
+        let whole = d.len() / 8 * 8;
+        let h = (common..whole)
+            .step_by(8)
+            .fold(h[i], |h, at| step(h, word(d, at)));
         let mut tail = [0u8; 8];
-        tail[..len - whole].copy_from_slice(&data[i][whole..]);
-        mix(h[i] ^ u64::from_le_bytes(tail))
+        tail[..d.len() - whole].copy_from_slice(&d[whole..]);
+        mix(h ^ u64::from_le_bytes(tail))
     })
+}
+
+/// [`checksum`] of each of `data`, four at a time ([`checksums`]).
+pub fn checksum_each(data: &[&[u8]]) -> Vec<u64> {
+    let mut sums = Vec::with_capacity(data.len());
+    let mut quads = data.chunks_exact(4);
+    for quad in &mut quads {
+        sums.extend(checksums([quad[0], quad[1], quad[2], quad[3]]));
+    }
+    sums.extend(quads.remainder().iter().map(|d| checksum(d)));
+    sums
 }
 
 /// Where a chunk belongs: (layer, block key text, chunk number).
@@ -113,6 +128,36 @@ mod tests {
         assert_eq!(
             checksums([&base[..999], &others[0][..999]])[1],
             checksum(&others[0][..999])
+        );
+    }
+
+    /// The definition written out one string at a time, as files store it.
+    fn one_chain(d: &[u8]) -> u64 {
+        let mut words = d.chunks_exact(8);
+        let mut h = mix(d.len() as u64 ^ 0x7462_2d63_6875_6e6b);
+        for w in &mut words {
+            h = mix(h ^ u64::from_le_bytes(w.try_into().unwrap())).rotate_left(17);
+        }
+        let mut tail = [0u8; 8];
+        tail[..words.remainder().len()].copy_from_slice(words.remainder());
+        mix(h ^ u64::from_le_bytes(tail))
+    }
+
+    #[test]
+    fn strings_of_any_lengths_checksummed_together_are_checksummed_alone() {
+        let lengths = [0, 1, 7, 8, 9, 64, 100, 1000, 1001, 3, 17, 16, 4096, 5];
+        let data: Vec<Vec<u8>> = (lengths.iter().enumerate())
+            .map(|(i, &n)| (0..n).map(|j| (j * 31 + i * 7) as u8).collect())
+            .collect();
+        let refs: Vec<&[u8]> = data.iter().map(|d| d.as_slice()).collect();
+        for (n, &d) in lengths.iter().zip(&refs) {
+            assert_eq!(checksum(d), one_chain(d), "length {n}");
+        }
+        let each = checksum_each(&refs);
+        assert_eq!(each, refs.iter().map(|d| one_chain(d)).collect::<Vec<_>>());
+        assert_eq!(
+            checksums([refs[7], refs[1], refs[12], refs[0]]),
+            [refs[7], refs[1], refs[12], refs[0]].map(one_chain)
         );
     }
 }

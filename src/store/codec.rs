@@ -170,6 +170,13 @@ fn compress_zstd(values: &[u8], level: i32) -> Result<Vec<u8>> {
 /// context: a new context per chunk cost a distributed build's tasks, which decode
 /// every input they read, about 1% of their time (its tables allocated each time).
 fn decompress_zstd(data: &[u8], len: usize) -> Result<Vec<u8>> {
+    with_decompressor(|d| d.decompress(data, len))
+}
+
+/// Runs `decode` with this thread's zstd decompression context.
+fn with_decompressor<T>(
+    decode: impl FnOnce(&mut zstd::bulk::Decompressor<'static>) -> std::io::Result<T>,
+) -> Result<T> {
     thread_local! {
         static DECOMPRESSOR: RefCell<Option<zstd::bulk::Decompressor<'static>>> =
             const { RefCell::new(None) };
@@ -179,9 +186,26 @@ fn decompress_zstd(data: &[u8], len: usize) -> Result<Vec<u8>> {
             if slot.is_none() {
                 *slot = Some(zstd::bulk::Decompressor::new()?);
             }
-            slot.as_mut().expect("set above").decompress(data, len)
+            decode(slot.as_mut().expect("set above"))
         })
         .context("zstd frame does not decode")
+}
+
+/// The `out.len()` values of a chunk decoded straight into `out` (what [`decode`]
+/// gives, without a buffer of its own for the zstd and constant codings: a
+/// distributed build's tasks decode every input block whole).
+pub fn decode_into(data: &[u8], out: &mut [u8], contexts: impl FnOnce() -> Contexts) -> Result<()> {
+    match data {
+        [ZSTD_FIRST_BYTE, ..] => {
+            let written = with_decompressor(|d| d.decompress_to_buffer(data, out))?;
+            if written != out.len() {
+                bail!("decoded {written} values, expected {}", out.len());
+            }
+        }
+        [TAG_CONSTANT, value] => out.fill(*value),
+        _ => out.copy_from_slice(&decode(data, out.len(), contexts)?),
+    }
+    Ok(())
 }
 
 /// A [`TAG_MIX_CHECKED`] or [`TAG_ARCHIVE`] chunk's stored checksum and the coded

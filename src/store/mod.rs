@@ -20,7 +20,7 @@ pub mod reader;
 pub mod reads;
 
 use anyhow::{Context, Result, bail};
-use checksum::{checksum, chunk_checksum, placed};
+use checksum::{checksum, placed};
 pub use error::{Place, StoreError, StoreErrorKind};
 use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
@@ -208,6 +208,12 @@ pub fn chunk_len(size: u64, chunk_positions: u64, chunk: u64) -> usize {
 pub fn as_bytes(values: &[i8]) -> &[u8] {
     // SAFETY: i8 and u8 have the same size and alignment, and every bit pattern is valid.
     unsafe { std::slice::from_raw_parts(values.as_ptr().cast(), values.len()) }
+}
+
+/// Values as their bytes, to decode into.
+pub fn as_bytes_mut(values: &mut [i8]) -> &mut [u8] {
+    // SAFETY: as for `as_bytes`; both types accept every bit pattern.
+    unsafe { std::slice::from_raw_parts_mut(values.as_mut_ptr().cast(), values.len()) }
 }
 
 /// Block key text: the key's numbers joined with dots (`4.3.3`).
@@ -1052,16 +1058,73 @@ impl StoredChunk {
         wanted: usize,
         contexts: impl FnOnce(usize) -> codec::Contexts,
     ) -> Result<Vec<i8>> {
-        let (n, key, chunk) = (self.n, &self.key, self.chunk);
+        let len = self.checked_len(expected, wanted)?;
+        let raw = codec::decode(&self.data, len, || contexts(len))
+            .map_err(|e| e.context(StoreError::corrupt(self.place())))?;
+        if len == expected {
+            self.check_raw_sum(checksum(&raw))?;
+        }
+        let values: Vec<i8> = raw.into_iter().map(|b| b as i8).collect();
+        self.check_range(&values)?;
+        Ok(values)
+    }
+
+    /// All the chunk's values decoded into `out` (of the length its block gives
+    /// it), the row's claims and any checksum of coded bytes checked; the values
+    /// themselves are checked by [`StoredChunk::check_decoded`] with their
+    /// [`checksum`], which the caller computes (several chunks at once with
+    /// [`checksum::checksum_each`]) before anything changes them.
+    pub fn decode_into_unchecked(
+        &self,
+        out: &mut [i8],
+        contexts: impl FnOnce(usize) -> codec::Contexts,
+    ) -> Result<()> {
+        let len = self.checked_len(out.len(), out.len())?;
+        codec::decode_into(&self.data, as_bytes_mut(out), || contexts(len))
+            .map_err(|e| e.context(StoreError::corrupt(self.place())))
+    }
+
+    /// Checks the chunk's values as decoded, whose [`checksum`] is `sum`: as
+    /// [`StoredChunk::decode`] checks them.
+    pub fn check_decoded(&self, sum: u64, values: &[i8]) -> Result<()> {
+        self.check_raw_sum(sum)?;
+        self.check_range(values)
+    }
+
+    fn check_raw_sum(&self, sum: u64) -> Result<()> {
+        if placed(sum, self.keyed_place()) != self.checksum {
+            return Err(self.corrupt("checksum mismatch"));
+        }
+        Ok(())
+    }
+
+    /// Where the chunk is, for errors.
+    fn place(&self) -> Place {
+        Place::Chunk {
+            layer: self.n,
+            key: self.key.clone(),
+            chunk: self.chunk,
+        }
+    }
+
+    /// The chunk's place as its checksums are keyed with, in files that key them.
+    fn keyed_place(&self) -> Option<checksum::ChunkPlace<'_>> {
+        self.rules
+            .keyed
+            .then_some((self.n, self.key.as_str(), self.chunk))
+    }
+
+    fn corrupt(&self, why: &str) -> anyhow::Error {
+        StoreError::damaged(self.place(), why).into()
+    }
+
+    /// How many of the `expected` values to decode when `wanted` are asked for, once
+    /// the row's claims (length, coding) and the coded bytes' checksum are checked:
+    /// all unless the coding's checksum of coded bytes vouches for any part.
+    fn checked_len(&self, expected: usize, wanted: usize) -> Result<usize> {
         let raw_len = self.raw_len;
-        let at = || Place::Chunk {
-            layer: n,
-            key: key.clone(),
-            chunk,
-        };
-        let corrupt = |why: &str| -> anyhow::Error { StoreError::damaged(at(), why).into() };
         if expected as u64 > MAX_CHUNK_POSITIONS || expected as i64 != raw_len {
-            return Err(corrupt(&format!(
+            return Err(self.corrupt(&format!(
                 "it claims {raw_len} values, its block needs {expected}"
             )));
         }
@@ -1071,24 +1134,23 @@ impl StoredChunk {
             || (!self.rules.checked_mixing && tag == Some(codec::TAG_MIX_CHECKED))
             || (!self.rules.archive && tag == Some(codec::TAG_ARCHIVE))
         {
-            return Err(corrupt(
+            return Err(self.corrupt(
                 "a context-mixing chunk of a kind that files of this format do not hold",
             ));
         }
-        let place = self.rules.keyed.then_some((n, key.as_str(), chunk));
-        let mut len = raw_len;
-        if let Some((sum, coded)) = codec::coded_checksum(&self.data) {
-            if placed(checksum(coded), place) != sum {
-                return Err(corrupt("checksum of the coded bytes mismatch"));
+        match codec::coded_checksum(&self.data) {
+            Some((sum, coded)) => {
+                if placed(checksum(coded), self.keyed_place()) != sum {
+                    return Err(self.corrupt("checksum of the coded bytes mismatch"));
+                }
+                Ok(wanted.min(raw_len))
             }
-            len = wanted.min(raw_len);
+            None => Ok(raw_len),
         }
-        let raw = codec::decode(&self.data, len, || contexts(len))
-            .map_err(|e| e.context(StoreError::corrupt(at())))?;
-        if len == raw_len && chunk_checksum(&raw, place) != self.checksum {
-            return Err(corrupt("checksum mismatch"));
-        }
-        let values: Vec<i8> = raw.into_iter().map(|b| b as i8).collect();
+    }
+
+    /// Every value within what the game allows.
+    fn check_range(&self, values: &[i8]) -> Result<()> {
         let allowed = &self.rules.values;
         // min and max in one pass (vectorised), then the rare search for the culprit.
         let (low, high) = values
@@ -1096,13 +1158,13 @@ impl StoredChunk {
             .fold((i8::MAX, i8::MIN), |(lo, hi), &v| (lo.min(v), hi.max(v)));
         let in_range = values.is_empty() || (allowed.contains(&low) && allowed.contains(&high));
         if !in_range && let Some(bad) = values.iter().find(|v| !allowed.contains(v)) {
-            return Err(corrupt(&format!(
+            return Err(self.corrupt(&format!(
                 "it holds the value {bad}, outside what the game allows ({}..={})",
                 allowed.start(),
                 allowed.end()
             )));
         }
-        Ok(values)
+        Ok(())
     }
 }
 
