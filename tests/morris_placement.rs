@@ -438,3 +438,181 @@ fn a_build_killed_during_placement_resumes_with_identical_values() {
     let whole = build(dir.path(), 5);
     assert_eq!(digests(&db), digests(&whole));
 }
+
+/// One screen of `tb play` on a Morris file, read back by its layout: the stones
+/// of the drawn board, the status line and every move with its value.
+struct PlayScreen {
+    white: u32,
+    black: u32,
+    status: String,
+    moves: BTreeMap<String, Val>,
+    first: Option<String>,
+}
+
+/// The screens of a scripted `tb play` session (each board below the last) and
+/// the messages after them.
+fn play_screens(out: &str) -> (Vec<PlayScreen>, Vec<String>) {
+    let lines: Vec<&str> = out.lines().collect();
+    let (mut screens, mut messages) = (Vec::new(), Vec::new());
+    let mut i = 0;
+    while i < lines.len() {
+        if !lines[i].starts_with(" 7  ") {
+            messages.push(lines[i].to_string());
+            i += 1;
+            continue;
+        }
+        // Ranks 7..1 on the even rows of 13, each point at column 4 + 4 * file.
+        let (mut white, mut black) = (0u32, 0u32);
+        for (p, name) in POINT_NAMES.iter().enumerate() {
+            let file = (name.as_bytes()[0] - b'a') as usize;
+            let rank = (name.as_bytes()[1] - b'0') as usize;
+            let row = lines[i + 2 * (7 - rank)].as_bytes();
+            match row[4 + 4 * file] {
+                b'W' => white |= 1 << p,
+                b'B' => black |= 1 << p,
+                b'.' => {}
+                c => panic!("point {name} drawn as {}", c as char),
+            }
+        }
+        assert_eq!(lines[i + 13].trim(), "a   b   c   d   e   f   g");
+        let status = lines[i + 14].to_string();
+        let (mut moves, mut first) = (BTreeMap::new(), None);
+        i += 15;
+        // Move groups: "  <value> <move> [k/n] <move> ...".
+        while i < lines.len() && lines[i].starts_with("  ") && !lines[i].starts_with("  (") {
+            let mut words = lines[i].split_whitespace();
+            let value: Val = words.next().unwrap().parse().unwrap();
+            for word in words.filter(|w| !w.contains('/')) {
+                first.get_or_insert_with(|| word.to_string());
+                assert!(
+                    moves.insert(word.to_string(), value).is_none(),
+                    "{word} twice"
+                );
+            }
+            i += 1;
+        }
+        screens.push(PlayScreen {
+            white,
+            black,
+            status,
+            moves,
+            first,
+        });
+    }
+    (screens, messages)
+}
+
+/// A screen is right: every legal move listed once with the oracle's value, the
+/// position's value the best of them, and the first listed a best move (a screen
+/// after the winning move has nothing to check but its board).
+fn check_play_screen(g: &Game, s: &PlayScreen) {
+    if s.status.starts_with("game over") {
+        // The board after a winning capture: nothing is left to play.
+        return;
+    }
+    let white_to_move = s.status.contains("White to move");
+    let (mover, opp) = if white_to_move {
+        (s.white, s.black)
+    } else {
+        (s.black, s.white)
+    };
+    let hands: u32 = match s.status.strip_prefix("in hand: White ") {
+        Some(rest) => {
+            let numbers: Vec<u32> = rest
+                .split(|c: char| !c.is_ascii_digit())
+                .filter(|w| !w.is_empty())
+                .take(2)
+                .map(|n| n.parse().unwrap())
+                .collect();
+            numbers.iter().sum()
+        }
+        None => 0,
+    };
+    let want: BTreeMap<String, Val> = if hands > 0 {
+        oracle_moves(g, hands, mover, opp).into_iter().collect()
+    } else {
+        g.moving.moves(mover, opp).into_iter().collect()
+    };
+    assert_eq!(s.moves, want, "moves of the screen {}", s.status);
+    if want.is_empty() {
+        return;
+    }
+    let best = Val::best(want.values().copied());
+    assert!(
+        s.status.contains(&format!("value {best} (")),
+        "{} should give {best}",
+        s.status
+    );
+    let first = s.first.as_ref().unwrap();
+    assert_eq!(want[first], best, "the first listed move {first} is best");
+}
+
+/// `tb play` on the 3-stone file, the real binary, scripted: every screen of a
+/// game of best moves to its end against the oracle, each move played the first
+/// listed; then the program playing Black answers with best moves, undo takes the
+/// program's move back with the person's, and bad input is refused by name.
+#[test]
+fn tb_play_shows_the_oracle_values_and_plays_best_moves() {
+    let g = game(3);
+    let play = |args: &[&str], input: &str| -> String {
+        let out = tb()
+            .arg("play")
+            .arg("--db")
+            .arg(&g.db)
+            .args(args)
+            .write_stdin(input)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", describe(&out));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    // Best moves for both sides until the game ends (a 3-stone game is short).
+    let out = play(&[], &"best\n".repeat(60));
+    let (screens, messages) = play_screens(&out);
+    assert!(screens.len() > 6, "{out}");
+    for s in &screens {
+        check_play_screen(g, s);
+    }
+    let plays: Vec<&String> = messages.iter().filter(|m| m.contains(" plays ")).collect();
+    for (s, said) in screens.iter().zip(&plays) {
+        let first = s.first.as_ref().unwrap();
+        assert!(
+            said.contains(&format!("plays {first} (a best move)")),
+            "{said}: the first listed move {first}"
+        );
+    }
+    // The oracle's start value says who wins; the game of best moves ends so.
+    let start_value = g.placement.value(6, 0, 0);
+    let winner = match start_value {
+        Val::Win(_) => "White wins",
+        Val::Loss(_) => "Black wins",
+        Val::Draw => panic!("a drawn 3-stone game has no end to check"),
+    };
+    assert!(out.contains(&format!("game over: {winner}")), "{out}");
+    assert!(
+        messages.iter().any(|m| m.starts_with("the game is over")),
+        "best after the end is refused"
+    );
+
+    // The program plays Black: after the person's move it answers at once.
+    let out = play(&["--computer", "black"], "d1\nundo\nredo\nz9\nquit\n");
+    let (screens, messages) = play_screens(&out);
+    for s in &screens {
+        check_play_screen(g, s);
+    }
+    assert!(
+        messages[0].starts_with("White plays d1; Black (computer) plays "),
+        "{out}"
+    );
+    let answer = messages[0].rsplit(' ').next().unwrap().to_string();
+    assert_eq!(messages[1], format!("took back {answer}, d1"));
+    assert_eq!(messages[2], format!("replayed d1, {answer}"));
+    assert!(messages[3].contains("z9"), "{}", messages[3]);
+    assert_eq!(screens.len(), 4, "a refused command shows no board again");
+    // The program's answer was a best move: the position after it is worth for
+    // White what the position before it (after d1) is worth for Black, negated.
+    let after_d1 = g.placement.value(5, 0, 1 << 1);
+    let (white, black) = (screens[1].white, screens[1].black);
+    let now = g.placement.value(4, white, black);
+    assert_eq!(Val::from_child(now), after_d1, "{out}");
+}

@@ -122,13 +122,16 @@ pub enum Command {
         /// The shell.
         shell: clap_complete::Shell,
     },
-    /// Play Dots-and-Boxes against perfect play: the board with every open line's
+    /// Play against perfect play. Dots-and-Boxes: the board with every open line's
     /// value (net future boxes for whoever draws it, best in green), the score and
-    /// whose turn it is. Type a line name to draw it, `best` for a best move, `undo`,
-    /// `redo`, `quit` (or end the input). In a terminal the board is redrawn in place;
-    /// otherwise each board is printed after the last, so a script can play.
+    /// whose turn it is. Morris (--db of a Morris file): the board, the stones in
+    /// hand and every legal move by value, with the tie-break among moves of equal
+    /// value (k/n: k of the opponent's n replies go wrong). Type a line name or a
+    /// move to play it, `best` for a best move, `undo`, `redo`, `quit` (or end the
+    /// input). In a terminal the board is redrawn in place; otherwise each board is
+    /// printed after the last, so a script can play.
     #[command(
-        after_help = "Examples:\n  tb play 2x2\n  tb play --db 3x3.tb --computer B\n  tb play --db 3x3.tb h0.0,v1.1\n  printf 'h0.0\\nbest\\nundo\\n' | tb play 2x2"
+        after_help = "Examples:\n  tb play 2x2\n  tb play --db 3x3.tb --computer B\n  tb play --db 3x3.tb h0.0,v1.1\n  printf 'h0.0\\nbest\\nundo\\n' | tb play 2x2\n  tb play --db six.tb --computer black\n  tb play --db morris-5.tb \"W.W..B...B.W.B.......... b\""
     )]
     Play(Play),
     /// Print a manual page (roff), of tb or of one of its commands.
@@ -530,13 +533,16 @@ fn parse_listen(text: &str) -> Result<std::net::SocketAddr, String> {
 pub struct Play {
     /// Board size RxC in boxes (values by search), or with --db the position.
     pub board: Option<String>,
-    /// Start position: a move list, 0/1 string, Wilson file or `start` [default:
-    /// the table's start, or the empty board].
+    /// Start position: a move list, 0/1 string, Wilson file or `start`; Morris: a
+    /// position or a move list from the empty board [default: the table's start, or
+    /// the empty board].
     pub position: Option<String>,
-    /// A table to take the values from (its book, and search beyond it).
+    /// A table to take the values from (Dots-and-Boxes: its book, and search beyond
+    /// it; Morris: a Morris file).
     #[arg(long)]
     pub db: Option<PathBuf>,
-    /// The side the program plays (it answers with a best move).
+    /// The side the program plays (it answers with a best move; Morris: W for
+    /// White, B for Black).
     #[arg(long, value_enum)]
     pub computer: Option<SideArg>,
     /// Value of the full board (Wilson's last-move penalty), without --db.
@@ -563,11 +569,11 @@ pub enum SymmetryArg {
 /// `tb play --computer` values.
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SideArg {
-    /// Player A (who moves first from the empty board).
-    #[value(name = "A", alias = "a")]
+    /// Player A (who moves first from the empty board); Morris: White.
+    #[value(name = "A", aliases = ["a", "W", "w", "white"])]
     A,
-    /// Player B.
-    #[value(name = "B", alias = "b")]
+    /// Player B; Morris: Black.
+    #[value(name = "B", aliases = ["b", "black"])]
     B,
 }
 

@@ -1,7 +1,7 @@
 //! The Dots-and-Boxes commands that are not a table's: `tb build RxC`, `tb
 //! solve` and `tb play`.
 
-use super::args::{self, SideArg, SymmetryArg};
+use super::args::{self, SymmetryArg};
 use super::common::{print, print_line};
 use anyhow::{Result, bail};
 use std::process::ExitCode;
@@ -191,35 +191,4 @@ fn solve_with(args: &args::Solve) -> Result<ExitCode> {
 fn parse_board(text: &str, hint: &str) -> Result<Board> {
     text.parse::<Board>()
         .map_err(|e| anyhow::anyhow!("{e} ({hint})"))
-}
-
-/// `tb play`: a game against perfect play in the terminal (or a script).
-pub fn play(args: args::Play) -> Result<ExitCode> {
-    use std::io::IsTerminal;
-    // With --db a single argument is the position (the board is the table's).
-    let (board, position) = match (&args.db, args.board, args.position) {
-        (Some(_), Some(one), None) => (None, Some(one)),
-        (_, board, position) => (board, position),
-    };
-    let setup = tb::games::dots::play::Setup {
-        db: args.db.as_deref(),
-        board: board.as_deref(),
-        position: position.as_deref(),
-        penalty: args.penalty,
-        limits: args.bounds.limits(),
-        computer: args.computer.map(|side| match side {
-            SideArg::A => notation::Player::A,
-            SideArg::B => notation::Player::B,
-        }),
-        loony: args.loony,
-    };
-    let mut session = setup.open()?;
-    let terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
-    tb::games::dots::play::run(
-        &mut session,
-        &mut std::io::stdin().lock(),
-        &mut std::io::stdout().lock(),
-        terminal,
-    )?;
-    Ok(ExitCode::SUCCESS)
 }

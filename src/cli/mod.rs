@@ -47,7 +47,7 @@ pub fn run(command: Command) -> Result<ExitCode> {
             json,
         } => tools::recode(&db, &out, chunk, coding.as_deref(), threads, quiet, json),
         Command::Completions { shell } => tools::completions(shell),
-        Command::Play(args) => dots::play(args),
+        Command::Play(args) => read::play(args),
         Command::Man { command } => tools::man(command),
     }
 }

@@ -89,3 +89,35 @@ pub fn export(args: args::Export) -> Result<ExitCode> {
         reader.export(&options, sink)
     })
 }
+
+/// `tb play`: a game against the table (any game's file) or the search solver, in
+/// the terminal (or a script).
+pub fn play(args: args::Play) -> Result<ExitCode> {
+    use std::io::IsTerminal;
+    // With --db a single argument is the position (the board is the table's).
+    let (board, position) = match (&args.db, args.board, args.position) {
+        (Some(_), Some(one), None) => (None, Some(one)),
+        (_, board, position) => (board, position),
+    };
+    let setup = tb::games::play::Setup {
+        db: args.db.as_deref(),
+        board: board.as_deref(),
+        position: position.as_deref(),
+        penalty: args.penalty,
+        limits: args.bounds.limits(),
+        computer: args.computer.map(|side| match side {
+            args::SideArg::A => tb::games::play::Seat::First,
+            args::SideArg::B => tb::games::play::Seat::Second,
+        }),
+        loony: args.loony,
+    };
+    let mut session = tb::games::open_play(&setup)?;
+    let terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+    tb::games::play::run(
+        &mut *session,
+        &mut std::io::stdin().lock(),
+        &mut std::io::stdout().lock(),
+        terminal,
+    )?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -10,6 +10,7 @@
 
 pub mod dots;
 pub mod morris;
+pub mod play;
 pub mod qubic;
 pub mod read;
 pub mod table;
@@ -44,6 +45,26 @@ pub fn open(path: &Path, options: &ReadOptions) -> Result<Box<dyn Reader>> {
         _ => Box::new(qubic::reader::QubicReader::from_store(
             path, store, options,
         )?),
+    })
+}
+
+/// `tb play`'s session: on the table file `setup.db`, its game's (Dots-and-Boxes
+/// or Morris; a Qubic file is refused); without a file, Dots-and-Boxes with values
+/// from the search solver.
+pub fn open_play(setup: &play::Setup) -> Result<Box<dyn play::Session>> {
+    let Some(path) = setup.db else {
+        return Ok(Box::new(dots::play::open(setup)?));
+    };
+    let meta = Store::open_read(path)?
+        .meta()
+        .map_err(|e| e.context(path.display().to_string()))?;
+    Ok(match game_of_meta(&meta, path)? {
+        dots::reader::GAME => Box::new(dots::play::open(setup)?),
+        morris::reader::GAME => Box::new(morris::play::open(setup)?),
+        _ => anyhow::bail!(
+            "{} is a Qubic strategy: tb play plays Dots-and-Boxes and Morris (tb serve's web board plays Qubic)",
+            path.display()
+        ),
     })
 }
 

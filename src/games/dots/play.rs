@@ -2,12 +2,11 @@
 //! program shows it: the board with every open line's value written in its place
 //! (net future boxes for the player who draws it), the score and whose turn it is.
 //! A person types line names; `best` plays a best move, `undo`/`redo` walk the
-//! game, and one side may be played by the program itself.
+//! game, and one side may be played by the program itself (the commands and the
+//! loop are every game's: [`crate::games::play`]).
 //!
 //! Values come from a tablebase (the book, its search fallback beyond it) or, with
-//! no tablebase, from the search solver ([`Analyst`]). The loop ([`run`]) reads
-//! commands line by line: in a terminal it redraws the screen in place, otherwise
-//! it prints each new board below the last (scriptable, testable).
+//! no tablebase, from the search solver ([`Analyst`]).
 
 use super::board::{Board, Lines};
 use super::loony::Loony;
@@ -16,10 +15,9 @@ use super::probe::Probe;
 use super::search::{Limits, Solver};
 use super::solve::SolveRequest;
 use super::tablebase::Tablebase;
+use crate::games::play::{Seat, Session as _, Setup, said_with_reply};
 use anyhow::{Result, bail};
 use std::collections::HashMap;
-use std::io::{BufRead, Write};
-use std::path::Path;
 
 /// Where move values come from.
 pub enum Analyst {
@@ -371,17 +369,6 @@ pub struct Session {
     probes: HashMap<Lines, Probe>,
 }
 
-/// What one command did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Step {
-    /// The game changed (or is shown again); the text says how, if at all.
-    Shown(String),
-    /// The command could not be done; the text says why.
-    Refused(String),
-    /// The session ends.
-    Quit,
-}
-
 impl Session {
     /// A session of `game` with values from `analyst`, the program playing
     /// `computer`.
@@ -421,43 +408,6 @@ impl Session {
         !self.game.over() && self.computer == Some(self.game.to_move())
     }
 
-    /// Lets the program play its side until it is the person's turn or the game
-    /// ends; says what it played.
-    pub fn computer_moves(&mut self) -> Result<String> {
-        let mut said = Vec::new();
-        while self.computer_to_move() {
-            let line = self.best_line()?;
-            let p = self.game.play(line)?;
-            said.push(format!(
-                "{} (computer) plays {}",
-                p.player.letter(),
-                self.game.board.line_name(line)
-            ));
-        }
-        Ok(said.join("; "))
-    }
-
-    /// Runs one command.
-    pub fn command(&mut self, text: &str) -> Step {
-        let text = text.trim();
-        let result = match text {
-            "" => Ok(String::new()),
-            "quit" | "q" | "exit" => return Step::Quit,
-            "help" | "?" => Ok(HELP.to_string()),
-            "undo" | "u" => self.undo(),
-            "redo" | "r" => self.redo(),
-            "best" | "b" => self.best_line().and_then(|line| self.play_line(line, true)),
-            name => match self.game.board.parse_line(name) {
-                Ok(line) => self.play_line(line, false),
-                Err(e) => Err(anyhow::anyhow!("{e}; {HELP}")),
-            },
-        };
-        match result {
-            Ok(text) => Step::Shown(text),
-            Err(e) => Step::Refused(format!("{e:#}")),
-        }
-    }
-
     fn play_line(&mut self, line: usize, best: bool) -> Result<String> {
         if self.game.over() {
             bail!("the game is over (undo to take moves back, quit to leave)");
@@ -470,26 +420,7 @@ impl Session {
             if best { " (a best move)" } else { "" }
         );
         let reply = self.computer_moves();
-        Self::join(said, reply)
-    }
-
-    fn join(said: String, reply: Result<String>) -> Result<String> {
-        match reply {
-            Ok(r) if r.is_empty() => Ok(said),
-            Ok(r) => Ok(format!("{said}; {r}")),
-            Err(e) => Ok(format!("{said}; the computer cannot move: {e:#}")),
-        }
-    }
-
-    /// Takes back the last move, and the program's moves before it, back to the
-    /// person's turn.
-    fn undo(&mut self) -> Result<String> {
-        self.walk(Match::undo, "took back", "nothing to undo")
-    }
-
-    /// Plays a move taken back again, and the program's moves after it.
-    fn redo(&mut self) -> Result<String> {
-        self.walk(Match::redo, "replayed", "nothing to redo")
+        Ok(said_with_reply(said, reply))
     }
 
     /// One `step` (undo or redo), then more while the program is to move: says
@@ -511,9 +442,10 @@ impl Session {
         }
         Ok(format!("{done} {}", names.join(", ")))
     }
+}
 
-    /// The board and status line of the position now (probing it).
-    pub fn screen(&mut self, color: bool) -> String {
+impl crate::games::play::Session for Session {
+    fn screen(&mut self, color: bool) -> String {
         let probe = if self.game.over() {
             None
         } else {
@@ -526,163 +458,131 @@ impl Session {
             status(&self.game, probe.as_ref())
         )
     }
+
+    fn computer_moves(&mut self) -> Result<String> {
+        let mut said = Vec::new();
+        while self.computer_to_move() {
+            let line = self.best_line()?;
+            let p = self.game.play(line)?;
+            said.push(format!(
+                "{} (computer) plays {}",
+                p.player.letter(),
+                self.game.board.line_name(line)
+            ));
+        }
+        Ok(said.join("; "))
+    }
+
+    fn play_named(&mut self, name: &str) -> Result<String> {
+        match self.game.board.parse_line(name) {
+            Ok(line) => self.play_line(line, false),
+            Err(e) => Err(anyhow::anyhow!("{e}; {HELP}")),
+        }
+    }
+
+    fn play_best(&mut self) -> Result<String> {
+        let line = self.best_line()?;
+        self.play_line(line, true)
+    }
+
+    fn undo(&mut self) -> Result<String> {
+        self.walk(Match::undo, "took back", "nothing to undo")
+    }
+
+    fn redo(&mut self) -> Result<String> {
+        self.walk(Match::redo, "replayed", "nothing to redo")
+    }
+
+    fn help(&self) -> &'static str {
+        HELP
+    }
 }
 
-/// Where a session starts: a tablebase or a board, a position, and the side the
-/// program plays (`tb play`'s arguments).
-pub struct Setup<'a> {
-    /// A tablebase to take values from (its search fallback beyond the book).
-    pub db: Option<&'a Path>,
-    /// The board (`RxC`); with `db`, it must be the table's.
-    pub board: Option<&'a str>,
-    /// The start position (line list, 0/1 string or Wilson file) [default: the
-    /// table's start, or the empty board].
-    pub position: Option<&'a str>,
-    /// Value of the full board, without a tablebase (else the table's).
-    pub penalty: Option<i32>,
-    /// Bounds of every search.
-    pub limits: Limits,
-    /// The side the program plays.
-    pub computer: Option<Player>,
-    /// Loony analysis (values with loony marks; by exhaustion, small positions).
-    pub loony: bool,
-}
-
-impl Setup<'_> {
-    /// The session these arguments describe.
-    pub fn open(&self) -> Result<Session> {
-        let parse = |board: &Board, text: &str| -> Result<ParsedPosition> {
-            let parsed = notation::parse_position_arg(board, text)?;
-            parsed.chains.plain_only("tb play plays")?;
-            Ok(parsed)
-        };
-        let (analyst, board, start) = match self.db {
-            Some(_) if self.loony => {
+/// The Dots-and-Boxes session `setup` describes.
+pub fn open(setup: &Setup) -> Result<Session> {
+    let computer = setup.computer.map(|seat| match seat {
+        Seat::First => Player::A,
+        Seat::Second => Player::B,
+    });
+    let parse = |board: &Board, text: &str| -> Result<ParsedPosition> {
+        let parsed = notation::parse_position_arg(board, text)?;
+        parsed.chains.plain_only("tb play plays")?;
+        Ok(parsed)
+    };
+    let (analyst, board, start) = match setup.db {
+        Some(_) if setup.loony => {
+            bail!(
+                "--loony analyses positions by itself (loony tablebases are not built yet): leave out --db"
+            );
+        }
+        Some(path) => {
+            let mut table = Tablebase::open(path)?;
+            let board = table.board();
+            if let Some(text) = setup.board
+                && text.parse::<Board>()? != board
+            {
+                bail!("the tablebase is of the {board} board, not {text}");
+            }
+            if setup.penalty.is_some() {
+                bail!("--penalty is the table's own with --db (it was built with one)");
+            }
+            let start = match setup.position {
+                Some(text) => parse(&board, text)?,
+                None => ParsedPosition::from_lines(table.start()),
+            };
+            if start.lines & table.start() != table.start() {
                 bail!(
-                    "--loony analyses positions by itself (loony tablebases are not built yet): leave out --db"
+                    "the position lacks lines of this tablebase's start position, so it is not in it"
                 );
             }
-            Some(path) => {
-                let mut table = Tablebase::open(path)?;
-                let board = table.board();
-                if let Some(text) = self.board
-                    && text.parse::<Board>()? != board
-                {
-                    bail!("the tablebase is of the {board} board, not {text}");
-                }
-                if self.penalty.is_some() {
-                    bail!("--penalty is the table's own with --db (it was built with one)");
-                }
-                let start = match self.position {
-                    Some(text) => parse(&board, text)?,
-                    None => ParsedPosition::from_lines(table.start()),
-                };
-                if start.lines & table.start() != table.start() {
+            table.set_search_bounds(setup.limits);
+            (Analyst::Book(Box::new(table)), board, start)
+        }
+        None => {
+            let Some(text) = setup.board else {
+                bail!("give a board (e.g. tb play 3x3) or a tablebase (--db FILE)");
+            };
+            let board: Board = text.parse()?;
+            let request = SolveRequest::new(
+                &board,
+                setup.position,
+                notation::parse_position_arg,
+                "empty",
+                setup.penalty,
+            )?;
+            let start = match setup.position {
+                Some(text) => parse(&board, text)?,
+                None => ParsedPosition::from_lines(request.lines),
+            };
+            let analyst = if setup.loony {
+                let open = board.num_lines() as u32 - start.lines.count_ones();
+                if open > super::loony_solve::MAX_EXHAUSTIVE_OPEN {
                     bail!(
-                        "the position lacks lines of this tablebase's start position, so it is not in it"
+                        "--loony analyses by exhaustion, at most {} open lines; this start has {open}",
+                        super::loony_solve::MAX_EXHAUSTIVE_OPEN
                     );
                 }
-                table.set_search_bounds(self.limits);
-                (Analyst::Book(Box::new(table)), board, start)
-            }
-            None => {
-                let Some(text) = self.board else {
-                    bail!("give a board (e.g. tb play 3x3) or a tablebase (--db FILE)");
-                };
-                let board: Board = text.parse()?;
-                let request = SolveRequest::new(
-                    &board,
-                    self.position,
-                    notation::parse_position_arg,
-                    "empty",
-                    self.penalty,
-                )?;
-                let start = match self.position {
-                    Some(text) => parse(&board, text)?,
-                    None => ParsedPosition::from_lines(request.lines),
-                };
-                let analyst = if self.loony {
-                    let open = board.num_lines() as u32 - start.lines.count_ones();
-                    if open > super::loony_solve::MAX_EXHAUSTIVE_OPEN {
-                        bail!(
-                            "--loony analyses by exhaustion, at most {} open lines; this start has {open}",
-                            super::loony_solve::MAX_EXHAUSTIVE_OPEN
-                        );
-                    }
-                    Analyst::Loony {
-                        board,
-                        penalty: request.penalty as i32,
-                    }
-                } else {
-                    Analyst::Search {
-                        solver: Box::new(request.solver(board)),
-                        limits: self.limits,
-                    }
-                };
-                (analyst, board, start)
-            }
-        };
-        Ok(Session::new(
-            Match::new(board, &start),
-            analyst,
-            self.computer,
-        ))
-    }
-}
-
-/// Runs a session on `input` (commands, one per line) and `out`. In a terminal
-/// (`terminal`) the screen is redrawn in place with colours and a prompt;
-/// otherwise each board follows the last. Ends at `quit` or the end of input.
-pub fn run(
-    session: &mut Session,
-    input: &mut dyn BufRead,
-    out: &mut dyn Write,
-    terminal: bool,
-) -> Result<()> {
-    let mut message = session
-        .computer_moves()
-        .unwrap_or_else(|e| format!("{e:#}"));
-    let mut shown = true;
-    loop {
-        if terminal {
-            // Home, clear, then the whole screen again.
-            write!(out, "\x1b[H\x1b[2J")?;
+                Analyst::Loony {
+                    board,
+                    penalty: request.penalty as i32,
+                }
+            } else {
+                Analyst::Search {
+                    solver: Box::new(request.solver(board)),
+                    limits: setup.limits,
+                }
+            };
+            (analyst, board, start)
         }
-        if shown || terminal {
-            write!(out, "{}", session.screen(terminal))?;
-        }
-        if !message.is_empty() {
-            writeln!(out, "{message}")?;
-        }
-        if terminal {
-            write!(out, "> ")?;
-        }
-        out.flush()?;
-        let mut line = String::new();
-        if input.read_line(&mut line)? == 0 {
-            if terminal {
-                writeln!(out)?;
-            }
-            return Ok(());
-        }
-        match session.command(&line) {
-            Step::Quit => return Ok(()),
-            Step::Shown(text) => {
-                message = text;
-                shown = true;
-            }
-            Step::Refused(why) => {
-                message = why;
-                shown = false;
-            }
-        }
-    }
+    };
+    Ok(Session::new(Match::new(board, &start), analyst, computer))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::games::dots::search::SearchOptions;
+    use crate::games::play::Step;
 
     fn session(rows: usize, cols: usize, computer: Option<Player>) -> Session {
         let board = Board::new(rows, cols).unwrap();

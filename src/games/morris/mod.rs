@@ -27,7 +27,7 @@
 //! * [`spec`]: what a file holds ([`spec::MorrisSpec`], its meta rows, layer
 //!   numbers of table pairs); [`build`]: [`spec::MorrisFormat`], Morris as the
 //!   generic scheduler sees it (a layer per table pair), and the build; [`tablebase`]: reading a built file and probing it; [`report`]:
-//!   `info`, `export` and `verify`.
+//!   `info`, `export` and `verify`; [`play`]: `tb play` on a Morris file.
 //!
 //! Masks are 24-bit (16-bit on the six board), bit `i` = point `i`. Tables are relative to the side to move: a
 //! position with Black to move is the colour-swapped position with White to move.
@@ -36,6 +36,7 @@ pub mod build;
 pub mod geometry;
 pub mod index;
 pub mod placement;
+pub mod play;
 pub mod reader;
 pub mod report;
 pub mod rules;
