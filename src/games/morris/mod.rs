@@ -39,6 +39,7 @@ pub mod placement;
 pub mod reader;
 pub mod report;
 pub mod rules;
+pub mod sector;
 pub mod solve;
 pub mod spec;
 pub mod tablebase;
@@ -48,8 +49,10 @@ pub mod variant;
 pub use geometry::{Board, BoardKind, Nine, SYMMETRIES, Six};
 pub use index::{Table, class_count};
 pub use rules::{Move, NotationError, Outcome, Position};
+pub use sector::Sector;
 pub use solve::{
-    Chances, Probe, Stats, Tables, position_value, probe, solve_all, solve_pair, verify_table,
+    Chances, Probe, Stats, Tables, position_value, probe, solve_all, solve_pair, solve_sector_pair,
+    verify_table,
 };
 pub use value::Value;
 pub use variant::{RuleSet, Rules};
