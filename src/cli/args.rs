@@ -159,9 +159,9 @@ pub struct Build {
 /// The games `tb build` takes by name.
 #[derive(Subcommand)]
 pub enum BuildGame {
-    /// Nine Men's Morris (or Six Men's with --rules six): the moving-phase tables
-    /// (m, o) from 3-3 up, and with --phase all the placement positions back to the
-    /// empty board.
+    /// Nine Men's Morris (or Six Men's with --rules six, Lasker with --rules
+    /// lasker): the moving-phase tables (m, o) from 3-3 up, and with --phase all
+    /// the placement positions back to the empty board.
     #[command(
         after_help = "Examples:\n  tb build morris --stones 5\n  tb build morris --stones 4 --phase all\n  tb build morris --rules six --phase all\n  tb build morris --rules lasker --stones 5 --phase all\n  tb build morris --plan"
     )]
@@ -272,8 +272,10 @@ pub struct DotsBuild {
 pub struct MorrisBuild {
     /// The rule set: `nine` (Nine Men's Morris as Gasser: 24 points, 16 mills, 9
     /// stones, flying at 3), `six` (Six Men's Morris: 16 points on two squares, 8
-    /// mills, 6 stones, no flying) or `six-flying` (the same with flying at 3
-    /// stones). The file records it; resuming or adding to a file of other rules is
+    /// mills, 6 stones, no flying), `six-flying` (the same with flying at 3
+    /// stones) or `lasker` (Lasker Morris as Malom: the nine board, 10 stones, a
+    /// side with stones in hand may move one instead of placing; flying at 3
+    /// stones on the board and in hand). The file records it; resuming or adding to a file of other rules is
     /// refused [default: nine].
     #[arg(long, value_enum)]
     pub rules: Option<RulesArg>,
