@@ -705,8 +705,9 @@ struct Block {
 }
 
 impl<B: Indexed> Table<B> {
-    /// Builds the index of table (m, o), `0 <= m, o <= 9` (the moving phase has 3 or
-    /// more a side; placement tables start from the empty board).
+    /// Builds the index of table (m, o), `0 <= m, o <= B::MAX_STONES` (10 on the
+    /// nine board, for Lasker; the moving phase has 3 or more a side; placement
+    /// tables start from the empty board).
     pub fn new(m: u8, o: u8) -> Result<Table<B>> {
         if m > B::MAX_STONES || o > B::MAX_STONES {
             bail!(
