@@ -8,19 +8,19 @@
 //! same way, the oracle reading the values of the positions their placements and
 //! captures lead to from the file.
 //!
-//! The oracle shares no code with the crate: its board is built here from the
-//! coordinates of the points (docs/FORMAT.md §4: files a-g, ranks 1-7; three
-//! concentric squares, their sides and the four cross lines through the side
-//! midpoints), its symmetries from the geometry (the 8 of the square, times
-//! swapping the inner and outer squares), its move generator (a side with stones
-//! in hand places one or slides one of its stones, flies with 3 stones on the
-//! board and in hand together) and its solver are its own. With moving allowed
+//! The oracle shares no code with the crate: its board (adjacency and mills from
+//! the points' coordinates), symmetries and values are those of the Nine Men's
+//! Morris oracle (`tests/morris_oracle`, written from docs/FORMAT.md §4 alone); its
+//! move generator (a side with stones in hand places one or slides one of its
+//! stones, flies with 3 stones on the board and in hand together) and its solver
+//! are its own. With moving allowed
 //! during placement the positions with stones in hand have cycles, so the whole
 //! game is solved by sweeps over explicit positions (ply d = 1, 2, ...: won in d
 //! plies when a move reaches a position lost in d - 1, lost in d when every move
 //! reaches a position won in fewer; what is left is drawn).
 
 mod harness;
+mod morris_oracle;
 mod oracle;
 
 use std::collections::HashMap;
@@ -28,176 +28,32 @@ use std::path::Path;
 use std::process::Output;
 
 use harness::{assert_no_panic, tb};
-
+use morris_oracle::{ALL, Geometry, POINT_NAMES, Symmetries, Val, bits, position_text};
 use tb::games::morris::rules::Position;
 use tb::games::morris::tablebase::MorrisTablebase;
 use tb::games::morris::variant::Rules;
 
-/// The points in the fixed order of docs/FORMAT.md §4.
-const NAMES: [&str; 24] = [
-    "a1", "d1", "g1", "b2", "d2", "f2", "c3", "d3", "e3", "a4", "b4", "c4", "e4", "f4", "g4", "c5",
-    "d5", "e5", "b6", "d6", "f6", "a7", "d7", "g7",
-];
-
 /// Stones a side in the game checked.
 const STONES: u32 = 3;
 
-/// A value for the side to move: plies to the end of the game.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Val {
-    Win(u32),
-    Loss(u32),
-    Draw,
-}
-
-impl Val {
-    /// The value of a move leading to a position of value `self` for the opponent.
-    fn back(self) -> Val {
-        match self {
-            Val::Win(p) => Val::Loss(p + 1),
-            Val::Loss(p) => Val::Win(p + 1),
-            Val::Draw => Val::Draw,
-        }
-    }
-
-    fn text(self) -> String {
-        match self {
-            Val::Win(p) => format!("W{p}"),
-            Val::Loss(p) => format!("L{p}"),
-            Val::Draw => "D".into(),
-        }
-    }
-}
-
-/// The board from the points' coordinates, centred: (file - d, rank - 4).
+/// The nine board and its symmetries.
 struct Board {
-    adjacent: [u32; 24],
-    mills: Vec<u32>,
-    /// `images[s][k][byte]`: the image under symmetry `s` of the points of byte `k`
-    /// of a set.
-    images: Vec<[[u32; 256]; 3]>,
+    geometry: Geometry,
+    symmetries: Symmetries,
 }
 
 impl Board {
     fn new() -> Board {
-        let coords: Vec<(i32, i32)> = NAMES
-            .iter()
-            .map(|n| {
-                let b = n.as_bytes();
-                (
-                    i32::from(b[0]) - i32::from(b'd'),
-                    i32::from(b[1]) - i32::from(b'4'),
-                )
-            })
-            .collect();
-        let at = |c: (i32, i32)| coords.iter().position(|&x| x == c).expect("a point");
-        let ring = |(x, y): (i32, i32)| x.abs().max(y.abs());
-        let mut adjacent = [0u32; 24];
-        for p in 0..24 {
-            for q in 0..24 {
-                let ((px, py), (qx, qy)) = (coords[p], coords[q]);
-                // Along a square: same square, one coordinate equal, the other one
-                // side's half apart.
-                let along = ring(coords[p]) == ring(coords[q])
-                    && ((px == qx && (py - qy).abs() == ring(coords[p]))
-                        || (py == qy && (px - qx).abs() == ring(coords[p])));
-                // Across: two side midpoints on the same half axis, next squares.
-                let across = ((px == 0 && qx == 0 && py.signum() == qy.signum())
-                    || (py == 0 && qy == 0 && px.signum() == qx.signum()))
-                    && (ring(coords[p]) - ring(coords[q])).abs() == 1;
-                if along || across {
-                    adjacent[p] |= 1 << q;
-                }
-            }
-        }
-        let set = |f: &dyn Fn((i32, i32)) -> bool| {
-            (0..24)
-                .filter(|&p| f(coords[p]))
-                .fold(0u32, |acc, p| acc | 1 << p)
-        };
-        let mut mills = Vec::new();
-        for n in 1..=3 {
-            for side in [-n, n] {
-                mills.push(set(&|(x, y)| ring((x, y)) == n && x == side));
-                mills.push(set(&|(x, y)| ring((x, y)) == n && y == side));
-            }
-        }
-        for sign in [-1, 1] {
-            mills.push(set(&|(x, y)| x == 0 && y.signum() == sign));
-            mills.push(set(&|(x, y)| y == 0 && x.signum() == sign));
-        }
-        assert!(mills.iter().all(|m| m.count_ones() == 3));
-        // Symmetries: reflect, rotate by quarter turns, swap the inner and outer
-        // squares.
-        let mut images = Vec::new();
-        for s in 0..16 {
-            let map = |(mut x, mut y): (i32, i32)| {
-                if s & 4 != 0 {
-                    x = -x;
-                }
-                for _ in 0..s & 3 {
-                    (x, y) = (-y, x);
-                }
-                if s & 8 != 0 {
-                    match ring((x, y)) {
-                        1 => (x, y) = (3 * x, 3 * y),
-                        3 => (x, y) = (x / 3, y / 3),
-                        _ => {}
-                    }
-                }
-                (x, y)
-            };
-            let perm: Vec<usize> = (0..24).map(|p| at(map(coords[p]))).collect();
-            let mut table = [[0u32; 256]; 3];
-            for (k, bytes) in table.iter_mut().enumerate() {
-                for (v, image) in bytes.iter_mut().enumerate() {
-                    *image = (0..8)
-                        .filter(|b| v >> b & 1 == 1)
-                        .fold(0, |acc, b| acc | 1 << perm[8 * k + b]);
-                }
-            }
-            images.push(table);
-        }
         Board {
-            adjacent,
-            mills,
-            images,
+            geometry: Geometry::new(),
+            symmetries: Symmetries::new(),
         }
-    }
-
-    fn image(&self, s: usize, set: u32) -> u32 {
-        let t = &self.images[s];
-        t[0][(set & 255) as usize] | t[1][(set >> 8 & 255) as usize] | t[2][(set >> 16) as usize]
     }
 
     /// The least image of (mover, opponent) under the 16 symmetries, as one key.
     fn canonical(&self, me: u32, you: u32) -> u64 {
-        (0..16)
-            .map(|s| u64::from(self.image(s, me)) << 24 | u64::from(self.image(s, you)))
-            .min()
-            .expect("16 symmetries")
-    }
-
-    /// Does `stones` have a complete mill through point `p`?
-    fn closes(&self, stones: u32, p: usize) -> bool {
-        self.mills
-            .iter()
-            .any(|&m| m & (1 << p) != 0 && stones & m == m)
-    }
-
-    /// The opponent stones a mill may take: those outside complete mills, or any
-    /// when all stand in mills.
-    fn takeable(&self, stones: u32) -> u32 {
-        let in_mills = self
-            .mills
-            .iter()
-            .filter(|&&m| stones & m == m)
-            .fold(0, |acc, m| acc | m);
-        if stones & !in_mills == 0 {
-            stones
-        } else {
-            stones & !in_mills
-        }
+        let (m, o) = self.symmetries.canonical(me, you);
+        u64::from(m) << 24 | u64::from(o)
     }
 
     /// The successors of (me to move, you, [my hand, your hand]): `None` for a move
@@ -206,32 +62,35 @@ impl Board {
     /// one or slides one of its stones; it flies with 3 stones on the board and
     /// in hand together.
     fn successors(&self, me: u32, you: u32, hands: [u32; 2]) -> Vec<Option<Lasker>> {
+        let g = &self.geometry;
         let mut out = Vec::new();
-        let empty = 0xff_ffff & !(me | you);
+        let empty = ALL & !(me | you);
         // (my stones after the move, its destination, my hand after it).
         let mut steps = Vec::new();
         if hands[0] > 0 {
-            for to in (0..24).filter(|to| empty >> to & 1 == 1) {
+            for to in bits(empty) {
                 steps.push((me | 1 << to, to, hands[0] - 1));
             }
         }
         let flies = me.count_ones() + hands[0] == 3;
-        for from in (0..24).filter(|from| me >> from & 1 == 1) {
-            for to in (0..24).filter(|to| empty >> to & 1 == 1) {
-                if flies || self.adjacent[from] >> to & 1 == 1 {
-                    steps.push((me & !(1 << from) | 1 << to, to, hands[0]));
-                }
+        for from in bits(me) {
+            let targets = if flies {
+                empty
+            } else {
+                g.adjacent[from] & empty
+            };
+            for to in bits(targets) {
+                steps.push((me & !(1 << from) | 1 << to, to, hands[0]));
             }
         }
         for (mine, to, hand) in steps {
             let next_hands = [hands[1], hand];
             // A mill captures one stone; with none on the board it takes nothing.
-            if !self.closes(mine, to) || you == 0 {
+            if !g.closes_mill(mine, to) || you == 0 {
                 out.push(Some((you, mine, next_hands)));
                 continue;
             }
-            let take = self.takeable(you);
-            for c in (0..24).filter(|c| take >> c & 1 == 1) {
+            for c in bits(g.removable(you)) {
                 let left = you & !(1 << c);
                 if left.count_ones() + hands[1] < 3 {
                     out.push(None);
@@ -250,7 +109,7 @@ type Lasker = (u32, u32, [u32; 2]);
 /// Every k-subset of the points of `within`.
 fn subsets(k: u32, within: u32) -> Vec<u32> {
     let mut out = vec![0u32];
-    for p in (0..24).filter(|p| within >> p & 1 == 1) {
+    for p in bits(within) {
         let more: Vec<u32> = out
             .iter()
             .filter(|s| s.count_ones() < k)
@@ -287,15 +146,11 @@ fn solve(
                     if m + hm < 3 || o + ho < 3 || 2 * (hm + ho) + m + o < from {
                         continue;
                     }
-                    for me in subsets(m, 0xff_ffff) {
-                        for you in subsets(o, 0xff_ffff & !me) {
+                    for me in subsets(m, ALL) {
+                        for you in subsets(o, ALL & !me) {
                             let key = board.canonical(me, you);
                             number.entry((key, [hm, ho])).or_insert_with(|| {
-                                positions.push((
-                                    (key >> 24) as u32,
-                                    key as u32 & 0xff_ffff,
-                                    [hm, ho],
-                                ));
+                                positions.push(((key >> 24) as u32, key as u32 & ALL, [hm, ho]));
                                 positions.len() as u32 - 1
                             });
                         }
@@ -382,21 +237,12 @@ fn solve(
 /// The position text of docs/FORMAT.md §4: a character per point, the side to
 /// move, the hands of White and Black.
 fn text((me, you, hands): Lasker, white: bool) -> String {
-    let (w, b) = if white { (me, you) } else { (you, me) };
-    let board: String = (0..24)
-        .map(|p| match (w >> p & 1, b >> p & 1) {
-            (1, _) => 'W',
-            (_, 1) => 'B',
-            _ => '.',
-        })
-        .collect();
-    let side = if white { 'w' } else { 'b' };
     let (hw, hb) = if white {
         (hands[0], hands[1])
     } else {
         (hands[1], hands[0])
     };
-    format!("{board} {side} {hw} {hb}")
+    format!("{} {hw} {hb}", position_text(me, you, white))
 }
 
 /// Runs `tb` with `args`, then `--db db`, then `after` (a position); it must not
@@ -456,8 +302,8 @@ fn compare(t: &MorrisTablebase, solved: &[(Lasker, Val)]) -> [usize; 3] {
             let text = text(pos, white);
             let position = Position::parse_in(Rules::Lasker, &text).unwrap();
             let got = t.value(&position).unwrap().to_string();
-            if got != v.text() && wrong.len() < 10 {
-                wrong.push(format!("{text}: tb {got}, oracle {}", v.text()));
+            if got != v.to_string() && wrong.len() < 10 {
+                wrong.push(format!("{text}: tb {got}, oracle {v}"));
             }
         }
     }
@@ -485,19 +331,19 @@ fn lasker_with_three_stones_matches_the_brute_force() {
     let json: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(json["position"], "........................ w 3 3");
     let start = by_position[&(0, 0, [STONES, STONES])];
-    assert_eq!(json["value"], start.text());
+    assert_eq!(json["value"], start.to_string());
     let moves = json["moves"].as_array().unwrap();
     assert_eq!(moves.len(), 24);
     for mv in moves {
         let name = mv["move"].as_str().unwrap();
-        let p = NAMES.iter().position(|n| *n == name).unwrap();
+        let p = POINT_NAMES.iter().position(|n| *n == name).unwrap();
         let key = board.canonical(0, 1 << p);
-        let child = (
-            (key >> 24) as u32,
-            key as u32 & 0xff_ffff,
-            [STONES, STONES - 1],
+        let child = ((key >> 24) as u32, key as u32 & ALL, [STONES, STONES - 1]);
+        assert_eq!(
+            mv["value"],
+            Val::from_child(by_position[&child]).to_string(),
+            "{name}"
         );
-        assert_eq!(mv["value"], by_position[&child].back().text(), "{name}");
     }
 }
 
@@ -517,11 +363,7 @@ fn lasker_with_four_stones_matches_the_brute_force_from_weight_eleven() {
     let t = build(dir.path(), 4);
     let board = Board::new();
     let from = 11;
-    let below = |pos: Lasker| match value_in(&t, pos).as_str() {
-        "D" => Val::Draw,
-        v if v.starts_with('W') => Val::Win(v[1..].parse().unwrap()),
-        v => Val::Loss(v[1..].parse().unwrap()),
-    };
+    let below = |pos: Lasker| value_in(&t, pos).parse::<Val>().unwrap();
     let solved = solve(&board, 4, from, below);
     assert!(solved.len() > 90_000, "{}", solved.len());
     let seen = compare(&t, &solved);
