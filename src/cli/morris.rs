@@ -25,6 +25,7 @@ pub fn build(args: MorrisBuild) -> Result<ExitCode> {
         RulesArg::Nine => Rules::Nine,
         RulesArg::Six => Rules::Six,
         RulesArg::SixFlying => Rules::SixFlying,
+        RulesArg::Lasker => Rules::Lasker,
     };
     let stones = args.stones.unwrap_or(rules.stones());
     let named = MorrisSpec::with_rules(rules, stones, build::DEFAULT_CHUNK_POSITIONS, phase)?;
@@ -103,8 +104,10 @@ fn print_plan(spec: &MorrisSpec, json: bool) -> Result<()> {
             human_bytes(memory),
             human_bytes(disk)
         )?;
+        // 16 wide as ever; wider for sector pairs (`sectors 3-4 h1-0/4-3 h0-1`).
+        let w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0).max(16);
         for (label, n) in &rows {
-            writeln!(stdout, "  {label:<16} {n:>12}")?;
+            writeln!(stdout, "  {label:<w$} {n:>12}")?;
         }
     }
     Ok(())

@@ -8,10 +8,11 @@
 
 use super::index::{class_count_on, table_size};
 use super::placement::{child_tables, solve_placement_table};
-use super::solve::solve_pair_counting;
+use super::sector::Sector;
+use super::solve::{solve_pair_counting, solve_sector_pair};
 pub use super::spec::{
-    DEFAULT_CHUNK_POSITIONS, MorrisSpec, Phase, layer_hands, layer_pair, pair_label, pair_layer,
-    placement_label, placement_layer,
+    DEFAULT_CHUNK_POSITIONS, MorrisSpec, Phase, layer_hands, layer_pair, layer_sector, pair_label,
+    pair_layer, placement_label, placement_layer, sector_layer,
 };
 use super::spec::{FORMAT_VERSION, MorrisFormat, format_version};
 use super::variant::Rules;
@@ -48,6 +49,16 @@ impl Kernel for MorrisKernel {
     }
 
     fn reads(&self, layer: usize, key: &[u8]) -> Vec<BlockId> {
+        if let Some(sector) = layer_sector(layer) {
+            return sector
+                .exit_pairs()
+                .into_iter()
+                .map(|s| BlockId {
+                    layer: sector_layer(s),
+                    key: vec![s.m, s.o, s.hm, s.ho],
+                })
+                .collect();
+        }
         if let Some(h) = layer_hands(layer) {
             return child_tables(h, key[0], key[1])
                 .into_iter()
@@ -73,6 +84,9 @@ impl Kernel for MorrisKernel {
     ) -> Result<Vec<i8>> {
         let spec = self.format.spec();
         let (rules, board) = (spec.rules, spec.board());
+        if let Some(sector) = layer_sector(layer) {
+            return self.compute_sectors(sector, layer, key, inputs, done);
+        }
         if let Some(h) = layer_hands(layer) {
             let (m, o) = (key[0], key[1]);
             let children = child_tables(h, m, o);
@@ -125,6 +139,40 @@ impl Kernel for MorrisKernel {
             .with_context(|| format!("solving {a}-{b}"))?;
         // The store keeps bytes as i8; Morris bytes are 0..=255 codes. Huge pages: the
         // block stays cached for the pairs that look up captures in it at random.
+        let mut values = crate::sys::huge_vec(first.len() + second.len());
+        values.extend(first.iter().chain(&second).map(|&v| v as i8));
+        Ok(values)
+    }
+}
+
+impl MorrisKernel {
+    /// The values of the sector pair of `sector` (layer `layer`, block `key`) from
+    /// the sector pairs its moves leave it for (`inputs`, as [`Kernel::reads`]
+    /// lists them).
+    fn compute_sectors(
+        &self,
+        sector: Sector,
+        layer: usize,
+        key: &[u8],
+        inputs: &[&[i8]],
+        done: &AtomicU64,
+    ) -> Result<Vec<i8>> {
+        let spec = self.format.spec();
+        let board = spec.board();
+        let reads = self.reads(layer, key);
+        // An exit sector: its slice of its pair's block.
+        let exits = |s: Sector| -> &[u8] {
+            let first = s.canonical();
+            let i = reads
+                .iter()
+                .position(|r| r.key == [first.m, first.o, first.hm, first.ho])
+                .expect("an exit pair this block reads");
+            let start = MorrisSpec::offset_in_sector_pair(board, s).expect("valid table") as usize;
+            let len = table_size(board, s.m, s.o).expect("valid table") as usize;
+            &as_u8(inputs[i])[start..start + len]
+        };
+        let (first, second) = solve_sector_pair(spec.rules, sector, exits, done)
+            .with_context(|| format!("solving sectors {}", pair_label(layer)))?;
         let mut values = crate::sys::huge_vec(first.len() + second.len());
         values.extend(first.iter().chain(&second).map(|&v| v as i8));
         Ok(values)

@@ -24,8 +24,9 @@ pub const MIN_STONES: u8 = 3;
 /// Largest number of stones of a side on the nine board.
 pub const MAX_STONES: u8 = Nine::MAX_STONES;
 
-/// Side of the square of stone counts a side can have on any board (0..=9).
-const COUNTS: usize = 10;
+/// Side of the square of stone counts a side can have on any board (0..=10:
+/// Lasker Morris has 10 stones a side).
+const COUNTS: usize = 11;
 
 /// A board's indexing: its stone limit, its embedded canonical sets and its caches
 /// of mover indices and tables (one static per board).
@@ -67,7 +68,7 @@ impl<B: Indexed> Default for Caches<B> {
 }
 
 impl Indexed for Nine {
-    const MAX_STONES: u8 = 9;
+    const MAX_STONES: u8 = 10;
 
     fn embedded_sets() -> Option<&'static [u8]> {
         Some(CANONICAL_SETS)
@@ -306,6 +307,11 @@ fn inverse_symmetries<B: Board>() -> [usize; SYMMETRIES] {
 /// instead of testing up to 1.3 M sets against the 16 symmetries.
 static CANONICAL_SETS: &[u8] = include_bytes!("canonical_sets.bin");
 
+/// The largest mover set size [`CANONICAL_SETS`] keeps: Nine Men's Morris's 9 (the
+/// 10 of Lasker Morris would add 0.7 MB to the binary for a build that computes
+/// them once).
+const EMBEDDED_STONES: u8 = 9;
+
 /// The canonical mover sets of one size and how every mover set reaches its own.
 pub struct MoverIndex<B: Indexed> {
     /// Number of stones.
@@ -394,27 +400,32 @@ impl<B: Indexed> MoverIndex<B> {
     /// or computed for a board without embedded sets).
     pub fn get(m: u8) -> &'static MoverIndex<B> {
         assert!(m <= B::MAX_STONES, "at most {} stones", B::MAX_STONES);
-        B::caches().movers[m as usize].get_or_init(|| match B::embedded_sets() {
-            Some(data) => MoverIndex::embedded(data, m),
-            None => MoverIndex::build(m),
+        B::caches().movers[m as usize].get_or_init(|| {
+            let kept = B::embedded_sets().filter(|_| m <= EMBEDDED_STONES);
+            match kept.and_then(|data| MoverIndex::embedded(data, m)) {
+                Some(index) => index,
+                None => MoverIndex::build(m),
+            }
         })
     }
 
     /// The index of `m` stones from `data` ([`CANONICAL_SETS`]): per size from 0
     /// up, the number of canonical sets (u32), the sets (u32 each), their
-    /// stabilizers (u16 each), little-endian.
-    fn embedded(mut data: &[u8], m: u8) -> MoverIndex<B> {
+    /// stabilizers (u16 each), little-endian. None when `data` stops before size
+    /// `m` (the nine board keeps sizes 0..=[`EMBEDDED_STONES`]; Lasker's 10 is
+    /// computed on first use, in a fraction of a second).
+    fn embedded(mut data: &[u8], m: u8) -> Option<MoverIndex<B>> {
         let mut take = |n: usize| {
-            let (head, rest) = data.split_at(n);
+            let (head, rest) = data.split_at_checked(n)?;
             data = rest;
-            head
+            Some(head)
         };
         for size in 0..=m {
-            let count = u32::from_le_bytes(take(4).try_into().expect("4 bytes")) as usize;
-            let canon = take(4 * count);
-            let stab = take(2 * count);
+            let count = u32::from_le_bytes(take(4)?.try_into().expect("4 bytes")) as usize;
+            let canon = take(4 * count)?;
+            let stab = take(2 * count)?;
             if size == m {
-                return MoverIndex {
+                return Some(MoverIndex {
                     m,
                     canon: canon
                         .chunks_exact(4)
@@ -427,17 +438,18 @@ impl<B: Indexed> MoverIndex<B> {
                     by_rank: OnceLock::new(),
                     searches: Default::default(),
                     board: std::marker::PhantomData,
-                };
+                });
             }
         }
         unreachable!("the loop returns at size m")
     }
 
-    /// What [`CANONICAL_SETS`] holds, computed ([`MoverIndex::build`] for every size).
+    /// What [`CANONICAL_SETS`] holds, computed ([`MoverIndex::build`] for every
+    /// size up to [`EMBEDDED_STONES`]).
     #[cfg(test)]
     fn canonical_sets_bytes() -> Vec<u8> {
         let mut out = Vec::new();
-        for m in 0..=B::MAX_STONES {
+        for m in 0..=EMBEDDED_STONES.min(B::MAX_STONES) {
             let index = MoverIndex::<B>::build(m);
             out.extend((index.canon.len() as u32).to_le_bytes());
             out.extend(index.canon.iter().flat_map(|w| w.to_le_bytes()));
@@ -693,8 +705,9 @@ struct Block {
 }
 
 impl<B: Indexed> Table<B> {
-    /// Builds the index of table (m, o), `0 <= m, o <= 9` (the moving phase has 3 or
-    /// more a side; placement tables start from the empty board).
+    /// Builds the index of table (m, o), `0 <= m, o <= B::MAX_STONES` (10 on the
+    /// nine board, for Lasker; the moving phase has 3 or more a side; placement
+    /// tables start from the empty board).
     pub fn new(m: u8, o: u8) -> Result<Table<B>> {
         if m > B::MAX_STONES || o > B::MAX_STONES {
             bail!(
@@ -1257,9 +1270,10 @@ mod tests {
             std::fs::write(path, &computed).unwrap();
         }
         assert!(computed == CANONICAL_SETS, "rerun with TB_BLESS=1");
-        for m in 0..=B::MAX_STONES {
+        assert!(MoverIndex::<B>::embedded(CANONICAL_SETS, EMBEDDED_STONES + 1).is_none());
+        for m in 0..=EMBEDDED_STONES {
             let (kept, built) = (
-                MoverIndex::<B>::embedded(CANONICAL_SETS, m),
+                MoverIndex::<B>::embedded(CANONICAL_SETS, m).expect("kept"),
                 MoverIndex::<B>::build(m),
             );
             assert_eq!((kept.canon, kept.stab), (built.canon, built.stab));

@@ -4,8 +4,11 @@
 
 use super::index::table_size;
 use super::rules::Position;
+use super::sector::Sector;
 use super::solve::verify_table;
-use super::spec::{MorrisSpec, Phase, layer_pair, pair_layer, placement_layer, table_label};
+use super::spec::{
+    MorrisSpec, Phase, hands_of, layer_pair, pair_layer, placement_layer, sector_layer, table_label,
+};
 use super::tablebase::MorrisTablebase;
 use super::value::Value;
 use crate::retro::audit::{Audit, check_finished};
@@ -174,10 +177,12 @@ pub fn info(tb: &MorrisTablebase) -> Result<Info> {
 pub fn info_text(i: &Info) -> String {
     let mut out = format!(
         "morris ({}), tables with 3 to {} stones a side; file {}, chunks of {} positions\nrules: {}\n{}\n",
-        if i.phase == "all" {
-            "moving phase, and placement from the empty board: rows hN hold the positions with N stones in hand"
-        } else {
-            "moving phase"
+        match (i.phase, i.rules.starts_with("lasker")) {
+            ("all", true) =>
+                "every sector from the empty board: rows m-o hA-B hold the positions with m stones of the side to move and o of the other on the board, A and B in hand, each with its swap",
+            ("all", false) =>
+                "moving phase, and placement from the empty board: rows hN hold the positions with N stones in hand",
+            _ => "moving phase",
         },
         i.stones,
         human_bytes(i.file_bytes),
@@ -189,8 +194,16 @@ pub fn info_text(i: &Info) -> String {
             i.features.iter().map(|(k, v)| (*k, v.as_str()))
         )
     );
+    // The label column: 9 wide as ever, wider for sector pairs (`3-4 h1-0/4-3 h0-1`).
+    let w = i
+        .pairs
+        .iter()
+        .map(|p| p.tables.len())
+        .max()
+        .unwrap_or(0)
+        .max(9);
     out.push_str(&format!(
-        "{:>9} {:>8} {:>12} {:>12} {:>12} {:>11} {:>6} {:>6} {:>10} {:>9} {:>8}\n",
+        "{:>w$} {:>8} {:>12} {:>12} {:>12} {:>11} {:>6} {:>6} {:>10} {:>9} {:>8}\n",
         "tables",
         "status",
         "positions",
@@ -206,7 +219,7 @@ pub fn info_text(i: &Info) -> String {
     for p in i.pairs.iter().chain(std::iter::once(&i.total)) {
         let plies = |v: Option<u8>| v.map_or("-".to_string(), |p| p.to_string());
         out.push_str(&format!(
-            "{:>9} {:>8} {:>12} {:>12} {:>12} {:>11} {:>6} {:>6} {:>10} {:>9.3} {:>8.2}\n",
+            "{:>w$} {:>8} {:>12} {:>12} {:>12} {:>11} {:>6} {:>6} {:>10} {:>9.3} {:>8.2}\n",
             p.tables,
             p.status,
             p.positions,
@@ -258,6 +271,23 @@ pub fn export(tb: &MorrisTablebase, format: Format, out: &mut dyn Write) -> Resu
             }
         }
     }
+    for sector in tb.spec().sector_pairs() {
+        let id = BlockId {
+            layer: sector_layer(sector),
+            key: vec![sector.m, sector.o, sector.hm, sector.ho],
+        };
+        let values = load_block(tb.store(), &file_format, &id)?;
+        let mut at = 0usize;
+        for s in sector.pair() {
+            for index in 0..table_size(tb.spec().board(), s.m, s.o)? {
+                let position = tb.sector_representative(s, index)?;
+                let value = Value::from_byte(values[at] as u8);
+                at += 1;
+                write_row(out, format, &position, (s.m, s.o), value)?;
+                rows += 1;
+            }
+        }
+    }
     for (layer, _) in tb.pairs() {
         let (a, b) = layer_pair(layer);
         let id = BlockId {
@@ -277,6 +307,86 @@ pub fn export(tb: &MorrisTablebase, format: Format, out: &mut dyn Write) -> Resu
         }
     }
     Ok(rows)
+}
+
+/// The sector pairs of a file of rules that move during placement (Lasker), in
+/// build order: each read once (checked against the catalogue) and recomputed from
+/// its moves, whose children are in the pair or in the pairs it exits to (kept in
+/// memory until no later pair exits to them).
+fn verify_sectors(
+    tb: &MorrisTablebase,
+    sample: Option<u64>,
+    audit: &mut Audit,
+    report: &mut VerifyReport,
+) -> Result<()> {
+    let pairs = tb.spec().sector_pairs();
+    if pairs.is_empty() {
+        return Ok(());
+    }
+    let format = tb.format();
+    let (rules, board) = (tb.spec().rules, tb.spec().board());
+    let id = |s: Sector| BlockId {
+        layer: sector_layer(s),
+        key: vec![s.m, s.o, s.hm, s.ho],
+    };
+    // The last pair (in build order) that reads each pair: evicted after it.
+    let mut last_reader: BTreeMap<Sector, usize> = BTreeMap::new();
+    for (k, s) in pairs.iter().enumerate() {
+        for e in s.exit_pairs() {
+            last_reader.insert(e, k);
+        }
+    }
+    let mut cache = BlockCache::new(u64::MAX);
+    for (k, &sector) in pairs.iter().enumerate() {
+        let readable = tb
+            .layers()
+            .get(&sector_layer(sector))
+            .is_some_and(|r| r.status.readable());
+        // (The audit reports a pair that is missing or not finished.)
+        if readable {
+            let own = id(sector);
+            let loaded = cache.get_or_load(&own, || load_block(tb.store(), &format, &own));
+            match &loaded {
+                Ok(values) => audit.check_block(&own, Ok(values)),
+                Err(e) => audit.check_block(&own, Err(e)),
+            }
+            if loaded.is_ok() {
+                let mut blocks = BTreeMap::new();
+                for s in std::iter::once(sector).chain(sector.exit_pairs()) {
+                    // (A pair that does not load was reported when it was checked.)
+                    if let Ok(values) =
+                        cache.get_or_load(&id(s), || load_block(tb.store(), &format, &id(s)))
+                    {
+                        blocks.insert(s, values);
+                    }
+                }
+                let lookup = |s: Sector, index: u64| -> Result<u8> {
+                    let values = blocks
+                        .get(&s.canonical())
+                        .with_context(|| format!("sector {} is not readable", s.label()))?;
+                    let at = MorrisSpec::offset_in_sector_pair(board, s)? + index;
+                    values
+                        .get(at as usize)
+                        .map(|&v| v as u8)
+                        .with_context(|| format!("sector {} has no class {index}", s.label()))
+                };
+                for s in sector.pair() {
+                    let size = table_size(board, s.m, s.o)?;
+                    let step = sample.map_or(1, |n| (size / n.max(1)).max(1));
+                    match verify_table(rules, s, step, lookup) {
+                        Ok(n) => report.recomputed += n,
+                        Err(e) => report.error(format!("{e:#}")),
+                    }
+                }
+            }
+        }
+        for s in std::iter::once(sector).chain(sector.exit_pairs()) {
+            if last_reader.get(&s).is_none_or(|&last| last <= k) {
+                cache.evict(&id(s));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// One export row: the position, its table and its value.
@@ -402,7 +512,8 @@ pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport>
                 blocks.push(((x, y), values));
             }
         }
-        let lookup = |_: u8, m: u8, o: u8, index: u64| -> Result<u8> {
+        let lookup = |sector: Sector, index: u64| -> Result<u8> {
+            let (m, o) = (sector.m, sector.o);
             let pair = (m.min(o), m.max(o));
             let (_, values) = blocks
                 .iter()
@@ -417,7 +528,7 @@ pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport>
         for (m, o) in MorrisSpec::tables_of_pair(a, b) {
             let size = table_size(board, m, o)?;
             let step = sample.map_or(1, |n| (size / n.max(1)).max(1));
-            match verify_table(rules, 0, m, o, step, lookup) {
+            match verify_table(rules, Sector::new(m, o, 0, 0), step, lookup) {
                 Ok(n) => report.recomputed += n,
                 Err(e) => report.error(format!("{e:#}")),
             }
@@ -460,7 +571,8 @@ pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport>
             }
             cache = BlockCache::new(0);
         }
-        let lookup = |hands: u8, m: u8, o: u8, index: u64| -> Result<u8> {
+        let lookup = |sector: Sector, index: u64| -> Result<u8> {
+            let (hands, m, o) = (sector.hm + sector.ho, sector.m, sector.o);
             let tables = if hands == h { &current } else { &below };
             let (values, range) = tables
                 .get(&(m, o))
@@ -474,13 +586,15 @@ pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport>
         for &(m, o) in current.keys() {
             let size = table_size(board, m, o)?;
             let step = sample.map_or(1, |n| (size / n.max(1)).max(1));
-            match verify_table(rules, h, m, o, step, lookup) {
+            let (hm, ho) = hands_of(h);
+            match verify_table(rules, Sector::new(m, o, hm, ho), step, lookup) {
                 Ok(n) => report.recomputed += n,
                 Err(e) => report.error(format!("{e:#}")),
             }
         }
         below = current;
     }
+    verify_sectors(tb, sample, &mut audit, &mut report)?;
     let found = audit.finish();
     report.chunks = found.chunks;
     for problem in found.problems {

@@ -370,8 +370,9 @@ impl Position {
             for to in bits(empty) {
                 emit(None, to, hands);
             }
-        } else {
-            let flying = self.rules.flying() && me.count_ones() == 3;
+        }
+        if self.hands[0] == 0 || self.rules.moving_in_placement() {
+            let flying = self.rules.set().flies(me.count_ones(), self.hands[0]);
             for from in bits(me) {
                 let targets = if flying {
                     empty

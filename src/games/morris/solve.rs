@@ -22,6 +22,7 @@ use rayon::prelude::*;
 use super::geometry::bits;
 use super::index::{Indexed, MIN_STONES, MoverIndex, Table, table_index};
 use super::rules::{Move, Outcome, Position};
+use super::sector::{Exit, Sector};
 use super::spec::hands_of;
 use super::value::{MAX_PLIES, Value, goodness_byte, parent_byte};
 use super::variant::Rules;
@@ -42,7 +43,18 @@ const WIN1: u8 = 2;
 /// Most moves (or un-moves) of one position: 3 flying stones x 21 empty points.
 const MAX_MOVES: usize = 64;
 
-/// One table of the pair being solved, with its working arrays.
+/// A solved table moves leave the pair for, and its values; `None` when such a
+/// move wins at once.
+type ExitTable<'a, B> = Option<(&'static Table<B>, &'a [u8])>;
+
+/// Exit lookups carry their kind in their top two bits (table indices are below
+/// 2^30): a capture after a slide, a placement, a placement that captures.
+const SLIDE_CAPTURE: u32 = 0;
+const PLACEMENT: u32 = 1 << 30;
+const PLACEMENT_CAPTURE: u32 = 2 << 30;
+const EXIT_KIND: u32 = 3 << 30;
+
+/// One table (sector) of the pair being solved, with its working arrays.
 struct Side<'a, B: Indexed> {
     table: &'static Table<B>,
     /// The side to move flies (the rules let a side with 3 stones fly, and it has 3).
@@ -50,12 +62,29 @@ struct Side<'a, B: Indexed> {
     /// The side that moved into this table's positions flew (their opponent has 3
     /// stones and the rules let it fly).
     opponent_flew: bool,
+    /// The opponent has no stone on the board: a mill closed captures nothing.
+    nothing_to_capture: bool,
     /// Value and move counter of every position.
     cells: Vec<Cell>,
-    /// Best exit (capture) move value, [`LOST`] if none.
+    /// Best exit (capture or placement) move value, [`LOST`] if none.
     exit: Vec<AtomicU8>,
-    /// The table captures lead to and its values; `None` when a capture wins at once.
-    lower: Option<(&'static Table<B>, &'a [u8])>,
+    /// Where a slide that captures leads.
+    lower: ExitTable<'a, B>,
+    /// With stones in hand: where a placement leads, and a placement that captures.
+    placement: Option<(ExitTable<'a, B>, ExitTable<'a, B>)>,
+}
+
+impl<'a, B: Indexed> Side<'a, B> {
+    /// The values of the exit table a tagged lookup reads.
+    #[inline(always)]
+    fn exit_values(&self, tagged: u32) -> &'a [u8] {
+        let table = match tagged & EXIT_KIND {
+            SLIDE_CAPTURE => self.lower,
+            PLACEMENT => self.placement.and_then(|p| p.0),
+            _ => self.placement.and_then(|p| p.1),
+        };
+        table.expect("a lookup only into an exit table").1
+    }
 }
 
 fn atomic_vec(n: u64, v: u8) -> Vec<AtomicU8> {
@@ -150,53 +179,107 @@ pub fn solve_pair_counting<'a>(
         "table {m}-{o}: stones per side must be {MIN_STONES}..={max} ({} rules)",
         rules.name()
     );
-    with_board!(rules.board(), B => solve_pair_on::<B>(rules.flying(), m, o, lower, done))
+    let sector = Sector::new(m, o, 0, 0);
+    with_board!(rules.board(), B => solve_sectors_on::<B>(rules, sector, |s| lower(s.m, s.o), done))
 }
 
-/// [`solve_pair_counting`] on board `B`; `flying`: a side with 3 stones flies.
-fn solve_pair_on<'a, B: Indexed>(
-    flying: bool,
-    m: u8,
-    o: u8,
-    lower: impl Fn(u8, u8) -> &'a [u8],
+/// Solves the sector pair of `sector` (it and its [`Sector::swapped`]) given the
+/// sectors its moves leave it for through `exits` (the value bytes of a sector, in
+/// index order), counting progress in `done` as [`solve_pair_counting`] does.
+/// Returns the values of the pair's sectors in [`Sector::pair`] order (the second
+/// empty when the pair is one sector). With both hands empty this is
+/// [`solve_pair_counting`]; with stones in hand (Lasker Morris) placements are
+/// exits too.
+pub fn solve_sector_pair<'a>(
+    rules: Rules,
+    sector: Sector,
+    exits: impl Fn(Sector) -> &'a [u8],
     done: &AtomicU64,
 ) -> Result<(Vec<u8>, Vec<u8>)> {
-    let shapes: Vec<(u8, u8)> = if m == o {
-        vec![(m, o)]
-    } else {
-        vec![(m, o), (o, m)]
+    let max = rules.stones();
+    ensure!(
+        sector.exists(max),
+        "sector {}: stones per side (board and hand) must be {MIN_STONES}..={max} ({} rules)",
+        sector.label(),
+        rules.name()
+    );
+    ensure!(
+        rules.moving_in_placement() || (sector.hm == 0 && sector.ho == 0),
+        "the {} rules solve positions with stones in hand by placement layers, not sectors",
+        rules.name()
+    );
+    with_board!(rules.board(), B => solve_sectors_on::<B>(rules, sector.canonical(), exits, done))
+}
+
+/// The table of an exit and its values, checked to fit each other and the tagged
+/// lookups.
+fn exit_table<'a, B: Indexed>(
+    exit: Exit,
+    values: &impl Fn(Sector) -> &'a [u8],
+) -> Result<ExitTable<'a, B>> {
+    let Exit::To(s) = exit else {
+        return Ok(None);
     };
+    let table = Table::<B>::get(s.m, s.o)?;
+    table.prepare_lookups();
+    let v = values(s);
+    ensure!(
+        v.len() as u64 == table.size(),
+        "exit sector {} has {} values, expected {}",
+        s.label(),
+        v.len(),
+        table.size()
+    );
+    ensure!(
+        table.size() <= u64::from(!EXIT_KIND) + 1,
+        "exit sector {} too big for the tagged lookups",
+        s.label()
+    );
+    Ok(Some((table, v)))
+}
+
+/// [`solve_sector_pair`] on board `B`, `sector` canonical.
+fn solve_sectors_on<'a, B: Indexed>(
+    rules: Rules,
+    sector: Sector,
+    exits: impl Fn(Sector) -> &'a [u8],
+    done: &AtomicU64,
+) -> Result<(Vec<u8>, Vec<u8>)> {
+    let set = rules.set();
     let mut sides = Vec::new();
-    for &(a, b) in &shapes {
-        let table = Table::<B>::get(a, b)?;
+    for s in sector.pair() {
+        let table = Table::<B>::get(s.m, s.o)?;
         table.prepare_lookups();
-        let lower = if b - 1 < MIN_STONES {
-            None
-        } else {
-            let lt = Table::<B>::get(b - 1, a)?;
-            lt.prepare_lookups();
-            let lv = lower(b - 1, a);
-            ensure!(
-                lv.len() as u64 == lt.size(),
-                "lower table {}-{a} has {} values, expected {}",
-                b - 1,
-                lv.len(),
-                lt.size()
-            );
-            Some((lt, lv))
+        let lower = match s.slide_capture() {
+            Some(exit) => exit_table(exit, &exits)?,
+            None => None,
+        };
+        let placement = match (s.placement(), s.placement_capture()) {
+            (Some(quiet), capture) => Some((
+                exit_table(Exit::To(quiet), &exits)?,
+                match capture {
+                    Some(exit) => exit_table(exit, &exits)?,
+                    None => None,
+                },
+            )),
+            (None, _) => None,
         };
         let n = table.size();
         ensure!(
             n <= INDEX as u64 + 1,
-            "table {a}-{b} too big for the bucket entries"
+            "table {}-{} too big for the bucket entries",
+            s.m,
+            s.o
         );
         sides.push(Side {
             table,
-            flies: flying && a == 3,
-            opponent_flew: flying && b == 3,
+            flies: set.flies(u32::from(s.m), s.hm),
+            opponent_flew: set.flies(u32::from(s.o), s.ho),
+            nothing_to_capture: s.o == 0,
             cells: Cell::new_vec(n),
             exit: atomic_vec(n, LOST),
             lower,
+            placement,
         });
     }
     let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); MAX_PLIES as usize + 1];
@@ -319,7 +402,7 @@ fn examine<B: Indexed>(side: &Side<B>, i: u64, w: u32, b: u32, lookups: &mut Vec
         };
         for q in bits(targets) {
             let nw = w ^ (1 << p) ^ (1 << q);
-            if !B::in_mill(nw, q) {
+            if !B::in_mill(nw, q) || side.nothing_to_capture {
                 moves += 1;
                 continue;
             }
@@ -330,9 +413,14 @@ fn examine<B: Indexed>(side: &Side<B>, i: u64, w: u32, b: u32, lookups: &mut Vec
             for c in bits(B::capturable(b)) {
                 let x = lt.index(b ^ (1 << c), nw);
                 prefetch(&lv[x as usize]);
-                lookups.push(x as u32);
+                lookups.push(x as u32 | SLIDE_CAPTURE);
             }
         }
+    }
+    if let Some((quiet, capture)) = side.placement
+        && !wins_now
+    {
+        wins_now = examine_placements(side, quiet, capture, w, b, lookups);
     }
     Examined {
         index: i as u32,
@@ -340,6 +428,39 @@ fn examine<B: Indexed>(side: &Side<B>, i: u64, w: u32, b: u32, lookups: &mut Vec
         wins_now,
         lookups_end: lookups.len() as u32,
     }
+}
+
+/// Appends the exit lookups of every placement of position (w to move, b) to
+/// `lookups` (prefetched); true if a placement wins at once.
+#[inline]
+fn examine_placements<B: Indexed>(
+    side: &Side<B>,
+    quiet: ExitTable<B>,
+    capture: ExitTable<B>,
+    w: u32,
+    b: u32,
+    lookups: &mut Vec<u32>,
+) -> bool {
+    let empty = B::FULL & !(w | b);
+    for q in bits(empty) {
+        let nw = w | 1 << q;
+        if !B::in_mill(nw, q) || side.nothing_to_capture {
+            let (t, v) = quiet.expect("a placement leads to a sector");
+            let x = t.index(b, nw);
+            prefetch(&v[x as usize]);
+            lookups.push(x as u32 | PLACEMENT);
+            continue;
+        }
+        let Some((t, v)) = capture else {
+            return true;
+        };
+        for c in bits(B::capturable(b)) {
+            let x = t.index(b ^ (1 << c), nw);
+            prefetch(&v[x as usize]);
+            lookups.push(x as u32 | PLACEMENT_CAPTURE);
+        }
+    }
+    false
 }
 
 /// Reads the capture values of a batch and records each position's exit value, move
@@ -354,13 +475,12 @@ fn settle_batch<B: Indexed>(
     let mut start = 0;
     for ex in batch {
         let mut best = if ex.wins_now { WIN1 } else { LOST };
-        if let Some((_, lv)) = side.lower {
-            for &x in &lookups[start..ex.lookups_end as usize] {
-                let mv = parent_byte(lv[x as usize])
-                    .with_context(|| format!("value longer than {MAX_PLIES} plies"))?;
-                if goodness_byte(mv) > goodness_byte(best) {
-                    best = mv;
-                }
+        for &x in &lookups[start..ex.lookups_end as usize] {
+            let values = side.exit_values(x);
+            let mv = parent_byte(values[(x & !EXIT_KIND) as usize])
+                .with_context(|| format!("value longer than {MAX_PLIES} plies"))?;
+            if goodness_byte(mv) > goodness_byte(best) {
+                best = mv;
             }
         }
         start = ex.lookups_end as usize;
@@ -421,7 +541,7 @@ fn moves_into<B: Indexed>(
         };
         for q in bits(targets) {
             let nm = xm ^ (1 << p) ^ (1 << q);
-            if !B::in_mill(nm, q) && y_table.index(xo, nm) == y {
+            if (!B::in_mill(nm, q) || xo == 0) && y_table.index(xo, nm) == y {
                 n += 1;
             }
         }
@@ -477,8 +597,9 @@ fn process<B: Indexed>(sides: &[Side<B>], d: u32, group: &[u32], acc: &mut Pushe
         // The side that moved into y is y's opponent; its stone went p -> q, un-move it.
         let flying = side.opponent_flew;
         for q in bits(yo) {
-            // A move onto q that closed a mill would have captured and left the pair.
-            if B::in_mill(yo, q) {
+            // A move onto q that closed a mill would have captured and left the pair
+            // (unless the side to move in y had no stone on the board to capture).
+            if B::in_mill(yo, q) && ym != 0 {
                 continue;
             }
             let targets = if flying {
@@ -703,29 +824,27 @@ impl Chances {
     }
 }
 
-/// Value of a position from table bytes: `lookup(h, m, o, index)` returns the stored
-/// byte of class `index` of table (m, o) with `h` stones in hand (0: the moving
-/// phase). A position's colours do not matter, only whose turn it is: the side to
-/// move has as many stones in hand as its opponent or one more (White places first).
+/// Value of a position from table bytes: `lookup(sector, index)` returns the stored
+/// byte of class `index` of table (m, o) with the sector's stones in hand (none: the
+/// moving phase). A position's colours do not matter, only whose turn it is: the side to
+/// move has as many stones in hand as its opponent or one more (White places first),
+/// unless the rules let a side move during placement (Lasker: any hands).
 pub fn position_value(
     pos: &Position,
-    lookup: &impl Fn(u8, u8, u8, u64) -> Result<u8>,
+    lookup: &impl Fn(Sector, u64) -> Result<u8>,
 ) -> Result<Value> {
     class_value(stored_class(pos)?, lookup)
 }
 
 /// The value stored for a class ([`stored_class`]; `None`: lost already).
-fn class_value(
-    class: Option<Class>,
-    lookup: &impl Fn(u8, u8, u8, u64) -> Result<u8>,
-) -> Result<Value> {
+fn class_value(class: Option<Class>, lookup: &impl Fn(Sector, u64) -> Result<u8>) -> Result<Value> {
     Ok(match class {
         None => Value::Loss(0),
-        Some((h, m, o, index)) => Value::from_byte(lookup(h, m, o, index)?),
+        Some((sector, index)) => Value::from_byte(lookup(sector, index)?),
     })
 }
 
-/// Where the value of a position is stored: `(h, m, o, index)` as [`position_value`]
+/// Where the value of a position is stored: `(sector, index)` as [`position_value`]
 /// looks it up, or `None` when the side to move has lost already (fewer than 3
 /// stones on the board and in hand).
 pub fn stored_class(pos: &Position) -> Result<Option<Class>> {
@@ -733,7 +852,7 @@ pub fn stored_class(pos: &Position) -> Result<Option<Class>> {
     let [hm, ho] = pos.hands;
     let h = hm + ho;
     ensure!(
-        hands_of(h) == (hm, ho),
+        pos.rules.moving_in_placement() || hands_of(h) == (hm, ho),
         "not a position of the game: the side to move has {hm} stones in hand and the other side {ho}, \
          but the side to move has as many as the other or one more (White places first): {pos}"
     );
@@ -750,24 +869,24 @@ pub fn stored_class(pos: &Position) -> Result<Option<Class>> {
         return Ok(None);
     }
     let index = table_index(pos.rules.board(), m, o, pos.mover, pos.opponent)?;
-    Ok(Some((h, m, o, index)))
+    Ok(Some((Sector::new(m, o, hm, ho), index)))
 }
 
 /// Probes `pos`: its value and every legal move's value, best first (stable order
 /// among equal values), without the tie-break ([`break_ties`] adds it).
-pub fn probe(pos: &Position, lookup: impl Fn(u8, u8, u8, u64) -> Result<u8>) -> Result<Probe> {
+pub fn probe(pos: &Position, lookup: impl Fn(Sector, u64) -> Result<u8>) -> Result<Probe> {
     probe_hinted(pos, |_| {}, lookup)
 }
 
-/// A stored class: `(h, m, o, index)` as [`stored_class`] gives it.
-pub type Class = (u8, u8, u8, u64);
+/// A stored class: `(sector, index)` as [`stored_class`] gives it.
+pub type Class = (Sector, u64);
 
 /// [`probe`], first telling `hint` every stored class it is about to read (the
 /// position's and its children's), so that a reader can fetch them together.
 pub fn probe_hinted(
     pos: &Position,
     hint: impl FnOnce(&[Class]),
-    lookup: impl Fn(u8, u8, u8, u64) -> Result<u8>,
+    lookup: impl Fn(Sector, u64) -> Result<u8>,
 ) -> Result<Probe> {
     let legal = pos.legal_moves();
     let own = stored_class(pos)?;
@@ -818,7 +937,7 @@ pub fn break_ties(
     pos: &Position,
     probe: Probe,
     hint: impl FnOnce(&[Class]),
-    lookup: impl Fn(u8, u8, u8, u64) -> Result<u8>,
+    lookup: impl Fn(Sector, u64) -> Result<u8>,
 ) -> Result<Probe> {
     let Probe { value, moves, .. } = probe;
     let mut chances = vec![None; moves.len()];
@@ -916,24 +1035,21 @@ pub fn is_error(played: Value, reply: Value) -> bool {
 /// Returns the number of classes checked.
 pub fn verify_table(
     rules: Rules,
-    h: u8,
-    m: u8,
-    o: u8,
+    sector: Sector,
     step: u64,
-    lookup: impl Fn(u8, u8, u8, u64) -> Result<u8> + Sync,
+    lookup: impl Fn(Sector, u64) -> Result<u8> + Sync,
 ) -> Result<u64> {
-    with_board!(rules.board(), B => verify_table_on::<B>(rules, h, m, o, step, lookup))
+    with_board!(rules.board(), B => verify_table_on::<B>(rules, sector, step, lookup))
 }
 
 /// [`verify_table`] on board `B` (the board of `rules`).
 fn verify_table_on<B: Indexed>(
     rules: Rules,
-    h: u8,
-    m: u8,
-    o: u8,
+    sector: Sector,
     step: u64,
-    lookup: impl Fn(u8, u8, u8, u64) -> Result<u8> + Sync,
+    lookup: impl Fn(Sector, u64) -> Result<u8> + Sync,
 ) -> Result<u64> {
+    let Sector { m, o, hm, ho } = sector;
     let table = Table::<B>::get(m, o)?;
     table.prepare_lookups();
     // Every child's mover set has o or o - 1 stones.
@@ -942,11 +1058,10 @@ fn verify_table_on<B: Indexed>(
     }
     let step = step.max(1);
     let n = table.size().div_ceil(step);
-    let (hm, ho) = hands_of(h);
-    let in_hand = if h > 0 {
-        format!(" with {h} in hand")
-    } else {
-        String::new()
+    let in_hand = match (hm + ho, rules.moving_in_placement()) {
+        (0, _) => String::new(),
+        (_, true) => format!(" with {hm}-{ho} in hand"),
+        (h, false) => format!(" with {h} in hand"),
     };
     (0..n).into_par_iter().try_for_each(|k| {
         let i = k * step;
@@ -970,17 +1085,17 @@ mod tests {
     use super::super::geometry::{Board, Nine, SYMMETRIES};
     use super::*;
 
-    fn lookup(tables: &Tables) -> impl Fn(u8, u8, u8, u64) -> Result<u8> + Sync + '_ {
-        |_, m, o, i| {
+    fn lookup(tables: &Tables) -> impl Fn(Sector, u64) -> Result<u8> + Sync + '_ {
+        |s, i| {
             tables
-                .get(&(m, o))
+                .get(&(s.m, s.o))
                 .and_then(|t| t.get(i as usize).copied())
                 .context("no such table entry")
         }
     }
 
     fn check_consistent(tables: &Tables, m: u8, o: u8, step: u64) {
-        verify_table(Rules::Nine, 0, m, o, step, lookup(tables)).unwrap();
+        verify_table(Rules::Nine, Sector::new(m, o, 0, 0), step, lookup(tables)).unwrap();
     }
 
     #[test]
@@ -1058,7 +1173,7 @@ mod tests {
                 continue;
             }
             let start = Instant::now();
-            let n = verify_table(Rules::Nine, 0, m, o, 1, lookup(&tables)).unwrap();
+            let n = verify_table(Rules::Nine, Sector::new(m, o, 0, 0), 1, lookup(&tables)).unwrap();
             eprintln!(
                 "{m}-{o}: {n} classes verified in {:.1} s",
                 start.elapsed().as_secs_f64()

@@ -6,6 +6,7 @@ use super::geometry::BoardKind;
 use super::index::{
     MIN_STONES, class_count_on, table_for_each_in_range, table_neighbours, table_size,
 };
+use super::sector::Sector;
 use super::variant::Rules;
 use crate::retro::{BlockKey, Format};
 use crate::store::checksum::digest_element;
@@ -97,9 +98,33 @@ pub fn placement_layer(h: u8) -> usize {
     PLACEMENT_LAYERS + h as usize
 }
 
-/// The stones in hand of a placement layer, or None for a moving-phase layer.
+/// The stones in hand of a placement layer, or None for a moving-phase or sector
+/// layer.
 pub fn layer_hands(layer: usize) -> Option<u8> {
-    (layer > PLACEMENT_LAYERS).then(|| (layer - PLACEMENT_LAYERS) as u8)
+    (PLACEMENT_LAYERS < layer && layer < SECTOR_LAYERS).then(|| (layer - PLACEMENT_LAYERS) as u8)
+}
+
+/// First layer number of the sector pairs of the rule sets that move during
+/// placement (Lasker): layer `SECTOR_LAYERS + code` holds the pair of the canonical
+/// sector (m, o, hm, ho) ([`super::sector`]), code = ((16 m + o) 16 + hm) 16 + ho,
+/// one block holding the sector and its swap. Their files have no other layers.
+pub const SECTOR_LAYERS: usize = 1000;
+
+/// The layer of the sector pair holding `sector`.
+pub fn sector_layer(sector: Sector) -> usize {
+    SECTOR_LAYERS + sector_code(sector.canonical()) as usize
+}
+
+/// ((16 m + o) 16 + hm) 16 + ho: a sector in 16 bits (counts up to 15).
+fn sector_code(s: Sector) -> u64 {
+    ((u64::from(s.m) * 16 + u64::from(s.o)) * 16 + u64::from(s.hm)) * 16 + u64::from(s.ho)
+}
+
+/// The canonical sector of a sector layer, or None for another layer.
+pub fn layer_sector(layer: usize) -> Option<Sector> {
+    let code = layer.checked_sub(SECTOR_LAYERS).filter(|&c| c < 1 << 16)?;
+    let digit = |k: usize| (code >> (4 * k) & 15) as u8;
+    Some(Sector::new(digit(3), digit(2), digit(1), digit(0)))
 }
 
 /// Stones in hand (side to move, opponent) when `h` are in hand in all: White
@@ -137,8 +162,17 @@ pub fn pair_layer(m: u8, o: u8) -> usize {
     10 * a as usize + b as usize
 }
 
-/// `3-3`, or `3-4/4-3` for a pair of two tables.
+/// `3-3`, or `3-4/4-3` for a pair of two tables; for a sector pair `3-4 h1-0`,
+/// or `3-4 h1-0/4-3 h0-1`.
 pub fn pair_label(layer: usize) -> String {
+    if let Some(s) = layer_sector(layer) {
+        return s
+            .pair()
+            .into_iter()
+            .map(Sector::label)
+            .collect::<Vec<_>>()
+            .join("/");
+    }
     let (a, b) = layer_pair(layer);
     if a == b {
         format!("{a}-{b}")
@@ -307,8 +341,23 @@ impl MorrisSpec {
         Ok(spec)
     }
 
-    /// The pairs {a, b} (a <= b) in build order: by total stones, then a.
+    /// The sector pairs (canonical sectors) in build order, for the rules that
+    /// move during placement (none for the others): the moving phase's (both
+    /// hands empty), and with [`Phase::All`] every sector with stones in hand.
+    pub fn sector_pairs(&self) -> Vec<Sector> {
+        if !self.rules.moving_in_placement() {
+            return Vec::new();
+        }
+        Sector::all_pairs(self.stones, self.phase == Phase::All)
+    }
+
+    /// The pairs {a, b} (a <= b) in build order: by total stones, then a. None
+    /// for the rules that move during placement (their moving-phase pairs are
+    /// [`MorrisSpec::sector_pairs`] with empty hands).
     pub fn pairs(&self) -> Vec<(u8, u8)> {
+        if self.rules.moving_in_placement() {
+            return Vec::new();
+        }
         let n = self.stones;
         let mut pairs: Vec<(u8, u8)> = (MIN_STONES..=n)
             .flat_map(|a| (a..=n).map(move |b| (a, b)))
@@ -321,6 +370,7 @@ impl MorrisSpec {
     /// the one before; 0 in hand is the moving phase). None without placement.
     pub fn placement_hands(&self) -> Vec<u8> {
         match self.phase {
+            _ if self.rules.moving_in_placement() => Vec::new(),
             Phase::Moving => Vec::new(),
             Phase::All => (1..=2 * self.stones).collect(),
         }
@@ -367,6 +417,10 @@ impl MorrisSpec {
         first: u64,
         len: usize,
     ) -> Vec<Neighbours> {
+        if let Some(sector) = layer_sector(layer) {
+            let tables = sector.pair().into_iter().map(|s| (s.m, s.o)).collect();
+            return Self::tables_neighbours(board, tables, first, len);
+        }
         if layer_hands(layer).is_none() {
             return Self::pair_neighbours(board, layer, first, len);
         }
@@ -388,10 +442,21 @@ impl MorrisSpec {
         len: usize,
     ) -> Vec<Neighbours> {
         let (a, b) = layer_pair(layer);
+        Self::tables_neighbours(board, Self::tables_of_pair(a, b), first, len)
+    }
+
+    /// The coding neighbours of the `len` classes from index `first` on of a block
+    /// holding `tables` one after the other.
+    fn tables_neighbours(
+        board: BoardKind,
+        tables: Vec<(u8, u8)>,
+        first: u64,
+        len: usize,
+    ) -> Vec<Neighbours> {
         let mut out = Vec::with_capacity(len);
         let end = first + len as u64;
         let mut start = 0;
-        for (m, o) in Self::tables_of_pair(a, b) {
+        for (m, o) in tables {
             let Ok(size) = table_size(board, m, o) else {
                 break;
             };
@@ -438,6 +503,49 @@ impl MorrisSpec {
     pub fn offset_in_pair(board: BoardKind, m: u8, o: u8) -> Result<u64> {
         Ok(if m <= o { 0 } else { table_size(board, o, m)? })
     }
+
+    /// Classes in the block of the sector pair of `sector`: its sectors' classes.
+    pub fn sector_pair_size(board: BoardKind, sector: Sector) -> u64 {
+        sector
+            .pair()
+            .into_iter()
+            .map(|s| class_count_on(board, s.m, s.o))
+            .sum()
+    }
+
+    /// Where `sector`'s values start in its pair's block (after the canonical
+    /// sector's, for the swapped one).
+    pub fn offset_in_sector_pair(board: BoardKind, sector: Sector) -> Result<u64> {
+        let first = sector.canonical();
+        Ok(if sector == first {
+            0
+        } else {
+            table_size(board, first.m, first.o)?
+        })
+    }
+}
+
+/// The digest of the values of a sector pair's block from index `first` on: each
+/// class keyed by its sets and its sector (the same sets in two sectors differ).
+fn sector_pair_digest(board: BoardKind, sector: Sector, first: u64, values: &[i8]) -> u64 {
+    let mut digest = 0u64;
+    let mut index = first;
+    for s in sector.pair() {
+        let size = table_size(board, s.m, s.o).expect("valid table");
+        let start = MorrisSpec::offset_in_sector_pair(board, s).expect("valid table");
+        let upto = (start + size).min(first + values.len() as u64);
+        if index < upto {
+            let range = index - start..upto - start;
+            table_for_each_in_range(board, s.m, s.o, range, |i, mover, opponent| {
+                let key = u64::from(mover) | u64::from(opponent) << 24 | sector_code(s) << 48;
+                let v = values[(start + i - first) as usize];
+                digest = digest.wrapping_add(digest_element(key, v));
+            })
+            .expect("valid table");
+            index = upto;
+        }
+    }
+    digest
 }
 
 /// The Morris file format as the generic code reads it: a layer per table pair
@@ -470,12 +578,16 @@ impl Format for MorrisFormat {
     fn layers(&self) -> Vec<usize> {
         let moving = self.spec.pairs().into_iter().map(|(a, b)| pair_layer(a, b));
         let placement = self.spec.placement_hands().into_iter().map(placement_layer);
-        moving.chain(placement).collect()
+        let sectors = self.spec.sector_pairs().into_iter().map(sector_layer);
+        moving.chain(placement).chain(sectors).collect()
     }
 
     fn layer_label(&self, layer: usize) -> String {
         if let Some(h) = layer_hands(layer) {
             return placement_label(h);
+        }
+        if layer_sector(layer).is_some() {
+            return format!("sectors {}", pair_label(layer));
         }
         let (a, b) = layer_pair(layer);
         let plural = if a == b { "" } else { "s" };
@@ -483,6 +595,9 @@ impl Format for MorrisFormat {
     }
 
     fn blocks(&self, layer: usize) -> Vec<BlockKey> {
+        if let Some(s) = layer_sector(layer) {
+            return vec![vec![s.m, s.o, s.hm, s.ho]];
+        }
         if let Some(h) = layer_hands(layer) {
             return self
                 .spec
@@ -497,6 +612,9 @@ impl Format for MorrisFormat {
 
     fn block_size(&self, layer: usize, key: &[u8]) -> u64 {
         let board = self.spec.board();
+        if let Some(sector) = layer_sector(layer) {
+            return MorrisSpec::sector_pair_size(board, sector);
+        }
         if layer_hands(layer).is_some() {
             return class_count_on(board, key[0], key[1]);
         }
@@ -510,6 +628,9 @@ impl Format for MorrisFormat {
 
     fn digest(&self, layer: usize, key: &[u8], first: u64, values: &[i8]) -> u64 {
         let board = self.spec.board();
+        if let Some(sector) = layer_sector(layer) {
+            return sector_pair_digest(board, sector, first, values);
+        }
         if let Some(h) = layer_hands(layer) {
             let (m, o) = (key[0], key[1]);
             let mut digest = 0u64;

@@ -3,9 +3,11 @@
 
 use super::index::{MIN_STONES, class_count_on, table_position};
 use super::rules::{Move, Outcome, Position};
+use super::sector::Sector;
 use super::solve::{Class, Probe, break_ties, probe_hinted};
 use super::spec::{
-    MorrisFormat, MorrisSpec, Phase, hands_of, layer_hands, layer_pair, pair_layer, placement_layer,
+    MorrisFormat, MorrisSpec, Phase, hands_of, layer_hands, layer_pair, layer_sector, pair_label,
+    pair_layer, placement_layer, sector_layer,
 };
 use super::value::Value;
 use crate::retro::audit::prepare_read;
@@ -97,6 +99,9 @@ impl MorrisTablebase {
 
     /// The stored byte of class `index` of table (m, o).
     pub fn byte(&self, m: u8, o: u8, index: u64) -> Result<u8> {
+        if self.spec.rules.moving_in_placement() {
+            return self.sector_byte(Sector::new(m, o, 0, 0), index);
+        }
         if !self.has_table(m, o) {
             bail!(
                 "table {m}-{o} is not in this file (it holds the tables with 3 to {} stones a side{})",
@@ -108,7 +113,7 @@ impl MorrisTablebase {
                 }
             );
         }
-        self.stored_byte(0, m, o, index)
+        self.stored_byte(Sector::new(m, o, 0, 0), index)
     }
 
     /// The stored byte of class `index` of table (m, o) with `h` stones in hand (0:
@@ -133,39 +138,83 @@ impl MorrisTablebase {
         if !self.layers.get(&layer).is_some_and(|r| r.status.readable()) {
             bail!("the placement tables with {h} stones in hand are not built yet");
         }
-        self.stored_byte(h, m, o, index)
+        let (hm, ho) = hands_of(h);
+        self.stored_byte(Sector::new(m, o, hm, ho), index)
     }
 
-    /// The byte at `index` of table (m, o) with `h` in hand, once the table is known
-    /// to be in the file.
-    fn stored_byte(&self, h: u8, m: u8, o: u8, index: u64) -> Result<u8> {
-        let (layer, packed, at, key) = self.locate(h, m, o, index)?;
-        let byte = self.reader.value(layer, packed, at, || {
-            (key.to_vec(), self.block_size(h, key))
-        })?;
+    /// The stored byte of class `index` of `sector` (both hands empty: the moving
+    /// phase): a sector pair's for the rules that move during placement, else a
+    /// table's with the sector's stones in hand ([`MorrisTablebase::byte_in_hand`]).
+    pub fn sector_byte(&self, sector: Sector, index: u64) -> Result<u8> {
+        if !self.spec.rules.moving_in_placement() {
+            return self.byte_in_hand(sector.hm + sector.ho, sector.m, sector.o, index);
+        }
+        let layer = sector_layer(sector);
+        if !self.spec.sector_pairs().contains(&sector.canonical()) {
+            bail!(
+                "no sector {} (stones on the board, then in hand) in this file: it holds the game with {} stones a side{}",
+                sector.label(),
+                self.spec.stones,
+                if self.spec.phase == Phase::All {
+                    ""
+                } else {
+                    ", moving phase only"
+                }
+            );
+        }
+        if !self.layers.get(&layer).is_some_and(|r| r.status.readable()) {
+            bail!("sectors {} are not built yet", pair_label(layer));
+        }
+        self.stored_byte(sector, index)
+    }
+
+    /// The byte at `index` of `sector` once it is known to be in the file.
+    fn stored_byte(&self, sector: Sector, index: u64) -> Result<u8> {
+        let (layer, packed, at) = self.locate(sector, index)?;
+        let byte = self
+            .reader
+            .value(layer, packed, at, || self.block_at(layer, packed))?;
         Ok(byte as u8)
     }
 
-    /// Where class `index` of table (m, o) with `h` in hand is stored: (layer, packed
-    /// block key, index in the block, block key). A moving-phase table is a slice of
-    /// its pair's block (the layer's only block), a placement table a block.
-    fn locate(&self, h: u8, m: u8, o: u8, index: u64) -> Result<(usize, u128, u64, [u8; 2])> {
-        Ok(if h == 0 {
-            let offset = MorrisSpec::offset_in_pair(self.spec.board(), m, o)?;
-            (pair_layer(m, o), 0, offset + index, [m.min(o), m.max(o)])
+    /// Where class `index` of `sector` is stored: (layer, packed block key, index in
+    /// the block). A moving-phase table is a slice of its pair's block (the layer's
+    /// only block), a placement table a block, a sector a slice of its sector pair's
+    /// block (the layer's only block).
+    fn locate(&self, sector: Sector, index: u64) -> Result<(usize, u128, u64)> {
+        let Sector { m, o, hm, ho } = sector;
+        let board = self.spec.board();
+        Ok(if self.spec.rules.moving_in_placement() {
+            let offset = MorrisSpec::offset_in_sector_pair(board, sector)?;
+            (sector_layer(sector), 0, offset + index)
+        } else if hm + ho == 0 {
+            let offset = MorrisSpec::offset_in_pair(board, m, o)?;
+            (pair_layer(m, o), 0, offset + index)
         } else {
             let packed = u128::from(m) << 8 | u128::from(o);
-            (placement_layer(h), packed, index, [m, o])
+            (placement_layer(hm + ho), packed, index)
         })
     }
 
-    /// Positions of block `key` of the layers with `h` in hand.
-    fn block_size(&self, h: u8, [a, b]: [u8; 2]) -> u64 {
+    /// The key and size of the block `packed` of `layer` (as [`MorrisTablebase::locate`]
+    /// gives them).
+    fn block_at(&self, layer: usize, packed: u128) -> (Vec<u8>, u64) {
         let board = self.spec.board();
-        if h == 0 {
-            MorrisSpec::pair_size(board, a, b)
-        } else {
-            class_count_on(board, a, b)
+        if let Some(s) = layer_sector(layer) {
+            return (
+                vec![s.m, s.o, s.hm, s.ho],
+                MorrisSpec::sector_pair_size(board, s),
+            );
+        }
+        match layer_hands(layer) {
+            None => {
+                let (a, b) = layer_pair(layer);
+                (vec![a, b], MorrisSpec::pair_size(board, a, b))
+            }
+            Some(_) => {
+                let (m, o) = ((packed >> 8) as u8, packed as u8);
+                (vec![m, o], class_count_on(board, m, o))
+            }
         }
     }
 
@@ -209,13 +258,13 @@ impl MorrisTablebase {
 
     /// Stored value of a position (either phase).
     pub fn value(&self, position: &Position) -> Result<Value> {
-        super::solve::position_value(position, &|h, m, o, i| self.byte_in_hand(h, m, o, i))
+        super::solve::position_value(position, &|s, i| self.sector_byte(s, i))
     }
 
     /// Value of a position and of every legal move, best first, with the
     /// tie-break among the moves of the position's value ([`break_ties`]).
     pub fn probe(&self, position: &Position) -> Result<Probe> {
-        let lookup = |h, m, o, i| self.byte_in_hand(h, m, o, i);
+        let lookup = |s, i| self.sector_byte(s, i);
         let probe = probe_hinted(position, |classes| self.preload(classes), lookup)?;
         break_ties(position, probe, |classes| self.preload(classes), lookup)
     }
@@ -224,19 +273,13 @@ impl MorrisTablebase {
     /// reads them one by one (what a cold probe spends its time on). Classes this
     /// file does not hold are left for the probe to report.
     fn preload(&self, classes: &[Class]) {
-        let wanted = classes.iter().filter_map(|&(h, m, o, index)| {
-            let (layer, packed, at, _) = self.locate(h, m, o, index).ok()?;
-            Some((layer, packed, at))
-        });
+        let wanted = classes
+            .iter()
+            .filter_map(|&(sector, index)| self.locate(sector, index).ok());
         // The block of a chunk not cached yet: a pair's (its layer names it) or a
         // placement table's (its packed key names it).
-        self.reader.preload(wanted, |layer, packed| {
-            let (h, key) = match layer_hands(layer) {
-                None => (0, <[u8; 2]>::from(layer_pair(layer))),
-                Some(h) => (h, [(packed >> 8) as u8, packed as u8]),
-            };
-            (key.to_vec(), self.block_size(h, key))
-        });
+        self.reader
+            .preload(wanted, |layer, packed| self.block_at(layer, packed));
     }
 
     /// The table (m, o) of a position, for messages.
@@ -248,6 +291,14 @@ impl MorrisTablebase {
     pub fn representative(&self, m: u8, o: u8, index: u64) -> Result<Position> {
         let (mover, opponent) = table_position(self.spec.board(), m, o, index)?;
         Ok(Position::new(mover, opponent, true).on(self.spec.rules))
+    }
+
+    /// Every class of `sector`: its representative (the side to move is White when
+    /// the hands are equal, else Black, as in [`MorrisTablebase::placement_representative`]).
+    pub fn sector_representative(&self, sector: Sector, index: u64) -> Result<Position> {
+        let Sector { m, o, hm, ho } = sector;
+        let (mover, opponent) = table_position(self.spec.board(), m, o, index)?;
+        Ok(Position::with_mover(mover, opponent, hm == ho, [hm, ho]).on(self.spec.rules))
     }
 
     /// Every class of placement table (m, o) with `h` in hand: its representative
@@ -342,9 +393,12 @@ pub fn value_words(side: &str, value: Value) -> String {
 /// move a line (values for the side that plays them).
 pub fn probe_text(position: &Position, probe: &Probe) -> String {
     let (m, o) = MorrisTablebase::table_of(position);
-    let in_hand = match position.hands[0] + position.hands[1] {
-        0 => String::new(),
-        h => format!(", {h} in hand"),
+    // With moving during placement the hands are independent: both are named
+    // (side to move first), as the sector is.
+    let in_hand = match (position.hands, position.rules.moving_in_placement()) {
+        ([0, 0], _) => String::new(),
+        ([hm, ho], true) => format!(", {hm}-{ho} in hand"),
+        ([hm, ho], false) => format!(", {} in hand", hm + ho),
     };
     let (side, other) = if position.white_to_move {
         ("White", "Black")

@@ -25,6 +25,9 @@ pub enum Rules {
     Six,
     /// Six Men's Morris with flying at 3 stones (a common house rule).
     SixFlying,
+    /// Lasker Morris: the nine board, 10 stones a side, and a side with stones in
+    /// hand may slide a stone instead of placing one (as Malom plays it).
+    Lasker,
 }
 
 /// What a side with 3 stones may do in the moving phase, and other differences
@@ -37,7 +40,9 @@ pub struct RuleSet {
     pub board: BoardKind,
     /// Stones per side in the whole game.
     pub stones: u8,
-    /// A side with exactly 3 stones may move a stone to any empty point.
+    /// A side with exactly 3 stones may move a stone to any empty point (with
+    /// [`RuleSet::moving_in_placement`]: 3 on the board and in hand together, see
+    /// [`RuleSet::flies`]).
     pub flying: bool,
     /// During placement a side may move a stone instead of placing one (Lasker).
     pub moving_in_placement: bool,
@@ -78,9 +83,38 @@ const SIX_FLYING: RuleSet = RuleSet {
     ..SIX
 };
 
+/// Lasker Morris as Malom (Gevay and Danner 2016) defines it: the nine board and
+/// mills, 10 stones, a side with stones in hand places or slides one of its stones
+/// on the board (none to slide before it has placed one), and flies when it has 3
+/// stones on the board and in hand together.
+const LASKER: RuleSet = RuleSet {
+    name: "lasker",
+    board: BoardKind::Nine,
+    stones: 10,
+    flying: true,
+    moving_in_placement: true,
+    full_board_draw: false,
+    meta: "lasker: 24 points, 16 mills, 10 stones, a side with stones in hand places one or moves one on the board, flying at 3 stones on the board and in hand, one capture per move closing mills, stones in mills protected unless all are, fewer than 3 stones or no legal move loses, undecided is a draw",
+};
+
+impl RuleSet {
+    /// Whether a side with `on_board` stones on the board and `in_hand` in hand
+    /// moves a stone to any empty point: with flying, when it has 3 stones; while it
+    /// still places (only where the rules let it move then) its hand counts too, as
+    /// in Malom's Lasker Morris.
+    pub fn flies(&self, on_board: u32, in_hand: u8) -> bool {
+        self.flying
+            && if self.moving_in_placement {
+                on_board + u32::from(in_hand) == 3
+            } else {
+                in_hand == 0 && on_board == 3
+            }
+    }
+}
+
 impl Rules {
     /// Every standard rule set.
-    pub const ALL: [Rules; 3] = [Rules::Nine, Rules::Six, Rules::SixFlying];
+    pub const ALL: [Rules; 4] = [Rules::Nine, Rules::Six, Rules::SixFlying, Rules::Lasker];
 
     /// The rule set's data.
     pub const fn set(self) -> &'static RuleSet {
@@ -88,6 +122,7 @@ impl Rules {
             Rules::Nine => &NINE,
             Rules::Six => &SIX,
             Rules::SixFlying => &SIX_FLYING,
+            Rules::Lasker => &LASKER,
         }
     }
 
@@ -115,6 +150,12 @@ impl Rules {
     /// Whether a side with 3 stones flies.
     pub fn flying(self) -> bool {
         self.set().flying
+    }
+
+    /// Whether a side with stones in hand may move a stone instead of placing one
+    /// (Lasker): the hands of the two sides are then independent.
+    pub fn moving_in_placement(self) -> bool {
+        self.set().moving_in_placement
     }
 
     /// The board.
