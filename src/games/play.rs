@@ -52,24 +52,66 @@ pub struct Setup<'a> {
     pub loony: bool,
 }
 
-/// A game in progress against a table, as the loop drives it.
+/// A game in progress against a table, as the loop drives it: the game's own
+/// part (its board, notation and values); the commands, the program's answers
+/// and undo/redo walking back to the person's turn are the same for every game
+/// (the provided methods).
 pub trait Session {
     /// The board and status line of the position now (`color`: for a terminal).
     fn screen(&mut self, color: bool) -> String;
-    /// Lets the program play its side until it is the person's turn or the game
-    /// ends; says what it played (empty when nothing).
-    fn computer_moves(&mut self) -> Result<String>;
-    /// Plays the move named `name` (then the program's answer); says what was played.
-    fn play_named(&mut self, name: &str) -> Result<String>;
-    /// Plays a best move (then the program's answer); says what was played.
-    fn play_best(&mut self) -> Result<String>;
-    /// Takes back the last move, and the program's moves before it, back to the
-    /// person's turn.
-    fn undo(&mut self) -> Result<String>;
-    /// Plays a move taken back again, and the program's moves after it.
-    fn redo(&mut self) -> Result<String>;
+    /// Whether the program is to move (it plays a side, the game is not over, and
+    /// it is that side's turn).
+    fn computer_to_move(&self) -> bool;
+    /// A best move of the position now, by name (the first the values list).
+    fn best_move(&mut self) -> Result<String>;
+    /// Plays the move named `name` in the position now and says so: "<side><who>
+    /// plays <name><note>" (and the end of the game if it ends).
+    fn play(&mut self, name: &str, who: &str, note: &str) -> Result<String>;
+    /// Takes the last move back; its name, `None` at the start.
+    fn take_back(&mut self) -> Option<String>;
+    /// Plays the last move taken back again; its name, `None` when there is none.
+    fn replay(&mut self) -> Option<String>;
     /// The commands, as `help` lists them.
     fn help(&self) -> &'static str;
+
+    /// Lets the program play its side until it is the person's turn or the game
+    /// ends; says what it played (empty when nothing).
+    fn computer_moves(&mut self) -> Result<String> {
+        let mut said = Vec::new();
+        while self.computer_to_move() {
+            let name = self.best_move()?;
+            said.push(self.play(&name, " (computer)", "")?);
+        }
+        Ok(said.join("; "))
+    }
+
+    /// The person's move `name`, then the program's answer.
+    fn play_and_answer(&mut self, name: &str, note: &str) -> Result<String> {
+        let said = self.play(name, "", note)?;
+        let reply = self.computer_moves();
+        Ok(said_with_reply(said, reply))
+    }
+
+    /// One undo (`back`) or redo, then more while the program is to move: back to
+    /// the person's turn. Says which moves went.
+    fn walk(&mut self, back: bool) -> Result<String> {
+        let step = |s: &mut Self| if back { s.take_back() } else { s.replay() };
+        let (done, none) = if back {
+            ("took back", "nothing to undo")
+        } else {
+            ("replayed", "nothing to redo")
+        };
+        let Some(first) = step(self) else {
+            anyhow::bail!("{none}");
+        };
+        let mut names = vec![first];
+        while self.computer_to_move()
+            && let Some(name) = step(self)
+        {
+            names.push(name);
+        }
+        Ok(format!("{done} {}", names.join(", ")))
+    }
 
     /// Runs one command.
     fn command(&mut self, text: &str) -> Step {
@@ -78,10 +120,12 @@ pub trait Session {
             "" => Ok(String::new()),
             "quit" | "q" | "exit" => return Step::Quit,
             "help" | "?" => Ok(self.help().to_string()),
-            "undo" | "u" => self.undo(),
-            "redo" | "r" => self.redo(),
-            "best" | "b" => self.play_best(),
-            name => self.play_named(name),
+            "undo" | "u" => self.walk(true),
+            "redo" | "r" => self.walk(false),
+            "best" | "b" => self
+                .best_move()
+                .and_then(|name| self.play_and_answer(&name, " (a best move)")),
+            name => self.play_and_answer(name, ""),
         };
         match result {
             Ok(text) => Step::Shown(text),
@@ -91,7 +135,7 @@ pub trait Session {
 }
 
 /// What a move and the program's answer to it say together.
-pub fn said_with_reply(said: String, reply: Result<String>) -> String {
+fn said_with_reply(said: String, reply: Result<String>) -> String {
     match reply {
         Ok(r) if r.is_empty() => said,
         Ok(r) => format!("{said}; {r}"),

@@ -15,7 +15,7 @@ use super::probe::Probe;
 use super::search::{Limits, Solver};
 use super::solve::SolveRequest;
 use super::tablebase::Tablebase;
-use crate::games::play::{Seat, Session as _, Setup, said_with_reply};
+use crate::games::play::{Seat, Setup};
 use anyhow::{Result, bail};
 use std::collections::HashMap;
 
@@ -403,45 +403,6 @@ impl Session {
             _ => bail!("no move value is known here"),
         }
     }
-
-    fn computer_to_move(&self) -> bool {
-        !self.game.over() && self.computer == Some(self.game.to_move())
-    }
-
-    fn play_line(&mut self, line: usize, best: bool) -> Result<String> {
-        if self.game.over() {
-            bail!("the game is over (undo to take moves back, quit to leave)");
-        }
-        let p = self.game.play(line)?;
-        let said = format!(
-            "{} plays {}{}",
-            p.player.letter(),
-            self.game.board.line_name(line),
-            if best { " (a best move)" } else { "" }
-        );
-        let reply = self.computer_moves();
-        Ok(said_with_reply(said, reply))
-    }
-
-    /// One `step` (undo or redo), then more while the program is to move: says
-    /// which lines went, or `none` when there was nothing to do.
-    fn walk(
-        &mut self,
-        step: fn(&mut Match) -> Option<Played>,
-        done: &str,
-        none: &str,
-    ) -> Result<String> {
-        let Some(first) = step(&mut self.game) else {
-            bail!("{none}");
-        };
-        let mut names = vec![self.game.board.line_name(first.line)];
-        while self.computer_to_move()
-            && let Some(p) = step(&mut self.game)
-        {
-            names.push(self.game.board.line_name(p.line));
-        }
-        Ok(format!("{done} {}", names.join(", ")))
-    }
 }
 
 impl crate::games::play::Session for Session {
@@ -459,38 +420,39 @@ impl crate::games::play::Session for Session {
         )
     }
 
-    fn computer_moves(&mut self) -> Result<String> {
-        let mut said = Vec::new();
-        while self.computer_to_move() {
-            let line = self.best_line()?;
-            let p = self.game.play(line)?;
-            said.push(format!(
-                "{} (computer) plays {}",
-                p.player.letter(),
-                self.game.board.line_name(line)
-            ));
-        }
-        Ok(said.join("; "))
+    fn computer_to_move(&self) -> bool {
+        !self.game.over() && self.computer == Some(self.game.to_move())
     }
 
-    fn play_named(&mut self, name: &str) -> Result<String> {
-        match self.game.board.parse_line(name) {
-            Ok(line) => self.play_line(line, false),
-            Err(e) => Err(anyhow::anyhow!("{e}; {HELP}")),
-        }
-    }
-
-    fn play_best(&mut self) -> Result<String> {
+    fn best_move(&mut self) -> Result<String> {
         let line = self.best_line()?;
-        self.play_line(line, true)
+        Ok(self.game.board.line_name(line))
     }
 
-    fn undo(&mut self) -> Result<String> {
-        self.walk(Match::undo, "took back", "nothing to undo")
+    fn play(&mut self, name: &str, who: &str, note: &str) -> Result<String> {
+        let line = match self.game.board.parse_line(name) {
+            Ok(line) => line,
+            Err(e) => bail!("{e}; {HELP}"),
+        };
+        if self.game.over() {
+            bail!("the game is over (undo to take moves back, quit to leave)");
+        }
+        let p = self.game.play(line)?;
+        Ok(format!(
+            "{}{who} plays {}{note}",
+            p.player.letter(),
+            self.game.board.line_name(line)
+        ))
     }
 
-    fn redo(&mut self) -> Result<String> {
-        self.walk(Match::redo, "replayed", "nothing to redo")
+    fn take_back(&mut self) -> Option<String> {
+        let p = self.game.undo()?;
+        Some(self.game.board.line_name(p.line))
+    }
+
+    fn replay(&mut self) -> Option<String> {
+        let p = self.game.redo()?;
+        Some(self.game.board.line_name(p.line))
     }
 
     fn help(&self) -> &'static str {
@@ -582,7 +544,7 @@ pub fn open(setup: &Setup) -> Result<Session> {
 mod tests {
     use super::*;
     use crate::games::dots::search::SearchOptions;
-    use crate::games::play::Step;
+    use crate::games::play::{Session as _, Step};
 
     fn session(rows: usize, cols: usize, computer: Option<Player>) -> Session {
         let board = Board::new(rows, cols).unwrap();

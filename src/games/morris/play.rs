@@ -13,7 +13,7 @@ use super::tablebase::{MorrisTablebase, value_words};
 use super::value::Value;
 use super::variant::Rules;
 use crate::games::dots::search::Limits;
-use crate::games::play::{Seat, Session, Setup, said_with_reply};
+use crate::games::play::{Seat, Session, Setup};
 use anyhow::{Result, bail};
 use std::collections::HashMap;
 
@@ -297,63 +297,8 @@ impl MorrisSession {
         Ok(p)
     }
 
-    /// The first move the probe lists: a best move, ties broken for the most
-    /// chances of the opponent to go wrong.
-    fn best_move(&mut self) -> Result<Move> {
-        if let Some(why) = self.game.over() {
-            bail!("the game is over ({why})");
-        }
-        match self.probe()?.moves.first() {
-            Some((mv, _)) => Ok(*mv),
-            None => bail!("there is no legal move"),
-        }
-    }
-
-    fn computer_to_move(&self) -> bool {
-        self.game
-            .now()
-            .is_some_and(|p| !p.is_lost() && self.computer == Some(p.white_to_move))
-    }
-
     fn name(&self, mv: Move) -> String {
         mv.text(self.table.spec().rules).to_string()
-    }
-
-    /// What playing `played` says: who played what (`note` after the move), and
-    /// who won if it ended the game.
-    fn said(&self, played: &Played, who: &str, note: &str) -> String {
-        let side = if played.white { "White" } else { "Black" };
-        let mut text = format!("{side}{who} plays {}{note}", self.name(played.mv));
-        if let Some(why) = self.game.over() {
-            text.push_str(&format!(": {why}"));
-        }
-        text
-    }
-
-    fn play_move(&mut self, mv: Move, best: bool) -> Result<String> {
-        let played = self.game.play(mv)?;
-        let said = self.said(&played, "", if best { " (a best move)" } else { "" });
-        let reply = self.computer_moves();
-        Ok(said_with_reply(said, reply))
-    }
-
-    /// One `step` (undo or redo), then more while the program is to move.
-    fn walk(
-        &mut self,
-        step: fn(&mut Match) -> Option<Played>,
-        done: &str,
-        none: &str,
-    ) -> Result<String> {
-        let Some(first) = step(&mut self.game) else {
-            bail!("{none}");
-        };
-        let mut names = vec![self.name(first.mv)];
-        while self.computer_to_move()
-            && let Some(p) = step(&mut self.game)
-        {
-            names.push(self.name(p.mv));
-        }
-        Ok(format!("{done} {}", names.join(", ")))
     }
 }
 
@@ -389,34 +334,46 @@ impl Session for MorrisSession {
         }
     }
 
-    fn computer_moves(&mut self) -> Result<String> {
-        let mut said = Vec::new();
-        while self.computer_to_move() {
-            let mv = self.best_move()?;
-            let played = self.game.play(mv)?;
-            said.push(self.said(&played, " (computer)", ""));
-        }
-        Ok(said.join("; "))
+    fn computer_to_move(&self) -> bool {
+        self.game
+            .now()
+            .is_some_and(|p| !p.is_lost() && self.computer == Some(p.white_to_move))
     }
 
-    fn play_named(&mut self, name: &str) -> Result<String> {
-        match Move::parse_in(self.table.spec().rules, name) {
-            Ok(mv) => self.play_move(mv, false),
+    /// The first move the probe lists: a best move, ties broken for the most
+    /// chances of the opponent to go wrong.
+    fn best_move(&mut self) -> Result<String> {
+        if let Some(why) = self.game.over() {
+            bail!("the game is over ({why})");
+        }
+        match self.probe()?.moves.first() {
+            Some((mv, _)) => Ok(self.name(*mv)),
+            None => bail!("there is no legal move"),
+        }
+    }
+
+    fn play(&mut self, name: &str, who: &str, note: &str) -> Result<String> {
+        let mv = match Move::parse_in(self.table.spec().rules, name) {
+            Ok(mv) => mv,
             Err(e) => bail!("{e}; {HELP}"),
+        };
+        let played = self.game.play(mv)?;
+        let side = if played.white { "White" } else { "Black" };
+        let mut said = format!("{side}{who} plays {}{note}", self.name(mv));
+        if let Some(why) = self.game.over() {
+            said.push_str(&format!(": {why}"));
         }
+        Ok(said)
     }
 
-    fn play_best(&mut self) -> Result<String> {
-        let mv = self.best_move()?;
-        self.play_move(mv, true)
+    fn take_back(&mut self) -> Option<String> {
+        let played = self.game.undo()?;
+        Some(self.name(played.mv))
     }
 
-    fn undo(&mut self) -> Result<String> {
-        self.walk(Match::undo, "took back", "nothing to undo")
-    }
-
-    fn redo(&mut self) -> Result<String> {
-        self.walk(Match::redo, "replayed", "nothing to redo")
+    fn replay(&mut self) -> Option<String> {
+        let played = self.game.redo()?;
+        Some(self.name(played.mv))
     }
 
     fn help(&self) -> &'static str {
