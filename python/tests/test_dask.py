@@ -45,6 +45,7 @@ def local_tables(tmp_path_factory):
         "3x3-loony": ["3x3", "--loony"],
         "morris5": ["morris", "--stones", "5"],
         "six": ["morris", "--rules", "six", "--phase", "all"],
+        "lasker4": ["morris", "--rules", "lasker", "--stones", "4", "--phase", "all"],
     }
     tables = {}
     for name, args in builds.items():
@@ -126,10 +127,11 @@ CHECKS = {
     "3x4": {"export": ("--max-lines", "9")},
     "morris5": {"export": None},
     "six": {"export": (), "verify": True},
+    "lasker4": {"export": (), "verify": True},
 }
 
 
-@pytest.mark.parametrize("name", ["3x4", "3x3-loony", "morris5", "six"])
+@pytest.mark.parametrize("name", ["3x4", "3x3-loony", "morris5", "six", "lasker4"])
 def test_a_distributed_build_is_the_local_build(local_tables, client, tmp_path, name):
     local, args = local_tables[name]
     db, shared = tmp_path / "d.tb", tmp_path / "shared"
@@ -150,7 +152,7 @@ def test_a_distributed_build_is_the_local_build(local_tables, client, tmp_path, 
         # GiB shares), and the file is the same.
         assert summary["input_cache_bytes"] == 512 << 20
         assert summary["cached_inputs"] > 0
-    if name not in ("morris5", "six"):
+    if name not in ("morris5", "six", "lasker4"):
         (start,), = rows(local, "SELECT value FROM meta WHERE key = 'start_position'")
         answer = json.loads(run("probe", "--db", local, "--json", start))
         assert summary["start_value"] == answer["value"]
