@@ -64,8 +64,8 @@ pub trait Session {
     fn computer_to_move(&self) -> bool;
     /// A best move of the position now, by name (the first the values list).
     fn best_move(&mut self) -> Result<String>;
-    /// Plays the move named `name` in the position now and says so: "<side><who>
-    /// plays <name><note>" (and the end of the game if it ends).
+    /// Plays the move named `name` in the position now and says so: `"{side}{who}
+    /// plays {name}{note}"` (and the end of the game if it ends).
     fn play(&mut self, name: &str, who: &str, note: &str) -> Result<String>;
     /// Takes the last move back; its name, `None` at the start.
     fn take_back(&mut self) -> Option<String>;

@@ -308,7 +308,7 @@ impl<'g> Audit<'g> {
 pub struct AuditReport {
     /// Chunks whose values were checked.
     pub chunks: u64,
-    /// Problems, one line each (at most [`LISTED`]).
+    /// Problems, one line each (at most `LISTED`).
     pub problems: Vec<String>,
     /// How many problems there were.
     pub problem_count: u64,

@@ -38,7 +38,7 @@ pub fn load_block(store: &Store, format: &dyn Format, id: &BlockId) -> Result<Ve
 
 /// The values of block `id` from its chunks (all of them, in order; each must hold
 /// what the layout gives it), decoded on all cores straight into the block's
-/// buffer and restored, the raw values' checksums of [`CHECKSUM_LANES`] chunks at
+/// buffer and restored, the raw values' checksums of `CHECKSUM_LANES` chunks at
 /// a time computed together ([`checksum_each`]).
 pub fn decode_block(format: &dyn Format, id: &BlockId, chunks: &[StoredChunk]) -> Result<Vec<i8>> {
     let size = format.block_size(id.layer, &id.key) as usize;

@@ -7,7 +7,7 @@
 //! positions, chunk size, coded bytes, histogram and digest, and per chunk its
 //! value count, the checksum of its values and the length and checksum of its
 //! coded bytes), the checksum of the header (u64), then the chunks' coded bytes in
-//! order. The chunks are coded and checksummed as [`super::chunks::encode_block`]
+//! order. The chunks are coded and checksummed as `retro::chunks::encode_block`
 //! codes them for the SQLite file; their place, which the file keys its
 //! checksums with, is in the checked header instead. A shard is written under a
 //! temporary name, synced and renamed: a shard at its name is whole unless the

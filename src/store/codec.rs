@@ -2,7 +2,7 @@
 //! byte, so a file may mix codings and old files (plain zstd frames) stay readable:
 //!
 //! * `0x28` (the first byte of the zstd magic number): a zstd frame of the values;
-//! * [`TAG_MIX`]: the context-mixing coder ([`super::cm`]); its neighbours per
+//! * [`TAG_MIX`]: the context-mixing coder (`store::cm`); its neighbours per
 //!   position are the game's, computed again when the chunk is read (so a game's
 //!   neighbour rule is part of its file format);
 //! * [`TAG_MIX_CHECKED`]: the same, after 8 bytes holding the checksum of the coded
@@ -12,7 +12,7 @@
 //!   them, this one only the coded bytes. It is what [`encode`] writes for
 //!   [`ChunkCoding::Mix`];
 //! * [`TAG_CONSTANT`]: one byte, the value of every position of the chunk;
-//! * [`TAG_ARCHIVE`]: the archival coder ([`super::archive`]), after the same
+//! * [`TAG_ARCHIVE`]: the archival coder (`store::archive`), after the same
 //!   8-byte checksum of its coded bytes as [`TAG_MIX_CHECKED`]; its sites per
 //!   position are the game's, computed again when the chunk is read. What
 //!   [`encode`] writes for [`ChunkCoding::Archive`] (`tb recode --coding archive`).
@@ -119,7 +119,7 @@ pub const TAG_CONSTANT: u8 = 0x02;
 /// First byte of a context-mixing chunk that carries the checksum of its coded
 /// bytes (so that it can be decoded in part).
 pub const TAG_MIX_CHECKED: u8 = 0x03;
-/// First byte of an archival chunk ([`super::archive`]), which carries the
+/// First byte of an archival chunk (`store::archive`), which carries the
 /// checksum of its coded bytes as [`TAG_MIX_CHECKED`] does.
 pub const TAG_ARCHIVE: u8 = 0x04;
 /// Bytes before a [`TAG_MIX_CHECKED`] or [`TAG_ARCHIVE`] chunk's coded values: the

@@ -153,7 +153,7 @@ impl EncodedChunk {
         Self::encode_with_checksum(raw, checksum(as_bytes(raw)), coding, contexts)
     }
 
-    /// [`EncodedChunk::encode`] given the raw values' [`checksum`] (computed for
+    /// [`EncodedChunk::encode`] given the raw values' [`checksum()`] (computed for
     /// several chunks at once by [`crate::store::checksum::checksums`]).
     pub fn encode_with_checksum(
         raw: &[i8],
@@ -1072,7 +1072,7 @@ impl StoredChunk {
     /// All the chunk's values decoded into `out` (of the length its block gives
     /// it), the row's claims and any checksum of coded bytes checked; the values
     /// themselves are checked by [`StoredChunk::check_decoded`] with their
-    /// [`checksum`], which the caller computes (several chunks at once with
+    /// [`checksum()`], which the caller computes (several chunks at once with
     /// [`checksum::checksum_each`]) before anything changes them.
     pub fn decode_into_unchecked(
         &self,
@@ -1084,7 +1084,7 @@ impl StoredChunk {
             .map_err(|e| e.context(StoreError::corrupt(self.place())))
     }
 
-    /// Checks the chunk's values as decoded, whose [`checksum`] is `sum`: as
+    /// Checks the chunk's values as decoded, whose [`checksum()`] is `sum`: as
     /// [`StoredChunk::decode`] checks them.
     pub fn check_decoded(&self, sum: u64, values: &[i8]) -> Result<()> {
         self.check_raw_sum(sum)?;

@@ -786,7 +786,7 @@ impl<B: Indexed> Table<B> {
     }
 
     /// Makes every lookup of this table one read (see [`MoverIndex::direct`] and
-    /// [`DenseLookups`]): solvers and checks call it before their loops; a probe
+    /// `DenseLookups`): solvers and checks call it before their loops; a probe
     /// does not need it.
     pub fn prepare_lookups(&self) {
         self.movers.direct();

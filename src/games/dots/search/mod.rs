@@ -390,7 +390,7 @@ pub struct Solver {
     /// A helper thread's root while it searches a value alongside the main thread:
     /// its moves are tried in reverse order.
     reversed_root: Option<Lines>,
-    /// In a parallel solve, where the threads are (see [`Crew`]).
+    /// In a parallel solve, where the threads are (see `Crew`).
     crew: Option<Arc<Crew>>,
     /// Whether [`Solver::solve`] follows a principal variation (see
     /// [`Solver::set_principal_variation`]).
@@ -552,7 +552,7 @@ impl Solver {
     /// Runs [`Solver::solve`] and [`Solver::solve_within`] on `threads` threads:
     /// helpers run the same tests of the root's value (trying the root's moves in
     /// the opposite order), then value the moves from the other end and join the
-    /// main thread where they meet (see [`Crew`]), all into the shared table, so
+    /// main thread where they meet (see `Crew`), all into the shared table, so
     /// that each thread finds what the others proved; a thread whose test another
     /// one has answered moves on to the next. The value is the same; the node count
     /// is every thread's.
@@ -755,7 +755,7 @@ impl Solver {
     }
 
     /// Tries enhanced transposition cutoffs at nodes with fewer open lines than the
-    /// default 32 (never below [`ETC_DEPTH`] plies under the root): slower, but it
+    /// default 32 (never below `ETC_DEPTH` plies under the root): slower, but it
     /// lets tests on small boards reach them (values are the same either way).
     pub fn set_cutoff_floor(&mut self, open_lines: u32) {
         self.etc_floor = open_lines;
