@@ -69,6 +69,9 @@ impl Match {
                     name(!last.white)
                 ))
             }
+            Some(p) if p.is_full_board_draw() => {
+                Some("a draw: the board is full (the rules call that a draw)".to_string())
+            }
             Some(p) if p.is_lost() => Some(format!(
                 "{} wins: {} cannot move",
                 name(!p.white_to_move),
@@ -361,7 +364,8 @@ impl Session for MorrisSession {
     fn screen(&mut self, color: bool) -> String {
         match self.game.now() {
             Some(position) => {
-                let probe = (!position.is_lost()).then(|| self.probe());
+                let probe =
+                    (!position.is_lost() && !position.is_full_board_draw()).then(|| self.probe());
                 let mut out = render(&position, color);
                 out.push_str(&status(&position, probe.as_ref()));
                 if let Some(why) = self.game.over() {
