@@ -163,26 +163,11 @@ fn value_in(t: &MorrisTablebase, pos: Sweep) -> String {
 /// Compares every position of `solved` (both colours to move) with the file;
 /// returns how many were won, lost and drawn.
 fn compare(t: &MorrisTablebase, solved: &[(Sweep, Val)]) -> [usize; 3] {
-    let mut wrong = Vec::new();
-    let mut seen = [0usize; 3];
-    for &(pos, v) in solved {
-        seen[match v {
-            Val::Win(_) => 0,
-            Val::Loss(_) => 1,
-            Val::Draw => 2,
-        }] += 1;
-        // Both colours to move: values are relative to the side to move.
-        for white in [true, false] {
-            let text = text(pos, white);
-            let position = Position::parse_in(Rules::Lasker, &text).unwrap();
-            let got = t.value(&position).unwrap().to_string();
-            if got != v.to_string() && wrong.len() < 10 {
-                wrong.push(format!("{text}: tb {got}, oracle {v}"));
-            }
-        }
-    }
-    assert!(wrong.is_empty(), "{wrong:#?}");
-    seen
+    let value = |text: &str| {
+        let position = Position::parse_in(Rules::Lasker, text).unwrap();
+        t.value(&position).unwrap().to_string()
+    };
+    sweep::compare(solved, |_| &[true, false], value)
 }
 
 #[test]

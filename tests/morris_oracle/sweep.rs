@@ -181,3 +181,32 @@ pub fn text((me, you, hands): Sweep, white: bool) -> String {
     };
     format!("{} {hw} {hb}", position_text(me, you, white))
 }
+
+/// Compares every position of `solved` with what the file under test says
+/// (`file_value` of a position text), for each colour to move `colours` gives
+/// (values are relative to the side to move); fails listing the first
+/// differences. Returns how many positions were won, lost and drawn.
+pub fn compare(
+    solved: &[(Sweep, Val)],
+    colours: impl Fn(Sweep) -> &'static [bool],
+    file_value: impl Fn(&str) -> String,
+) -> [usize; 3] {
+    let mut wrong = Vec::new();
+    let mut seen = [0usize; 3];
+    for &(pos, v) in solved {
+        seen[match v {
+            Val::Win(_) => 0,
+            Val::Loss(_) => 1,
+            Val::Draw => 2,
+        }] += 1;
+        for &white in colours(pos) {
+            let text = text(pos, white);
+            let got = file_value(&text);
+            if got != v.to_string() && wrong.len() < 10 {
+                wrong.push(format!("{text}: tb {got}, oracle {v}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+    seen
+}
