@@ -28,7 +28,8 @@ use std::path::Path;
 use std::process::Output;
 
 use harness::{assert_no_panic, tb};
-use morris_oracle::{ALL, Geometry, POINT_NAMES, Symmetries, Val, bits, position_text};
+use morris_oracle::sweep::{self, Sweep, text};
+use morris_oracle::{ALL, Geometry, POINT_NAMES, Symmetries, Val, bits};
 use tb::games::morris::rules::Position;
 use tb::games::morris::tablebase::MorrisTablebase;
 use tb::games::morris::variant::Rules;
@@ -61,7 +62,7 @@ impl Board {
     /// stones first, its hand first). Lasker: with stones in hand a side places
     /// one or slides one of its stones; it flies with 3 stones on the board and
     /// in hand together.
-    fn successors(&self, me: u32, you: u32, hands: [u32; 2]) -> Vec<Option<Lasker>> {
+    fn successors(&self, me: u32, you: u32, hands: [u32; 2]) -> Vec<Option<Sweep>> {
         let g = &self.geometry;
         let mut out = Vec::new();
         let empty = ALL & !(me | you);
@@ -103,146 +104,19 @@ impl Board {
     }
 }
 
-/// A position: (mover, opponent, [mover's hand, opponent's hand]).
-type Lasker = (u32, u32, [u32; 2]);
-
-/// Every k-subset of the points of `within`.
-fn subsets(k: u32, within: u32) -> Vec<u32> {
-    let mut out = vec![0u32];
-    for p in bits(within) {
-        let more: Vec<u32> = out
-            .iter()
-            .filter(|s| s.count_ones() < k)
-            .map(|s| s | 1 << p)
-            .collect();
-        out.extend(more);
-    }
-    out.retain(|s| s.count_ones() == k);
-    out
-}
-
-/// 2 x stones in hand + stones on the board, both sides: every move that is not
-/// a plain slide (a placement, a capture) lowers it, a slide keeps it.
-fn weight(me: u32, you: u32, hands: [u32; 2]) -> u32 {
-    2 * (hands[0] + hands[1]) + me.count_ones() + you.count_ones()
-}
-
-/// The game with `stones` a side from the positions of weight `from` up (a set
-/// every move from which stays in it or leaves to a lower weight), one position
-/// per class of the 16 symmetries (its least image): the positions and their
-/// values. A move to a lower weight reads that position's value from `below`.
-fn solve(
-    board: &Board,
-    stones: u32,
-    from: u32,
-    below: impl Fn(Lasker) -> Val,
-) -> Vec<(Lasker, Val)> {
-    let mut positions: Vec<Lasker> = Vec::new();
-    let mut number: HashMap<(u64, [u32; 2]), u32> = HashMap::new();
-    for m in 0..=stones {
-        for o in 0..=stones {
-            for hm in 0..=stones - m {
-                for ho in 0..=stones - o {
-                    if m + hm < 3 || o + ho < 3 || 2 * (hm + ho) + m + o < from {
-                        continue;
-                    }
-                    for me in subsets(m, ALL) {
-                        for you in subsets(o, ALL & !me) {
-                            let key = board.canonical(me, you);
-                            number.entry((key, [hm, ho])).or_insert_with(|| {
-                                positions.push(((key >> 24) as u32, key as u32 & ALL, [hm, ho]));
-                                positions.len() as u32 - 1
-                            });
-                        }
-                    }
-                }
-            }
-        }
-    }
-    // Per position: its children in the set (by number), the values of those
-    // below it, and whether a move wins at once.
-    let mut inside: Vec<Vec<u32>> = Vec::with_capacity(positions.len());
-    let mut outside: Vec<Vec<Val>> = Vec::with_capacity(positions.len());
-    let mut wins_now = vec![false; positions.len()];
-    for (i, &(me, you, hands)) in positions.iter().enumerate() {
-        let (mut ins, mut outs) = (Vec::new(), Vec::new());
-        for child in board.successors(me, you, hands) {
-            match child {
-                None => wins_now[i] = true,
-                Some((a, b, h)) if weight(a, b, h) >= from => {
-                    ins.push(number[&(board.canonical(a, b), h)]);
-                }
-                Some(c) => outs.push(below(c)),
-            }
-        }
-        inside.push(ins);
-        outside.push(outs);
-    }
-    // Sweeps by ply, until two in a row decide nothing and no value from below
-    // can decide anything any more.
-    let longest_below = outside
-        .iter()
-        .flatten()
-        .map(|v| match v {
-            Val::Win(p) | Val::Loss(p) => *p,
-            Val::Draw => 0,
-        })
-        .max()
-        .unwrap_or(0);
-    let mut value: Vec<Option<Val>> = vec![None; positions.len()];
-    let mut open: Vec<usize> = (0..positions.len()).collect();
-    let mut quiet = 0;
-    let mut d = 0;
-    while quiet < 2 || d <= longest_below + 1 {
-        let mut decided = Vec::new();
-        open.retain(|&i| {
-            let v = if d % 2 == 1 {
-                let wins = (d == 1 && wins_now[i])
-                    || inside[i]
-                        .iter()
-                        .any(|&c| value[c as usize] == Some(Val::Loss(d - 1)))
-                    || outside[i].contains(&Val::Loss(d - 1));
-                wins.then_some(Val::Win(d))
-            } else {
-                let all_won = !wins_now[i]
-                    && inside[i]
-                        .iter()
-                        .all(|&c| matches!(value[c as usize], Some(Val::Win(_))))
-                    && outside[i]
-                        .iter()
-                        .all(|v| matches!(v, Val::Win(p) if *p < d));
-                all_won.then_some(Val::Loss(d))
-            };
-            match v {
-                Some(v) => {
-                    decided.push((i, v));
-                    false
-                }
-                None => true,
-            }
-        });
-        quiet = if decided.is_empty() { quiet + 1 } else { 0 };
-        for (i, v) in decided {
-            value[i] = Some(v);
-        }
-        d += 1;
-    }
-    positions
-        .into_iter()
-        .zip(value)
-        .map(|(p, v)| (p, v.unwrap_or(Val::Draw)))
-        .collect()
-}
-
-/// The position text of docs/FORMAT.md §4: a character per point, the side to
-/// move, the hands of White and Black.
-fn text((me, you, hands): Lasker, white: bool) -> String {
-    let (hw, hb) = if white {
-        (hands[0], hands[1])
-    } else {
-        (hands[1], hands[0])
+/// The Lasker game with `stones` a side from weight `from` up ([`sweep::solve`]):
+/// every hand occurs (the two hands are independent), no position is drawn for
+/// want of moves.
+fn solve(board: &Board, stones: u32, from: u32, below: impl Fn(Sweep) -> Val) -> Vec<(Sweep, Val)> {
+    let canonical = |me, you| board.canonical(me, you);
+    let successors = |(me, you, hands): Sweep| board.successors(me, you, hands);
+    let rules = sweep::Rules {
+        canonical: &canonical,
+        successors: &successors,
+        hands_ok: &|_| true,
+        drawn: &|_| false,
     };
-    format!("{} {hw} {hb}", position_text(me, you, white))
+    sweep::solve(&rules, stones, from, below)
 }
 
 /// Runs `tb` with `args`, then `--db db`, then `after` (a position); it must not
@@ -281,34 +155,19 @@ fn build(dir: &Path, stones: u32) -> MorrisTablebase {
 }
 
 /// tb's value of a position (either colour to move: White's here).
-fn value_in(t: &MorrisTablebase, pos: Lasker) -> String {
+fn value_in(t: &MorrisTablebase, pos: Sweep) -> String {
     let position = Position::parse_in(Rules::Lasker, &text(pos, true)).unwrap();
     t.value(&position).unwrap().to_string()
 }
 
 /// Compares every position of `solved` (both colours to move) with the file;
 /// returns how many were won, lost and drawn.
-fn compare(t: &MorrisTablebase, solved: &[(Lasker, Val)]) -> [usize; 3] {
-    let mut wrong = Vec::new();
-    let mut seen = [0usize; 3];
-    for &(pos, v) in solved {
-        seen[match v {
-            Val::Win(_) => 0,
-            Val::Loss(_) => 1,
-            Val::Draw => 2,
-        }] += 1;
-        // Both colours to move: values are relative to the side to move.
-        for white in [true, false] {
-            let text = text(pos, white);
-            let position = Position::parse_in(Rules::Lasker, &text).unwrap();
-            let got = t.value(&position).unwrap().to_string();
-            if got != v.to_string() && wrong.len() < 10 {
-                wrong.push(format!("{text}: tb {got}, oracle {v}"));
-            }
-        }
-    }
-    assert!(wrong.is_empty(), "{wrong:#?}");
-    seen
+fn compare(t: &MorrisTablebase, solved: &[(Sweep, Val)]) -> [usize; 3] {
+    let value = |text: &str| {
+        let position = Position::parse_in(Rules::Lasker, text).unwrap();
+        t.value(&position).unwrap().to_string()
+    };
+    sweep::compare(solved, |_| &[true, false], value)
 }
 
 #[test]
@@ -325,7 +184,7 @@ fn lasker_with_three_stones_matches_the_brute_force() {
     // Wins, losses and draws all occur (the game is not trivial here).
     let seen = compare(&t, &solved);
     assert!(seen.iter().all(|&n| n > 0), "{seen:?}");
-    let by_position: HashMap<Lasker, Val> = solved.into_iter().collect();
+    let by_position: HashMap<Sweep, Val> = solved.into_iter().collect();
     // The start and each first placement through the real probe command.
     let out = run_ok(&["probe", "--json"], &db, &["start"]);
     let json: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -363,7 +222,7 @@ fn lasker_with_four_stones_matches_the_brute_force_from_weight_eleven() {
     let t = build(dir.path(), 4);
     let board = Board::new();
     let from = 11;
-    let below = |pos: Lasker| value_in(&t, pos).parse::<Val>().unwrap();
+    let below = |pos: Sweep| value_in(&t, pos).parse::<Val>().unwrap();
     let solved = solve(&board, 4, from, below);
     assert!(solved.len() > 90_000, "{}", solved.len());
     let seen = compare(&t, &solved);

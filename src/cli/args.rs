@@ -163,10 +163,10 @@ pub struct Build {
 #[derive(Subcommand)]
 pub enum BuildGame {
     /// Nine Men's Morris (or Six Men's with --rules six, Lasker with --rules
-    /// lasker): the moving-phase tables (m, o) from 3-3 up, and with --phase all
+    /// lasker, Morabaraba with --rules morabaraba): the moving-phase tables (m, o) from 3-3 up, and with --phase all
     /// the placement positions back to the empty board.
     #[command(
-        after_help = "Examples:\n  tb build morris --stones 5\n  tb build morris --stones 4 --phase all\n  tb build morris --rules six --phase all\n  tb build morris --rules lasker --stones 5 --phase all\n  tb build morris --plan"
+        after_help = "Examples:\n  tb build morris --stones 5\n  tb build morris --stones 4 --phase all\n  tb build morris --rules six --phase all\n  tb build morris --rules lasker --stones 5 --phase all\n  tb build morris --rules morabaraba --stones 5 --phase all\n  tb build morris --plan"
     )]
     Morris(MorrisBuild),
     /// Qubic: a winning strategy for X (4x4x4 tic-tac-toe), found by proof-number
@@ -276,14 +276,16 @@ pub struct MorrisBuild {
     /// The rule set: `nine` (Nine Men's Morris as Gasser: 24 points, 16 mills, 9
     /// stones, flying at 3), `six` (Six Men's Morris: 16 points on two squares, 8
     /// mills, 6 stones, no flying), `six-flying` (the same with flying at 3
-    /// stones) or `lasker` (Lasker Morris as Malom: the nine board, 10 stones, a
+    /// stones), `lasker` (Lasker Morris as Malom: the nine board, 10 stones, a
     /// side with stones in hand may move one instead of placing; flying at 3
-    /// stones on the board and in hand). The file records it; resuming or adding to a file of other rules is
+    /// stones on the board and in hand) or `morabaraba` (Morabaraba as Malom: the
+    /// nine board plus the 4 corner diagonals, 20 mills, 12 stones, flying at 3,
+    /// a full board after placement a draw). The file records it; resuming or adding to a file of other rules is
     /// refused [default: nine].
     #[arg(long, value_enum)]
     pub rules: Option<RulesArg>,
     /// Build the tables with at most N stones a side (3..=9 for nine, 3..=6 for
-    /// six, 3..=10 for lasker) [default: every table of the rules].
+    /// six, 3..=10 for lasker, 3..=12 for morabaraba) [default: every table of the rules].
     #[arg(long, value_name = "N")]
     pub stones: Option<u8>,
     /// The phases to build: `moving` (the tables (m, o) of the moving phase),
@@ -294,7 +296,7 @@ pub struct MorrisBuild {
     pub phase: Option<PhaseArg>,
     /// Database file [default: morris.tb, or morris-<N>.tb for --stones N;
     /// morris-six.tb, morris-six-<N>.tb for --rules six, morris-lasker.tb,
-    /// morris-lasker-<N>.tb for --rules lasker].
+    /// morris-lasker-<N>.tb for --rules lasker, and so on].
     #[arg(long)]
     pub db: Option<PathBuf>,
     /// Worker threads [default: all cores].
@@ -592,6 +594,9 @@ pub enum RulesArg {
     /// Lasker Morris: 10 stones, a side with stones in hand may move instead of
     /// placing (as Malom).
     Lasker,
+    /// Morabaraba: the nine board plus the 4 corner diagonals (20 mills), 12
+    /// stones, a full board a draw (as Malom).
+    Morabaraba,
 }
 
 /// `tb build morris --phase` values.

@@ -26,6 +26,7 @@ pub fn build(args: MorrisBuild) -> Result<ExitCode> {
         RulesArg::Six => Rules::Six,
         RulesArg::SixFlying => Rules::SixFlying,
         RulesArg::Lasker => Rules::Lasker,
+        RulesArg::Morabaraba => Rules::Morabaraba,
     };
     let stones = args.stones.unwrap_or(rules.stones());
     let named = MorrisSpec::with_rules(rules, stones, build::DEFAULT_CHUNK_POSITIONS, phase)?;

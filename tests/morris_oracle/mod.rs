@@ -23,6 +23,7 @@
 
 mod geometry;
 pub mod placement;
+pub mod sweep;
 mod symmetry;
 
 pub use geometry::{ALL, Geometry, NUM_POINTS, POINT_NAMES, bits, parse_point};

@@ -555,7 +555,7 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument(
         "--rules",
         choices=_core.morris_rules(),
-        help="morris: the rule set (nine: Nine Men's Morris, the default; six: Six Men's Morris; six-flying: with flying; lasker: Lasker Morris, moves during placement)",
+        help="morris: the rule set (nine: Nine Men's Morris, the default; six: Six Men's Morris; six-flying: with flying; lasker: Lasker Morris, moves during placement; morabaraba: Morabaraba, 12 stones and diagonal mills)",
     )
     b.add_argument("--first", type=int, metavar="CELL", help="qubic: X's first move, a cell 0..63 [default: 0]")
     b.add_argument("--shrink", type=int, default=3, help="qubic: the shrinking search's bound, as tb build qubic --shrink [default: 3]")

@@ -8,6 +8,10 @@
 //! sides are mills; with three rings the four cross lines through the midpoints are
 //! mills too (with two they have two points only). The 16 symmetries of either
 //! board: the 8 of the square, optionally swapping the inner and outer ring.
+//! [`Morabaraba`] is the nine board plus the four diagonals joining the corners of
+//! the rings (a1-b2-c3, g1-f2-e3, a7-b6-c5, g7-f6-e5), lines and mills both; the
+//! 16 symmetries map corners to corners of the same or swapped ring, so they keep
+//! the diagonals.
 //!
 //! A set of points is a mask, bit `i` = point `i` in the board's algebraic order
 //! (rank 1 upwards, files left to right).
@@ -18,8 +22,12 @@ pub const MAX_POINTS: usize = 24;
 /// Number of symmetries of every board.
 pub const SYMMETRIES: usize = 16;
 
+/// Most mills through one point on any board (a Morabaraba corner: its two ring
+/// sides and its diagonal).
+pub const MAX_MILLS_OF: usize = 3;
+
 /// A mill mask no set of stones completes (pads [`Board::MILLS_OF`] for points on
-/// fewer than two mills).
+/// fewer than [`MAX_MILLS_OF`] mills).
 pub const NO_MILL: u32 = u32::MAX;
 
 /// Which board a rule set plays on (the runtime name of a [`Board`] type).
@@ -29,6 +37,8 @@ pub enum BoardKind {
     Nine,
     /// Two rings, 16 points, 8 mills ([`Six`]).
     Six,
+    /// The nine board with the four corner diagonals, 20 mills ([`Morabaraba`]).
+    Morabaraba,
 }
 
 /// Per symmetry, per byte of a mask: the image of that byte (three lookups per mask).
@@ -50,10 +60,10 @@ pub trait Board: Copy + Send + Sync + 'static {
     /// `ADJACENT[p]`: mask of the points joined to `p` by a line of the board.
     const ADJACENT: &'static [u32; MAX_POINTS];
     /// The mills as masks of three points: the 4 sides of each ring (outer first),
-    /// then with three rings the 4 cross lines.
+    /// then with three rings the 4 cross lines, then any diagonals.
     const MILLS: &'static [u32];
-    /// `MILLS_OF[p]`: the mills through point `p` ([`NO_MILL`] where it has one only).
-    const MILLS_OF: &'static [[u32; 2]; MAX_POINTS];
+    /// `MILLS_OF[p]`: the mills through point `p` ([`NO_MILL`] padding).
+    const MILLS_OF: &'static [[u32; MAX_MILLS_OF]; MAX_POINTS];
     /// The 16 symmetries as point permutations: `SYM_PERM[s][p]` is the image of `p`.
     /// `s = 8 * swap + 4 * reflect + rotation`: `rotation` quarter turns, optionally a
     /// reflection first, optionally swapping the inner and outer ring. `s = 0` is the
@@ -78,8 +88,8 @@ pub trait Board: Copy + Send + Sync + 'static {
     /// True if point `p` is part of a complete mill of `stones`.
     #[inline(always)]
     fn in_mill(stones: u32, p: usize) -> bool {
-        let [a, b] = Self::MILLS_OF[p];
-        stones & a == a || stones & b == b
+        let [a, b, c] = Self::MILLS_OF[p];
+        stones & a == a || stones & b == b || stones & c == c
     }
 
     /// The stones of `stones` that stand in a complete mill of `stones`.
@@ -116,6 +126,10 @@ pub struct Nine;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Six;
 
+/// The board of Morabaraba: the nine board plus the four corner diagonals.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Morabaraba;
+
 /// The three rings of the nine board (outer, middle, inner).
 const NINE_RINGS: [[u8; 8]; 3] = [
     [0, 1, 2, 14, 23, 22, 21, 9],  // a1 d1 g1 g4 g7 d7 a7 a4
@@ -133,8 +147,12 @@ const NINE_ADJACENT: [u32; MAX_POINTS] = adjacency(&NINE_RINGS);
 const SIX_ADJACENT: [u32; MAX_POINTS] = adjacency(&SIX_RINGS);
 const NINE_MILLS: [u32; 16] = mills(&NINE_RINGS);
 const SIX_MILLS: [u32; 8] = mills(&SIX_RINGS);
-const NINE_MILLS_OF: [[u32; 2]; MAX_POINTS] = mills_of(&NINE_MILLS);
-const SIX_MILLS_OF: [[u32; 2]; MAX_POINTS] = mills_of(&SIX_MILLS);
+const NINE_MILLS_OF: [[u32; MAX_MILLS_OF]; MAX_POINTS] = mills_of(&NINE_MILLS);
+const SIX_MILLS_OF: [[u32; MAX_MILLS_OF]; MAX_POINTS] = mills_of(&SIX_MILLS);
+const MORABARABA_DIAGONALS: [u32; 4] = diagonals(&NINE_RINGS);
+const MORABARABA_ADJACENT: [u32; MAX_POINTS] = with_lines(NINE_ADJACENT, &MORABARABA_DIAGONALS);
+const MORABARABA_MILLS: [u32; 20] = concat_mills(&NINE_MILLS, &MORABARABA_DIAGONALS);
+const MORABARABA_MILLS_OF: [[u32; MAX_MILLS_OF]; MAX_POINTS] = mills_of(&MORABARABA_MILLS);
 const NINE_SYM_PERM: [[u8; MAX_POINTS]; SYMMETRIES] = sym_perm(&NINE_RINGS, 24);
 const SIX_SYM_PERM: [[u8; MAX_POINTS]; SYMMETRIES] = sym_perm(&SIX_RINGS, 16);
 const NINE_CYCLE_POINTS: [[u32; 3]; SYMMETRIES] = cycle_points(&NINE_SYM_PERM, 24);
@@ -152,7 +170,7 @@ impl Board for Nine {
     const RINGS: &'static [[u8; 8]] = &NINE_RINGS;
     const ADJACENT: &'static [u32; MAX_POINTS] = &NINE_ADJACENT;
     const MILLS: &'static [u32] = &NINE_MILLS;
-    const MILLS_OF: &'static [[u32; 2]; MAX_POINTS] = &NINE_MILLS_OF;
+    const MILLS_OF: &'static [[u32; MAX_MILLS_OF]; MAX_POINTS] = &NINE_MILLS_OF;
     const SYM_PERM: &'static [[u8; MAX_POINTS]; SYMMETRIES] = &NINE_SYM_PERM;
     const CYCLE_POINTS: &'static [[u32; 3]; SYMMETRIES] = &NINE_CYCLE_POINTS;
 
@@ -172,13 +190,31 @@ impl Board for Six {
     const RINGS: &'static [[u8; 8]] = &SIX_RINGS;
     const ADJACENT: &'static [u32; MAX_POINTS] = &SIX_ADJACENT;
     const MILLS: &'static [u32] = &SIX_MILLS;
-    const MILLS_OF: &'static [[u32; 2]; MAX_POINTS] = &SIX_MILLS_OF;
+    const MILLS_OF: &'static [[u32; MAX_MILLS_OF]; MAX_POINTS] = &SIX_MILLS_OF;
     const SYM_PERM: &'static [[u8; MAX_POINTS]; SYMMETRIES] = &SIX_SYM_PERM;
     const CYCLE_POINTS: &'static [[u32; 3]; SYMMETRIES] = &SIX_CYCLE_POINTS;
 
     #[inline(always)]
     fn sym_bytes() -> &'static SymBytes {
         &SIX_SYM_BYTES
+    }
+}
+
+impl Board for Morabaraba {
+    const KIND: BoardKind = BoardKind::Morabaraba;
+    const POINTS: usize = 24;
+    const NAMES: &'static [&'static str] = Nine::NAMES;
+    const RINGS: &'static [[u8; 8]] = &NINE_RINGS;
+    const ADJACENT: &'static [u32; MAX_POINTS] = &MORABARABA_ADJACENT;
+    const MILLS: &'static [u32] = &MORABARABA_MILLS;
+    const MILLS_OF: &'static [[u32; MAX_MILLS_OF]; MAX_POINTS] = &MORABARABA_MILLS_OF;
+    // The nine board's: its symmetries keep the diagonals (a unit test checks).
+    const SYM_PERM: &'static [[u8; MAX_POINTS]; SYMMETRIES] = &NINE_SYM_PERM;
+    const CYCLE_POINTS: &'static [[u32; 3]; SYMMETRIES] = &NINE_CYCLE_POINTS;
+
+    #[inline(always)]
+    fn sym_bytes() -> &'static SymBytes {
+        &NINE_SYM_BYTES
     }
 }
 
@@ -258,16 +294,78 @@ const fn mills<const N: usize>(rings: &[[u8; 8]]) -> [u32; N] {
     out
 }
 
-/// The (at most two) mills through every point, [`NO_MILL`] padding.
-const fn mills_of(mills: &[u32]) -> [[u32; 2]; MAX_POINTS] {
-    let mut out = [[NO_MILL; 2]; MAX_POINTS];
+/// The diagonals of a three-ring board: from each corner of the outer ring through
+/// the same corner of the middle ring to that of the inner ring.
+const fn diagonals(rings: &[[u8; 8]; 3]) -> [u32; 4] {
+    let mut out = [0u32; 4];
+    let mut corner = 0;
+    while corner < 4 {
+        out[corner] =
+            bit(rings, 0, 2 * corner) | bit(rings, 1, 2 * corner) | bit(rings, 2, 2 * corner);
+        corner += 1;
+    }
+    out
+}
+
+/// `adjacent` with the two segments of each line of three points added.
+const fn with_lines(mut adjacent: [u32; MAX_POINTS], lines: &[u32]) -> [u32; MAX_POINTS] {
+    let mut i = 0;
+    while i < lines.len() {
+        // The middle point of a diagonal is the one on the middle ring.
+        let points = line_points(lines[i]);
+        let (a, b, c) = (points[0], points[1], points[2]);
+        adjacent[a] |= 1 << b;
+        adjacent[b] |= (1 << a) | (1 << c);
+        adjacent[c] |= 1 << b;
+        i += 1;
+    }
+    adjacent
+}
+
+/// The three points of a diagonal, outer ring first (the ring index of a nine
+/// point grows inwards).
+const fn line_points(line: u32) -> [usize; 3] {
+    let ring_pos = ring_of(&NINE_RINGS);
+    let mut out = [0usize; 3];
+    let mut p = 0;
+    while p < MAX_POINTS {
+        if line & (1 << p) != 0 {
+            out[ring_pos[p].0 as usize] = p;
+        }
+        p += 1;
+    }
+    out
+}
+
+/// `first` followed by `second`; `N` = their lengths together.
+const fn concat_mills<const N: usize>(first: &[u32], second: &[u32]) -> [u32; N] {
+    assert!(first.len() + second.len() == N, "N is the number of mills");
+    let mut out = [0u32; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = if i < first.len() {
+            first[i]
+        } else {
+            second[i - first.len()]
+        };
+        i += 1;
+    }
+    out
+}
+
+/// The (at most [`MAX_MILLS_OF`]) mills through every point, [`NO_MILL`] padding.
+const fn mills_of(mills: &[u32]) -> [[u32; MAX_MILLS_OF]; MAX_POINTS] {
+    let mut out = [[NO_MILL; MAX_MILLS_OF]; MAX_POINTS];
     let mut count = [0usize; MAX_POINTS];
     let mut i = 0;
     while i < mills.len() {
         let mut p = 0;
         while p < MAX_POINTS {
             if mills[i] & (1 << p) != 0 {
-                assert!(count[p] < 2, "a point lies on at most two mills");
+                assert!(
+                    count[p] < MAX_MILLS_OF,
+                    "a point lies on at most three mills"
+                );
                 out[p][count[p]] = mills[i];
                 count[p] += 1;
             }
@@ -410,6 +508,7 @@ mod tests {
         }
         // 3 rings x 8 sides + 4 cross lines x 2 segments.
         check::<Nine>(32);
+        check::<Morabaraba>(40);
         // 2 rings x 8 sides + 4 cross segments.
         check::<Six>(20);
         let n = point::<Nine>;
@@ -507,6 +606,7 @@ mod tests {
         }
         check::<Nine>();
         check::<Six>();
+        check::<Morabaraba>();
         assert_eq!(
             Six::NAMES.join(" "),
             "a1 c1 e1 b2 c2 d2 a3 b3 d3 e3 b4 c4 d4 a5 c5 e5"
@@ -545,6 +645,56 @@ mod tests {
         }
         check::<Nine>();
         check::<Six>();
+        check::<Morabaraba>();
+    }
+
+    #[test]
+    fn morabaraba_adds_the_corner_diagonals() {
+        let n = point::<Morabaraba>;
+        let adj = |name: &str| Morabaraba::ADJACENT[Morabaraba::point_from_name(name).unwrap()];
+        // The nine board's lines plus 4 diagonals of 2 segments.
+        let edges: u32 = Morabaraba::ADJACENT.iter().map(|a| a.count_ones()).sum();
+        assert_eq!(edges / 2, 32 + 8);
+        assert_eq!(adj("a1"), n("d1") | n("a4") | n("b2"));
+        assert_eq!(adj("b2"), n("d2") | n("b4") | n("a1") | n("c3"));
+        assert_eq!(adj("e5"), n("d5") | n("e4") | n("f6"));
+        assert_eq!(adj("d1"), Nine::ADJACENT[1]);
+        let diagonals = [
+            ["a1", "b2", "c3"],
+            ["g1", "f2", "e3"],
+            ["a7", "b6", "c5"],
+            ["g7", "f6", "e5"],
+        ];
+        assert_eq!(Morabaraba::MILLS.len(), 20);
+        assert_eq!(&Morabaraba::MILLS[..16], Nine::MILLS);
+        for d in diagonals {
+            assert!(
+                Morabaraba::MILLS.contains(&(n(d[0]) | n(d[1]) | n(d[2]))),
+                "{d:?}"
+            );
+        }
+        for p in 0..Morabaraba::POINTS {
+            let on = Morabaraba::MILLS
+                .iter()
+                .filter(|m| *m & (1 << p) != 0)
+                .count();
+            // Corners lie on two sides and a diagonal, midpoints on two lines.
+            let corner = Nine::ADJACENT[p].count_ones() == 2;
+            assert_eq!(on, if corner { 3 } else { 2 }, "{}", Morabaraba::NAMES[p]);
+            assert_eq!(
+                Morabaraba::MILLS_OF[p]
+                    .iter()
+                    .filter(|&&m| m != NO_MILL)
+                    .count(),
+                on
+            );
+        }
+        // A diagonal mill is a mill on this board only.
+        let diagonal = n("a7") | n("b6") | n("c5");
+        let c5 = Morabaraba::point_from_name("c5").unwrap();
+        assert!(Morabaraba::in_mill(diagonal, c5));
+        assert!(!Nine::in_mill(diagonal, c5));
+        assert_eq!(Morabaraba::capturable(diagonal | n("d1")), n("d1"));
     }
 
     #[test]

@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 
 use anyhow::{Result, bail};
 
-use super::geometry::{Board, BoardKind, MAX_POINTS, Nine, SYMMETRIES, Six, bits};
+use super::geometry::{Board, BoardKind, MAX_POINTS, Morabaraba, Nine, SYMMETRIES, Six, bits};
 use crate::store::codec::Neighbours;
 use crate::with_board;
 
@@ -24,9 +24,9 @@ pub const MIN_STONES: u8 = 3;
 /// Largest number of stones of a side on the nine board.
 pub const MAX_STONES: u8 = Nine::MAX_STONES;
 
-/// Side of the square of stone counts a side can have on any board (0..=10:
-/// Lasker Morris has 10 stones a side).
-const COUNTS: usize = 11;
+/// Side of the square of stone counts a side can have on any board (0..=12:
+/// Morabaraba has 12 stones a side).
+const COUNTS: usize = 13;
 
 /// A board's indexing: its stone limit, its embedded canonical sets and its caches
 /// of mover indices and tables (one static per board).
@@ -76,6 +76,20 @@ impl Indexed for Nine {
 
     fn caches() -> &'static Caches<Nine> {
         static CACHES: Caches<Nine> = Caches::new();
+        &CACHES
+    }
+}
+
+impl Indexed for Morabaraba {
+    const MAX_STONES: u8 = 12;
+
+    fn embedded_sets() -> Option<&'static [u8]> {
+        // The nine board's symmetries, hence its canonical mover sets.
+        Some(CANONICAL_SETS)
+    }
+
+    fn caches() -> &'static Caches<Morabaraba> {
+        static CACHES: Caches<Morabaraba> = Caches::new();
         &CACHES
     }
 }

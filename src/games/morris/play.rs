@@ -69,6 +69,9 @@ impl Match {
                     name(!last.white)
                 ))
             }
+            Some(p) if p.is_full_board_draw() => {
+                Some("a draw: the board is full (the rules call that a draw)".to_string())
+            }
             Some(p) if p.is_lost() => Some(format!(
                 "{} wins: {} cannot move",
                 name(!p.white_to_move),
@@ -153,6 +156,11 @@ pub fn render(position: &Position, color: bool) -> String {
                 for row in &mut grid[y0.min(y1) + 1..y0.max(y1)] {
                     row[x0] = '|';
                 }
+            } else {
+                // A diagonal (Morabaraba's, between neighbouring rings): one slash
+                // halfway, leaning the way the line goes on screen.
+                let rising = (x1 > x0) == (y1 < y0);
+                grid[(y0 + y1) / 2][(x0 + x1) / 2] = if rising { '/' } else { '\\' };
             }
         }
     }
@@ -306,7 +314,8 @@ impl Session for MorrisSession {
     fn screen(&mut self, color: bool) -> String {
         match self.game.now() {
             Some(position) => {
-                let probe = (!position.is_lost()).then(|| self.probe());
+                let probe =
+                    (!position.is_lost() && !position.is_full_board_draw()).then(|| self.probe());
                 let mut out = render(&position, color);
                 out.push_str(&status(&position, probe.as_ref()));
                 if let Some(why) = self.game.over() {
@@ -443,4 +452,19 @@ fn start_text(table: &MorrisTablebase) -> String {
     let spec = table.spec();
     let points = point_names(spec.rules).len();
     format!("{} w {} {}", ".".repeat(points), spec.stones, spec.stones)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_morabaraba_board_shows_its_diagonals() {
+        // Four diagonals of two segments, one slash each; the nine board has none.
+        let board = render(&Position::start(Rules::Morabaraba), false);
+        let slashes = board.matches('/').count() + board.matches('\\').count();
+        assert_eq!(slashes, 8, "{board}");
+        let nine = render(&Position::start(Rules::Nine), false);
+        assert!(!nine.contains('/') && !nine.contains('\\'), "{nine}");
+    }
 }

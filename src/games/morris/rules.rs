@@ -313,9 +313,17 @@ impl Position {
     }
 
     /// True if the side to move has lost: fewer than 3 stones (board and hand), or no
-    /// legal move.
+    /// legal move (other than on a full board where that is a draw).
     pub fn is_lost(&self) -> bool {
-        self.legal_moves().is_empty()
+        !self.is_full_board_draw() && self.legal_moves().is_empty()
+    }
+
+    /// True if the placements have filled the board and the rules call that a
+    /// draw (Morabaraba): nobody can move, and the game is over, drawn.
+    pub fn is_full_board_draw(&self) -> bool {
+        self.rules.set().full_board_draw
+            && self.moving_phase()
+            && (self.mover | self.opponent).count_ones() as usize == point_names(self.rules).len()
     }
 
     /// Every legal move with its outcome, in a fixed order (by origin, destination,

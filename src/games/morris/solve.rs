@@ -246,6 +246,23 @@ fn solve_sectors_on<'a, B: Indexed>(
     done: &AtomicU64,
 ) -> Result<(Vec<u8>, Vec<u8>)> {
     let set = rules.set();
+    if set.full_board_draw
+        && sector.hm == 0
+        && sector.ho == 0
+        && usize::from(sector.m + sector.o) == B::POINTS
+    {
+        // The placements filled the board: nobody can move, and the rules call it a
+        // draw (Morabaraba; as Malom, the whole sector is drawn).
+        let table = Table::<B>::get(sector.m, sector.o)?;
+        done.fetch_add(table.size(), Relaxed);
+        let drawn = vec![0u8; table.size() as usize];
+        let second = if sector.pair().len() == 2 {
+            drawn.clone()
+        } else {
+            Vec::new()
+        };
+        return Ok((drawn, second));
+    }
     let mut sides = Vec::new();
     for s in sector.pair() {
         let table = Table::<B>::get(s.m, s.o)?;
@@ -1069,7 +1086,11 @@ fn verify_table_on<B: Indexed>(
         // Equal hands: White to move (White places first), else Black.
         let pos = Position::with_mover(mover, opponent, hm == ho, [hm, ho]).on(rules);
         let p = probe(&pos, &lookup)?;
-        let best = p.moves.first().map_or(Value::Loss(0), |mv| mv.1);
+        let best = match p.moves.first() {
+            Some(mv) => mv.1,
+            None if pos.is_full_board_draw() => Value::Draw,
+            None => Value::Loss(0),
+        };
         ensure!(
             p.value == best,
             "table {m}-{o}{in_hand} index {i} ({pos}) holds {} but its best move gives {best}",
@@ -1109,6 +1130,34 @@ mod tests {
         );
         let tables = Tables::from([((3, 3), v)]);
         check_consistent(&tables, 3, 3, 1);
+    }
+
+    #[test]
+    fn a_full_morabaraba_board_is_a_draw() {
+        // Table 12-12 of Morabaraba: the board filled by the placements, nobody can
+        // move; the rules make every such position a draw, not a loss for the side
+        // to move.
+        let (v, rest) = solve_pair(Rules::Morabaraba, 12, 12, |_, _| unreachable!()).unwrap();
+        assert!(rest.is_empty());
+        assert!(!v.is_empty());
+        assert!(v.iter().all(|&b| Value::from_byte(b) == Value::Draw));
+        let tables = Tables::from([((12, 12), v)]);
+        verify_table(
+            Rules::Morabaraba,
+            Sector::new(12, 12, 0, 0),
+            101,
+            lookup(&tables),
+        )
+        .unwrap();
+        // Probed: a draw without moves; the same board as a Nine Men's Morris
+        // position would be a loss.
+        let full = Position::parse_in(Rules::Morabaraba, "WBWBWBWBWBWBBWBWBWBWBWBW w").unwrap();
+        assert!(full.is_full_board_draw() && !full.is_lost());
+        let p = probe(&full, lookup(&tables)).unwrap();
+        assert_eq!((p.value, p.moves.len()), (Value::Draw, 0));
+        // One stone fewer: the game goes on (someone can move or is blocked).
+        let short = Position::parse_in(Rules::Morabaraba, "WBWBWBWBWBWB.WBWBWBWBWBW b").unwrap();
+        assert!(!short.is_full_board_draw());
     }
 
     #[test]

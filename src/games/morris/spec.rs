@@ -156,10 +156,20 @@ pub fn format_version(meta: &BTreeMap<String, String>) -> Result<u32> {
     Ok(version)
 }
 
-/// The layer number of the pair {a, b}: `10 a + b` with a <= b (`34` = 3-4/4-3).
+/// First layer number of the moving-phase pairs {a, b} with b >= 10 (Morabaraba's
+/// 10 to 12 stones a side): layer `WIDE_PAIR_LAYERS + 16 a + b`, past every sector
+/// layer (`10 a + b` would run into the placement layers).
+pub const WIDE_PAIR_LAYERS: usize = SECTOR_LAYERS + (1 << 16);
+
+/// The layer number of the pair {a, b}: `10 a + b` with a <= b (`34` = 3-4/4-3)
+/// while b <= 9, else `WIDE_PAIR_LAYERS + 16 a + b`.
 pub fn pair_layer(m: u8, o: u8) -> usize {
-    let (a, b) = (m.min(o), m.max(o));
-    10 * a as usize + b as usize
+    let (a, b) = (usize::from(m.min(o)), usize::from(m.max(o)));
+    if b < 10 {
+        10 * a + b
+    } else {
+        WIDE_PAIR_LAYERS + 16 * a + b
+    }
 }
 
 /// `3-3`, or `3-4/4-3` for a pair of two tables; for a sector pair `3-4 h1-0`,
@@ -190,9 +200,12 @@ pub fn table_label(layer: usize) -> String {
     }
 }
 
-/// The pair {a, b} (a <= b) of a layer number.
+/// The pair {a, b} (a <= b) of a layer number ([`pair_layer`]).
 pub fn layer_pair(layer: usize) -> (u8, u8) {
-    ((layer / 10) as u8, (layer % 10) as u8)
+    match layer.checked_sub(WIDE_PAIR_LAYERS) {
+        Some(code) => ((code / 16) as u8, (code % 16) as u8),
+        None => ((layer / 10) as u8, (layer % 10) as u8),
+    }
 }
 
 impl MorrisSpec {
@@ -684,5 +697,27 @@ impl Format for MorrisFormat {
 
     fn chunk_contexts(&self, layer: usize, key: &[u8], first: u64, len: usize) -> Contexts {
         MorrisSpec::block_neighbours(self.spec.board(), layer, key, first, len).into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pair_layers_round_trip_up_to_twelve_stones() {
+        let mut seen = std::collections::HashSet::new();
+        for a in 0..=12u8 {
+            for b in a..=12u8 {
+                let layer = pair_layer(b, a);
+                assert_eq!(layer_pair(layer), (a, b));
+                assert!(seen.insert(layer));
+                assert_eq!(layer_hands(layer), None, "{a}-{b}");
+                assert_eq!(layer_sector(layer), None, "{a}-{b}");
+            }
+        }
+        // Nine's numbers are unchanged.
+        assert_eq!(pair_layer(3, 4), 34);
+        assert_eq!(pair_layer(9, 9), 99);
     }
 }

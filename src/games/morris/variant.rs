@@ -28,6 +28,9 @@ pub enum Rules {
     /// Lasker Morris: the nine board, 10 stones a side, and a side with stones in
     /// hand may slide a stone instead of placing one (as Malom plays it).
     Lasker,
+    /// Morabaraba: the nine board plus the four corner diagonals (20 mills), 12
+    /// stones a side, flying at 3, a full board a draw (as Malom).
+    Morabaraba,
 }
 
 /// What a side with 3 stones may do in the moving phase, and other differences
@@ -97,6 +100,20 @@ const LASKER: RuleSet = RuleSet {
     meta: "lasker: 24 points, 16 mills, 10 stones, a side with stones in hand places one or moves one on the board, flying at 3 stones on the board and in hand, one capture per move closing mills, stones in mills protected unless all are, fewer than 3 stones or no legal move loses, undecided is a draw",
 };
 
+/// Morabaraba as Malom (Gevay and Danner 2016) defines it: Nine Men's Morris's
+/// rules on the board with the four corner diagonals (lines and mills), 12 stones
+/// a side, and a board filled by the placements (12 stones each, none captured) a
+/// draw.
+const MORABARABA: RuleSet = RuleSet {
+    name: "morabaraba",
+    board: BoardKind::Morabaraba,
+    stones: 12,
+    flying: true,
+    moving_in_placement: false,
+    full_board_draw: true,
+    meta: "morabaraba: 24 points, 20 mills (the nine board's and the 4 corner diagonals), 12 stones, flying at 3 stones, one capture per move closing mills, stones in mills protected unless all are, a full board after placement is a draw, fewer than 3 stones or no legal move loses, undecided is a draw",
+};
+
 impl RuleSet {
     /// Whether a side with `on_board` stones on the board and `in_hand` in hand
     /// moves a stone to any empty point: with flying, when it has 3 stones; while it
@@ -114,7 +131,13 @@ impl RuleSet {
 
 impl Rules {
     /// Every standard rule set.
-    pub const ALL: [Rules; 4] = [Rules::Nine, Rules::Six, Rules::SixFlying, Rules::Lasker];
+    pub const ALL: [Rules; 5] = [
+        Rules::Nine,
+        Rules::Six,
+        Rules::SixFlying,
+        Rules::Lasker,
+        Rules::Morabaraba,
+    ];
 
     /// The rule set's data.
     pub const fn set(self) -> &'static RuleSet {
@@ -123,6 +146,7 @@ impl Rules {
             Rules::Six => &SIX,
             Rules::SixFlying => &SIX_FLYING,
             Rules::Lasker => &LASKER,
+            Rules::Morabaraba => &MORABARABA,
         }
     }
 
@@ -196,6 +220,10 @@ macro_rules! with_board {
             }
             $crate::games::morris::geometry::BoardKind::Six => {
                 type $B = $crate::games::morris::geometry::Six;
+                $body
+            }
+            $crate::games::morris::geometry::BoardKind::Morabaraba => {
+                type $B = $crate::games::morris::geometry::Morabaraba;
                 $body
             }
         }

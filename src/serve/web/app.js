@@ -203,7 +203,7 @@ const DOTS = {
 };
 
 // ---------------------------------------------------------------------------
-// Morris: points in docs/FORMAT.md §4.1 (nine) and §4.5 (six) order, moves `d6`,
+// Morris: points in docs/FORMAT.md §4.1 (nine, Morabaraba) and §4.5 (six) order, moves `d6`,
 // `a1-a4`, `...xd7`. A file's `rules` meta names its board.
 
 const MORRIS_BOARDS = {
@@ -232,11 +232,21 @@ const MORRIS_BOARDS = {
   },
 };
 
+// Morabaraba (docs/FORMAT.md §4.7): the nine board plus the four corner diagonals.
+MORRIS_BOARDS.morabaraba = {
+  ...MORRIS_BOARDS.nine,
+  name: 'Morabaraba',
+  tracks: MORRIS_BOARDS.nine.tracks.concat([
+    ['a1', 'b2', 'c3'], ['g1', 'f2', 'e3'], ['a7', 'b6', 'c5'], ['g7', 'f6', 'e5'],
+  ]),
+};
+
 const MORRIS = {
   setUp(table) {
     this.stones = Number(table.stones);
     this.rules = String(table.rules || '').split(':')[0];
-    this.board = MORRIS_BOARDS[this.rules.startsWith('six') ? 'six' : 'nine'];
+    this.board = MORRIS_BOARDS[
+      this.rules.startsWith('six') ? 'six' : this.rules === 'morabaraba' ? 'morabaraba' : 'nine'];
   },
   // White and Black spread over the board, as many as the table allows.
   defaultStart() {
@@ -247,8 +257,9 @@ const MORRIS = {
     return cells.join('') + ' w';
   },
   describe(table) {
-    // The board's name says nine (Gasser's rules) or six; other rule sets add theirs.
-    const rules = ['gasser', 'six'].includes(this.rules) ? '' : ` (${this.rules})`;
+    // The board's name says nine (Gasser's rules), six or Morabaraba; other rule sets
+    // add theirs.
+    const rules = ['gasser', 'six', 'morabaraba'].includes(this.rules) ? '' : ` (${this.rules})`;
     return `${this.board.name} rules${rules}, ${table.stones} stones, ${table.phase} phase`;
   },
   players: ['White', 'Black'],
