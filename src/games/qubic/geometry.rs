@@ -262,6 +262,36 @@ impl Images {
     }
 }
 
+/// `count` random positions of 0 to 39 stones (X's and O's taken in turn, on
+/// cells drawn from `seed`), neither side with four in a line: inputs for tests
+/// that compare a fast path with a slow one.
+#[cfg(test)]
+pub(crate) fn random_positions(count: usize, mut seed: u64) -> Vec<(Cells, Cells)> {
+    let mut next = move || {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        seed >> 11
+    };
+    let mut out = Vec::with_capacity(count);
+    while out.len() < count {
+        let (mut x, mut o) = (0u64, 0u64);
+        let stones = out.len() % 40;
+        for k in 0..stones {
+            let mut cells = !(x | o);
+            for _ in 0..next() % u64::from(cells.count_ones()) {
+                cells &= cells - 1;
+            }
+            let c = 1u64 << cells.trailing_zeros();
+            if k % 2 == 0 { x |= c } else { o |= c }
+        }
+        if !has_line(x) && !has_line(o) {
+            out.push((x, o));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -328,26 +358,7 @@ mod tests {
     /// (form and automorphism) on random positions of every size.
     #[test]
     fn canonical_after_a_stone_equals_canonical() {
-        let mut seed = 0x0ddb_a11c_afef_00d1_u64;
-        let mut next = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            seed >> 11
-        };
-        for round in 0..20_000 {
-            let (mut x, mut o) = (0u64, 0u64);
-            let stones = round % 40;
-            for k in 0..stones {
-                let empty = !(x | o);
-                let skip = next() % u64::from(empty.count_ones());
-                let mut cells = empty;
-                for _ in 0..skip {
-                    cells &= cells - 1;
-                }
-                let c = 1u64 << cells.trailing_zeros();
-                if k % 2 == 0 { x |= c } else { o |= c }
-            }
+        for (x, o) in random_positions(20_000, 0x0ddb_a11c_afef_00d1) {
             let images = Images::of(x, o);
             let x_stone = x.count_ones() == o.count_ones();
             let mut empty = !(x | o);

@@ -286,6 +286,7 @@ pub fn forced_win(search: &mut ForcedSearch, x: Cells, o: Cells) -> Option<(usiz
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::games::qubic::geometry::random_positions;
     use crate::games::qubic::position::Position;
 
     /// [`wins_by`] as it was: every threat counted afresh at every step.
@@ -312,39 +313,10 @@ mod tests {
         threats(me, you) != 0
     }
 
-    /// Random positions (X to move, no four yet) of 0..36 stones.
-    fn random_positions(count: usize) -> Vec<(Cells, Cells)> {
-        let mut seed = 0x5eed_0f74_123b_00aa_u64;
-        let mut next = move || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            seed >> 11
-        };
-        let mut out = Vec::with_capacity(count);
-        while out.len() < count {
-            let (mut x, mut o) = (0u64, 0u64);
-            let stones = 2 * (next() % 18);
-            for k in 0..stones {
-                let empty = !(x | o);
-                let mut cells = empty;
-                for _ in 0..next() % u64::from(empty.count_ones()) {
-                    cells &= cells - 1;
-                }
-                let c = 1u64 << cells.trailing_zeros();
-                if k % 2 == 0 { x |= c } else { o |= c }
-            }
-            if !has_line(x) && !has_line(o) {
-                out.push((x, o));
-            }
-        }
-        out
-    }
-
     /// The threats and threat makers by line counts, as they were counted.
     #[test]
     fn threats_without_a_population_count_are_the_counted_ones() {
-        for (x, o) in random_positions(20_000) {
+        for (x, o) in random_positions(20_000, 0x5eed_0f74_123b_00aa) {
             for (own, other) in [(x, o), (o, x)] {
                 for count in [2, 3] {
                     let counted = lines()
@@ -362,7 +334,7 @@ mod tests {
     /// random cell lists.
     #[test]
     fn wins_by_agrees_with_recounting_every_threat() {
-        let positions = random_positions(3_000);
+        let positions = random_positions(3_000, 0x0b5e_55ed_da7a_5eed);
         let mut search = ForcedSearch::new();
         let mut wins = 0;
         for (i, &(x, o)) in positions.iter().enumerate() {
