@@ -8,7 +8,7 @@
 //! Proof and disproof numbers live in a transposition table keyed by the canonical
 //! form (the 192 automorphisms), so a position and its images are proven once.
 
-use super::geometry::{Cells, canonical};
+use super::geometry::{Cells, Images, canonical};
 use super::threats::{ForcedSearch, PositionMap, threats, wins_by};
 
 /// "Infinite" proof or disproof number: the position is disproven or proven.
@@ -67,13 +67,15 @@ pub fn child_classes((x, o): Key) -> Vec<(u8, Key)> {
     let x_moves = x_to_move(x, o);
     let mut moves = candidate_moves(x, o);
     let mut out: Vec<(u8, Key)> = Vec::with_capacity(moves.count_ones() as usize);
+    // One move (a forced block): canonical alone is cheaper than the images.
+    let images = (moves.count_ones() > 1).then(|| Images::of(x, o));
     while moves != 0 {
         let m = moves.trailing_zeros() as u8;
         moves &= moves - 1;
-        let child = if x_moves {
-            canonical(x | 1 << m, o).0
-        } else {
-            canonical(x, o | 1 << m).0
+        let child = match &images {
+            Some(images) => images.canonical_after(m as usize, x_moves).0,
+            None if x_moves => canonical(x | 1 << m, o).0,
+            None => canonical(x, o | 1 << m).0,
         };
         if !out.iter().any(|&(_, k)| k == child) {
             out.push((m, child));

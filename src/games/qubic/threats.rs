@@ -30,16 +30,30 @@ pub fn threat_makers(own: Cells, other: Cells) -> Cells {
     empty_cells_of_lines_with(own, other, 2)
 }
 
-/// The empty cells of the lines holding `count` of `own` and none of `other`.
+/// The empty cells of the lines holding `count` (2 or 3) of `own` and none of
+/// `other`.
 #[inline]
 fn empty_cells_of_lines_with(own: Cells, other: Cells, count: u32) -> Cells {
     let mut out = 0;
     for &l in lines() {
-        if other & l == 0 && (own & l).count_ones() == count {
-            out |= l & !own;
+        let rest = l & !own;
+        if other & l == 0 && holds_cells(rest, 4 - count) {
+            out |= rest;
         }
     }
     out
+}
+
+/// Whether `set` has exactly `count` (1 or 2) cells, without a population count
+/// (the generic x86-64 target has no instruction for it, and this is the
+/// threat search's inner loop).
+#[inline]
+fn holds_cells(set: Cells, count: u32) -> bool {
+    let less_one = set & set.wrapping_sub(1);
+    match count {
+        1 => set != 0 && less_one == 0,
+        _ => less_one != 0 && less_one & (less_one - 1) == 0,
+    }
 }
 
 /// The lines through each cell (4 or 7), padded with empty sets.
@@ -61,10 +75,18 @@ fn cell_lines() -> &'static [[Cells; 7]; CELLS] {
 /// only threats a move can add.
 #[inline]
 fn threats_through(cell: usize, own: Cells, other: Cells) -> Cells {
+    empty_cells_of_lines_through_with(cell, own, other, 3)
+}
+
+/// The empty cells of the lines through `cell` holding `count` (2 or 3) of `own`
+/// and none of `other`.
+#[inline]
+fn empty_cells_of_lines_through_with(cell: usize, own: Cells, other: Cells, count: u32) -> Cells {
     let mut out = 0;
     for &l in &cell_lines()[cell] {
-        if other & l == 0 && (own & l).count_ones() == 3 {
-            out |= l & !own;
+        let rest = l & !own;
+        if other & l == 0 && holds_cells(rest, 4 - count) {
+            out |= rest;
         }
     }
     out
@@ -75,35 +97,60 @@ fn threats_through(cell: usize, own: Cells, other: Cells) -> Cells {
 /// threats or four in a line: a forced win found in one position, replayed in
 /// another (the defender's extra stone may have broken it).
 pub fn wins_by(mut me: Cells, mut you: Cells, attack: &[usize]) -> bool {
+    if threats(me, you) != 0 {
+        return true;
+    }
+    // The threats are followed move by move: a stone only adds its owner's
+    // threats on the lines through it, and takes its own cell from the other
+    // side's (a threat line's one empty cell is the only cell it can block).
+    let mut theirs = threats(you, me);
     for &m in attack {
-        if threats(me, you) != 0 {
-            return true;
-        }
-        let theirs = threats(you, me);
-        if (me | you) >> m & 1 == 1 || theirs.count_ones() >= 2 || (theirs != 0 && theirs != 1 << m)
-        {
+        if (me | you) >> m & 1 == 1 || (theirs != 0 && theirs != 1 << m) {
             return false;
         }
         me |= 1 << m;
-        let made = threats(me, you);
-        match made.count_ones() {
-            0 => return false,
-            1 => you |= made,
-            _ => return true,
+        theirs &= !(1 << m);
+        let made = threats_through(m, me, you);
+        if made == 0 {
+            return false;
         }
+        if made & (made - 1) != 0 {
+            return true;
+        }
+        you |= made;
+        theirs |= threats_through(made.trailing_zeros() as usize, you, me);
     }
-    threats(me, you) != 0
+    false
 }
 
 /// A hash map keyed by positions `(x, o)`.
 pub type PositionMap<V> = HashMap<(Cells, Cells), V, KeyHash>;
 
-/// A search for forced wins with a cache of the positions settled.
+/// Slots of [`ForcedSearch`]'s cache of positions inside a search (24 bytes each).
+const INNER_SLOTS: usize = 1 << 20;
+
+/// A search for forced wins with a cache of the positions settled: the positions
+/// asked for ([`ForcedSearch::win`]) in a map, the positions inside their searches
+/// in a table of fixed size where a position takes the slot of its hash, the last
+/// one written staying (a position lost is searched again: the answer is the
+/// same, only the time differs). The searches' inner positions are most of the
+/// positions met, and a map of them all grew to gigabytes, every look-up a miss of
+/// the processor's caches.
 #[derive(Default)]
 pub struct ForcedSearch {
     settled: PositionMap<Option<u8>>,
+    /// `[me, you, answer]`: answer 0 for an empty slot, 1 for no win, `2 + cell`
+    /// for a win starting at `cell`. Allocated (zeroed) at the first search.
+    inner: Vec<[u64; 3]>,
     /// Positions searched.
     pub nodes: u64,
+}
+
+/// The slot of `(me, you)` in the inner table.
+#[inline]
+fn inner_slot(me: Cells, you: Cells) -> usize {
+    let h = me.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ you.wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+    (h ^ h >> 29) as usize & (INNER_SLOTS - 1)
 }
 
 impl ForcedSearch {
@@ -126,6 +173,7 @@ impl ForcedSearch {
     /// Forgets the cache.
     pub fn clear(&mut self) {
         self.settled.clear();
+        self.inner.fill([0; 3]);
     }
 
     /// A first move of a forced win of `me` (to move) against `you`, if there is
@@ -144,16 +192,35 @@ impl ForcedSearch {
         if let Some(&known) = self.settled.get(&(me, you)) {
             return known.map(usize::from);
         }
-        let found = self.search(me, you, theirs);
+        let found = self.inner_win(me, you, theirs, threat_makers(me, you));
         self.settled.insert((me, you), found.map(|c| c as u8));
         found
     }
 
-    fn search(&mut self, me: Cells, you: Cells, theirs: Cells) -> Option<usize> {
-        if theirs.count_ones() >= 2 {
+    /// [`Self::without_own_threat`] inside a search: cached in the inner table.
+    /// `makers` holds every empty cell where `me` makes a threat (and may hold
+    /// others: they are tried and make none).
+    fn inner_win(&mut self, me: Cells, you: Cells, theirs: Cells, makers: Cells) -> Option<usize> {
+        if self.inner.is_empty() {
+            self.inner = vec![[0; 3]; INNER_SLOTS];
+        }
+        let slot = inner_slot(me, you);
+        let [m, y, answer] = self.inner[slot];
+        if answer != 0 && m == me && y == you {
+            return answer.checked_sub(2).map(|c| c as usize);
+        }
+        let found = self.search(me, you, theirs, makers);
+        self.inner[slot] = [me, you, found.map_or(1, |c| c as u64 + 2)];
+        found
+    }
+
+    /// The search of [`Self::inner_win`], in the same order whatever `makers`
+    /// holds beyond the threat makers (cells in increasing order).
+    fn search(&mut self, me: Cells, you: Cells, theirs: Cells, makers: Cells) -> Option<usize> {
+        if theirs & theirs.wrapping_sub(1) != 0 {
             return None;
         }
-        let mut candidates = threat_makers(me, you);
+        let mut candidates = makers;
         if theirs != 0 {
             candidates &= theirs;
         }
@@ -164,18 +231,22 @@ impl ForcedSearch {
             // `me` had no threat, so every threat now is on a line through `m`; `m`
             // took `you`'s one threat cell if there was one.
             let made = threats_through(m, me2, you);
-            match made.count_ones() {
-                0 => {}
-                1 => {
-                    self.nodes += 1;
-                    let block = made.trailing_zeros() as usize;
-                    let you2 = you | made;
-                    let theirs2 = threats_through(block, you2, me2);
-                    if self.without_own_threat(me2, you2, theirs2).is_some() {
-                        return Some(m);
-                    }
-                }
-                _ => return Some(m),
+            if made == 0 {
+                continue;
+            }
+            if made & (made - 1) != 0 {
+                return Some(m);
+            }
+            self.nodes += 1;
+            let block = made.trailing_zeros() as usize;
+            let you2 = you | made;
+            let theirs2 = threats_through(block, you2, me2);
+            // A line where `me` makes a threat now held two of `me` and none of
+            // `you` before (a maker then) or passes through `m`.
+            let makers2 =
+                (makers | empty_cells_of_lines_through_with(m, me2, you2, 2)) & !(me2 | you2);
+            if self.inner_win(me2, you2, theirs2, makers2).is_some() {
+                return Some(m);
             }
         }
         None
@@ -215,7 +286,80 @@ pub fn forced_win(search: &mut ForcedSearch, x: Cells, o: Cells) -> Option<(usiz
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::games::qubic::geometry::random_positions;
     use crate::games::qubic::position::Position;
+
+    /// [`wins_by`] as it was: every threat counted afresh at every step.
+    fn wins_by_recounting(mut me: Cells, mut you: Cells, attack: &[usize]) -> bool {
+        for &m in attack {
+            if threats(me, you) != 0 {
+                return true;
+            }
+            let theirs = threats(you, me);
+            if (me | you) >> m & 1 == 1
+                || theirs.count_ones() >= 2
+                || (theirs != 0 && theirs != 1 << m)
+            {
+                return false;
+            }
+            me |= 1 << m;
+            let made = threats(me, you);
+            match made.count_ones() {
+                0 => return false,
+                1 => you |= made,
+                _ => return true,
+            }
+        }
+        threats(me, you) != 0
+    }
+
+    /// The threats and threat makers by line counts, as they were counted.
+    #[test]
+    fn threats_without_a_population_count_are_the_counted_ones() {
+        for (x, o) in random_positions(20_000, 0x5eed_0f74_123b_00aa) {
+            for (own, other) in [(x, o), (o, x)] {
+                for count in [2, 3] {
+                    let counted = lines()
+                        .iter()
+                        .filter(|&&l| other & l == 0 && (own & l).count_ones() == count)
+                        .fold(0, |s, &l| s | l & !own);
+                    assert_eq!(empty_cells_of_lines_with(own, other, count), counted);
+                }
+            }
+        }
+    }
+
+    /// The step-by-step [`wins_by`] answers as the recounting one, for attacks
+    /// found in random positions replayed in others (the prover's use) and for
+    /// random cell lists.
+    #[test]
+    fn wins_by_agrees_with_recounting_every_threat() {
+        let positions = random_positions(3_000, 0x0b5e_55ed_da7a_5eed);
+        let mut search = ForcedSearch::new();
+        let mut wins = 0;
+        for (i, &(x, o)) in positions.iter().enumerate() {
+            let attack: Vec<usize> = match search.line(x, o) {
+                Some(line) => {
+                    wins += 1;
+                    line.iter().copied().step_by(2).collect()
+                }
+                None => (0..6)
+                    .map(|k| (x.wrapping_mul(k + 7) % 64) as usize)
+                    .collect(),
+            };
+            for &(px, po) in &positions[i.saturating_sub(3)..=i] {
+                for extra in [0, 1u64 << (i % 64)] {
+                    let po = po | (extra & !px);
+                    assert_eq!(
+                        wins_by(px, po, &attack),
+                        wins_by_recounting(px, po, &attack),
+                        "{px:x} {po:x} {attack:?}"
+                    );
+                }
+            }
+        }
+        assert!(wins > 100, "only {wins} forced wins: the test tests little");
+    }
 
     #[test]
     fn the_seed_example_is_a_forced_win() {
