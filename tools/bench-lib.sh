@@ -7,7 +7,7 @@
 # (tables up to N stones a side); `+all` adds the placement tables (`morris+all`:
 # the whole game; started on a copy of morris.tb it builds only the placement);
 # `+chunkN` stores chunks of N positions (e.g. morris+all+chunk2048). `lasker+all`: Lasker
-# Morris from the empty board.
+# Morris from the empty board; `morabaraba+all`: Morabaraba from the empty board.
 
 # Prints the `tb build` arguments of a row (board, --start, reduction flags).
 row_args() {
@@ -22,6 +22,8 @@ row_args() {
     morris+all) echo "morris --phase all --memory 16GiB"; return ;;
     # Lasker Morris from the empty board (issue 47): ~17 hours on 2 cores, ~39 GiB.
     lasker+all) echo "morris --rules lasker --phase all --memory 16GiB"; return ;;
+    # Morabaraba from the empty board (issue 47): ~8 hours on 2 cores, ~33 GiB.
+    morabaraba+all) echo "morris --rules morabaraba --phase all --memory 16GiB"; return ;;
     morris-*+all)
         spec="${row#morris-}"
         echo "morris --stones ${spec%+all} --phase all --memory 16GiB"
