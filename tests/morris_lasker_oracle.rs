@@ -29,7 +29,7 @@ use std::process::Output;
 
 use harness::{assert_no_panic, tb};
 use morris_oracle::sweep::{self, Sweep, text};
-use morris_oracle::{ALL, Geometry, POINT_NAMES, Symmetries, Val, bits};
+use morris_oracle::{ALL, Geometry, Symmetries, Val, bits};
 use tb::games::morris::rules::Position;
 use tb::games::morris::tablebase::MorrisTablebase;
 use tb::games::morris::variant::Rules;
@@ -188,22 +188,9 @@ fn lasker_with_three_stones_matches_the_brute_force() {
     // The start and each first placement through the real probe command.
     let out = run_ok(&["probe", "--json"], &db, &["start"]);
     let json: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(json["position"], "........................ w 3 3");
-    let start = by_position[&(0, 0, [STONES, STONES])];
-    assert_eq!(json["value"], start.to_string());
-    let moves = json["moves"].as_array().unwrap();
-    assert_eq!(moves.len(), 24);
-    for mv in moves {
-        let name = mv["move"].as_str().unwrap();
-        let p = POINT_NAMES.iter().position(|n| *n == name).unwrap();
-        let key = board.canonical(0, 1 << p);
-        let child = ((key >> 24) as u32, key as u32 & ALL, [STONES, STONES - 1]);
-        assert_eq!(
-            mv["value"],
-            Val::from_child(by_position[&child]).to_string(),
-            "{name}"
-        );
-    }
+    sweep::check_start(&json, STONES, &by_position, |me, you| {
+        board.canonical(me, you)
+    });
 }
 
 /// With 3 stones a side every side flies (3 stones on the board and in hand), and

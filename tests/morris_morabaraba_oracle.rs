@@ -28,9 +28,7 @@ use std::path::Path;
 
 use harness::tb;
 use morris_oracle::sweep::{self, Sweep, text};
-use morris_oracle::{
-    ALL, Geometry, NUM_POINTS, POINT_NAMES, Rng, Symmetries, Val, bits, parse_point,
-};
+use morris_oracle::{ALL, Geometry, NUM_POINTS, Rng, Symmetries, Val, bits, parse_point};
 use tb::games::morris::rules::Position;
 use tb::games::morris::tablebase::MorrisTablebase;
 use tb::games::morris::variant::Rules;
@@ -244,21 +242,7 @@ fn morabaraba_with_three_stones_matches_the_brute_force() {
         .arg("start");
     let json: serde_json::Value =
         serde_json::from_slice(&harness::run_ok(&mut probe, "probe").stdout).unwrap();
-    assert_eq!(json["position"], "........................ w 3 3");
-    assert_eq!(json["value"], by_position[&(0, 0, [3, 3])].to_string());
-    let moves = json["moves"].as_array().unwrap();
-    assert_eq!(moves.len(), 24);
-    for mv in moves {
-        let name = mv["move"].as_str().unwrap();
-        let p = POINT_NAMES.iter().position(|n| *n == name).unwrap();
-        let key = board.canonical(0, 1 << p);
-        let child = ((key >> 24) as u32, key as u32 & ALL, [3, 2]);
-        assert_eq!(
-            mv["value"],
-            Val::from_child(by_position[&child]).to_string(),
-            "{name}"
-        );
-    }
+    sweep::check_start(&json, 3, &by_position, |me, you| board.canonical(me, you));
 }
 
 /// 4 stones a side: the placement positions of weight 10 and more (2 x in hand +

@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 
-use super::{ALL, Val, bits, position_text};
+use super::{ALL, POINT_NAMES, Val, bits, position_text};
 
 /// What the solver needs of a rule set.
 pub struct Rules<'a> {
@@ -209,4 +209,36 @@ pub fn compare(
     }
     assert!(wrong.is_empty(), "{wrong:#?}");
     seen
+}
+
+/// Checks `tb probe --json`'s answer for the start (the empty board, `stones` in
+/// each hand, White to move) against `solved`: the position text, its value, and
+/// each of the 24 first placements' value (the child as `canonical` gives it).
+pub fn check_start(
+    answer: &serde_json::Value,
+    stones: u32,
+    solved: &HashMap<Sweep, Val>,
+    canonical: impl Fn(u32, u32) -> u64,
+) {
+    assert_eq!(
+        answer["position"],
+        format!("........................ w {stones} {stones}")
+    );
+    assert_eq!(
+        answer["value"],
+        solved[&(0, 0, [stones, stones])].to_string()
+    );
+    let moves = answer["moves"].as_array().unwrap();
+    assert_eq!(moves.len(), 24);
+    for mv in moves {
+        let name = mv["move"].as_str().unwrap();
+        let p = POINT_NAMES.iter().position(|n| *n == name).unwrap();
+        let key = canonical(0, 1 << p);
+        let child = ((key >> 24) as u32, key as u32 & ALL, [stones, stones - 1]);
+        assert_eq!(
+            mv["value"],
+            Val::from_child(solved[&child]).to_string(),
+            "{name}"
+        );
+    }
 }
