@@ -240,18 +240,11 @@ impl Images {
                 (os[i], mine)
             }
         };
+        // Both images are lookups here (no set image to save, as in `canonical`):
+        // the tuple comparison decides on X's cells first.
         let mut best = image(0);
         let mut which = 0;
         for i in 1..AUTOMORPHISMS {
-            // As in `canonical`: X's image alone rules most automorphisms out.
-            let ix = if x_stone {
-                xs[i] | 1 << images[i]
-            } else {
-                os[i]
-            };
-            if ix > best.0 {
-                continue;
-            }
             let candidate = image(i);
             if candidate < best {
                 best = candidate;
