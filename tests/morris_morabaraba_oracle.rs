@@ -2,7 +2,8 @@
 //! with 3 stones a side (`--rules morabaraba --stones 3 --phase all`), and every
 //! position of it (each class of the 16 symmetries, both colours to move, every
 //! placement layer and the moving phase) must have the value the oracle finds, as
-//! must the start and each first placement through `tb probe`. With 4 stones a
+//! must the start and each first placement through `tb probe`; the file refuses
+//! to be resumed with other rules. With 4 stones a
 //! side, the placement positions with 2 stones or more in hand are solved the same
 //! way (reading the positions their moves leave them for from the file), and
 //! random moving-phase positions with 4 stones, where stones slide along the
@@ -243,6 +244,29 @@ fn morabaraba_with_three_stones_matches_the_brute_force() {
     let json: serde_json::Value =
         serde_json::from_slice(&harness::run_ok(&mut probe, "probe").stdout).unwrap();
     sweep::check_start(&json, 3, &by_position, |me, you| board.canonical(me, you));
+    // The file records its rules: resuming it as Lasker Morris (the same 24
+    // points) is refused by name, the file unchanged.
+    let info_text = |db: &Path| {
+        let mut info = tb();
+        info.args(["info", "--db"]).arg(db);
+        harness::run_ok(&mut info, "info").stdout
+    };
+    let before = info_text(&db);
+    let mut resume = tb();
+    resume
+        .args([
+            "build", "morris", "--rules", "lasker", "--stones", "3", "--phase", "all", "--quiet",
+            "--db",
+        ])
+        .arg(&db);
+    let out = resume.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("with the morabaraba rules, and this build asks for lasker"),
+        "{stderr}"
+    );
+    assert_eq!(info_text(&db), before);
 }
 
 /// 4 stones a side: the placement positions of weight 10 and more (2 x in hand +
