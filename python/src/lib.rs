@@ -261,7 +261,7 @@ impl DotsObjects {
         // reference it gets, into a slot of a list of that length.
         let moves = match detail {
             Detail::Value => None,
-            Detail::Moves => {
+            Detail::Moves | Detail::MovesUntied => {
                 let moves = owned(py, unsafe {
                     ffi::PyList_New(probe.moves.len() as ffi::Py_ssize_t)
                 })?;
@@ -492,19 +492,20 @@ fn take_strings(iterator: &Bound<'_, PyIterator>, first: usize, n: usize) -> PyR
     Ok(out)
 }
 
-/// What a batch's answers are: the keywords `errors` and `moves` of
+/// What a batch's answers are: the keywords `errors`, `moves` and `tie_break` of
 /// `probe_many` and `probe_iter`.
 #[derive(Clone, Copy)]
 struct Style {
     /// errors="return": error objects in place of positions without an answer
     /// (errors="raise", the default: the first one raises).
     keep_errors: bool,
-    /// moves=True (default): every move's value too.
+    /// moves=True (default): every move's value too; tie_break=False: without
+    /// Morris's tie-break.
     detail: Detail,
 }
 
 impl Style {
-    fn new(errors: &str, moves: bool) -> PyResult<Style> {
+    fn new(errors: &str, moves: bool, tie_break: bool) -> PyResult<Style> {
         let keep_errors = match errors {
             "raise" => false,
             "return" => true,
@@ -516,14 +517,19 @@ impl Style {
         };
         Ok(Style {
             keep_errors,
-            detail: detail(moves),
+            detail: detail(moves, tie_break),
         })
     }
 }
 
-/// What an answer holds: `moves=True` (default) every move's value too.
-fn detail(moves: bool) -> Detail {
-    if moves { Detail::Moves } else { Detail::Value }
+/// What an answer holds: `moves=True` (default) every move's value too, with
+/// Morris's tie-break among moves of equal value unless `tie_break=False`.
+fn detail(moves: bool, tie_break: bool) -> Detail {
+    match (moves, tie_break) {
+        (false, _) => Detail::Value,
+        (true, true) => Detail::Moves,
+        (true, false) => Detail::MovesUntied,
+    }
 }
 
 /// An open tablebase (`tb.open`). Thread-safe: several Python threads may probe
@@ -600,16 +606,19 @@ impl Table {
     /// opponent_replies], the last two the tie-break among the best moves of a
     /// drawn or lost position, null on other moves). moves=False: the same dict without
     /// `moves`, the position's value only (one value read instead of one per
-    /// move). Raises PositionError, TableError, or SearchLimitError (the search
-    /// fallback stopped by its limits).
-    #[pyo3(signature = (position, *, moves = true))]
+    /// move). tie_break=False (Morris): moves of equal value in the move
+    /// generator's order and the two counts null, reading no opponent replies.
+    /// Raises PositionError, TableError, or SearchLimitError (the search fallback
+    /// stopped by its limits).
+    #[pyo3(signature = (position, *, moves = true, tie_break = true))]
     fn probe<'py>(
         &self,
         py: Python<'py>,
         position: &str,
         moves: bool,
+        tie_break: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let detail = detail(moves);
+        let detail = detail(moves, tie_break);
         match py.detach(|| self.table.probe(position, detail)) {
             Ok(answer) => self.object(py, keys(py), answer.as_ref(), detail),
             Err(e) => Err(probe_exception(py, &e, position, None)),
@@ -620,19 +629,21 @@ impl Table {
     /// errors="raise" (default): the first position (in order) without an answer
     /// raises as `probe` does, with its index as the attribute `index`;
     /// errors="return": it gets the error object of `tb probe --json` in its place,
-    /// `{"input": ..., "error": ...}`. moves=False: values only, as in `probe`.
+    /// `{"input": ..., "error": ...}`. moves=False: values only, and
+    /// tie_break=False, as in `probe`.
     /// The positions are probed in chunks on worker threads without the GIL while
     /// this thread makes the dicts (Python's cyclic garbage collector paused
     /// meanwhile).
-    #[pyo3(signature = (positions, *, errors = "raise", moves = true))]
+    #[pyo3(signature = (positions, *, errors = "raise", moves = true, tie_break = true))]
     fn probe_many<'py>(
         &self,
         py: Python<'py>,
         positions: &Bound<'py, PyAny>,
         errors: &str,
         moves: bool,
+        tie_break: bool,
     ) -> PyResult<Bound<'py, PyList>> {
-        let style = Style::new(errors, moves)?;
+        let style = Style::new(errors, moves, tie_break)?;
         let source = positions.try_iter()?;
         let keys = keys(py);
         let _pause = GcPause::new(py);
@@ -667,14 +678,15 @@ impl Table {
     /// as needed, so it may be a generator or endless). Nothing is kept: a stream
     /// of answers used and dropped stays in the processor's caches, which a list
     /// of millions of dicts cannot.
-    #[pyo3(signature = (positions, *, errors = "raise", moves = true))]
+    #[pyo3(signature = (positions, *, errors = "raise", moves = true, tie_break = true))]
     fn probe_iter(
         slf: &Bound<'_, Table>,
         positions: &Bound<'_, PyAny>,
         errors: &str,
         moves: bool,
+        tie_break: bool,
     ) -> PyResult<Answers> {
-        let style = Style::new(errors, moves)?;
+        let style = Style::new(errors, moves, tie_break)?;
         let table = slf.get();
         Ok(Answers {
             table: slf.clone().unbind(),

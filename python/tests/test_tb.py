@@ -156,6 +156,21 @@ def test_probe_morris_equals_cli_json(tables):
     values = t.probe_many(positions, errors="return", moves=False)
     assert values == [without_moves(a) for a in expected]
     assert [list(a) for a in values] == [list(without_moves(a)) for a in expected]
+    # Without the tie-break: what `tb probe --no-tie-break` prints; the same moves
+    # and values, the counts null, and some tied moves did carry counts before.
+    untied = cli_probe(db, positions, "--no-tie-break")
+    assert t.probe_many(positions, errors="return", tie_break=False) == untied
+    assert [t.probe(p, tie_break=False) for p in positions[:20]] == untied[:20]
+    counted = 0
+    for want, got in zip(expected, untied):
+        if "error" in want:
+            assert got == want
+            continue
+        assert without_moves(got) == without_moves(want)
+        assert all(m["opponent_errors"] is None and m["opponent_replies"] is None for m in got["moves"])
+        assert sorted((m["move"], m["value"]) for m in got["moves"]) == sorted((m["move"], m["value"]) for m in want["moves"])
+        counted += sum(m["opponent_replies"] is not None for m in want["moves"])
+    assert counted > 0
 
 
 def test_loony_tables_answer_with_their_flags(tmp_path):

@@ -25,6 +25,11 @@ pub fn probe(args: args::Probe) -> Result<ExitCode> {
         .map(|t| super::common::threads(Some(t)))
         .transpose()?;
     let form = if args.json { Form::Json } else { Form::Text };
+    let detail = if args.no_tie_break {
+        Detail::MovesUntied
+    } else {
+        Detail::Moves
+    };
     // The file opened here answers on the first worker; the others open their own.
     let first = std::sync::Mutex::new(Some(open(&args.db, &options)?));
     probe_batch(positions, args.json, threads, || {
@@ -35,7 +40,7 @@ pub fn probe(args: args::Probe) -> Result<ExitCode> {
         Ok(move |input: &str, from_args: bool, out: &mut String| {
             let ask = Ask {
                 files: from_args,
-                ..Ask::detail(Detail::Moves)
+                ..Ask::detail(detail)
             };
             reader.answer_into(input, ask, form, out)?;
             if form == Form::Json {

@@ -144,8 +144,14 @@ impl Ask {
 /// What a probe answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Detail {
-    /// The position's value and every legal move's (`tb probe`).
+    /// The position's value and every legal move's (`tb probe`), with the game's
+    /// tie-break among moves of equal value where it has one (Morris: the
+    /// opponent's replies that go wrong, docs/FORMAT.md §4.3).
     Moves,
+    /// [`Detail::Moves`] without the tie-break (`tb probe --no-tie-break`): one
+    /// value read a move instead of one an opponent's reply. The same as
+    /// [`Detail::Moves`] for games without a tie-break.
+    MovesUntied,
     /// The position's value only (no moves): one value read instead of one per
     /// move.
     Value,

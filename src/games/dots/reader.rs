@@ -106,11 +106,13 @@ impl DotsReader {
         let parsed = self.parse(text, ask.files)?;
         let _reads = self.tb.store().bound_reads(ask.cached_only, ask.deadline);
         let answer = match (ask.detail, ask.cached_only) {
-            (Detail::Moves, true) => self.tb.probe_parsed_from_book(&parsed),
+            (Detail::Moves | Detail::MovesUntied, true) => self.tb.probe_parsed_from_book(&parsed),
             // The value alone may take a search: not from memory only.
             (Detail::Value, true) => Ok(None),
             (Detail::Value, false) => self.tb.probe_value_parsed(&parsed).map(Some),
-            (Detail::Moves, false) => self.tb.probe_parsed_with(&parsed, moves).map(Some),
+            (Detail::Moves | Detail::MovesUntied, false) => {
+                self.tb.probe_parsed_with(&parsed, moves).map(Some)
+            }
         };
         match answer {
             Err(e) if ask.needs_more(&e) => Ok(None),

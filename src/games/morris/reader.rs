@@ -101,6 +101,7 @@ impl Reader for MorrisReader {
         let _reads = self.tb.store().bound_reads(ask.cached_only, ask.deadline);
         let probe = match ask.detail {
             Detail::Moves => self.tb.probe(&position),
+            Detail::MovesUntied => self.tb.probe_untied(&position),
             Detail::Value => self.tb.value(&position).map(|value| Probe {
                 value,
                 moves: Vec::new(),

@@ -265,8 +265,16 @@ impl MorrisTablebase {
     /// tie-break among the moves of the position's value ([`break_ties`]).
     pub fn probe(&self, position: &Position) -> Result<Probe> {
         let lookup = |s, i| self.sector_byte(s, i);
-        let probe = probe_hinted(position, |classes| self.preload(classes), lookup)?;
+        let probe = self.probe_untied(position)?;
         break_ties(position, probe, |classes| self.preload(classes), lookup)
+    }
+
+    /// [`MorrisTablebase::probe`] without the tie-break: moves of equal value in
+    /// the move generator's order, no counts (reads the position and its children
+    /// only).
+    pub fn probe_untied(&self, position: &Position) -> Result<Probe> {
+        let lookup = |s, i| self.sector_byte(s, i);
+        probe_hinted(position, |classes| self.preload(classes), lookup)
     }
 
     /// Decodes the chunks of the classes a probe reads, on all cores, before it
