@@ -26,6 +26,22 @@ pub fn total_memory_bytes() -> Option<u64> {
     proc_kib("/proc/meminfo", "MemTotal:")
 }
 
+/// Share of the machine's memory a build takes when `--memory` is not given:
+/// the rest is left to the system, the page cache and the file's own writes.
+const DEFAULT_MEMORY_SHARE: (u64, u64) = (3, 4);
+
+/// The memory budget of a build without `--memory`: the game's `preferred`
+/// budget, but at most three quarters of this machine's memory (rounded down to
+/// a MiB) where the machine says how much it has, so that the bare command fits
+/// a laptop as well as the 24 GiB machine the defaults were measured on.
+pub fn default_memory(preferred: u64) -> u64 {
+    let (num, den) = DEFAULT_MEMORY_SHARE;
+    match total_memory_bytes() {
+        Some(total) => preferred.min(((total / den * num) >> 20) << 20),
+        None => preferred,
+    }
+}
+
 /// A `KEY: N kB` line of a /proc file, in bytes.
 fn proc_kib(file: &str, key: &str) -> Option<u64> {
     let text = std::fs::read_to_string(file).ok()?;
@@ -153,3 +169,19 @@ macro_rules! cpu_dispatch {
     };
 }
 pub(crate) use cpu_dispatch;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_memory_is_the_games_but_fits_the_machine() {
+        // A small budget is kept; one larger than the machine is cut to 3/4 of it.
+        assert_eq!(default_memory(64 << 20), 64 << 20);
+        let total = total_memory_bytes().expect("Linux has /proc/meminfo");
+        let huge = default_memory(total * 2);
+        assert!(huge <= total / 4 * 3, "{huge} of {total}");
+        assert!(huge > total / 2, "{huge} of {total}");
+        assert_eq!(huge % (1 << 20), 0);
+    }
+}

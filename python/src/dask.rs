@@ -441,12 +441,25 @@ fn morris_rules() -> Vec<&'static str> {
     Rules::ALL.map(Rules::name).to_vec()
 }
 
+/// The memory budget `tb build` takes for `game` (`dots`, `morris` or `qubic`)
+/// without `--memory`: the game's default, at most 3/4 of this machine's memory.
+#[pyfunction]
+fn default_memory(game: &str) -> PyResult<u64> {
+    let preferred = match game {
+        "dots" => tb::games::dots::build::DEFAULT_MEMORY,
+        "morris" => tb::games::morris::build::DEFAULT_MEMORY,
+        "qubic" => tb::games::qubic::build::DEFAULT_MEMORY,
+        other => return Err(PyValueError::new_err(format!("no game {other:?}"))),
+    };
+    Ok(tb::sys::default_memory(preferred))
+}
+
 /// The submodule `tb.tb._dask` (its Python face is `tb.dask`).
 #[pymodule(name = "_dask")]
 pub mod dask_module {
     #[pymodule_export]
     use super::{
-        BuildError, Coordinator, QubicCoordinator, ShardError, build_identity, morris_rules,
-        qubic_start, run_block, run_qubic_reply,
+        BuildError, Coordinator, QubicCoordinator, ShardError, build_identity, default_memory,
+        morris_rules, qubic_start, run_block, run_qubic_reply,
     };
 }

@@ -182,7 +182,8 @@ pub enum BuildGame {
 pub struct BuildCommon {
     /// Memory budget (e.g. 512MiB, 8GiB): blocks kept in memory and, for Morris,
     /// the pair being solved; Qubic: the proof-number search's table [default:
-    /// 8GiB for Dots-and-Boxes and Qubic, 16GiB for Morris].
+    /// 8GiB for Dots-and-Boxes and Qubic, 16GiB for Morris, at most 3/4 of the
+    /// machine's memory].
     #[arg(long)]
     pub memory: Option<String>,
     /// No progress output.

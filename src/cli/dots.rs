@@ -20,7 +20,11 @@ pub fn build(args: args::DotsBuild) -> Result<ExitCode> {
         start: args.start.unwrap_or_else(|| "empty".to_string()),
         penalty: args.penalty,
         book_lines: args.book_lines,
-        memory: super::common::build_memory(common.memory.as_deref(), 8 << 30, args.plan)?,
+        memory: super::common::build_memory(
+            common.memory.as_deref(),
+            tb::sys::default_memory(tb::games::dots::build::DEFAULT_MEMORY),
+            args.plan,
+        )?,
         groups: args.groups,
         chunk: args.chunk.unwrap_or(spec::DEFAULT_CHUNK_POSITIONS),
         symmetry: args.symmetry.map(|s| s != SymmetryArg::None),

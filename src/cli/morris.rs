@@ -34,7 +34,11 @@ pub fn build(args: MorrisBuild) -> Result<ExitCode> {
     let chunk = args.chunk.unwrap_or_else(|| build::chunk_for(&db));
     let spec = MorrisSpec::with_rules(rules, stones, chunk, phase)?;
     let common = args.common;
-    let memory = super::common::build_memory(common.memory.as_deref(), 16 << 30, args.plan)?;
+    let memory = super::common::build_memory(
+        common.memory.as_deref(),
+        tb::sys::default_memory(build::DEFAULT_MEMORY),
+        args.plan,
+    )?;
     if args.plan {
         print_plan(&spec, common.json)?;
         return Ok(ExitCode::SUCCESS);

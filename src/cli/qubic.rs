@@ -14,7 +14,11 @@ pub fn build(args: QubicBuild) -> Result<ExitCode> {
     let options = BuildOptions {
         path: args.db.unwrap_or_else(|| PathBuf::from(default_name)),
         start,
-        memory: super::common::memory("--memory", common.memory.as_deref(), 8 << 30)?,
+        memory: super::common::memory(
+            "--memory",
+            common.memory.as_deref(),
+            tb::sys::default_memory(build::DEFAULT_MEMORY),
+        )?,
         time_limit: args.time_limit.map(|t| t.as_secs_f64()),
         shrink: args.shrink.unwrap_or(3),
     };

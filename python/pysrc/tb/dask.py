@@ -37,8 +37,6 @@ from pathlib import Path
 
 from .tb import _dask as _core
 
-#: Memory budgets as `tb build` defaults them.
-DEFAULT_MEMORY = {"dots": 8 << 30, "morris": 16 << 30, "qubic": 8 << 30}
 
 #: The Dask resource a worker's memory share is declared as.
 MEMORY_RESOURCE = "MEMORY"
@@ -193,7 +191,7 @@ def build(options: argparse.Namespace, client=None, on_record=None) -> dict:
         return build_qubic(options, client, on_record)
     started = time.monotonic()
     game = "morris" if options.game == "morris" else "dots"
-    memory = parse_size(options.memory) if options.memory else DEFAULT_MEMORY[game]
+    memory = parse_size(options.memory) if options.memory else _core.default_memory(game)
     shared = Path(options.shared).resolve()
     shared.mkdir(parents=True, exist_ok=True)
     db = Path(options.db)
@@ -425,7 +423,7 @@ def build_qubic(options: argparse.Namespace, client=None, on_record=None) -> dic
     from distributed import as_completed
 
     started = time.monotonic()
-    memory = parse_size(options.memory) if options.memory else DEFAULT_MEMORY["qubic"]
+    memory = parse_size(options.memory) if options.memory else _core.default_memory("qubic")
     shared = Path(options.shared).resolve()
     shared.mkdir(parents=True, exist_ok=True)
     start, _ = _core.qubic_start(options.first, options.start)

@@ -547,6 +547,10 @@ impl retro::Kernel for DotsKernel<'_> {
     }
 }
 
+/// Memory for the blocks kept in memory when `--memory` is not given (capped by
+/// the machine's: [`crate::sys::default_memory`]); the groups are chosen for it.
+pub const DEFAULT_MEMORY: u64 = 8 << 30;
+
 /// Positions per chunk of a file recoded to the archival coding unless asked
 /// otherwise: a cold probe on 4x4+corners then takes 1.4-1.6x the zstd file's
 /// (65,536 positions: 10x) for 1.30 bits/position stored instead of 1.12.

@@ -273,6 +273,10 @@ pub fn memory_needs(spec: &MorrisSpec) -> (u64, u64) {
     (work, peak)
 }
 
+/// Memory for the pair being solved and the blocks kept when `--memory` is not
+/// given (capped by the machine's: [`crate::sys::default_memory`]).
+pub const DEFAULT_MEMORY: u64 = 16 << 30;
+
 /// Positions per chunk for a build of `db` without `--chunk`: the file's own when
 /// it exists (a resumed build keeps it), else [`DEFAULT_CHUNK_POSITIONS`].
 pub fn chunk_for(db: &Path) -> u64 {

@@ -20,6 +20,10 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+/// Memory for the prover's and the shrinker's tables when `--memory` is not
+/// given (capped by the machine's: [`crate::sys::default_memory`]).
+pub const DEFAULT_MEMORY: u64 = 8 << 30;
+
 /// Seconds between progress lines while a reply is proven.
 const PROGRESS_SECONDS: f64 = 15.0;
 
