@@ -568,7 +568,9 @@ impl Store {
         let mut out = BTreeMap::new();
         for row in rows {
             let (n, status, positions, bytes, seconds, histogram, digest) = row?;
-            if !(0..=u16::MAX as i64).contains(&n) || positions < 0 || bytes < 0 {
+            // Layer numbers are the games' (each game's layout check names the
+            // ones it uses): Morabaraba's wide pairs reach 66,740 (FORMAT §9.4).
+            if !(0..=u32::MAX as i64).contains(&n) || positions < 0 || bytes < 0 {
                 return Err(StoreError::damaged(
                     Place::File,
                     format!(
@@ -1478,6 +1480,27 @@ mod tests {
         assert_eq!(page_size_of_new_file(8192), 1 << 16);
         assert_eq!(page_size_of_new_file(16384), 1 << 16);
         assert_eq!(page_size_of_new_file(65536), 1 << 12);
+    }
+
+    /// The layers table takes every layer number a game uses: Morabaraba's pairs
+    /// with 10 stones or more are layers 66,536 + 16a + b, past 16 bits (a file
+    /// with them was refused as damaged on its first resume).
+    #[test]
+    fn layer_numbers_past_16_bits_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.tb");
+        let numbers = [0, 65_535, 66_594, 66_740, u32::MAX as usize];
+        let mut store = Store::open_for_build(&path, 2048).unwrap();
+        for (i, &n) in numbers.iter().enumerate() {
+            store.begin_layer(n, i as u64 + 1).unwrap();
+        }
+        drop(store);
+        let layers = Store::open_for_build(&path, 2048)
+            .unwrap()
+            .layers()
+            .unwrap();
+        assert_eq!(layers.keys().copied().collect::<Vec<_>>(), numbers);
+        assert_eq!(layers[&66_594].positions, 3);
     }
 
     #[test]
