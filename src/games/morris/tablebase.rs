@@ -53,6 +53,12 @@ impl MorrisTablebase {
         })
     }
 
+    /// Shares decoded chunks with the other readers of this file given `shared`
+    /// ([`ChunkReader::share`]).
+    pub fn share_chunks(&mut self, shared: &crate::store::reader::SharedChunks) {
+        self.reader.share(shared);
+    }
+
     /// What the file holds.
     pub fn spec(&self) -> &MorrisSpec {
         &self.spec
