@@ -804,4 +804,46 @@ mod tests {
         assert_eq!(pair_layer(3, 4), 34);
         assert_eq!(pair_layer(9, 9), 99);
     }
+
+    /// The archival sites of any part of a block are that part of the whole
+    /// block's (a probe decodes a chunk up to the value it needs), their
+    /// neighbours are the context-mixing ones, and the features vary.
+    #[test]
+    fn archival_sites_of_a_part_are_the_part_of_the_whole() {
+        let board = BoardKind::Nine;
+        for (layer, key) in [
+            (pair_layer(3, 4), vec![]),
+            (placement_layer(2), vec![3u8, 3]),
+        ] {
+            let size = if key.is_empty() {
+                MorrisSpec::pair_size(board, 3, 4)
+            } else {
+                table_size(board, 3, 3).unwrap()
+            };
+            let whole = MorrisSpec::block_sites(board, layer, &key, 0, size as usize);
+            let neighbours = MorrisSpec::block_neighbours(board, layer, &key, 0, size as usize);
+            assert!(whole.iter().zip(&neighbours).all(|(s, n)| s.back == *n));
+            let features: std::collections::BTreeSet<u16> =
+                whole.iter().map(|s| s.feature).collect();
+            assert!(features.len() > 20, "{layer}: {features:?}");
+            let cut = size / 3 + 7;
+            // Across the pair's two tables, (3, 4) then (4, 3).
+            let across = if key.is_empty() {
+                table_size(board, 3, 4).unwrap() - 50
+            } else {
+                size / 2
+            };
+            for (first, len) in [(0, 1000), (cut, 2048), (across, 100), (size - 100, 100)] {
+                let part = MorrisSpec::block_sites(board, layer, &key, first, len as usize);
+                assert_eq!(
+                    part,
+                    whole[first as usize..(first + len) as usize],
+                    "{layer} {first}"
+                );
+            }
+            // Past the block: neighbours and feature 0.
+            let past = MorrisSpec::block_sites(board, layer, &key, size - 1, 3);
+            assert_eq!(past[1..], [Site::default(); 2]);
+        }
+    }
 }
