@@ -454,12 +454,12 @@ fn morris_files_name_their_chunk_coding_and_format_3_resumes_in_it() {
         "UPDATE meta SET value = 'brotli' WHERE key = 'chunk_coding'",
     );
     assert!(run_err(&["probe", position], &zstd).contains("coded `brotli`, unknown to this tb"));
-    // The archival coding is Dots-and-Boxes's only.
+    // An archival file holds no context-mixing chunk of the game-neighbour rule.
     sql(
         &zstd,
         "UPDATE meta SET value = 'archive' WHERE key = 'chunk_coding'",
     );
-    assert!(run_err(&["probe", position], &zstd).contains("does not read for Morris"));
+    assert!(run_err(&["probe", position], &zstd).contains("files of this format do not hold"));
 
     let old = dir.path().join("old.tb");
     std::fs::copy(&fresh, &old).unwrap();

@@ -259,6 +259,124 @@ fn a_recoded_4_stone_game_matches_the_oracle_everywhere() {
     assert!(verify.status.success(), "{}", describe(&verify));
 }
 
+/// `tb info --json` of a file.
+fn info_json(db: &Path) -> serde_json::Value {
+    let out = tb()
+        .args(["info", "--json", "--db"])
+        .arg(db)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", describe(&out));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// `tb export` (JSON lines) of a file.
+fn export(db: &Path) -> Vec<u8> {
+    let out = tb().args(["export", "--db"]).arg(db).output().unwrap();
+    assert!(out.status.success(), "{}", describe(&out));
+    out.stdout
+}
+
+/// `tb recode --quiet --db FROM --out OUT` with `args`, which must succeed.
+fn recode(from: &Path, out: &Path, args: &[&str]) {
+    let recoded = tb()
+        .args(["recode", "--quiet"])
+        .args(args)
+        .arg("--db")
+        .arg(from)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap();
+    assert!(recoded.status.success(), "{}", describe(&recoded));
+}
+
+#[test]
+fn an_archival_4_stone_game_matches_the_oracle_everywhere_and_codes_back() {
+    // The default chunk, and chunks of 1000 (neighbours before a chunk's start,
+    // tables split over chunks).
+    let g = game(4);
+    let dir = tempfile::tempdir().unwrap();
+    for chunk in ["2048", "1000"] {
+        let out = dir.path().join(format!("m4-a{chunk}.tb"));
+        recode(&g.db, &out, &["--coding", "archive", "--chunk", chunk]);
+        let info = info_json(&out);
+        assert_eq!(info["features"]["chunk_coding"], "archive", "{info}");
+        // Moving and placement layers: archival (or constant) chunks only.
+        let conn = rusqlite::Connection::open(&out).unwrap();
+        let tags: Vec<(i64, u8)> = conn
+            .prepare("SELECT n, substr(data, 1, 1) FROM chunks")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get::<_, Vec<u8>>(1)?[0])))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(tags.iter().all(|&(_, tag)| tag == 0x04 || tag == 0x02));
+        for placement in [false, true] {
+            assert!(
+                tags.iter()
+                    .any(|&(n, tag)| tag == 0x04 && (n > 100) == placement),
+                "placement {placement}"
+            );
+        }
+        drop(conn);
+        check_file(4, &out, 100);
+        assert_eq!(digests(&g.db), digests(&out));
+        assert_eq!(export(&g.db), export(&out));
+        let verify = tb().args(["verify", "--db"]).arg(&out).output().unwrap();
+        assert!(verify.status.success(), "{}", describe(&verify));
+        // And back to the context mixing of builds.
+        let back = dir.path().join(format!("m4-b{chunk}.tb"));
+        recode(&out, &back, &["--coding", "mix-checked"]);
+        assert_eq!(info_json(&back)["features"]["chunk_coding"], "mix-checked");
+        assert_eq!(export(&g.db), export(&back));
+    }
+    // Context mixing without the checksum of coded bytes is not a coding Morris
+    // files are recoded to.
+    let refused = tb()
+        .args(["recode", "--quiet", "--coding", "mix", "--db"])
+        .arg(&g.db)
+        .arg("--out")
+        .arg(dir.path().join("z.tb"))
+        .output()
+        .unwrap();
+    assert!(!refused.status.success(), "{}", describe(&refused));
+}
+
+#[test]
+fn a_damaged_archival_morris_chunk_is_refused() {
+    let g = game(3);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("m3-a.tb");
+    recode(&g.db, &out, &["--coding", "archive"]);
+    let conn = rusqlite::Connection::open(&out).unwrap();
+    let (n, counts, chunk, mut data): (i64, String, i64, Vec<u8>) = conn
+        .query_row(
+            "SELECT n, counts, chunk, data FROM chunks WHERE substr(data, 1, 1) = x'04' ORDER BY length(data) DESC LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .unwrap();
+    let at = data.len() * 2 / 3;
+    data[at] ^= 0x21;
+    conn.execute(
+        "UPDATE chunks SET data = ?1 WHERE n = ?2 AND counts = ?3 AND chunk = ?4",
+        rusqlite::params![data, n, counts, chunk],
+    )
+    .unwrap();
+    drop(conn);
+    for args in [&["verify"][..], &["export"][..]] {
+        let failed = tb().args(args).arg("--db").arg(&out).output().unwrap();
+        assert!(!failed.status.success(), "{args:?}: {}", describe(&failed));
+        let said = describe(&failed);
+        assert!(
+            said.contains("corrupt") || said.contains("damaged"),
+            "{args:?}: {said}"
+        );
+        assert!(!said.contains("panicked"), "{said}");
+    }
+}
+
 #[test]
 fn export_lists_every_placement_class_with_the_oracle_value() {
     let g = game(3);

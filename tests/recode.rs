@@ -352,3 +352,52 @@ fn a_damaged_archival_chunk_is_refused_and_archival_chunks_need_their_coding() {
         .unwrap();
     assert!(!refused.status.success(), "{}", describe(&refused));
 }
+
+#[test]
+fn readers_sharing_their_chunks_answer_from_what_the_others_decoded() {
+    use tb::games::read::{Ask, ReadOptions};
+    use tb::store::reader::SharedChunks;
+    let dir = tempfile::tempdir().unwrap();
+    let db = harness::build_file(dir.path(), "3x3.tb", &["3x3", "--book-lines", "24"]);
+    let out = dir.path().join("archive.tb");
+    run_recode(&mut recode_to(&db, &out, "archive"));
+    let o = Oracle::new(3, 3, 0);
+    let positions: Vec<String> = harness::sample_positions(&o, 0, 200, 17)
+        .into_iter()
+        .map(|p| o.bits(p))
+        .collect();
+    let open = || tb::games::open(&out, &ReadOptions::default()).unwrap();
+    let shared = SharedChunks::new();
+    let (mut a, mut b, mut alone) = (open(), open(), open());
+    a.share_chunks(&shared);
+    b.share_chunks(&shared);
+    let memory_only = Ask {
+        cached_only: true,
+        ..Ask::MOVES
+    };
+    let json = |answer: Option<Box<dyn tb::games::read::Answer>>| answer.map(|a| a.json());
+    for p in &positions {
+        let read = json(a.probe(p, Ask::MOVES).unwrap());
+        assert!(read.is_some());
+        // B reads nothing from the file: every chunk comes from A's decoding.
+        assert_eq!(json(b.probe(p, memory_only).unwrap()), read, "{p}");
+    }
+    // A reader that does not share has nothing in memory.
+    assert!(
+        positions
+            .iter()
+            .any(|p| alone.probe(p, memory_only).unwrap().is_none())
+    );
+    // A batch on several threads answers as the zstd file does.
+    let lines: String = positions.iter().map(|p| p.clone() + "\n").collect();
+    let threads = |db: &Path| {
+        let output = run_ok(
+            tb().args(["probe", "--json", "--threads", "3", "--db"])
+                .arg(db)
+                .write_stdin(lines.clone()),
+            "tb probe",
+        );
+        String::from_utf8(output.stdout).unwrap()
+    };
+    assert_eq!(threads(&db), threads(&out));
+}

@@ -62,8 +62,8 @@ pub enum Command {
     Serve(Serve),
     /// Write a copy of a finished table whose values are stored in chunks of
     /// another size or another coding: smaller chunks make a cold probe decode
-    /// less, larger ones make the file smaller; the archival coding (Dots-and-Boxes)
-    /// makes it smaller still, for files to ship. Every value is checked against
+    /// less, larger ones make the file smaller; the archival coding makes it
+    /// smaller still, for files to ship. Every value is checked against
     /// its block's histogram and digest on the way; a killed recode resumes from
     /// `<out>.partial`.
     #[command(
@@ -77,14 +77,16 @@ pub enum Command {
         #[arg(long)]
         out: PathBuf,
         /// Positions per stored chunk in the new file [default: the table's; 2048
-        /// when recoding to `archive`].
+        /// when recoding a Dots-and-Boxes file to `archive`].
         #[arg(long, value_name = "N")]
         chunk: Option<u64>,
         /// How the new file's chunks are coded [default: the table's]:
-        /// `zstd` (what builds write, fast) or `archive` (Dots-and-Boxes only:
-        /// context mixing over each position's neighbours, its boxes left and its
-        /// three-sided boxes; smaller, slower to write and to read).
-        #[arg(long, value_parser = ["zstd", "archive"])]
+        /// `zstd` (what Dots-and-Boxes builds write, fast), `mix-checked` (what
+        /// Morris builds write: context mixing over game neighbours) or `archive`
+        /// (context mixing over each position's neighbours and a summary of it:
+        /// Dots-and-Boxes its boxes left and three-sided boxes, Morris its open
+        /// twos and movable stones; smaller, slower to write and to read).
+        #[arg(long, value_parser = ["zstd", "mix-checked", "archive"])]
         coding: Option<String>,
         /// Worker threads [default: all cores].
         #[arg(long)]

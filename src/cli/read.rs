@@ -30,13 +30,16 @@ pub fn probe(args: args::Probe) -> Result<ExitCode> {
     } else {
         Detail::Moves
     };
-    // The file opened here answers on the first worker; the others open their own.
+    // The file opened here answers on the first worker; the others open their own,
+    // and they share what they decode (each would decode every chunk it reads).
     let first = std::sync::Mutex::new(Some(open(&args.db, &options)?));
+    let shared = tb::store::reader::SharedChunks::new();
     probe_batch(positions, args.json, threads, || {
         let mut reader = match first.lock().expect("not poisoned").take() {
             Some(reader) => reader,
             None => open(&args.db, &options)?,
         };
+        reader.share_chunks(&shared);
         Ok(move |input: &str, from_args: bool, out: &mut String| {
             let ask = Ask {
                 files: from_args,

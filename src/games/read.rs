@@ -8,6 +8,7 @@
 //! search fallback, its solver): it serves one thread at a time
 //! ([`crate::games::table::Table`] keeps a pool of them for several threads).
 
+use crate::store::reader::SharedChunks;
 use crate::store::reads::NotCached;
 use crate::store::{StoreError, StoreErrorKind};
 use serde_json::{Map, Value};
@@ -67,6 +68,14 @@ pub trait Reader: Send {
 
     /// `tb info`: metadata and per-layer (or per-table) statistics.
     fn info(&self) -> anyhow::Result<Report>;
+
+    /// Shares the chunks this reader decodes with the other readers of the same
+    /// file given the same `shared` (see [`SharedChunks`]): what opens several
+    /// readers of one file for its threads calls this on each. A game whose
+    /// reader keeps no chunk cache ignores it.
+    fn share_chunks(&mut self, shared: &SharedChunks) {
+        let _ = shared;
+    }
 
     /// `tb verify`: every stored chunk re-hashed and stored values recomputed (or
     /// the whole strategy checked), as `options` ask; options that do not apply to

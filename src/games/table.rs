@@ -8,6 +8,7 @@
 //! lends one to each caller.
 
 use super::read::{Answer, Ask, Detail, Form, ProbeError, ReadOptions, Reader, Report};
+use crate::store::reader::SharedChunks;
 use crate::store::{StoreError, StoreErrorKind};
 use anyhow::{Context, Result};
 use serde_json::{Map, Value};
@@ -38,6 +39,8 @@ pub struct Table {
     max_readers: usize,
     pool: Mutex<Pool>,
     returned: Condvar,
+    /// The chunks the readers decoded, shared among them.
+    shared: SharedChunks,
 }
 
 /// A reader lent by [`Table::lease`], given back when dropped.
@@ -110,10 +113,12 @@ impl Table {
     fn with_reader(
         name: &str,
         path: &Path,
-        reader: Box<dyn Reader>,
+        mut reader: Box<dyn Reader>,
         options: ReadOptions,
         max_readers: usize,
     ) -> Table {
+        let shared = SharedChunks::new();
+        reader.share_chunks(&shared);
         let mut description = Map::new();
         description.insert("name".into(), name.into());
         description.insert("game".into(), reader.game().into());
@@ -132,6 +137,7 @@ impl Table {
                 refused: None,
             }),
             returned: Condvar::new(),
+            shared,
         }
     }
 
@@ -222,9 +228,12 @@ impl Table {
                 pool.open += 1;
                 drop(pool);
                 return match super::open(&self.path, &self.options) {
-                    Ok(reader) => Ok(Lease {
+                    Ok(mut reader) => Ok(Lease {
                         table: self,
-                        reader: Some(reader),
+                        reader: Some({
+                            reader.share_chunks(&self.shared);
+                            reader
+                        }),
                     }),
                     Err(e) => {
                         self.lock_pool().open -= 1;

@@ -4,6 +4,13 @@
 //! later read goes past it). Game-generic: a block is
 //! named by its layer and a packed key the game chooses (any `u128` that identifies
 //! the block inside its layer), and unpacked only when a chunk must be read.
+//!
+//! The readers of one file in one process (the threads of a `tb probe` batch, the
+//! pool of a table in `tb serve` and the Python module) may share what they decode
+//! ([`SharedChunks`]): each keeps its own cache, read without a lock, and a chunk
+//! it does not hold is looked up among those the others decoded before it is
+//! decoded again. An archival chunk costs about ten times a zstd one to decode, and
+//! a batch on two threads decoded every chunk twice without it.
 
 use super::Store;
 use super::codec::Contexts;
@@ -12,9 +19,15 @@ use super::hash::KeyHash;
 use super::reads::NotCached;
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
 
-/// Decompressed values kept per open tablebase: a warm batch should not decompress a
-/// chunk twice while the stored layers it touches fit.
+/// Decompressed values kept per reader, and in the cache its file's readers share
+/// ([`SharedChunks`]): a warm batch should not decompress a chunk twice while the
+/// stored layers it touches fit. The values are shared, not copied: a chunk held
+/// by several readers' caches and the shared one takes its memory once, so the
+/// readers of a file hold at most this much each and this much besides, and as
+/// long as they read the same chunks, little more than this in all. (A 4x4+corners
+/// book is 28 MB of values; Morris probes of one game touch a few hundred chunks.)
 pub const CACHE_BYTES: u64 = 256 << 20;
 
 /// (layer, packed block key, chunk number).
@@ -22,10 +35,11 @@ type ChunkKey = (u32, u128, u64);
 
 /// A cached chunk's values: all of them, or (`whole` false) the first few, as much
 /// as a probe needed (see [`ChunkReader::preload`]).
+#[derive(Clone)]
 struct Cached {
-    /// A boxed slice, not an `Arc<Vec>`: its pointer and length sit in the map's
-    /// bucket, one memory read less before a warm probe's value.
-    values: Box<[i8]>,
+    /// A slice behind one pointer, not an `Arc<Vec>`: its pointer and length sit in
+    /// the map's bucket, one memory read less before a warm probe's value.
+    values: Arc<[i8]>,
     whole: bool,
 }
 
@@ -44,6 +58,55 @@ struct ChunkCache {
     /// Chunks that failed to read, with why: read (and reported as found) once,
     /// then refused at once.
     bad: HashMap<ChunkKey, StoreError, KeyHash>,
+}
+
+impl ChunkCache {
+    /// Caches a chunk's values (replacing a part cached before unless `cached`
+    /// is a shorter part), evicting the oldest chunk when `capacity` are held.
+    fn insert(&mut self, chunk_key: ChunkKey, cached: Cached, capacity: usize) {
+        if let Some(old) = self.chunks.get_mut(&chunk_key) {
+            // Already in the eviction order.
+            if cached.whole || cached.values.len() > old.values.len() {
+                *old = cached;
+            }
+            return;
+        }
+        if self.order.len() >= capacity
+            && let Some(old) = self.order.pop_front()
+        {
+            self.chunks.remove(&old);
+        }
+        self.order.push_back(chunk_key);
+        self.chunks.insert(chunk_key, cached);
+    }
+}
+
+/// Decoded chunks shared by the readers of one file ([`ChunkReader::share`]):
+/// cheap to clone (every clone is the same cache), bounded like a reader's own
+/// ([`CACHE_BYTES`]). Only for readers of the same file: chunks are known by
+/// their place in it.
+#[derive(Clone, Default)]
+pub struct SharedChunks(Arc<Mutex<ChunkCache>>);
+
+impl SharedChunks {
+    /// An empty cache.
+    pub fn new() -> SharedChunks {
+        SharedChunks::default()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, ChunkCache> {
+        // A panic under the lock leaves whole entries: the cache stays usable.
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The chunk, if held and answering for `offset` (`None`: any part).
+    fn get(&self, chunk_key: ChunkKey, offset: Option<usize>) -> Option<Cached> {
+        let cache = self.lock();
+        let cached = cache.chunks.get(&chunk_key)?;
+        offset
+            .is_none_or(|offset| cached.answers(offset))
+            .then(|| cached.clone())
+    }
 }
 
 /// The context-mixing contexts of a chunk: `(layer, block key, first index,
@@ -67,11 +130,13 @@ fn at(values: &[i8], offset: usize, (layer, _, chunk): ChunkKey) -> anyhow::Resu
     }
 }
 
-/// An open store with a chunk cache (FIFO eviction, [`CACHE_BYTES`] of values).
+/// An open store with a chunk cache (FIFO eviction, [`CACHE_BYTES`] of values),
+/// and the cache of other readers of its file if it shares theirs.
 pub struct ChunkReader {
     store: Store,
     decoder: Decoder,
     cache: RefCell<ChunkCache>,
+    shared: Option<SharedChunks>,
 }
 
 /// What turns a stored chunk into values (apart from the reader's cache and
@@ -101,7 +166,15 @@ impl ChunkReader {
                 contexts,
             },
             cache: RefCell::new(ChunkCache::default()),
+            shared: None,
         }
+    }
+
+    /// Shares decoded chunks with the other readers of the file given `shared`:
+    /// a chunk one of them decoded is not decoded again by another (while the
+    /// shared cache holds it). The caller vouches that they read the same file.
+    pub fn share(&mut self, shared: &SharedChunks) {
+        self.shared = Some(shared.clone());
     }
 
     /// The chunk holding `index` of block `packed` of `layer`, and the offset in it.
@@ -144,6 +217,16 @@ impl ChunkReader {
         }
         if let Some(error) = self.cache.borrow().bad.get(&chunk_key) {
             return Err(error.clone().into());
+        }
+        // Another reader may have decoded it (memory only: also with reads off).
+        if let Some(cached) = self
+            .shared
+            .as_ref()
+            .and_then(|s| s.get(chunk_key, Some(offset)))
+        {
+            let value = at(&cached.values, offset, chunk_key);
+            self.insert_local(chunk_key, cached);
+            return value;
         }
         if self.store.reads.cached_only() {
             return Err(NotCached.into());
@@ -260,6 +343,18 @@ impl ChunkReader {
                 jobs.push((chunk_key, key, size, part));
             }
         }
+        // What another reader decoded already, whole or far enough.
+        if let Some(shared) = &self.shared {
+            jobs.retain(
+                |(chunk_key, _, _, part)| match shared.get(*chunk_key, *part) {
+                    Some(cached) => {
+                        self.insert_local(*chunk_key, cached);
+                        false
+                    }
+                    None => true,
+                },
+            );
+        }
         if jobs.is_empty() {
             return;
         }
@@ -294,22 +389,26 @@ impl ChunkReader {
         self.decoder.decode(chunk_key, key, size, None, &stored)
     }
 
-    /// Caches a chunk's values (replacing a part cached before), evicting the
-    /// oldest chunk when full.
+    /// Chunks a cache holds: [`CACHE_BYTES`] of values (at least 16 chunks).
+    fn capacity(&self) -> usize {
+        (CACHE_BYTES / self.decoder.chunk_positions).max(16) as usize
+    }
+
+    /// Caches a chunk's values just decoded, here and in the shared cache.
     fn insert(&self, chunk_key: ChunkKey, cached: Cached) {
-        let mut cache = self.cache.borrow_mut();
-        if let Some(old) = cache.chunks.get_mut(&chunk_key) {
-            *old = cached; // already in the eviction order
-            return;
+        if let Some(shared) = &self.shared {
+            shared
+                .lock()
+                .insert(chunk_key, cached.clone(), self.capacity());
         }
-        let capacity = (CACHE_BYTES / self.decoder.chunk_positions).max(16) as usize;
-        if cache.order.len() >= capacity
-            && let Some(old) = cache.order.pop_front()
-        {
-            cache.chunks.remove(&old);
-        }
-        cache.order.push_back(chunk_key);
-        cache.chunks.insert(chunk_key, cached);
+        self.insert_local(chunk_key, cached);
+    }
+
+    /// Caches a chunk's values in this reader's cache only (replacing a shorter
+    /// part cached before), evicting the oldest chunk when full.
+    fn insert_local(&self, chunk_key: ChunkKey, cached: Cached) {
+        let capacity = self.capacity();
+        self.cache.borrow_mut().insert(chunk_key, cached, capacity);
     }
 }
 
@@ -337,7 +436,7 @@ impl Decoder {
         })?;
         Ok(Cached {
             whole: values.len() == len,
-            values: values.into_boxed_slice(),
+            values: values.into(),
         })
     }
 }

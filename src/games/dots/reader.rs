@@ -184,6 +184,10 @@ impl Reader for DotsReader {
         Ok(true)
     }
 
+    fn share_chunks(&mut self, shared: &crate::store::reader::SharedChunks) {
+        self.tb.share_chunks(shared);
+    }
+
     fn info(&self) -> Result<Report> {
         let report = super::info::info(&self.tb)?;
         Report::new(&report, super::info::info_text(&report), true)

@@ -101,6 +101,12 @@ impl Tablebase {
         })
     }
 
+    /// Shares decoded chunks with the other readers of this file given `shared`
+    /// ([`ChunkReader::share`]).
+    pub fn share_chunks(&mut self, shared: &crate::store::reader::SharedChunks) {
+        self.reader.share(shared);
+    }
+
     /// The file's format (what its layers and blocks are, and how stored values
     /// are restored), for the audit and for reading whole blocks.
     pub fn format(&self) -> DotsFormat<'_> {

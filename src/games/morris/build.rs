@@ -399,19 +399,29 @@ pub fn recode(
 ) -> Result<RecodeSummary> {
     let meta = MorrisSpec::from_meta(&Store::meta_of(from)?)
         .with_context(|| from.display().to_string())?;
-    let target = MorrisSpec::with_rules(
+    let mut target = MorrisSpec::with_rules(
         meta.rules,
         meta.stones,
         chunk.unwrap_or(meta.chunk_positions),
         meta.phase,
     )?;
-    if let Some(coding) = coding.filter(|&c| c != target.codings) {
-        bail!(
-            "Morris files are recoded to `{}`, not `{}`",
-            target.codings.name(),
+    // The context-mixing coding of new files (the default), the archival one
+    // (`--coding archive`: smaller, slower to code and decode), or zstd (larger,
+    // fast: what a comparison of codings wants).
+    let mix = target.codings;
+    let allowed = [mix, Family::Archive, Family::Zstd];
+    target.codings = match coding {
+        None if meta.codings == Family::Archive => Family::Archive,
+        None => mix,
+        Some(coding) if allowed.contains(&coding) => coding,
+        Some(coding) => bail!(
+            "Morris files are recoded to `{}`, `{}` or `{}`, not `{}`",
+            allowed[0].name(),
+            allowed[1].name(),
+            allowed[2].name(),
             coding.name()
-        );
-    }
+        ),
+    };
     crate::retro::recode::recode(
         &MorrisFormat::new(meta),
         &MorrisFormat::new(target),

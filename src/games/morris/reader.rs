@@ -115,6 +115,10 @@ impl Reader for MorrisReader {
         }
     }
 
+    fn share_chunks(&mut self, shared: &crate::store::reader::SharedChunks) {
+        self.tb.share_chunks(shared);
+    }
+
     fn info(&self) -> Result<Report> {
         let info = report::info(&self.tb)?;
         Report::new(&info, report::info_text(&info), true)

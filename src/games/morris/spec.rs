@@ -10,8 +10,9 @@ use super::sector::Sector;
 use super::variant::Rules;
 use crate::retro::{BlockKey, Format};
 use crate::store::checksum::digest_element;
-use crate::store::codec::{ChunkCoding, Contexts, FAMILY_KEY, Family, Neighbours};
+use crate::store::codec::{ChunkCoding, Contexts, FAMILY_KEY, Family, Neighbours, Site};
 use crate::store::{MAX_CHUNK_POSITIONS, unknown_format};
+use crate::with_board;
 use anyhow::{Context, Result, bail, ensure};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -312,12 +313,6 @@ impl MorrisSpec {
         } else {
             let name = get(FAMILY_KEY)?;
             match Family::parse(name) {
-                // The archival coding has no Morris sites (yet).
-                Some(Family::Archive) => {
-                    return Err(unknown_format(format!(
-                        "the file's chunks are coded `{name}`, which this tb does not read for Morris"
-                    )));
-                }
                 Some(family) => family,
                 None => {
                     return Err(unknown_format(format!(
@@ -420,6 +415,17 @@ impl MorrisSpec {
         }
     }
 
+    /// What the file's codings need of the `len` classes of block `key` of `layer`
+    /// from index `first` on: their sites in an archival file
+    /// ([`MorrisSpec::block_sites`]), else their neighbours.
+    pub fn block_contexts(&self, layer: usize, key: &[u8], first: u64, len: usize) -> Contexts {
+        let board = self.board();
+        match self.codings {
+            Family::Archive => Self::block_sites(board, layer, key, first, len).into(),
+            _ => Self::block_neighbours(board, layer, key, first, len).into(),
+        }
+    }
+
     /// The coding neighbours (`store::codec`) of the `len` classes of block `key` of
     /// `layer` from index `first` on: a table pair's, or a placement table's (whose
     /// block is the one table `key` = (m, o)).
@@ -444,6 +450,56 @@ impl MorrisSpec {
         // Indices past the table (a corrupt row count) get no neighbours.
         out.resize(len, [0, 0, 0, 0]);
         out
+    }
+
+    /// The archival sites (`store::archive`, [`Site`]) of the `len` classes of
+    /// block `key` of `layer` from index `first` on: the coding neighbours of
+    /// [`MorrisSpec::block_neighbours`], and as the feature a summary of the
+    /// position ([`position_feature`]).
+    pub fn block_sites(
+        board: BoardKind,
+        layer: usize,
+        key: &[u8],
+        first: u64,
+        len: usize,
+    ) -> Vec<Site> {
+        let neighbours = Self::block_neighbours(board, layer, key, first, len);
+        let tables: Vec<(u8, u8)> = if let Some(sector) = layer_sector(layer) {
+            sector.pair().into_iter().map(|s| (s.m, s.o)).collect()
+        } else if layer_hands(layer).is_none() {
+            let (a, b) = layer_pair(layer);
+            Self::tables_of_pair(a, b)
+        } else if let [m, o] = *key {
+            vec![(m, o)]
+        } else {
+            Vec::new()
+        };
+        // Indices past the block (a corrupt row count) keep feature 0.
+        let mut features = vec![0u16; len];
+        let end = first + len as u64;
+        let mut start = 0;
+        for (m, o) in tables {
+            let Ok(size) = table_size(board, m, o) else {
+                break;
+            };
+            let range = first.max(start)..end.min(start + size);
+            if range.start < range.end {
+                let local = range.start - start..range.end - start;
+                let table_start = start;
+                with_board!(board, B => {
+                    let _ = table_for_each_in_range(board, m, o, local, |i, mover, opponent| {
+                        let at = (table_start + i - first) as usize;
+                        features[at] = position_feature::<B>(mover, opponent);
+                    });
+                });
+            }
+            start += size;
+        }
+        neighbours
+            .into_iter()
+            .zip(features)
+            .map(|(back, feature)| Site { back, feature })
+            .collect()
     }
 
     /// The coding neighbours (`store::codec`) of the `len` classes of pair `layer`
@@ -536,6 +592,29 @@ impl MorrisSpec {
             table_size(board, first.m, first.o)?
         })
     }
+}
+
+/// The archival feature of a position (`store::archive`: mixed with the values
+/// around it) from the stones of the side to move and of the opponent: for each
+/// side, its open twos (mills with two of its stones and the third point empty:
+/// a mill it may close) and its stones that can slide (with an empty point
+/// beside them; none: it cannot move), each capped at 3, two bits each.
+pub fn position_feature<B: super::geometry::Board>(mover: u32, opponent: u32) -> u16 {
+    let empty = B::FULL & !(mover | opponent);
+    let twos = |own: u32| {
+        B::MILLS
+            .iter()
+            .filter(|&&mill| (mill & own).count_ones() == 2 && mill & empty != 0)
+            .count()
+            .min(3) as u16
+    };
+    let movable = |own: u32| {
+        super::geometry::bits(own)
+            .filter(|&p| B::ADJACENT[p] & empty != 0)
+            .count()
+            .min(3) as u16
+    };
+    twos(mover) | twos(opponent) << 2 | movable(mover) << 4 | movable(opponent) << 6
 }
 
 /// The digest of the values of a sector pair's block from index `first` on: each
@@ -690,13 +769,18 @@ impl Format for MorrisFormat {
         self.spec.chunk_positions
     }
 
-    /// Context mixing: 21-25% smaller than zstd on Morris values.
+    /// Context mixing: 21-25% smaller than zstd on Morris values; the archival
+    /// coder, or zstd, for a file recoded so (`tb recode --coding archive|zstd`).
     fn chunk_coding(&self) -> ChunkCoding {
-        ChunkCoding::Mix
+        match self.spec.codings {
+            Family::Archive => ChunkCoding::Archive,
+            Family::Zstd => ChunkCoding::Zstd(crate::retro::format::ZSTD_LEVEL),
+            _ => ChunkCoding::Mix,
+        }
     }
 
     fn chunk_contexts(&self, layer: usize, key: &[u8], first: u64, len: usize) -> Contexts {
-        MorrisSpec::block_neighbours(self.spec.board(), layer, key, first, len).into()
+        self.spec.block_contexts(layer, key, first, len)
     }
 }
 
@@ -719,5 +803,47 @@ mod tests {
         // Nine's numbers are unchanged.
         assert_eq!(pair_layer(3, 4), 34);
         assert_eq!(pair_layer(9, 9), 99);
+    }
+
+    /// The archival sites of any part of a block are that part of the whole
+    /// block's (a probe decodes a chunk up to the value it needs), their
+    /// neighbours are the context-mixing ones, and the features vary.
+    #[test]
+    fn archival_sites_of_a_part_are_the_part_of_the_whole() {
+        let board = BoardKind::Nine;
+        for (layer, key) in [
+            (pair_layer(3, 4), vec![]),
+            (placement_layer(2), vec![3u8, 3]),
+        ] {
+            let size = if key.is_empty() {
+                MorrisSpec::pair_size(board, 3, 4)
+            } else {
+                table_size(board, 3, 3).unwrap()
+            };
+            let whole = MorrisSpec::block_sites(board, layer, &key, 0, size as usize);
+            let neighbours = MorrisSpec::block_neighbours(board, layer, &key, 0, size as usize);
+            assert!(whole.iter().zip(&neighbours).all(|(s, n)| s.back == *n));
+            let features: std::collections::BTreeSet<u16> =
+                whole.iter().map(|s| s.feature).collect();
+            assert!(features.len() > 20, "{layer}: {features:?}");
+            let cut = size / 3 + 7;
+            // Across the pair's two tables, (3, 4) then (4, 3).
+            let across = if key.is_empty() {
+                table_size(board, 3, 4).unwrap() - 50
+            } else {
+                size / 2
+            };
+            for (first, len) in [(0, 1000), (cut, 2048), (across, 100), (size - 100, 100)] {
+                let part = MorrisSpec::block_sites(board, layer, &key, first, len as usize);
+                assert_eq!(
+                    part,
+                    whole[first as usize..(first + len) as usize],
+                    "{layer} {first}"
+                );
+            }
+            // Past the block: neighbours and feature 0.
+            let past = MorrisSpec::block_sites(board, layer, &key, size - 1, 3);
+            assert_eq!(past[1..], [Site::default(); 2]);
+        }
     }
 }

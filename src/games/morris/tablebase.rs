@@ -39,18 +39,24 @@ impl MorrisTablebase {
         // A chunk of a coding the file does not allow is corrupt.
         store.chunk_rules().allow(spec.codings);
         let layers = prepare_read(&mut store, &MorrisFormat::new(spec.clone())).map_err(in_file)?;
-        let board = spec.board();
+        let contexts = spec.clone();
         Ok(MorrisTablebase {
             reader: ChunkReader::with_contexts(
                 store,
                 spec.chunk_positions,
                 Box::new(move |layer, key, first, len| {
-                    MorrisSpec::block_neighbours(board, layer, key, first, len).into()
+                    contexts.block_contexts(layer, key, first, len)
                 }),
             ),
             spec,
             layers,
         })
+    }
+
+    /// Shares decoded chunks with the other readers of this file given `shared`
+    /// ([`ChunkReader::share`]).
+    pub fn share_chunks(&mut self, shared: &crate::store::reader::SharedChunks) {
+        self.reader.share(shared);
     }
 
     /// What the file holds.
