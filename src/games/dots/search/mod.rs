@@ -504,7 +504,7 @@ impl Solver {
         rules.set_twins();
         Solver {
             rules,
-            table: Arc::new(Table::new(options.tt_bytes)),
+            table: Arc::new(Table::new(options.tt_bytes, board.num_lines() as u32)),
             nodes: 0,
             threads: 1,
             etc_min: ETC_MIN_OPEN,
@@ -715,7 +715,7 @@ impl Solver {
     pub fn seed(&mut self, proven: &[Proven]) {
         for p in proven {
             self.table
-                .store(p.key, p.open.saturating_add(1), p.lower, p.upper, p.best);
+                .store(p.key & self.rules.all, p.lower, p.upper, p.best);
         }
         self.seeded = true;
     }
@@ -1408,13 +1408,7 @@ impl Solver {
         }
         debug_assert!(lo <= hi, "inconsistent bounds {lo} > {hi}");
         let canonical_move = self.rules.syms.map_line(sym, best_move.into()) as u8;
-        self.table.store(
-            key,
-            open.count_ones() as u8 + 1,
-            lo as i16,
-            hi as i16,
-            canonical_move,
-        );
+        self.table.store(key, lo as i16, hi as i16, canonical_move);
         best
     }
 
@@ -1783,9 +1777,7 @@ mod tests {
             let canonical = (0..s.board().num_lines())
                 .find(|&c| s.rules.syms.unmap_line(sym, c) == planted)
                 .unwrap();
-            let open = (s.rules.all & !p).count_ones() as u8;
-            s.table
-                .store(key, open + 1, i16::MIN, i16::MAX, canonical as u8);
+            s.table.store(key, i16::MIN, i16::MAX, canonical as u8);
             assert_eq!(s.table.probe(key).unwrap().best, canonical as u8);
             let (line, _) = s.best_move(p, full.value).unwrap();
             assert_ne!(line, planted);
