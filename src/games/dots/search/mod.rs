@@ -1785,6 +1785,35 @@ mod tests {
         }
     }
 
+    /// The images kept move by move equal those computed from scratch, and the key,
+    /// symmetry and stabiliser from them equal [`Symmetries::canonicalize_with`]'s, on
+    /// square and oblong boards and on 1xN boards (twin groups of three lines), along
+    /// random games.
+    #[test]
+    fn images_kept_move_by_move_equal_the_images_from_scratch() {
+        let mut random = crate::test_rng::xorshift(0x9e37_79b9_7f4a_7c15);
+        for spec in ["1x1", "1x3", "2x2", "2x3", "3x3", "3x4", "4x4", "5x5"] {
+            let s = solver(spec, 0, 1 << 16);
+            for _ in 0..50 {
+                let (mut position, mut images) = (0, s.rules.images(0));
+                while position != s.rules.all {
+                    let open: Vec<usize> = lines_of(s.rules.all & !position).collect();
+                    let line = open[random() as usize % open.len()];
+                    images = s.rules.child_images(&images, line);
+                    position |= 1 << line;
+                    let used = s.rules.syms.len();
+                    assert_eq!(images[..used], s.rules.images(position)[..used], "{spec}");
+                    assert_eq!(
+                        s.rules.canonical_of(position, &images),
+                        s.canonicalize(position),
+                        "{spec} {position:#x}"
+                    );
+                    assert_eq!(s.rules.key_of(&images), s.key(position));
+                }
+            }
+        }
+    }
+
     #[test]
     fn bits_above_the_last_line_are_ignored() {
         let mut s = solver("2x2", 0, 1 << 16);
