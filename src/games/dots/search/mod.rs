@@ -447,7 +447,19 @@ struct Rules {
     /// Per chain, its lines and every side of a box that borders one of them: while
     /// the chain is not drawn, captures there are not forced.
     chain_near: Vec<(Lines, Lines)>,
+    /// `image_bits[line * 8 + s]`: what drawing `line` adds to a position's
+    /// normalised image under symmetry `s` (see [`Images`]): the image line's bit
+    /// when it is in no twin group, else that group's mask (the image gets the
+    /// group's lowest line not yet drawn there).
+    image_bits: Vec<(Lines, Lines)>,
 }
+
+/// A position's images under each of the board's symmetries (entry `s` for
+/// symmetry `s`, the first [`Symmetries::len`] used), each normalised (the drawn
+/// lines of each twin group on its lowest lines): the table key is the least of
+/// them. Kept up to date move by move ([`Rules::child_images`]: a few operations per
+/// symmetry) instead of mapping the whole position at every node.
+type Images = [Lines; 8];
 
 impl Solver {
     /// A solver for `board` with the given options; allocates the table.
@@ -487,11 +499,12 @@ impl Solver {
             chains: Chains::none(),
             chain_near: Vec::new(),
             twins: Vec::new(),
+            image_bits: Vec::new(),
         };
         rules.set_twins();
         Solver {
             rules,
-            table: Arc::new(Table::new(options.tt_bytes)),
+            table: Arc::new(Table::new(options.tt_bytes, board.num_lines() as u32)),
             nodes: 0,
             threads: 1,
             etc_min: ETC_MIN_OPEN,
@@ -506,25 +519,6 @@ impl Solver {
         }
     }
 
-    /// `position` with the drawn lines of every twin group moved to its lowest lines.
-    #[inline]
-    fn normalize(&self, mut position: Lines) -> Lines {
-        for &group in &self.rules.twins {
-            let drawn = position & group;
-            if drawn != 0 && drawn != group {
-                let mut low = 0;
-                let mut rest = group;
-                for _ in 0..drawn.count_ones() {
-                    let bit = rest & rest.wrapping_neg();
-                    low |= bit;
-                    rest ^= bit;
-                }
-                position = position & !group | low;
-            }
-        }
-        position
-    }
-
     /// The table key of `position` (the least normalised image under the board's
     /// symmetries), the symmetry giving it, and the symmetries fixing `position`
     /// itself (see [`Symmetries::canonicalize`]).
@@ -532,7 +526,7 @@ impl Solver {
     fn canonicalize(&self, position: Lines) -> (Lines, usize, u8) {
         self.rules
             .syms
-            .canonicalize_with(position, |p| self.normalize(p))
+            .canonicalize_with(position, |p| self.rules.normalize(p))
     }
 
     /// The table key of `position`.
@@ -721,7 +715,7 @@ impl Solver {
     pub fn seed(&mut self, proven: &[Proven]) {
         for p in proven {
             self.table
-                .store(p.key, p.open.saturating_add(1), p.lower, p.upper, p.best);
+                .store(p.key & self.rules.all, p.lower, p.upper, p.best);
         }
         self.seeded = true;
     }
@@ -1216,7 +1210,23 @@ impl Solver {
 
     /// Fail-soft alpha-beta: returns `v` with `v <= alpha` meaning `V <= v`,
     /// `v >= beta` meaning `V >= v`, and `V = v` in between.
-    fn search(&mut self, position: Lines, mut alpha: i32, mut beta: i32) -> i32 {
+    fn search(&mut self, position: Lines, alpha: i32, beta: i32) -> i32 {
+        let images = self.rules.images(position);
+        self.search_from(position, &images, alpha, beta)
+    }
+
+    /// [`Solver::search`] of `position`, whose [`Images`] are `images`.
+    fn search_from(
+        &mut self,
+        position: Lines,
+        images: &Images,
+        mut alpha: i32,
+        mut beta: i32,
+    ) -> i32 {
+        debug_assert_eq!(
+            images[..self.rules.syms.len()],
+            self.rules.images(position)[..self.rules.syms.len()]
+        );
         self.nodes += 1;
         if self.nodes >= self.guard.check_at && self.limit_reached() {
             // Unwinding a stopped search: the value is discarded by the caller.
@@ -1230,7 +1240,7 @@ impl Solver {
         // memory access (the node's largest cost on big tables) overlap the scan.
         // A node with a forced capture, or a simple loony endgame, pays for a key it
         // does not use (on empty 3x4, eight symmetries, no measurable cost).
-        let (key, sym, stabilizer) = self.canonicalize(position);
+        let (key, sym, stabilizer) = self.rules.canonical_of(position, images);
         self.table.prefetch(key);
         let scan = self.scan(position);
         let (legal, forced) =
@@ -1239,7 +1249,8 @@ impl Solver {
         if forced != 0 {
             let line = forced.trailing_zeros() as usize;
             let k = self.completes(position, line);
-            return k + self.search(position | 1 << line, alpha - k, beta - k);
+            let child_images = self.rules.child_images(images, line);
+            return k + self.search_from(position | 1 << line, &child_images, alpha - k, beta - k);
         }
         if scan.two_sided == scan.unfinished
             && let Some(value) = self.rules.simple_endgame_value(position)
@@ -1326,8 +1337,8 @@ impl Solver {
             for &line in moves {
                 let line = line as usize;
                 let k = self.completes(position, line);
-                let child = position | 1 << line;
-                if let Some(e) = self.table.probe(self.key(child)) {
+                let child_key = self.rules.key_of(&self.rules.child_images(images, line));
+                if let Some(e) = self.table.probe(child_key) {
                     let v = if k > 0 {
                         k + i32::from(e.lower)
                     } else {
@@ -1349,8 +1360,9 @@ impl Solver {
             }
             let k = self.completes(position, line);
             let child = position | 1 << line;
+            let child_images = self.rules.child_images(images, line);
             let v = if k > 0 {
-                k + self.search(child, a - k, beta - k)
+                k + self.search_from(child, &child_images, a - k, beta - k)
             } else if scan.thirds >> line & 1 == 1
                 // A bound is at least 2 - (unfinished boxes): below that, none prunes.
                 && a >= 2 - scan.unfinished
@@ -1360,7 +1372,7 @@ impl Solver {
                 // A handout no better than a move searched already (see `handouts`).
                 bound
             } else {
-                -self.search(child, -beta, -a)
+                -self.search_from(child, &child_images, -beta, -a)
             };
             if v > best {
                 best = v;
@@ -1396,13 +1408,7 @@ impl Solver {
         }
         debug_assert!(lo <= hi, "inconsistent bounds {lo} > {hi}");
         let canonical_move = self.rules.syms.map_line(sym, best_move.into()) as u8;
-        self.table.store(
-            key,
-            open.count_ones() as u8 + 1,
-            lo as i16,
-            hi as i16,
-            canonical_move,
-        );
+        self.table.store(key, lo as i16, hi as i16, canonical_move);
         best
     }
 
@@ -1507,6 +1513,100 @@ impl Rules {
             .map(|&b| b & perimeter)
             .filter(|&g| g.count_ones() >= 2 && g & chain_lines == 0)
             .collect();
+        let lines = self.board.num_lines();
+        self.image_bits = (0..lines * 8)
+            .map(|i| {
+                let (line, s) = (i / 8, i % 8);
+                if s >= self.syms.len() {
+                    return (0, 0);
+                }
+                let image = self.syms.map_line(s, line);
+                match self.twins.iter().find(|&&g| g >> image & 1 == 1) {
+                    Some(&group) => (0, group),
+                    None => (1 << image, 0),
+                }
+            })
+            .collect();
+    }
+
+    /// `position` with the drawn lines of every twin group moved to its lowest lines.
+    #[inline]
+    fn normalize(&self, mut position: Lines) -> Lines {
+        for &group in &self.twins {
+            let drawn = position & group;
+            if drawn != 0 && drawn != group {
+                let mut low = 0;
+                let mut rest = group;
+                for _ in 0..drawn.count_ones() {
+                    let bit = rest & rest.wrapping_neg();
+                    low |= bit;
+                    rest ^= bit;
+                }
+                position = position & !group | low;
+            }
+        }
+        position
+    }
+
+    /// The [`Images`] of `position`, computed from scratch.
+    fn images(&self, position: Lines) -> Images {
+        let mut images = [0; 8];
+        for (s, image) in images.iter_mut().enumerate().take(self.syms.len()) {
+            *image = self.normalize(self.syms.apply(s, position));
+        }
+        images
+    }
+
+    /// The [`Images`] of `position | 1 << line` from those of `position` (where
+    /// `line` is open).
+    #[inline]
+    fn child_images(&self, images: &Images, line: usize) -> Images {
+        let mut child = *images;
+        let bits = &self.image_bits[line * 8..line * 8 + 8];
+        for s in 0..self.syms.len() {
+            let (single, group) = bits[s];
+            let free = group & !child[s];
+            child[s] |= single | (free & free.wrapping_neg());
+        }
+        child
+    }
+
+    /// The table key of a position with these [`Images`]: the least of them.
+    #[inline]
+    fn key_of(&self, images: &Images) -> Lines {
+        images[..self.syms.len()]
+            .iter()
+            .copied()
+            .min()
+            .unwrap_or(images[0])
+    }
+
+    /// The table key of `position` (whose [`Images`] are `images`), the lowest
+    /// symmetry giving it, and the symmetries fixing `position` itself (bit `s`),
+    /// as [`Symmetries::canonicalize_with`] gives them. A symmetry that fixes the
+    /// position fixes its normalised image too, so the position is mapped only
+    /// when some other image equals the first.
+    #[inline]
+    fn canonical_of(&self, position: Lines, images: &Images) -> (Lines, usize, u8) {
+        let (mut key, mut sym, mut same) = (images[0], 0, 1u8);
+        for (s, &image) in images.iter().enumerate().take(self.syms.len()).skip(1) {
+            if image == images[0] {
+                same |= 1 << s;
+            }
+            if image < key {
+                key = image;
+                sym = s;
+            }
+        }
+        let mut stabilizer = 1u8;
+        if same != 1 {
+            for s in 1..self.syms.len() {
+                if same >> s & 1 == 1 && self.syms.apply(s, position) == position {
+                    stabilizer |= 1 << s;
+                }
+            }
+        }
+        (key, sym, stabilizer)
     }
 }
 
@@ -1677,13 +1777,40 @@ mod tests {
             let canonical = (0..s.board().num_lines())
                 .find(|&c| s.rules.syms.unmap_line(sym, c) == planted)
                 .unwrap();
-            let open = (s.rules.all & !p).count_ones() as u8;
-            s.table
-                .store(key, open + 1, i16::MIN, i16::MAX, canonical as u8);
+            s.table.store(key, i16::MIN, i16::MAX, canonical as u8);
             assert_eq!(s.table.probe(key).unwrap().best, canonical as u8);
             let (line, _) = s.best_move(p, full.value).unwrap();
             assert_ne!(line, planted);
             assert_eq!(value_of(line), full.value, "planted {planted}");
+        }
+    }
+
+    /// The images kept move by move equal those computed from scratch, and the key,
+    /// symmetry and stabiliser from them equal [`Symmetries::canonicalize_with`]'s, on
+    /// square and oblong boards and on 1xN boards (twin groups of three lines), along
+    /// random games.
+    #[test]
+    fn images_kept_move_by_move_equal_the_images_from_scratch() {
+        let mut random = crate::test_rng::xorshift(0x9e37_79b9_7f4a_7c15);
+        for spec in ["1x1", "1x3", "2x2", "2x3", "3x3", "3x4", "4x4", "5x5"] {
+            let s = solver(spec, 0, 1 << 16);
+            for _ in 0..50 {
+                let (mut position, mut images) = (0, s.rules.images(0));
+                while position != s.rules.all {
+                    let open: Vec<usize> = lines_of(s.rules.all & !position).collect();
+                    let line = open[random() as usize % open.len()];
+                    images = s.rules.child_images(&images, line);
+                    position |= 1 << line;
+                    let used = s.rules.syms.len();
+                    assert_eq!(images[..used], s.rules.images(position)[..used], "{spec}");
+                    assert_eq!(
+                        s.rules.canonical_of(position, &images),
+                        s.canonicalize(position),
+                        "{spec} {position:#x}"
+                    );
+                    assert_eq!(s.rules.key_of(&images), s.key(position));
+                }
+            }
         }
     }
 
