@@ -501,13 +501,7 @@ fn stored_layers(db: &Path) -> Vec<i64> {
 }
 
 fn digests(db: &Path) -> serde_json::Value {
-    let out = tb()
-        .args(["info", "--json", "--db"])
-        .arg(db)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", describe(&out));
-    let info: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let info = info_json(db);
     info["pairs"]
         .as_array()
         .unwrap()

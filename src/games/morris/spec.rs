@@ -209,6 +209,31 @@ pub fn layer_pair(layer: usize) -> (u8, u8) {
     }
 }
 
+/// Calls `each(m, o, local, table_start)` for every table of `tables` (one after
+/// the other in a block, in that order) holding some of the block's indices
+/// `first..first + len`: `local` those indices as the table's own, `table_start`
+/// the table's first index in the block. Stops at a table of no known size.
+fn for_each_table_part(
+    board: BoardKind,
+    tables: &[(u8, u8)],
+    first: u64,
+    len: usize,
+    mut each: impl FnMut(u8, u8, std::ops::Range<u64>, u64),
+) {
+    let end = first + len as u64;
+    let mut start = 0;
+    for &(m, o) in tables {
+        let Ok(size) = table_size(board, m, o) else {
+            break;
+        };
+        let range = first.max(start)..end.min(start + size);
+        if range.start < range.end {
+            each(m, o, range.start - start..range.end - start, start);
+        }
+        start += size;
+    }
+}
+
 impl MorrisSpec {
     /// Nine Men's Morris up to `stones` a side; checks the stone limit.
     pub fn new(stones: u8, chunk_positions: u64, phase: Phase) -> Result<MorrisSpec> {
@@ -476,25 +501,14 @@ impl MorrisSpec {
         };
         // Indices past the block (a corrupt row count) keep feature 0.
         let mut features = vec![0u16; len];
-        let end = first + len as u64;
-        let mut start = 0;
-        for (m, o) in tables {
-            let Ok(size) = table_size(board, m, o) else {
-                break;
-            };
-            let range = first.max(start)..end.min(start + size);
-            if range.start < range.end {
-                let local = range.start - start..range.end - start;
-                let table_start = start;
-                with_board!(board, B => {
-                    let _ = table_for_each_in_range(board, m, o, local, |i, mover, opponent| {
-                        let at = (table_start + i - first) as usize;
-                        features[at] = position_feature::<B>(mover, opponent);
-                    });
+        for_each_table_part(board, &tables, first, len, |m, o, local, table_start| {
+            with_board!(board, B => {
+                let _ = table_for_each_in_range(board, m, o, local, |i, mover, opponent| {
+                    let at = (table_start + i - first) as usize;
+                    features[at] = position_feature::<B>(mover, opponent);
                 });
-            }
-            start += size;
-        }
+            });
+        });
         neighbours
             .into_iter()
             .zip(features)
@@ -523,24 +537,9 @@ impl MorrisSpec {
         len: usize,
     ) -> Vec<Neighbours> {
         let mut out = Vec::with_capacity(len);
-        let end = first + len as u64;
-        let mut start = 0;
-        for (m, o) in tables {
-            let Ok(size) = table_size(board, m, o) else {
-                break;
-            };
-            let range = first.max(start)..end.min(start + size);
-            if range.start < range.end {
-                table_neighbours(
-                    board,
-                    m,
-                    o,
-                    range.start - start..range.end - start,
-                    &mut out,
-                );
-            }
-            start += size;
-        }
+        for_each_table_part(board, &tables, first, len, |m, o, local, _| {
+            table_neighbours(board, m, o, local, &mut out);
+        });
         // Indices past the pair (a corrupt row count) get no neighbours.
         out.resize(len, [0, 0, 0, 0]);
         out
