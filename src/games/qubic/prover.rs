@@ -123,12 +123,11 @@ impl Prover {
         }
     }
 
-    /// Gives up at `deadline` (the search then answers "not proven"); `None`:
-    /// never. The only way time enters a proof: everything else the prover does
-    /// depends on the position and the memory alone.
-    pub fn set_deadline(&mut self, deadline: Option<std::time::Instant>) {
+    /// Gives up after `seconds` (the search then answers "not proven").
+    pub fn set_deadline(&mut self, seconds: f64) {
         self.aborted = false;
-        self.deadline = deadline;
+        self.deadline =
+            Some(std::time::Instant::now() + std::time::Duration::from_secs_f64(seconds));
     }
 
     /// Whether the deadline has passed.
@@ -150,14 +149,7 @@ impl Prover {
     /// Whether X wins from a canonical position, proving as needed (the table's
     /// answer when it has one).
     pub fn prove_key(&mut self, key: Key) -> bool {
-        self.prove_key_reporting(key, &mut |_| {})
-    }
-
-    /// [`Prover::prove_key`], calling `tick` with the prover every 4,096
-    /// expansions (for progress lines: it only looks, so the proof is the same
-    /// whether and when it reports).
-    pub fn prove_key_reporting(&mut self, key: Key, tick: &mut dyn FnMut(&Prover)) -> bool {
-        self.search(key, INFINITE, INFINITE, tick).pn == 0
+        self.search(key, INFINITE, INFINITE).pn == 0
     }
 
     /// Whether X (to move) wins by continuous threats (or has a threat).
@@ -249,13 +241,7 @@ impl Prover {
     }
 
     /// df-pn with the 1+epsilon threshold (a quarter) against re-expansion.
-    fn search(
-        &mut self,
-        key: Key,
-        th_pn: u32,
-        th_dn: u32,
-        tick: &mut dyn FnMut(&Prover),
-    ) -> Numbers {
+    fn search(&mut self, key: Key, th_pn: u32, th_dn: u32) -> Numbers {
         if let Some(n) = self.leaf(key)
             && (n.pn == 0 || n.dn == 0 || n.pn >= th_pn || n.dn >= th_dn)
         {
@@ -271,7 +257,6 @@ impl Prover {
                 return Numbers::UNKNOWN;
             }
             self.thin();
-            tick(self);
         }
         let or_node = x_to_move(key.0, key.1);
         let children = self.children(key);
@@ -311,7 +296,7 @@ impl Prover {
             } else {
                 (child_th_sum, child_th_min)
             };
-            self.search(children[best], c_pn, c_dn, tick);
+            self.search(children[best], c_pn, c_dn);
             if self.aborted {
                 return here;
             }
@@ -352,9 +337,7 @@ mod tests {
         let mut prover = Prover::new(0);
         let mut proven = 0;
         for (_, child) in child_classes((start.x, start.o)) {
-            prover.set_deadline(Some(
-                std::time::Instant::now() + std::time::Duration::from_secs(60),
-            ));
+            prover.set_deadline(60.0);
             assert!(prover.prove_key(child), "not proven in a minute");
             proven += 1;
         }
