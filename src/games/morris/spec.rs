@@ -461,20 +461,23 @@ impl MorrisSpec {
         first: u64,
         len: usize,
     ) -> Vec<Neighbours> {
+        Self::tables_neighbours(board, &Self::block_tables(layer, key), first, len)
+    }
+
+    /// The tables a block of `layer` holds, one after the other: a sector pair's,
+    /// a moving pair's ((a, b), then (b, a) unless a = b), or the placement table
+    /// `key` = (m, o) (none for a key of another length).
+    fn block_tables(layer: usize, key: &[u8]) -> Vec<(u8, u8)> {
         if let Some(sector) = layer_sector(layer) {
-            let tables = sector.pair().into_iter().map(|s| (s.m, s.o)).collect();
-            return Self::tables_neighbours(board, tables, first, len);
+            sector.pair().into_iter().map(|s| (s.m, s.o)).collect()
+        } else if layer_hands(layer).is_none() {
+            let (a, b) = layer_pair(layer);
+            Self::tables_of_pair(a, b)
+        } else if let [m, o] = *key {
+            vec![(m, o)]
+        } else {
+            Vec::new()
         }
-        if layer_hands(layer).is_none() {
-            return Self::pair_neighbours(board, layer, first, len);
-        }
-        let mut out = Vec::with_capacity(len);
-        if let [m, o] = *key {
-            table_neighbours(board, m, o, first..first + len as u64, &mut out);
-        }
-        // Indices past the table (a corrupt row count) get no neighbours.
-        out.resize(len, [0, 0, 0, 0]);
-        out
     }
 
     /// The archival sites (`store::archive`, [`Site`]) of the `len` classes of
@@ -488,17 +491,8 @@ impl MorrisSpec {
         first: u64,
         len: usize,
     ) -> Vec<Site> {
-        let neighbours = Self::block_neighbours(board, layer, key, first, len);
-        let tables: Vec<(u8, u8)> = if let Some(sector) = layer_sector(layer) {
-            sector.pair().into_iter().map(|s| (s.m, s.o)).collect()
-        } else if layer_hands(layer).is_none() {
-            let (a, b) = layer_pair(layer);
-            Self::tables_of_pair(a, b)
-        } else if let [m, o] = *key {
-            vec![(m, o)]
-        } else {
-            Vec::new()
-        };
+        let tables = Self::block_tables(layer, key);
+        let neighbours = Self::tables_neighbours(board, &tables, first, len);
         // Indices past the block (a corrupt row count) keep feature 0.
         let mut features = vec![0u16; len];
         for_each_table_part(board, &tables, first, len, |m, o, local, table_start| {
@@ -525,19 +519,19 @@ impl MorrisSpec {
         len: usize,
     ) -> Vec<Neighbours> {
         let (a, b) = layer_pair(layer);
-        Self::tables_neighbours(board, Self::tables_of_pair(a, b), first, len)
+        Self::tables_neighbours(board, &Self::tables_of_pair(a, b), first, len)
     }
 
     /// The coding neighbours of the `len` classes from index `first` on of a block
     /// holding `tables` one after the other.
     fn tables_neighbours(
         board: BoardKind,
-        tables: Vec<(u8, u8)>,
+        tables: &[(u8, u8)],
         first: u64,
         len: usize,
     ) -> Vec<Neighbours> {
         let mut out = Vec::with_capacity(len);
-        for_each_table_part(board, &tables, first, len, |m, o, local, _| {
+        for_each_table_part(board, tables, first, len, |m, o, local, _| {
             table_neighbours(board, m, o, local, &mut out);
         });
         // Indices past the pair (a corrupt row count) get no neighbours.
