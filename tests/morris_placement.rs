@@ -259,17 +259,6 @@ fn a_recoded_4_stone_game_matches_the_oracle_everywhere() {
     assert!(verify.status.success(), "{}", describe(&verify));
 }
 
-/// `tb info --json` of a file.
-fn info_json(db: &Path) -> serde_json::Value {
-    let out = tb()
-        .args(["info", "--json", "--db"])
-        .arg(db)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", describe(&out));
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
 /// `tb export` (JSON lines) of a file.
 fn export(db: &Path) -> Vec<u8> {
     let out = tb().args(["export", "--db"]).arg(db).output().unwrap();
@@ -300,7 +289,7 @@ fn an_archival_4_stone_game_matches_the_oracle_everywhere_and_codes_back() {
     for chunk in ["2048", "1000"] {
         let out = dir.path().join(format!("m4-a{chunk}.tb"));
         recode(&g.db, &out, &["--coding", "archive", "--chunk", chunk]);
-        let info = info_json(&out);
+        let info = harness::info(&out);
         assert_eq!(info["features"]["chunk_coding"], "archive", "{info}");
         // Moving and placement layers: archival (or constant) chunks only.
         let conn = rusqlite::Connection::open(&out).unwrap();
@@ -328,7 +317,10 @@ fn an_archival_4_stone_game_matches_the_oracle_everywhere_and_codes_back() {
         // And back to the context mixing of builds.
         let back = dir.path().join(format!("m4-b{chunk}.tb"));
         recode(&out, &back, &["--coding", "mix-checked"]);
-        assert_eq!(info_json(&back)["features"]["chunk_coding"], "mix-checked");
+        assert_eq!(
+            harness::info(&back)["features"]["chunk_coding"],
+            "mix-checked"
+        );
         assert_eq!(export(&g.db), export(&back));
     }
     // Context mixing without the checksum of coded bytes is not a coding Morris
@@ -501,7 +493,7 @@ fn stored_layers(db: &Path) -> Vec<i64> {
 }
 
 fn digests(db: &Path) -> serde_json::Value {
-    let info = info_json(db);
+    let info = harness::info(db);
     info["pairs"]
         .as_array()
         .unwrap()

@@ -285,21 +285,25 @@ fn archival_files_hold_the_oracle_values_and_read_as_the_zstd_ones() {
     }
 }
 
+/// A 3x3 book of every layer built in `dir`, and its archival recode: their paths.
+fn archival_3x3(dir: &Path) -> (PathBuf, PathBuf) {
+    let db = harness::build_file(dir, "3x3.tb", &["3x3", "--book-lines", "24"]);
+    let out = dir.join("archive.tb");
+    run_recode(&mut recode_to(&db, &out, "archive"));
+    (db, out)
+}
+
 #[test]
 fn probes_of_an_archival_3x3_equal_the_original_ones() {
     let dir = tempfile::tempdir().unwrap();
-    let db = harness::build_file(dir.path(), "3x3.tb", &["3x3", "--book-lines", "24"]);
-    let out = dir.path().join("archive.tb");
-    run_recode(&mut recode_to(&db, &out, "archive"));
+    let (db, out) = archival_3x3(dir.path());
     assert_same_probes(&db, &out, 3000, 13);
 }
 
 #[test]
 fn a_damaged_archival_chunk_is_refused_and_archival_chunks_need_their_coding() {
     let dir = tempfile::tempdir().unwrap();
-    let db = harness::build_file(dir.path(), "3x3.tb", &["3x3", "--book-lines", "24"]);
-    let out = dir.path().join("archive.tb");
-    run_recode(&mut recode_to(&db, &out, "archive"));
+    let (_, out) = archival_3x3(dir.path());
     // The largest archival chunk, its coded bytes changed (the checksums left as
     // they were), and the same chunk in a file that says it holds zstd chunks.
     let (n, counts, chunk, data) = chunk_data(&out)
@@ -358,9 +362,7 @@ fn readers_sharing_their_chunks_answer_from_what_the_others_decoded() {
     use tb::games::read::{Ask, ReadOptions};
     use tb::store::reader::SharedChunks;
     let dir = tempfile::tempdir().unwrap();
-    let db = harness::build_file(dir.path(), "3x3.tb", &["3x3", "--book-lines", "24"]);
-    let out = dir.path().join("archive.tb");
-    run_recode(&mut recode_to(&db, &out, "archive"));
+    let (db, out) = archival_3x3(dir.path());
     let o = Oracle::new(3, 3, 0);
     let positions: Vec<String> = harness::sample_positions(&o, 0, 200, 17)
         .into_iter()
