@@ -14,6 +14,13 @@ use super::threats::{ForcedSearch, PositionMap, threats, wins_by};
 /// "Infinite" proof or disproof number: the position is disproven or proven.
 pub const INFINITE: u32 = u32::MAX / 4;
 
+/// The largest proof or disproof number a sum of unsettled children reaches. Sums
+/// over a graph count shared positions again and again, and in a long proof they
+/// outgrow any bound: a sum that saturated at [`INFINITE`] read as settled, a
+/// position neither proven nor disproven came back to the root as "X does not
+/// win" (the default Qubic build, reply 21, after 1,090 s in one piece).
+const LARGEST_UNSETTLED: u32 = INFINITE - 1;
+
 /// First proof number of an O-to-move position where X would win by continuous
 /// threats if O passed (O must find a defence). Measured against 2 and 10/20 on
 /// `0-3-60-21`: 1 and 20 took 13 s, 2 and 10 took 19 s.
@@ -105,6 +112,9 @@ pub struct Prover {
     deadline: Option<std::time::Instant>,
     /// The deadline passed: every search returns at once, unproven.
     pub aborted: bool,
+    /// Where sums of unsettled children stop ([`LARGEST_UNSETTLED`]; smaller in
+    /// tests, to reach it).
+    sum_cap: u32,
 }
 
 impl Prover {
@@ -120,6 +130,7 @@ impl Prover {
             thinnings: 0,
             deadline: None,
             aborted: false,
+            sum_cap: LARGEST_UNSETTLED,
         }
     }
 
@@ -147,9 +158,20 @@ impl Prover {
     }
 
     /// Whether X wins from a canonical position, proving as needed (the table's
-    /// answer when it has one).
+    /// answer when it has one). `false` also when the deadline passed
+    /// ([`Prover::aborted`]).
+    ///
+    /// # Panics
+    ///
+    /// When the search comes back neither aborted nor settled (a bug: with
+    /// infinite thresholds only a proof, a disproof or the deadline ends it).
     pub fn prove_key(&mut self, key: Key) -> bool {
-        self.search(key, INFINITE, INFINITE).pn == 0
+        let n = self.search(key, INFINITE, INFINITE);
+        assert!(
+            self.aborted || n.pn == 0 || n.dn == 0,
+            "the proof search stopped unsettled ({n:?})"
+        );
+        n.pn == 0
     }
 
     /// Whether X (to move) wins by continuous threats (or has a threat).
@@ -273,7 +295,12 @@ impl Prover {
                 } else if m < second {
                     second = m;
                 }
-                sum = sum.saturating_add(v).min(INFINITE);
+                // A settled child settles the sum; unsettled ones stop below.
+                sum = if v >= INFINITE || sum >= INFINITE {
+                    INFINITE
+                } else {
+                    sum.saturating_add(v).min(self.sum_cap)
+                };
             }
             let here = if or_node {
                 Numbers { pn: min, dn: sum }
@@ -347,5 +374,31 @@ mod tests {
             "the table never filled: the test tests nothing"
         );
         assert!(prover.thinnings < 64, "thinned {} times", prover.thinnings);
+    }
+
+    /// Sums that reach their cap stay unsettled: with the cap far below what
+    /// the proofs' sums reach, every reply is still proven, none comes back
+    /// "not proven" (when a saturated sum read as settled, a long proof ended
+    /// with X not winning where X wins), and each answer agrees with a prover
+    /// whose sums never reach the cap.
+    #[test]
+    fn saturated_sums_stay_unsettled() {
+        let start = Position::parse("0-3-60-21-15-63-12").unwrap();
+        let mut capped = Prover::new(64 << 20);
+        capped.sum_cap = 24;
+        let mut plain = Prover::new(64 << 20);
+        let mut reached_cap = 0;
+        for (_, child) in child_classes((start.x, start.o)) {
+            capped.set_deadline(60.0);
+            assert!(capped.prove_key(child), "not proven with the cap");
+            plain.set_deadline(60.0);
+            assert!(plain.prove_key(child), "not proven");
+            reached_cap += capped
+                .table
+                .values()
+                .filter(|n| n.pn == capped.sum_cap || n.dn == capped.sum_cap)
+                .count();
+        }
+        assert!(reached_cap > 0, "no sum reached the cap: the test tests nothing");
     }
 }
