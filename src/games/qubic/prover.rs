@@ -134,11 +134,12 @@ impl Prover {
         }
     }
 
-    /// Gives up after `seconds` (the search then answers "not proven").
-    pub fn set_deadline(&mut self, seconds: f64) {
+    /// Gives up at `deadline` (the search then answers "not proven"); `None`:
+    /// never. The only way time enters a proof: everything else the prover does
+    /// depends on the position and the memory alone.
+    pub fn set_deadline(&mut self, deadline: Option<std::time::Instant>) {
         self.aborted = false;
-        self.deadline =
-            Some(std::time::Instant::now() + std::time::Duration::from_secs_f64(seconds));
+        self.deadline = deadline;
     }
 
     /// Whether the deadline has passed.
@@ -166,7 +167,18 @@ impl Prover {
     /// When the search comes back neither aborted nor settled (a bug: with
     /// infinite thresholds only a proof, a disproof or the deadline ends it).
     pub fn prove_key(&mut self, key: Key) -> bool {
-        let n = self.search(key, INFINITE, INFINITE);
+        self.prove_key_reporting(key, &mut |_| {})
+    }
+
+    /// [`Prover::prove_key`], calling `tick` with the prover every 4,096
+    /// expansions (for progress lines: it only looks, so the proof is the same
+    /// whether and when it reports).
+    ///
+    /// # Panics
+    ///
+    /// As [`Prover::prove_key`].
+    pub fn prove_key_reporting(&mut self, key: Key, tick: &mut dyn FnMut(&Prover)) -> bool {
+        let n = self.search(key, INFINITE, INFINITE, tick);
         assert!(
             self.aborted || n.pn == 0 || n.dn == 0,
             "the proof search stopped unsettled ({n:?})"
@@ -263,7 +275,13 @@ impl Prover {
     }
 
     /// df-pn with the 1+epsilon threshold (a quarter) against re-expansion.
-    fn search(&mut self, key: Key, th_pn: u32, th_dn: u32) -> Numbers {
+    fn search(
+        &mut self,
+        key: Key,
+        th_pn: u32,
+        th_dn: u32,
+        tick: &mut dyn FnMut(&Prover),
+    ) -> Numbers {
         if let Some(n) = self.leaf(key)
             && (n.pn == 0 || n.dn == 0 || n.pn >= th_pn || n.dn >= th_dn)
         {
@@ -279,6 +297,7 @@ impl Prover {
                 return Numbers::UNKNOWN;
             }
             self.thin();
+            tick(self);
         }
         let or_node = x_to_move(key.0, key.1);
         let children = self.children(key);
@@ -323,7 +342,7 @@ impl Prover {
             } else {
                 (child_th_sum, child_th_min)
             };
-            self.search(children[best], c_pn, c_dn);
+            self.search(children[best], c_pn, c_dn, tick);
             if self.aborted {
                 return here;
             }
@@ -355,6 +374,11 @@ mod tests {
     use super::*;
     use crate::games::qubic::position::Position;
 
+    /// A minute from now: a test's deadline, so a bug fails it rather than hangs.
+    fn in_a_minute() -> Option<std::time::Instant> {
+        Some(std::time::Instant::now() + std::time::Duration::from_secs(60))
+    }
+
     /// The smallest table: thinned now and then, never in vain at every
     /// expansion (when the proof's own entries outgrow the capacity, the next
     /// thinning waits until the table has doubled), and every reply still proven.
@@ -364,7 +388,7 @@ mod tests {
         let mut prover = Prover::new(0);
         let mut proven = 0;
         for (_, child) in child_classes((start.x, start.o)) {
-            prover.set_deadline(60.0);
+            prover.set_deadline(in_a_minute());
             assert!(prover.prove_key(child), "not proven in a minute");
             proven += 1;
         }
@@ -389,9 +413,9 @@ mod tests {
         let mut plain = Prover::new(64 << 20);
         let mut reached_cap = 0;
         for (_, child) in child_classes((start.x, start.o)) {
-            capped.set_deadline(60.0);
+            capped.set_deadline(in_a_minute());
             assert!(capped.prove_key(child), "not proven with the cap");
-            plain.set_deadline(60.0);
+            plain.set_deadline(in_a_minute());
             assert!(plain.prove_key(child), "not proven");
             reached_cap += capped
                 .table
@@ -399,6 +423,9 @@ mod tests {
                 .filter(|n| n.pn == capped.sum_cap || n.dn == capped.sum_cap)
                 .count();
         }
-        assert!(reached_cap > 0, "no sum reached the cap: the test tests nothing");
+        assert!(
+            reached_cap > 0,
+            "no sum reached the cap: the test tests nothing"
+        );
     }
 }
