@@ -24,8 +24,9 @@ use std::time::Instant;
 /// given (capped by the machine's: [`crate::sys::default_memory`]).
 pub const DEFAULT_MEMORY: u64 = 8 << 30;
 
-/// Seconds between progress lines while a reply is proven.
-const PROGRESS_SECONDS: f64 = 15.0;
+/// Expansions in a slice of a reply's proof (a progress line after each; about
+/// 15 s on one core of the project machine).
+const SLICE_EXPANSIONS: u64 = 40_960;
 
 /// What to build.
 #[derive(Debug, Clone)]
@@ -206,10 +207,10 @@ pub(super) struct ProvedReply {
 }
 
 /// Proves that X wins after O's reply (`child`: the canonical position after it),
-/// with a progress line every [`PROGRESS_SECONDS`], until proven or `deadline`
-/// (an [`Instant`]) passes; then reads the strategy off the proof and shrinks it
-/// by `shrink` (see [`BuildOptions::shrink`]). `None`: not proven in time. An
-/// error when O holds (X does not win).
+/// in slices of [`SLICE_EXPANSIONS`] with a progress line after each, until
+/// proven or `deadline` (an [`Instant`]) passes; then reads the strategy off the
+/// proof and shrinks it by `shrink` (see [`BuildOptions::shrink`]). `None`: not
+/// proven in time. An error when O holds (X does not win).
 pub(super) fn prove_reply(
     prover: &mut Prover,
     shrinker: &mut Shrinker,
@@ -219,56 +220,37 @@ pub(super) fn prove_reply(
     reply_name: &str,
     report: &mut dyn FnMut(&str),
 ) -> Result<Option<ProvedReply>> {
-    prove_reply_reporting(
-        prover,
-        shrinker,
-        (child, shrink, deadline),
-        reply_name,
-        PROGRESS_SECONDS,
-        report,
-    )
-}
-
-/// [`prove_reply`] with a progress line every `every` seconds. The proof runs in
-/// one piece whatever `every` is: progress lines only look (a proof cut into
-/// slices of time, each searched again from the reply, took another course on a
-/// faster or busier machine: the strategy depended on the machine's speed).
-fn prove_reply_reporting(
-    prover: &mut Prover,
-    shrinker: &mut Shrinker,
-    (child, shrink, deadline): (Key, u32, Option<Instant>),
-    reply_name: &str,
-    every: f64,
-    report: &mut dyn FnMut(&str),
-) -> Result<Option<ProvedReply>> {
     let t = Instant::now();
-    prover.set_deadline(deadline);
-    let mut next = every;
-    let proven = prover.prove_key_reporting(child, &mut |p| {
-        let seconds = t.elapsed().as_secs_f64();
-        if seconds >= next {
-            next = seconds + every;
-            report(&format!(
-                "{reply_name}: {seconds:.0} s, {} expansions, {} positions in the table",
-                p.expansions,
-                p.table_len()
-            ));
+    loop {
+        prover.set_deadline(deadline);
+        // Each slice searches again from the reply with what the table holds.
+        // Slices of time made the proof's course (and the strategy read off it)
+        // depend on the machine's speed; slices of expansions do not.
+        prover.set_pause(Some(SLICE_EXPANSIONS));
+        if prover.prove_key(child) {
+            break;
         }
-    });
-    // Reading the strategy off the proof may prove positions the table lost
-    // again: never cut short.
-    let aborted = prover.aborted;
-    prover.set_deadline(None);
-    if !proven {
-        if !aborted {
+        if !prover.aborted {
             bail!("X does not win after {reply_name}");
         }
+        if prover.out_of_time() {
+            report(&format!(
+                "{reply_name}: not proven within the time limit ({} expansions)",
+                prover.expansions
+            ));
+            return Ok(None);
+        }
         report(&format!(
-            "{reply_name}: not proven within the time limit ({} expansions)",
-            prover.expansions
+            "{reply_name}: {:.0} s, {} expansions, {} positions in the table",
+            t.elapsed().as_secs_f64(),
+            prover.expansions,
+            prover.table_len()
         ));
-        return Ok(None);
     }
+    // Reading the strategy off the proof may prove positions the table lost
+    // again: never cut short.
+    prover.set_deadline(None);
+    prover.set_pause(None);
     let proven_in = t.elapsed().as_secs_f64();
     let mut strategy = Strategy::extract(prover, child)?;
     let mut moves = strategy.cost_below(child);
@@ -509,59 +491,5 @@ fn check_or_write_meta(store: &mut Store, path: &Path, start: Position) -> Resul
             Ok(())
         }
         Some(other) => bail!("{} holds the game `{other}`, not qubic", path.display()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Proves replies to a start in order with one prover and shrinker, a
-    /// progress line every `every` seconds, until `replies` are proven (`None`:
-    /// until the prover has had a few chances to report); their records (sorted),
-    /// the expansions and how many progress lines came.
-    fn prove_replies(every: f64, replies: Option<usize>) -> (Vec<Vec<Record>>, u64, usize) {
-        let start = Position::parse("0-3-60-21-15-63-12").unwrap();
-        let mut prover = Prover::new(256 << 20);
-        let mut shrinker = Shrinker::new(64 << 20);
-        let mut lines = 0;
-        let mut strategies = Vec::new();
-        for (reply, child) in child_classes((start.x, start.o)) {
-            let done = match replies {
-                Some(n) => strategies.len() == n,
-                None => prover.expansions >= 3 << 12,
-            };
-            if done {
-                break;
-            }
-            let proved = prove_reply_reporting(
-                &mut prover,
-                &mut shrinker,
-                (child, 3, None),
-                &format!("O {reply}"),
-                every,
-                &mut |line| lines += usize::from(line.ends_with("positions in the table")),
-            )
-            .unwrap()
-            .expect("no time limit");
-            let mut records = proved.records;
-            records.sort_by_key(|r| r.key);
-            strategies.push(records);
-        }
-        (strategies, prover.expansions, lines)
-    }
-
-    /// Progress lines only look: a build that reports at every chance proves the
-    /// same way, with the same expansions, as one that never reports (when a
-    /// report cut the proof into slices of time, the strategy depended on the
-    /// machine's speed).
-    #[test]
-    fn progress_lines_do_not_change_the_proof() {
-        let (quiet, expansions, none) = prove_replies(f64::INFINITY, None);
-        let (chatty, chatty_expansions, lines) = prove_replies(0.0, Some(quiet.len()));
-        assert_eq!(none, 0);
-        assert!(lines > 0, "no progress line: the test tests nothing");
-        assert_eq!(chatty_expansions, expansions);
-        assert_eq!(chatty, quiet);
     }
 }

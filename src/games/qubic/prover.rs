@@ -110,7 +110,10 @@ pub struct Prover {
     /// Times the table was thinned.
     thinnings: u64,
     deadline: Option<std::time::Instant>,
-    /// The deadline passed: every search returns at once, unproven.
+    /// Expansions at which the search pauses (see [`Prover::set_pause`]).
+    pause_at: Option<u64>,
+    /// The deadline passed or the pause came: every search returns at once,
+    /// unproven.
     pub aborted: bool,
     /// Where sums of unsettled children stop ([`LARGEST_UNSETTLED`]; smaller in
     /// tests, to reach it).
@@ -129,6 +132,7 @@ impl Prover {
             thin_at: capacity,
             thinnings: 0,
             deadline: None,
+            pause_at: None,
             aborted: false,
             sum_cap: LARGEST_UNSETTLED,
         }
@@ -142,8 +146,15 @@ impl Prover {
         self.deadline = deadline;
     }
 
+    /// Pauses the search (it answers "not proven", [`Prover::aborted`]) once it
+    /// has expanded `expansions` more positions; `None`: never. A pause depends on the search alone, not on time.
+    pub fn set_pause(&mut self, expansions: Option<u64>) {
+        self.aborted = false;
+        self.pause_at = expansions.map(|e| self.expansions + e);
+    }
+
     /// Whether the deadline has passed.
-    fn out_of_time(&self) -> bool {
+    pub fn out_of_time(&self) -> bool {
         self.deadline
             .is_some_and(|d| std::time::Instant::now() >= d)
     }
@@ -167,18 +178,7 @@ impl Prover {
     /// When the search comes back neither aborted nor settled (a bug: with
     /// infinite thresholds only a proof, a disproof or the deadline ends it).
     pub fn prove_key(&mut self, key: Key) -> bool {
-        self.prove_key_reporting(key, &mut |_| {})
-    }
-
-    /// [`Prover::prove_key`], calling `tick` with the prover every 4,096
-    /// expansions (for progress lines: it only looks, so the proof is the same
-    /// whether and when it reports).
-    ///
-    /// # Panics
-    ///
-    /// As [`Prover::prove_key`].
-    pub fn prove_key_reporting(&mut self, key: Key, tick: &mut dyn FnMut(&Prover)) -> bool {
-        let n = self.search(key, INFINITE, INFINITE, tick);
+        let n = self.search(key, INFINITE, INFINITE);
         assert!(
             self.aborted || n.pn == 0 || n.dn == 0,
             "the proof search stopped unsettled ({n:?})"
@@ -275,19 +275,17 @@ impl Prover {
     }
 
     /// df-pn with the 1+epsilon threshold (a quarter) against re-expansion.
-    fn search(
-        &mut self,
-        key: Key,
-        th_pn: u32,
-        th_dn: u32,
-        tick: &mut dyn FnMut(&Prover),
-    ) -> Numbers {
+    fn search(&mut self, key: Key, th_pn: u32, th_dn: u32) -> Numbers {
         if let Some(n) = self.leaf(key)
             && (n.pn == 0 || n.dn == 0 || n.pn >= th_pn || n.dn >= th_dn)
         {
             return n;
         }
         if self.aborted {
+            return Numbers::UNKNOWN;
+        }
+        if self.pause_at.is_some_and(|p| self.expansions >= p) {
+            self.aborted = true;
             return Numbers::UNKNOWN;
         }
         self.expansions += 1;
@@ -297,7 +295,6 @@ impl Prover {
                 return Numbers::UNKNOWN;
             }
             self.thin();
-            tick(self);
         }
         let or_node = x_to_move(key.0, key.1);
         let children = self.children(key);
@@ -342,7 +339,7 @@ impl Prover {
             } else {
                 (child_th_sum, child_th_min)
             };
-            self.search(children[best], c_pn, c_dn, tick);
+            self.search(children[best], c_pn, c_dn);
             if self.aborted {
                 return here;
             }
@@ -427,5 +424,38 @@ mod tests {
             reached_cap > 0,
             "no sum reached the cap: the test tests nothing"
         );
+    }
+
+    /// A pause comes after the expansions asked for, whatever the time, and the
+    /// next slice goes on from the table: the search's course depends on the
+    /// search alone (slices of time made it depend on the machine's speed).
+    #[test]
+    fn a_pause_comes_after_its_expansions_and_the_proof_goes_on() {
+        let start = Position::parse("0-63-21-42-15").unwrap();
+        // The reply that takes the most expansions.
+        let (child, _) = child_classes((start.x, start.o))
+            .into_iter()
+            .map(|(_, child)| {
+                let mut prover = Prover::new(64 << 20);
+                assert!(prover.prove_key(child));
+                (child, prover.expansions)
+            })
+            .max_by_key(|&(_, expansions)| expansions)
+            .unwrap();
+        let mut prover = Prover::new(64 << 20);
+        let mut slices = 0;
+        loop {
+            prover.set_pause(Some(1000));
+            let before = prover.expansions;
+            if prover.prove_key(child) {
+                break;
+            }
+            assert!(prover.aborted);
+            assert_eq!(prover.expansions, before + 1000);
+            slices += 1;
+        }
+        assert!(slices >= 1, "proven in one slice: the test tests nothing");
+        let mut whole = Prover::new(64 << 20);
+        assert!(whole.prove_key(child));
     }
 }
