@@ -21,6 +21,8 @@ pub fn build(args: QubicBuild) -> Result<ExitCode> {
         )?,
         time_limit: args.time_limit.map(|t| t.as_secs_f64()),
         shrink: args.shrink.unwrap_or(3),
+        // One thread unless asked: the second pays little (see --help).
+        threads: super::common::threads(Some(args.threads.unwrap_or(1)))?,
     };
     let quiet = common.quiet;
     let summary = build::build(&options, &mut |line| {

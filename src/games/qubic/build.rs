@@ -44,6 +44,9 @@ pub struct BuildOptions {
     /// `shrink + 1` strategic moves is searched exhaustively for a cheaper move
     /// (0: the strategy as read off the proof).
     pub shrink: u32,
+    /// Threads for the prover's forced-win searches (the strategy is the same on
+    /// any number).
+    pub threads: usize,
 }
 
 /// Nodes the shrinking search may spend on one position before it keeps the move
@@ -314,7 +317,7 @@ pub fn build(options: &BuildOptions, report: &mut dyn FnMut(&str)) -> Result<Bui
     let done = file.store.finished_blocks(0)?;
     // The prover's tables take three quarters of the memory, the shrinking search's
     // forced-win cache the rest.
-    let mut prover = Prover::new(options.memory / 4 * 3);
+    let mut prover = Prover::with_threads(options.memory / 4 * 3, options.threads)?;
     let mut shrinker = Shrinker::new(options.memory / 4);
     let mut replies = Vec::new();
     let mut complete = true;
@@ -491,5 +494,50 @@ fn check_or_write_meta(store: &mut Store, path: &Path, start: Position) -> Resul
             Ok(())
         }
         Some(other) => bail!("{} holds the game `{other}`, not qubic", path.display()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Proves the first `replies` replies to a start in order with one prover
+    /// (on `threads` threads) and shrinker: their records (sorted), the
+    /// expansions and how many forced-win searches the threads shared.
+    fn prove_replies(replies: usize, threads: usize) -> (Vec<Vec<Record>>, u64, u64) {
+        let start = Position::parse("0-3-60-21-15-63-12").unwrap();
+        let mut prover = Prover::with_threads(256 << 20, threads).unwrap();
+        let mut shrinker = Shrinker::new(64 << 20);
+        let mut strategies = Vec::new();
+        for (reply, child) in child_classes((start.x, start.o)).into_iter().take(replies) {
+            let proved = prove_reply(
+                &mut prover,
+                &mut shrinker,
+                child,
+                3,
+                None,
+                &format!("O {reply}"),
+                &mut |_| {},
+            )
+            .unwrap()
+            .expect("no time limit");
+            let mut records = proved.records;
+            records.sort_by_key(|r| r.key);
+            strategies.push(records);
+        }
+        (strategies, prover.expansions, prover.shared_searches)
+    }
+
+    /// Threads only share out work: on two threads (forced-win searches done
+    /// side by side) the proof takes the same expansions and gives the same
+    /// strategy as on one.
+    #[test]
+    fn two_threads_prove_the_same_way() {
+        let (one, expansions, none_shared) = prove_replies(4, 1);
+        let (two, two_expansions, shared) = prove_replies(4, 2);
+        assert_eq!(none_shared, 0);
+        assert!(shared > 0, "nothing shared: the test tests nothing");
+        assert_eq!(two_expansions, expansions);
+        assert_eq!(two, one);
     }
 }

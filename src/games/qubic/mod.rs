@@ -7,6 +7,7 @@ pub mod answer;
 pub mod build;
 pub mod check;
 pub mod geometry;
+pub mod helpers;
 pub mod position;
 pub mod prover;
 pub mod reader;

@@ -16,6 +16,7 @@ use super::geometry::{CELLS, Cells, automorphisms, canonical, has_line, lines};
 use crate::store::hash::KeyHash;
 use std::collections::HashMap;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Empty cells that complete a line of three of `own` (none of `other` on it).
 #[inline]
@@ -139,18 +140,66 @@ const INNER_SLOTS: usize = 1 << 20;
 #[derive(Default)]
 pub struct ForcedSearch {
     settled: PositionMap<Option<u8>>,
-    /// `[me, you, answer]`: answer 0 for an empty slot, 1 for no win, `2 + cell`
-    /// for a win starting at `cell`. Allocated (zeroed) at the first search.
-    inner: Vec<[u64; 3]>,
+    /// The inner positions, allocated at the first search; shared with the
+    /// searches made by [`ForcedSearch::sharing`] (other threads' searches).
+    inner: std::sync::Arc<OnceLock<InnerTable>>,
     /// Positions searched.
     pub nodes: u64,
 }
 
-/// The slot of `(me, you)` in the inner table.
-#[inline]
-fn inner_slot(me: Cells, you: Cells) -> usize {
-    let h = me.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ you.wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
-    (h ^ h >> 29) as usize & (INNER_SLOTS - 1)
+/// The table of positions inside forced-win searches: a slot of three words
+/// `[me, you, tag]` per hash, the tag the hash's high bits above the answer (1
+/// for no win, `2 + cell` for a win starting at `cell`). Threads read and write
+/// it without locks: a slot read while another thread writes it mixes two
+/// positions, and its tag (44 bits of the hash) then does not match: a miss.
+struct InnerTable {
+    words: Box<[AtomicU64]>,
+}
+
+impl InnerTable {
+    fn new() -> InnerTable {
+        InnerTable {
+            words: std::iter::repeat_with(|| AtomicU64::new(0))
+                .take(3 * INNER_SLOTS)
+                .collect(),
+        }
+    }
+
+    /// The slot of `(me, you)` and the tag bits above the answer.
+    #[inline]
+    fn slot(me: Cells, you: Cells) -> (usize, u64) {
+        let h = me.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ you.wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+        let h = h ^ h >> 29;
+        (3 * (h as usize & (INNER_SLOTS - 1)), h >> 20 << 8)
+    }
+
+    /// The answer stored for `(me, you)`, if the slot holds it.
+    #[inline]
+    fn get(&self, me: Cells, you: Cells) -> Option<Option<usize>> {
+        let (i, tag) = Self::slot(me, you);
+        let w = &self.words[i..i + 3];
+        let answer = w[2].load(Relaxed);
+        (answer & !0xFF == tag
+            && answer & 0xFF != 0
+            && w[0].load(Relaxed) == me
+            && w[1].load(Relaxed) == you)
+            .then(|| (answer & 0xFF).checked_sub(2).map(|c| c as usize))
+    }
+
+    #[inline]
+    fn put(&self, me: Cells, you: Cells, answer: Option<usize>) {
+        let (i, tag) = Self::slot(me, you);
+        let w = &self.words[i..i + 3];
+        w[0].store(me, Relaxed);
+        w[1].store(you, Relaxed);
+        w[2].store(tag | answer.map_or(1, |c| c as u64 + 2), Relaxed);
+    }
+
+    fn clear(&self) {
+        for w in self.words.iter() {
+            w.store(0, Relaxed);
+        }
+    }
 }
 
 impl ForcedSearch {
@@ -173,7 +222,9 @@ impl ForcedSearch {
     /// Forgets the cache.
     pub fn clear(&mut self) {
         self.settled.clear();
-        self.inner.fill([0; 3]);
+        if let Some(inner) = self.inner.get() {
+            inner.clear();
+        }
     }
 
     /// A first move of a forced win of `me` (to move) against `you`, if there is
@@ -185,6 +236,39 @@ impl ForcedSearch {
             return Some(mine.trailing_zeros() as usize);
         }
         self.without_own_threat(me, you, threats(you, me))
+    }
+
+    /// A search for another thread sharing this one's table of inner positions
+    /// (its own cache of the positions asked for starts empty).
+    pub fn sharing(&self) -> ForcedSearch {
+        ForcedSearch {
+            settled: PositionMap::default(),
+            inner: std::sync::Arc::clone(&self.inner),
+            nodes: 0,
+        }
+    }
+
+    /// Whether the cache holds the answer of [`Self::win`] for `me` against `you`.
+    pub fn knows(&self, me: Cells, you: Cells) -> bool {
+        self.settled.contains_key(&(me, you))
+    }
+
+    /// Stores `answer`, the answer of [`Self::win`] for `me` (without a threat)
+    /// against `you` found by another search (the answer is a function of the
+    /// position alone, so any search finds the same).
+    pub fn note(&mut self, me: Cells, you: Cells, answer: Option<usize>) {
+        self.settled.insert((me, you), answer.map(|c| c as u8));
+    }
+
+    /// [`Self::win`] without keeping the answer beside the inner table's (for
+    /// searches on other threads, whose answers are noted in one cache).
+    pub fn win_uncached(&mut self, me: Cells, you: Cells) -> Option<usize> {
+        self.nodes += 1;
+        let mine = threats(me, you);
+        if mine != 0 {
+            return Some(mine.trailing_zeros() as usize);
+        }
+        self.inner_win(me, you, threats(you, me), threat_makers(me, you))
     }
 
     /// [`Self::win`] where `me` has no threat and `theirs` are `you`'s threats.
@@ -201,16 +285,11 @@ impl ForcedSearch {
     /// `makers` holds every empty cell where `me` makes a threat (and may hold
     /// others: they are tried and make none).
     fn inner_win(&mut self, me: Cells, you: Cells, theirs: Cells, makers: Cells) -> Option<usize> {
-        if self.inner.is_empty() {
-            self.inner = vec![[0; 3]; INNER_SLOTS];
-        }
-        let slot = inner_slot(me, you);
-        let [m, y, answer] = self.inner[slot];
-        if answer != 0 && m == me && y == you {
-            return answer.checked_sub(2).map(|c| c as usize);
+        if let Some(known) = self.inner.get_or_init(InnerTable::new).get(me, you) {
+            return known;
         }
         let found = self.search(me, you, theirs, makers);
-        self.inner[slot] = [me, you, found.map_or(1, |c| c as u64 + 2)];
+        self.inner.get_or_init(InnerTable::new).put(me, you, found);
         found
     }
 
