@@ -1,7 +1,9 @@
 //! Qubic (4x4x4 tic-tac-toe, seed 002): the board, its 76 lines and 192
 //! automorphisms ([`geometry`]), positions and their notation ([`position`]), and
 //! forced wins by continuous threats ([`threats`]), the ground the search for a
-//! near-minimal winning strategy stands on.
+//! near-minimal winning strategy stands on: the proof search ([`prover`], its
+//! forced-win searches shared with [`helpers`] on other threads), the strategy
+//! read off it ([`strategy`], [`shrink`]) and the build ([`build`]).
 
 pub mod answer;
 pub mod build;
