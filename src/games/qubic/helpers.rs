@@ -171,3 +171,37 @@ fn helper(b: &Batch, mut search: ForcedSearch) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::games::qubic::geometry::random_positions;
+
+    /// Batches of every size, searched by the prover's search and three
+    /// helpers sharing its table (more threads than the test machine's cores,
+    /// so they are interrupted mid-search), answer as a search of its own on
+    /// one thread; the table cleared half-way, as a thinning does.
+    #[test]
+    fn batches_answer_as_one_thread_does() {
+        let positions = random_positions(4_000, 0x7e1f_e25e_a2c4_0b11);
+        let mut own = ForcedSearch::new();
+        let mut helpers = ForcedHelpers::new(&own, 3).unwrap();
+        let mut alone = ForcedSearch::new();
+        let (mut start, mut size, mut wins) = (0, 1, 0);
+        while start < positions.len() {
+            let batch = &positions[start..(start + size).min(positions.len())];
+            let answers = helpers.search(&mut own, batch);
+            for (&(x, o), answer) in batch.iter().zip(answers) {
+                assert_eq!(answer, alone.win(x, o), "{x:#x} {o:#x}");
+                wins += usize::from(answer.is_some());
+            }
+            if start < positions.len() / 2 && start + size >= positions.len() / 2 {
+                own.clear();
+            }
+            start += size;
+            size = size % MOST + 1;
+        }
+        assert!(wins > 100, "{wins} wins: the positions test little");
+        assert!(own.nodes < alone.nodes, "the helpers searched nothing");
+    }
+}
