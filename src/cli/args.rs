@@ -341,8 +341,8 @@ pub struct QubicBuild {
     #[arg(long, value_name = "N")]
     pub shrink: Option<u32>,
     /// Threads searching an expansion's positions for forced wins; the strategy
-    /// is the same on any number [default: 1: two gave the default build 1.12x
-    /// in wall time for 1.5x the CPU].
+    /// is the same on any number [default: 1: two gave the default build no
+    /// clear gain in wall time for 1.5x the CPU].
     #[arg(long)]
     pub threads: Option<usize>,
     #[command(flatten)]
