@@ -224,8 +224,8 @@ pub(super) fn prove_reply(
     report: &mut dyn FnMut(&str),
 ) -> Result<Option<ProvedReply>> {
     let t = Instant::now();
+    prover.set_deadline(deadline);
     loop {
-        prover.set_deadline(deadline);
         // Each slice searches again from the reply with what the table holds.
         // Slices of time made the proof's course (and the strategy read off it)
         // depend on the machine's speed; slices of expansions do not.

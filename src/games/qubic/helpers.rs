@@ -43,7 +43,6 @@ struct Batch {
 pub struct ForcedHelpers {
     batch: Arc<Batch>,
     threads: Vec<JoinHandle<()>>,
-    number: u64,
 }
 
 impl ForcedHelpers {
@@ -68,11 +67,7 @@ impl ForcedHelpers {
                     .spawn(move || helper(&batch, search))?,
             );
         }
-        Ok(ForcedHelpers {
-            batch,
-            threads,
-            number: 0,
-        })
+        Ok(ForcedHelpers { batch, threads })
     }
 
     /// X's forced wins (the answer of [`ForcedSearch::win`]) from each of
@@ -92,9 +87,10 @@ impl ForcedHelpers {
         }
         b.len.store(positions.len() as u64, Ordering::Relaxed);
         b.done.store(0, Ordering::Relaxed);
-        self.number += 1;
-        // Publishes the positions (a helper reads them after taking an index).
-        b.next.store(self.number << 32, Ordering::SeqCst);
+        // Publishes the positions (a helper reads them after taking an index)
+        // as the next batch.
+        let number = (b.next.load(Ordering::Relaxed) >> 32) + 1;
+        b.next.store(number << 32, Ordering::SeqCst);
         if b.sleeping.load(Ordering::SeqCst) > 0 {
             for t in &self.threads {
                 t.thread().unpark();

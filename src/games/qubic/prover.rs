@@ -171,7 +171,8 @@ impl Prover {
     }
 
     /// Pauses the search (it answers "not proven", [`Prover::aborted`]) once it
-    /// has expanded `expansions` more positions; `None`: never. A pause depends on the search alone, not on time.
+    /// has expanded `expansions` more positions; `None`: never. A pause depends
+    /// on the search alone, not on time.
     pub fn set_pause(&mut self, expansions: Option<u64>) {
         self.aborted = false;
         self.pause_at = expansions.map(|e| self.expansions + e);
@@ -260,7 +261,7 @@ impl Prover {
         let classes = child_classes((x, o));
         for &(m, child) in &classes {
             if no_win_after_reply && threats(child.0, child.1) == 0 {
-                self.forced.note_no_win(child.0, child.1);
+                self.forced.note(child.0, child.1, None);
             }
             if !attack.is_empty()
                 && !self.table.contains_key(&child)

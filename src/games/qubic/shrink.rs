@@ -351,7 +351,7 @@ impl Shrinker {
                 } else {
                     if no_pass_win && threats(child.0, child.1) == 0 {
                         // An O stone never gives X a forced win (see the prover).
-                        self.forced.note_no_win(child.0, child.1);
+                        self.forced.note(child.0, child.1, None);
                     }
                     match self.x_settled(child) {
                         Some(c) => (c, true),

@@ -213,12 +213,6 @@ impl ForcedSearch {
         self.settled.len()
     }
 
-    /// Records that `me` (to move) has no forced win against `you`, known without
-    /// a search (see the prover: an extra stone of `you` never creates one).
-    pub fn note_no_win(&mut self, me: Cells, you: Cells) {
-        self.settled.insert((me, you), None);
-    }
-
     /// Forgets the cache.
     pub fn clear(&mut self) {
         self.settled.clear();
@@ -230,12 +224,24 @@ impl ForcedSearch {
     /// A first move of a forced win of `me` (to move) against `you`, if there is
     /// one (the completing cell when `me` has a threat).
     pub fn win(&mut self, me: Cells, you: Cells) -> Option<usize> {
+        self.win_keeping(me, you, true)
+    }
+
+    /// [`Self::win`], its answer kept in the cache of positions asked for if
+    /// `keep` (else only in the inner table).
+    #[inline]
+    fn win_keeping(&mut self, me: Cells, you: Cells, keep: bool) -> Option<usize> {
         self.nodes += 1;
         let mine = threats(me, you);
         if mine != 0 {
             return Some(mine.trailing_zeros() as usize);
         }
-        self.without_own_threat(me, you, threats(you, me))
+        let theirs = threats(you, me);
+        if keep {
+            self.without_own_threat(me, you, theirs)
+        } else {
+            self.inner_win(me, you, theirs, threat_makers(me, you))
+        }
     }
 
     /// A search for another thread sharing this one's table of inner positions
@@ -254,8 +260,8 @@ impl ForcedSearch {
     }
 
     /// Stores `answer`, the answer of [`Self::win`] for `me` (without a threat)
-    /// against `you` found by another search (the answer is a function of the
-    /// position alone, so any search finds the same).
+    /// against `you` found by another search or known without one (the answer
+    /// is a function of the position alone, so any search finds the same).
     pub fn note(&mut self, me: Cells, you: Cells, answer: Option<usize>) {
         self.settled.insert((me, you), answer.map(|c| c as u8));
     }
@@ -263,12 +269,7 @@ impl ForcedSearch {
     /// [`Self::win`] without keeping the answer beside the inner table's (for
     /// searches on other threads, whose answers are noted in one cache).
     pub fn win_uncached(&mut self, me: Cells, you: Cells) -> Option<usize> {
-        self.nodes += 1;
-        let mine = threats(me, you);
-        if mine != 0 {
-            return Some(mine.trailing_zeros() as usize);
-        }
-        self.inner_win(me, you, threats(you, me), threat_makers(me, you))
+        self.win_keeping(me, you, false)
     }
 
     /// [`Self::win`] where `me` has no threat and `theirs` are `you`'s threats.
