@@ -39,6 +39,10 @@
 //! * Loony handouts: a move that hands the opponent `T` boxes ending in a domino
 //!   (which the opponent may take or decline) is worth at most `2 - T`; it is not
 //!   searched once a move searched already is worth that much (`handouts.rs`).
+//! * String openings: with no box capturable, the sacrifices that open one string
+//!   of two-sided boxes are searched as one line: either line of a single box, the
+//!   middle line of two boxes, an end line of three or more, each worth at least as
+//!   much as the string's other lines (`strings.rs`, proved there).
 //! * Capture rules (proved below): a capture that gives no other box its third side
 //!   is played at once; while any capture is available, the only non-capturing move
 //!   searched is the double-dealing move at the end of a chain (and not even that
@@ -97,8 +101,11 @@
 //! Both rules are checked against a plain brute force (which uses neither) on
 //! thousands of positions in `tests/search_oracle.rs`.
 
+#[cfg(test)]
+mod brute;
 mod endgame;
 mod handouts;
+mod strings;
 mod tt;
 
 use super::board::{Board, Lines, boxes_completed_with};
@@ -366,6 +373,8 @@ struct Scan {
     unfinished: i32,
     /// Boxes with exactly two open sides.
     two_sided: i32,
+    /// The same boxes, bit `b` for box `b`.
+    two_sided_boxes: u64,
 }
 
 /// The search solver for one board and penalty. It owns the transposition table,
@@ -1191,8 +1200,9 @@ impl Solver {
             thirds: 0,
             unfinished: 0,
             two_sided: 0,
+            two_sided_boxes: 0,
         };
-        for &b in &self.rules.boxes {
+        for (i, &b) in self.rules.boxes.iter().enumerate() {
             let open = b & !position;
             match open.count_ones() {
                 0 => continue,
@@ -1200,6 +1210,7 @@ impl Solver {
                 2 => {
                     scan.thirds |= open;
                     scan.two_sided += 1;
+                    scan.two_sided_boxes |= 1 << i;
                 }
                 _ => {}
             }
@@ -1305,8 +1316,15 @@ impl Solver {
             }
         }
         let safe = quiet & !scan.thirds;
-        let sacrifices = quiet & scan.thirds;
-        let hint_mask = hint.map_or(0, |h| 1u64 << h) & (captures | quiet);
+        let mut sacrifices = quiet & scan.thirds;
+        if scan.captures == 0 && sacrifices != 0 && self.rules.chains.is_empty() {
+            // Of the lines of one string, one (see `strings`).
+            sacrifices &=
+                !self
+                    .rules
+                    .dominated_openings(position, sacrifices, scan.two_sided_boxes);
+        }
+        let hint_mask = hint.map_or(0, |h| 1u64 << h) & (captures | safe | sacrifices);
         let mut moves = [0u8; 64];
         let mut count = 0;
         for group in [hint_mask, captures & !hint_mask] {
