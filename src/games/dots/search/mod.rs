@@ -41,8 +41,9 @@
 //!   searched once a move searched already is worth that much (`handouts.rs`).
 //! * String openings: with no box capturable, the sacrifices that open one string
 //!   of two-sided boxes are searched as one line: either line of a single box, the
-//!   middle line of two boxes, an end line of three or more, each worth at least as
-//!   much as the string's other lines (`strings.rs`, proved there).
+//!   middle line of two boxes, an end line of three or more, any line of a loop,
+//!   each worth at least as much as the string's other lines (`strings.rs`, proved
+//!   there).
 //! * Capture rules (proved below): a capture that gives no other box its third side
 //!   is played at once; while any capture is available, the only non-capturing move
 //!   searched is the double-dealing move at the end of a chain (and not even that

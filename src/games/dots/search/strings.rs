@@ -6,7 +6,7 @@
 //! are `l0 .. ln` (`li` between `Bi` and `Bi+1`). Its end line `l0` borders `B1` and
 //! either nothing (the edge of the board) or a box `J0` that is not in the string, so
 //! has three or four open sides (no box is capturable, and an open line borders it);
-//! the same for `ln` and `Jn`. (A closed path, a loop, is left alone.) Write
+//! the same for `ln` and `Jn`; or a closed path, a *loop*. Write
 //! `S` for the string's lines and `v = V(p | S)`, the value of the position once
 //! they are all drawn. Call the string *clear* unless `J0` and `Jn` are one box
 //! with three open sides.
@@ -47,8 +47,16 @@
 //! completes nothing (clear string), after which the other player takes both with
 //! rule 1 (`n - 4 - v`). So `V(p|li) >= V(p|l0)`.
 //!
+//! **Claim 4 (loops).** Every line of a loop is worth the same. *Proof.* A
+//! position's value depends only on which open lines border which unfinished boxes
+//! (a line completes a box when it is the box's last open line). Each box of a loop
+//! has just its two loop lines open, and each loop line borders two loop boxes, so
+//! turning the loop by one box (box `Bi` to `Bi+1`, line `li` to `li+1`, everything
+//! else fixed) maps that structure onto itself, and the game after one loop line onto
+//! the game after the next.
+//!
 //! So of a string's lines the search keeps one: either line of one box, the middle
-//! line of two, an end line of three or more (the lowest of those still candidates,
+//! line of two, an end line of three or more, any line of a loop (the lowest of those still candidates,
 //! so that a symmetric position, which searches the lowest line of each orbit,
 //! still searches one: all the kept lines of an orbit's strings are worth the
 //! same). A kept move is worth at least as much as each pruned one, so fail-soft
@@ -130,7 +138,12 @@ impl Rules {
                 }
             }
             if closed {
-                continue; // a loop
+                // A loop: its lines are all worth the same (claim 4).
+                let candidates = lines & sacrifices;
+                if candidates != 0 {
+                    f(lines, candidates & candidates.wrapping_neg());
+                }
+                continue;
             }
             let [(e0, j0), (e1, j1)] = ends;
             let end_lines = 1 << e0 | 1 << e1;
@@ -155,20 +168,20 @@ impl Rules {
 #[cfg(test)]
 mod tests {
     use super::super::brute::brute_force;
-    use super::super::{SearchOptions, Solver};
+    use super::super::{NO_BOX, SearchOptions, Solver};
     use crate::games::dots::board::{Board, Lines};
 
     /// On random positions without a capturable box, each string's kept line is worth
     /// at least as much as each of its other lines (brute force), as much for a string
     /// of one box; strings of one, two and three boxes or more are met often, and the
     /// end lines of two boxes are often worth less than the middle one (so that
-    /// keeping an end fails the test). (Of three boxes or more, every line was worth
-    /// the same on these boards.)
+    /// keeping an end fails the test); every line of a loop is worth the same. (Of
+    /// three boxes or more, every line was worth the same on these boards.)
     #[test]
     fn a_kept_opening_is_worth_at_least_each_pruned_one() {
         let mut random = crate::test_rng::xorshift(0x5851_f42d_4c95_7f2d);
         // Per string length 1, 2, 3+: strings met; pruned lines worth less than kept.
-        let (mut met, mut worse) = ([0u32; 3], [0u32; 3]);
+        let (mut met, mut worse, mut loops) = ([0u32; 3], [0u32; 3], 0);
         for (spec, trials) in [("2x3", 12), ("3x3", 10), ("2x4", 6)] {
             let board: Board = spec.parse().unwrap();
             let n = board.num_lines();
@@ -199,6 +212,19 @@ mod tests {
                     let worth = |x: usize| -i32::from(value[(p | 1 << x) as usize]);
                     rules.for_each_string(p, sacrifices, two_sided, |lines, kept| {
                         let k = kept.trailing_zeros() as usize;
+                        // A loop's lines each border two of its two-sided boxes.
+                        let closed = (0..n).filter(|&x| lines >> x & 1 == 1).all(|x| {
+                            rules.adjacent[x]
+                                .iter()
+                                .all(|&b| b != NO_BOX && two_sided >> b & 1 == 1)
+                        });
+                        if closed {
+                            loops += 1;
+                            for x in (0..n).filter(|&x| lines >> x & 1 == 1) {
+                                assert_eq!(worth(k), worth(x), "{spec} {p:#x}: loop {k} {x}");
+                            }
+                            return;
+                        }
                         let size = (lines.count_ones() as usize - 2).min(2);
                         met[size] += 1;
                         for x in (0..n).filter(|&x| lines >> x & 1 == 1 && x != k) {
@@ -216,8 +242,8 @@ mod tests {
             }
         }
         assert!(
-            met.iter().all(|&m| m > 1000) && worse[1] > 1000,
-            "strings met {met:?}, pruned lines worth less {worse:?}"
+            met.iter().all(|&m| m > 1000) && worse[1] > 1000 && loops > 40,
+            "strings met {met:?}, pruned lines worth less {worse:?}, loops {loops}"
         );
     }
 }
