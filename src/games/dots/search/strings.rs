@@ -56,10 +56,10 @@
 //! the game after the next.
 //!
 //! So of a string's lines the search keeps one: either line of one box, the middle
-//! line of two, an end line of three or more, any line of a loop (the lowest of those still candidates,
-//! so that a symmetric position, which searches the lowest line of each orbit,
-//! still searches one: all the kept lines of an orbit's strings are worth the
-//! same). A kept move is worth at least as much as each pruned one, so fail-soft
+//! line of two, an end line of three or more, any line of a loop (the lowest of
+//! those still candidates, so that a symmetric position, which searches the lowest
+//! line of each orbit, still searches one: all the kept lines of an orbit's strings
+//! are worth the same). A kept move is worth at least as much as each pruned one, so fail-soft
 //! alpha-beta returns the same bounds.
 //!
 //! A unit test checks every pruned move against the kept one with a brute force on
