@@ -495,3 +495,41 @@ fn morris_files_name_their_chunk_coding_and_format_3_resumes_in_it() {
     assert!(run(&["verify"], &old).contains("OK"));
     run(&["probe", "........................ w 3 3"], &old);
 }
+
+/// An archival Dots-and-Boxes file (chunks of coding `0x04`) written by tb at
+/// commit 54689cb (`tb build 2x3 --book-lines 17 --groups 9,8`, then `tb recode
+/// --coding archive`; kept in `data/archive-2x3.tb`, vacuumed to 4 KiB pages
+/// without WAL to keep it small) reads like a fresh build: verify, every exported
+/// value, probes. The archival coder and the sites it codes with are fixed
+/// (docs/FORMAT.md §9.6): a change to either that still round-trips fails here.
+#[test]
+fn an_archival_file_of_0x04_chunks_reads_like_a_fresh_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = copy_fixture("archive-2x3.tb", dir.path());
+    let fresh = dir.path().join("fresh.tb");
+    let build = ["build", "2x3", "--book-lines", "17", "--groups", "9,8"];
+    run(&[&build[..], &["--quiet"]].concat(), &fresh);
+    let conn = rusqlite::Connection::open(&old).unwrap();
+    let archival: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM chunks WHERE substr(data, 1, 1) = x'04'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    drop(conn);
+    assert!(archival >= 50, "{archival} archival chunks");
+    assert!(run(&["info"], &old).contains("chunk_coding=archive"));
+    assert!(run(&["verify"], &old).contains("OK"));
+    let export = |db: &Path| run(&["export"], db);
+    assert_eq!(export(&old), export(&fresh));
+    for position in [
+        "00000000000000000",
+        "h0.0",
+        "h0.0,v1.1",
+        "h0.0,h1.0,v0.0,v0.3",
+    ] {
+        let probe = |db: &Path| run(&["probe", "--json", position], db);
+        assert_eq!(probe(&old), probe(&fresh), "{position}");
+    }
+}
