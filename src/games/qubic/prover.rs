@@ -526,7 +526,7 @@ mod tests {
     fn attacks_found_after_a_reply_map_back_and_settle_others() {
         let mut prover = Prover::new(64 << 20);
         let mut mapped = 0;
-        for (x, o) in crate::games::qubic::geometry::random_positions(3_000, 0x5eed_a77a_c4) {
+        for (x, o) in crate::games::qubic::geometry::random_positions(3_000, 0x005e_eda7_7ac4) {
             if threats(x, o) != 0 || threats(o, x) != 0 {
                 continue;
             }
