@@ -8,7 +8,7 @@
 //! Proof and disproof numbers live in a transposition table keyed by the canonical
 //! form (the 192 automorphisms), so a position and its images are proven once.
 
-use super::geometry::{Cells, Images, canonical};
+use super::geometry::{CELLS, Cells, Images, automorphisms, canonical};
 use super::helpers::ForcedHelpers;
 use super::threats::{ForcedSearch, PositionMap, threats, wins_by};
 
@@ -124,6 +124,9 @@ pub struct Prover {
     helpers: Option<ForcedHelpers>,
     /// Forced-win searches shared out between threads.
     pub shared_searches: u64,
+    /// Replies settled by an attack found after another reply (no search of
+    /// their own).
+    pub sibling_replays: u64,
 }
 
 /// Fewest children needing a forced-win search for an expansion to share them
@@ -147,6 +150,7 @@ impl Prover {
             sum_cap: LARGEST_UNSETTLED,
             helpers: None,
             shared_searches: 0,
+            sibling_replays: 0,
         }
     }
 
@@ -182,6 +186,11 @@ impl Prover {
     pub fn out_of_time(&self) -> bool {
         self.deadline
             .is_some_and(|d| std::time::Instant::now() >= d)
+    }
+
+    /// Positions the forced-win searches have visited.
+    pub fn forced_nodes(&self) -> u64 {
+        self.forced.nodes
     }
 
     /// Positions in the table.
@@ -253,8 +262,11 @@ impl Prover {
         // stone only blocks X's lines and adds O's threats: the same attack works
         // with the stone taken away), so the replies need no forced-win search.
         let pass_win = (!x_moves).then(|| self.forced.line(x, o));
-        let attack: Vec<usize> = match &pass_win {
-            Some(Some(line)) => line.iter().copied().step_by(2).collect(),
+        // X's attacks known to work after some reply (in this position's cells):
+        // the one if O could pass, then those found after the replies that broke
+        // it. A reply that breaks none of them needs a search of its own.
+        let mut attacks: Vec<Vec<usize>> = match &pass_win {
+            Some(Some(line)) => vec![line.iter().copied().step_by(2).collect()],
             _ => Vec::new(),
         };
         let no_win_after_reply = matches!(pass_win, Some(None));
@@ -263,14 +275,37 @@ impl Prover {
             if no_win_after_reply && threats(child.0, child.1) == 0 {
                 self.forced.note(child.0, child.1, None);
             }
-            if !attack.is_empty()
-                && !self.table.contains_key(&child)
-                && wins_by(x, o | 1 << m, &attack)
-            {
+            if attacks.is_empty() || self.table.contains_key(&child) {
+                continue;
+            }
+            let o2 = o | 1 << m;
+            if let Some(which) = attacks.iter().position(|attack| wins_by(x, o2, attack)) {
+                self.sibling_replays += (which > 0) as u64;
+                self.table.insert(child, Numbers::PROVEN);
+            } else if let Some(attack) = self.attack_after(x, o2, child) {
+                // The search its leaf would make, made now: its attack may defeat
+                // the replies still to come.
+                attacks.push(attack);
                 self.table.insert(child, Numbers::PROVEN);
             }
         }
         classes.into_iter().map(|(_, child)| child).collect()
+    }
+
+    /// X's forced win by continuous threats in `(x, o)` (X to move, no threat of
+    /// X's; `child` its canonical form, where the search is made and cached), as
+    /// X's moves in the cells of `(x, o)`: an attack to replay after other replies.
+    fn attack_after(&mut self, x: Cells, o: Cells, child: Key) -> Option<Vec<usize>> {
+        if threats(x, o) != 0 {
+            return None;
+        }
+        let line = self.forced.line(child.0, child.1)?;
+        let (_, which) = canonical(x, o);
+        let mut cell_of_image = [0; CELLS];
+        for (cell, &image) in automorphisms()[which].perm.iter().enumerate() {
+            cell_of_image[image as usize] = cell;
+        }
+        Some(line.iter().step_by(2).map(|&c| cell_of_image[c]).collect())
     }
 
     /// A position's numbers: the table's, or settled as a leaf, or a first
@@ -480,6 +515,52 @@ mod tests {
         assert!(
             reached_cap > 0,
             "no sum reached the cap: the test tests nothing"
+        );
+    }
+
+    /// An attack found in a reply's canonical form and mapped back wins in the
+    /// cells of the position it was asked for (a wrong mapping would only lose
+    /// the replays, never prove a child wrongly: `wins_by` checks every move),
+    /// and the attacks found after some replies settle others without a search.
+    #[test]
+    fn attacks_found_after_a_reply_map_back_and_settle_others() {
+        let mut prover = Prover::new(64 << 20);
+        let mut mapped = 0;
+        for (x, o) in crate::games::qubic::geometry::random_positions(3_000, 0x005e_eda7_7ac4) {
+            if threats(x, o) != 0 || threats(o, x) != 0 {
+                continue;
+            }
+            if let Some(attack) = prover.attack_after(x, o, canonical(x, o).0) {
+                assert!(wins_by(x, o, &attack), "{x:x} {o:x} {attack:?}");
+                mapped += 1;
+            }
+        }
+        assert!(mapped > 200, "only {mapped} attacks: the test tests little");
+        // The replays, on the positions two plies below a start: every reply
+        // they settle is a forced win of X's (as a plain leaf finds), and some are
+        // settled by an attack found after another reply.
+        let start = Position::parse("0-3-60-21-15").unwrap();
+        let mut replays = Prover::new(64 << 20);
+        let mut plain = Prover::new(64 << 20);
+        let mut settled = 0;
+        for (_, child) in child_classes((start.x, start.o)) {
+            for (_, grandchild) in child_classes(child) {
+                if !replays.table.contains_key(&grandchild)
+                    && !x_to_move(grandchild.0, grandchild.1)
+                {
+                    for reply in replays.children(grandchild) {
+                        if replays.table.get(&reply) == Some(&Numbers::PROVEN) {
+                            assert_eq!(plain.leaf(reply), Some(Numbers::PROVEN), "{reply:?}");
+                            settled += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(settled > 100, "only {settled} replies settled");
+        assert!(
+            replays.sibling_replays > 0,
+            "no reply settled by another's attack"
         );
     }
 
