@@ -325,7 +325,15 @@ impl ForcedSearch {
             // `you` before (a maker then) or passes through `m`.
             let makers2 =
                 (makers | empty_cells_of_lines_through_with(m, me2, you2, 2)) & !(me2 | you2);
-            if self.inner_win(me2, you2, theirs2, makers2).is_some() {
+            // A position with two threat makers or fewer is searched again rather
+            // than looked up: its search is a few steps, cheaper than a table slot
+            // out of the processor's caches, and it keeps its slot for a bigger one.
+            let below = if makers2.count_ones() <= 2 {
+                self.search(me2, you2, theirs2, makers2)
+            } else {
+                self.inner_win(me2, you2, theirs2, makers2)
+            };
+            if below.is_some() {
                 return Some(m);
             }
         }
