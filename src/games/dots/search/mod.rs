@@ -372,9 +372,7 @@ struct Scan {
     thirds: Lines,
     /// Boxes not yet finished.
     unfinished: i32,
-    /// Boxes with exactly two open sides.
-    two_sided: i32,
-    /// The same boxes, bit `b` for box `b`.
+    /// Boxes with exactly two open sides, bit `b` for box `b`.
     two_sided_boxes: u64,
 }
 
@@ -1200,7 +1198,6 @@ impl Solver {
             captures: 0,
             thirds: 0,
             unfinished: 0,
-            two_sided: 0,
             two_sided_boxes: 0,
         };
         for (i, &b) in self.rules.boxes.iter().enumerate() {
@@ -1210,7 +1207,6 @@ impl Solver {
                 1 => scan.captures |= open,
                 2 => {
                     scan.thirds |= open;
-                    scan.two_sided += 1;
                     scan.two_sided_boxes |= 1 << i;
                 }
                 _ => {}
@@ -1264,7 +1260,7 @@ impl Solver {
             let child_images = self.rules.child_images(images, line);
             return k + self.search_from(position | 1 << line, &child_images, alpha - k, beta - k);
         }
-        if scan.two_sided == scan.unfinished
+        if scan.two_sided_boxes.count_ones() as i32 == scan.unfinished
             && let Some(value) = self.rules.simple_endgame_value(position)
         {
             return value;
