@@ -8,9 +8,9 @@
 //! Proof and disproof numbers live in a transposition table keyed by the canonical
 //! form (the 192 automorphisms), so a position and its images are proven once.
 
-use super::geometry::{CELLS, Cells, Images, automorphisms, canonical};
+use super::geometry::{Cells, Images, canonical};
 use super::helpers::ForcedHelpers;
-use super::threats::{ForcedSearch, PositionMap, threats, wins_by};
+use super::threats::{ForcedSearch, PositionMap, forced_line, threats, wins_by};
 
 /// "Infinite" proof or disproof number: the position is disproven or proven.
 pub const INFINITE: u32 = u32::MAX / 4;
@@ -282,7 +282,7 @@ impl Prover {
             if let Some(which) = attacks.iter().position(|attack| wins_by(x, o2, attack)) {
                 self.sibling_replays += (which > 0) as u64;
                 self.table.insert(child, Numbers::PROVEN);
-            } else if let Some(attack) = self.attack_after(x, o2, child) {
+            } else if let Some(attack) = self.attack_after(x, o2) {
                 // The search its leaf would make, made now: its attack may defeat
                 // the replies still to come.
                 attacks.push(attack);
@@ -293,19 +293,14 @@ impl Prover {
     }
 
     /// X's forced win by continuous threats in `(x, o)` (X to move, no threat of
-    /// X's; `child` its canonical form, where the search is made and cached), as
-    /// X's moves in the cells of `(x, o)`: an attack to replay after other replies.
-    fn attack_after(&mut self, x: Cells, o: Cells, child: Key) -> Option<Vec<usize>> {
+    /// X's), searched in its canonical form (where leaves look for it), as X's
+    /// moves in the cells of `(x, o)`: an attack to replay after other replies.
+    fn attack_after(&mut self, x: Cells, o: Cells) -> Option<Vec<usize>> {
         if threats(x, o) != 0 {
             return None;
         }
-        let line = self.forced.line(child.0, child.1)?;
-        let (_, which) = canonical(x, o);
-        let mut cell_of_image = [0; CELLS];
-        for (cell, &image) in automorphisms()[which].perm.iter().enumerate() {
-            cell_of_image[image as usize] = cell;
-        }
-        Some(line.iter().step_by(2).map(|&c| cell_of_image[c]).collect())
+        let line = forced_line(&mut self.forced, x, o)?;
+        Some(line.into_iter().step_by(2).collect())
     }
 
     /// A position's numbers: the table's, or settled as a leaf, or a first
@@ -530,7 +525,7 @@ mod tests {
             if threats(x, o) != 0 || threats(o, x) != 0 {
                 continue;
             }
-            if let Some(attack) = prover.attack_after(x, o, canonical(x, o).0) {
+            if let Some(attack) = prover.attack_after(x, o) {
                 assert!(wins_by(x, o, &attack), "{x:x} {o:x} {attack:?}");
                 mapped += 1;
             }

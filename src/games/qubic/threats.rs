@@ -364,11 +364,20 @@ impl ForcedSearch {
 /// same line, mapped back) with `search` (its cache): its first move (in the
 /// position's own cells) and its plies to X's four when O blocks every threat.
 pub fn forced_win(search: &mut ForcedSearch, x: Cells, o: Cells) -> Option<(usize, u32)> {
+    let line = forced_line(search, x, o)?;
+    Some((line[0], line.len() as u32))
+}
+
+/// X's forced win from `(x, o)` (X to move) as [`ForcedSearch::line`] gives it,
+/// searched in the canonical form and mapped back to the position's own cells.
+pub fn forced_line(search: &mut ForcedSearch, x: Cells, o: Cells) -> Option<Vec<usize>> {
     let ((cx, co), which) = canonical(x, o);
     let line = search.line(cx, co)?;
-    let perm = &automorphisms()[which].perm;
-    let cell = perm.iter().position(|&c| c as usize == line[0])?;
-    Some((cell, line.len() as u32))
+    let mut cell_of_image = [0; CELLS];
+    for (cell, &image) in automorphisms()[which].perm.iter().enumerate() {
+        cell_of_image[image as usize] = cell;
+    }
+    Some(line.into_iter().map(|c| cell_of_image[c]).collect())
 }
 
 #[cfg(test)]
