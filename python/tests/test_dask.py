@@ -261,6 +261,29 @@ def stop_at_first_block(progress):
     raise Stop
 
 
+def recomputable_shard(db, identity, shared, every_task):
+    """The shard of a recorded block that a resumed build checks (a remaining
+    block reads it) and can compute again (the shards it reads are all there),
+    or None."""
+    coordinator = tb.dask.Coordinator(db, identity, shared)
+    remaining = json.loads(coordinator.tasks())
+    root = Path(coordinator.shard_root())
+    coordinator.close()
+    text = {(t["layer"], tuple(t["key"])): t["key_text"] for t in every_task}
+    reads = {(t["layer"], t["key_text"]): t["reads"] for t in every_task}
+
+    def shard(layer, key_text):
+        return root / str(layer) / f"{key_text}.shard"
+
+    read_by_remaining = {(layer, text[(layer, tuple(key))]) for t in remaining for layer, key in t["reads"]}
+    for layer, key_text in rows(db, "SELECT n, counts FROM blocks"):
+        if (layer, key_text) not in read_by_remaining or not shard(layer, key_text).exists():
+            continue
+        if all(shard(n, text[(n, tuple(key))]).exists() for n, key in reads[(layer, key_text)]):
+            return shard(layer, key_text)
+    return None
+
+
 def test_damaged_shards_are_computed_again_never_recorded(local_tables, client, tmp_path):
     local, args = local_tables["3x3"]
     db, shared = tmp_path / "d.tb", tmp_path / "shared"
@@ -268,7 +291,8 @@ def test_damaged_shards_are_computed_again_never_recorded(local_tables, client, 
     # nothing in particular): the task computes the block again.
     identity = tb.dask._core.build_identity("3x3", db, memory=8 << 30)
     coordinator = tb.dask.Coordinator(db, identity, shared)
-    first = json.loads(coordinator.tasks())[0]
+    every_task = json.loads(coordinator.tasks())
+    first = every_task[0]
     root = coordinator.shard_root()
     coordinator.close()
     path = Path(root) / str(first["layer"]) / f"{first['key_text']}.shard"
@@ -284,9 +308,14 @@ def test_damaged_shards_are_computed_again_never_recorded(local_tables, client, 
         tb.dask.Coordinator(db, identity, shared)
     coordinator.close()
     # The blocks finished together with the first were recorded with it (one
-    # transaction a batch): one whose shard a remaining block reads is damaged.
+    # transaction a batch): one whose shard a remaining block reads, and which
+    # can be computed again, is damaged. Which blocks that batch held depends on
+    # timing: while none qualifies (every shard its layer read already deleted),
+    # the build goes on a batch more.
+    while (recorded := recomputable_shard(db, identity, shared, every_task)) is None:
+        with pytest.raises(Stop):
+            tb.dask.build(options(args, shared, db), client=client, on_record=stop_at_first_block)
     stored = rows(db, "SELECT n, counts FROM blocks")
-    recorded = next(p for n, counts in stored if (p := Path(root) / str(n) / f"{counts}.shard").exists())
     data = bytearray(recorded.read_bytes())
     data[-1] ^= 0x40
     recorded.write_bytes(bytes(data))
