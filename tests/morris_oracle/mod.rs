@@ -341,8 +341,88 @@ pub struct Oracle {
 
 impl Oracle {
     /// Solves every table (m, o) with 3 <= m, o <= `max_stones`.
+    ///
+    /// Memoised on disk for the test binaries of one build (the 4-stone tables
+    /// take about a minute of CPU and three test files want them): the tables are
+    /// written under the target's temporary directory, in a file named by a hash
+    /// of this oracle's source, and read back whole when present and of the right
+    /// sizes; anything else solves again.
     pub fn solve(max_stones: u32) -> Oracle {
-        Oracle::solve_tables(max_stones, 2 * max_stones)
+        let path = Oracle::memo_path(max_stones);
+        if let Some(oracle) = Oracle::read_memo(&path, max_stones) {
+            return oracle;
+        }
+        let oracle = Oracle::solve_tables(max_stones, 2 * max_stones);
+        oracle.write_memo(&path);
+        oracle
+    }
+
+    /// Where [`Oracle::solve`] keeps its tables: named by the stones and a hash of
+    /// the sources the values come from, so that a changed oracle never reads a
+    /// stale file.
+    fn memo_path(max_stones: u32) -> std::path::PathBuf {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        for source in [
+            include_str!("mod.rs"),
+            include_str!("geometry.rs"),
+            include_str!("sweep.rs"),
+            include_str!("symmetry.rs"),
+        ] {
+            source.hash(&mut hasher);
+        }
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+            "morris-oracle-{max_stones}-{:016x}.bin",
+            hasher.finish()
+        ))
+    }
+
+    /// The tables of `path` (pairs (m, o), then the table's u16 values, little
+    /// endian), if every table of `max_stones` is there with its size.
+    fn read_memo(path: &std::path::Path, max_stones: u32) -> Option<Oracle> {
+        let bytes = std::fs::read(path).ok()?;
+        let mut tables = BTreeMap::new();
+        let mut rest = bytes.as_slice();
+        while !rest.is_empty() {
+            let (m, o) = (*rest.first()? as u32, *rest.get(1)? as u32);
+            let len = Shape::new(m, o).len();
+            let values = rest.get(2..2 + 2 * len)?;
+            let table = values
+                .chunks_exact(2)
+                .map(|b| u16::from_le_bytes([b[0], b[1]]))
+                .collect();
+            tables.insert((m, o), table);
+            rest = &rest[2 + 2 * len..];
+        }
+        let expected = Oracle::solved_pairs(max_stones, 2 * max_stones);
+        (tables.keys().copied().collect::<Vec<_>>() == expected).then(|| Oracle {
+            geo: Geometry::new(),
+            tables,
+        })
+    }
+
+    /// Writes the tables for [`Oracle::read_memo`] (to a temporary file renamed
+    /// into place: a reader never sees half a file); failures only cost time.
+    fn write_memo(&self, path: &std::path::Path) {
+        let mut bytes = Vec::new();
+        for (&(m, o), table) in &self.tables {
+            bytes.extend([m as u8, o as u8]);
+            bytes.extend(table.iter().flat_map(|v| v.to_le_bytes()));
+        }
+        let temp = path.with_extension(format!("{}.tmp", std::process::id()));
+        if std::fs::write(&temp, &bytes).is_ok() {
+            let _ = std::fs::rename(&temp, path);
+        }
+    }
+
+    /// The tables (m, o) [`Oracle::solve_tables`] solves, in key order.
+    fn solved_pairs(max_stones: u32, max_total: u32) -> Vec<(u32, u32)> {
+        let mut pairs: Vec<(u32, u32)> = (3..=max_stones)
+            .flat_map(|m| (3..=max_stones).map(move |o| (m, o)))
+            .filter(|&(m, o)| m + o <= max_total)
+            .collect();
+        pairs.sort();
+        pairs
     }
 
     /// Solves every table (m, o) with 3 <= m, o <= `max_stones` and m + o <=
