@@ -129,7 +129,7 @@ impl BuildRequest {
             loony: self.loony,
             boxes_left_form: start.chains.is_empty(),
             packed_format: false,
-            archive: false,
+            codings: crate::store::codec::Family::Zstd,
             chains: start.chains,
         };
         spec.book_lines = match self.book_lines {
@@ -569,23 +569,28 @@ pub fn recode(
 ) -> Result<RecodeSummary> {
     let source =
         Spec::from_meta(&Store::meta_of(from)?).with_context(|| from.display().to_string())?;
-    let archive = match coding {
-        None => source.archive,
-        Some(Family::Zstd) => false,
-        Some(Family::Archive) if source.loony || !source.chains.is_empty() => {
+    // `archive` names the archival coding of today (the fast one); a file of the
+    // first one keeps it unless asked otherwise.
+    let codings = match coding {
+        None => source.codings,
+        Some(Family::Zstd) => Family::Zstd,
+        Some(Family::Archive | Family::ArchiveFast)
+            if source.loony || !source.chains.is_empty() =>
+        {
             bail!("the archival coding is for plain files (not loony or chain files)")
         }
-        Some(Family::Archive) => true,
+        Some(Family::Archive | Family::ArchiveFast) => Family::ArchiveFast,
         Some(other) => bail!(
             "Dots-and-Boxes files are coded `zstd` or `archive`, not `{}`",
             other.name()
         ),
     };
     // Archival chunks are small by default: a probe decodes its chunk up to the
-    // value it needs, ten times slower per value than zstd.
+    // value it needs, several times slower per value than zstd.
+    let archival = |codings: Family| codings != Family::Zstd;
     let chunk = match chunk {
         Some(chunk) => chunk,
-        None if archive && !source.archive => ARCHIVE_CHUNK_POSITIONS,
+        None if archival(codings) && !archival(source.codings) => ARCHIVE_CHUNK_POSITIONS,
         None => source.chunk_positions,
     };
     if !(1..=MAX_CHUNK_POSITIONS).contains(&chunk) {
@@ -597,7 +602,7 @@ pub fn recode(
         chunk_positions: chunk,
         boxes_left_form: source.chains.is_empty(),
         packed_format: false,
-        archive,
+        codings,
         ..source.clone()
     };
     let layout = source.layout();
