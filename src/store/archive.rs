@@ -113,9 +113,10 @@ const FAST_HASH_SLOTS: usize = 1 << 14;
 /// with the row's value asked about after the previous one, and no mixer (its
 /// counter's probability codes each decision). Fitted to decoding speed: on a
 /// 3x5+corners book it codes 1.446 bits/position against the eight models' 1.371
-/// ([`SiteRule`]) at 4-5 times their speed; two or three models gained 2-4% for
-/// a decoder 25-45% slower, the same model mixed (with a bias) lost 1% and a
-/// third of the speed (README, archival files).
+/// ([`SiteRule`]) at about 4-5 times their speed (29 against 5.6-7.5 M values/s);
+/// two or three mixed models coded 1.4-3.6% smaller at 12-18 M values/s, the
+/// same model mixed (with a bias) 0.8% larger at 20-23 M (README, archival
+/// files).
 struct FastRule<'a> {
     sites: &'a RowFeatures,
 }
