@@ -184,12 +184,11 @@ mod tests {
         }
     }
 
-    /// A field whose values follow a feature of the position and the value one
-    /// row back: the feature and the neighbours must make the coding smaller than
-    /// the coder without them (and than zstd).
-    #[test]
-    fn sites_make_structured_values_smaller() {
-        let mut x = 11u64;
+    /// A field of 60,000 values (from `seed`) whose values follow a feature of
+    /// the position (in 0..12) and the value one row of 257 back: the row's
+    /// width, the features and the values.
+    fn structured_field(seed: u64) -> (usize, Vec<u16>, Vec<u8>) {
+        let mut x = seed;
         let mut noise = move || {
             x = x
                 .wrapping_mul(6364136223846793005)
@@ -198,16 +197,26 @@ mod tests {
         };
         let width = 257;
         let len = 60_000;
-        let feature: Vec<u16> = (0..len).map(|_| (noise() % 12) as u16).collect();
+        let features: Vec<u16> = (0..len).map(|_| (noise() % 12) as u16).collect();
         let mut values: Vec<u8> = Vec::with_capacity(len);
         for i in 0..len {
             let up = if i >= width { values[i - width] } else { 0 };
             let v = match noise() % 4 {
                 0 => up,
-                _ => 2 * feature[i] as u8 + (noise() % 8 == 0) as u8,
+                _ => 2 * features[i] as u8 + (noise() % 8 == 0) as u8,
             };
             values.push(v);
         }
+        (width, features, values)
+    }
+
+    /// A field whose values follow a feature of the position and the value one
+    /// row back: the feature and the neighbours must make the coding smaller than
+    /// the coder without them (and than zstd).
+    #[test]
+    fn sites_make_structured_values_smaller() {
+        let (width, feature, values) = structured_field(11);
+        let len = values.len();
         let sites: Vec<Site> = (0..len)
             .map(|i| Site {
                 back: [width as u32, 1, 2, 3],
@@ -296,25 +305,7 @@ mod tests {
     /// 1.371 against 1.446 bits/position.)
     #[test]
     fn the_fast_coders_row_and_features_make_values_smaller() {
-        let mut x = 5u64;
-        let mut noise = move || {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (x >> 33) as u32
-        };
-        let width = 257;
-        let len = 60_000;
-        let features: Vec<u16> = (0..len).map(|_| (noise() % 12) as u16).collect();
-        let mut values: Vec<u8> = Vec::with_capacity(len);
-        for i in 0..len {
-            let up = if i >= width { values[i - width] } else { 0 };
-            let v = match noise() % 4 {
-                0 => up,
-                _ => 2 * features[i] as u8 + (noise() % 8 == 0) as u8,
-            };
-            values.push(v);
-        }
+        let (width, features, values) = structured_field(5);
         let sites = RowFeatures {
             row: width as u32,
             features,
