@@ -8,13 +8,15 @@
 //!
 //! With DUMP=PATH also writes every chunk's stored bytes and sites (for studying
 //! a coding outside tb): per chunk, `len` (u32), the `len` values, then per value
-//! `back` (4 x u32) and `feature` (u16), little-endian.
+//! `back` (4 x u32) and `feature` (u16), little-endian (of a file in the fast
+//! archival coding, `back[1..4]` are 0: it computes only the row).
 
 use anyhow::{Result, bail};
 use std::io::Write;
 use std::path::PathBuf;
 use tb::games::dots::tablebase::Tablebase;
 use tb::retro::format::Format;
+use tb::store::codec::Site;
 use tb::store::{LayerStatus, Store};
 
 /// CPU time of this thread, in seconds.
@@ -76,7 +78,12 @@ fn main() -> Result<()> {
                 out.write_all(&(len as u32).to_le_bytes())?;
                 out.write_all(tb::store::as_bytes(&decoded))?;
                 for i in 0..len {
-                    let site = contexts.sites.get(i).copied().unwrap_or_default();
+                    // A file of the fast archival coding computes only the row and
+                    // the features: the other offsets are dumped as 0.
+                    let site = contexts.sites.get(i).copied().unwrap_or(Site {
+                        back: [contexts.rows.row, 0, 0, 0],
+                        feature: contexts.rows.features.get(i).copied().unwrap_or(0),
+                    });
                     for b in site.back {
                         out.write_all(&b.to_le_bytes())?;
                     }

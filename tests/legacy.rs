@@ -460,6 +460,14 @@ fn morris_files_name_their_chunk_coding_and_format_3_resumes_in_it() {
         "UPDATE meta SET value = 'archive' WHERE key = 'chunk_coding'",
     );
     assert!(run_err(&["probe", position], &zstd).contains("files of this format do not hold"));
+    // The fast archival coding is Dots-and-Boxes's only.
+    sql(
+        &zstd,
+        "UPDATE meta SET value = 'archive-fast' WHERE key = 'chunk_coding'",
+    );
+    assert!(
+        run_err(&["probe", position], &zstd).contains("coded `archive-fast`, unknown to this tb")
+    );
 
     let old = dir.path().join("old.tb");
     std::fs::copy(&fresh, &old).unwrap();
@@ -502,24 +510,82 @@ fn morris_files_name_their_chunk_coding_and_format_3_resumes_in_it() {
 /// without WAL to keep it small) reads like a fresh build: verify, every exported
 /// value, probes. The archival coder and the sites it codes with are fixed
 /// (docs/FORMAT.md §9.6): a change to either that still round-trips fails here.
+/// Recoded, it keeps its coding unless asked for `archive`, the fast one today.
 #[test]
 fn an_archival_file_of_0x04_chunks_reads_like_a_fresh_build() {
     let dir = tempfile::tempdir().unwrap();
-    let old = copy_fixture("archive-2x3.tb", dir.path());
-    let fresh = dir.path().join("fresh.tb");
+    let (old, fresh) = archival_fixture_and_fresh_build(dir.path(), "archive-2x3.tb", 0x04);
+    assert!(run(&["info"], &old).contains("chunk_coding=archive "));
+    let recoded = |coding: Option<&str>, name: &str| {
+        let out = dir.path().join(name);
+        let mut cmd = tb();
+        cmd.args(["recode", "--quiet", "--chunk", "1000", "--db"])
+            .arg(&old)
+            .arg("--out")
+            .arg(&out);
+        if let Some(coding) = coding {
+            cmd.args(["--coding", coding]);
+        }
+        assert!(cmd.output().unwrap().status.success(), "{name}");
+        assert_eq!(run(&["export"], &out), run(&["export"], &fresh), "{name}");
+        out
+    };
+    let kept = recoded(None, "kept.tb");
+    assert!(run(&["info"], &kept).contains("chunk_coding=archive "));
+    assert_eq!(chunk_tags(&kept), [0x02, 0x04]);
+    let fast = recoded(Some("archive"), "fast.tb");
+    assert!(run(&["info"], &fast).contains("chunk_coding=archive-fast "));
+    assert_eq!(chunk_tags(&fast), [0x02, 0x05]);
+}
+
+/// A fast archival Dots-and-Boxes file (chunks of coding `0x05`) written by tb
+/// at commit e48a6f7 (the same build as `data/archive-2x3.tb`, then `tb recode
+/// --coding archive`; kept in `data/archive-fast-2x3.tb`, vacuumed the same way)
+/// reads like a fresh build. The fast coder and the features it codes with are
+/// fixed (docs/FORMAT.md §9.6): a change to either that still round-trips fails
+/// here.
+#[test]
+fn an_archival_file_of_0x05_chunks_reads_like_a_fresh_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let (old, _) = archival_fixture_and_fresh_build(dir.path(), "archive-fast-2x3.tb", 0x05);
+    assert!(run(&["info"], &old).contains("chunk_coding=archive-fast "));
+}
+
+/// The tags of a file's chunks, each once, in order.
+fn chunk_tags(db: &Path) -> Vec<u8> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut stmt = conn
+        .prepare("SELECT DISTINCT substr(data, 1, 1) FROM chunks ORDER BY 1")
+        .unwrap();
+    stmt.query_map([], |r| r.get::<_, Vec<u8>>(0))
+        .unwrap()
+        .map(|tag| tag.unwrap()[0])
+        .collect()
+}
+
+/// The archival fixture `data/NAME` copied into `dir`, checked to hold at least
+/// 50 chunks of coding `tag` and to read like a fresh build of its 2x3 book
+/// (verify, every exported value, probes): the copy and the fresh build.
+fn archival_fixture_and_fresh_build(
+    dir: &Path,
+    name: &str,
+    tag: u8,
+) -> (std::path::PathBuf, std::path::PathBuf) {
+    let old = copy_fixture(name, dir);
+    let fresh = dir.join("fresh.tb");
     let build = ["build", "2x3", "--book-lines", "17", "--groups", "9,8"];
     run(&[&build[..], &["--quiet"]].concat(), &fresh);
     let conn = rusqlite::Connection::open(&old).unwrap();
     let archival: i64 = conn
         .query_row(
-            "SELECT count(*) FROM chunks WHERE substr(data, 1, 1) = x'04'",
-            [],
+            "SELECT count(*) FROM chunks WHERE substr(data, 1, 1) = ?1",
+            [vec![tag]],
             |r| r.get(0),
         )
         .unwrap();
     drop(conn);
-    assert!(archival >= 50, "{archival} archival chunks");
-    assert!(run(&["info"], &old).contains("chunk_coding=archive"));
+    assert!(archival >= 50, "{archival} chunks of {tag:#04x}");
+    assert_eq!(chunk_tags(&old), [0x02, tag]);
     assert!(run(&["verify"], &old).contains("OK"));
     let export = |db: &Path| run(&["export"], db);
     assert_eq!(export(&old), export(&fresh));
@@ -532,4 +598,5 @@ fn an_archival_file_of_0x04_chunks_reads_like_a_fresh_build() {
         let probe = |db: &Path| run(&["probe", "--json", position], db);
         assert_eq!(probe(&old), probe(&fresh), "{position}");
     }
+    (old, fresh)
 }

@@ -260,11 +260,12 @@ fn archival_files_hold_the_oracle_values_and_read_as_the_zstd_ones() {
             }
             let summary = run_recode(&mut cmd);
             assert_eq!(summary["chunk_positions_after"], chunk.unwrap_or(2048));
-            assert_eq!(info(&out)["features"]["chunk_coding"], "archive");
-            // Every chunk is archival or constant, and the file is smaller.
+            assert_eq!(info(&out)["features"]["chunk_coding"], "archive-fast");
+            // Every chunk is fast archival (0x05) or constant, and the file is
+            // smaller.
             let chunks = chunk_data(&out);
-            assert!(chunks.iter().all(|c| [0x02, 0x04].contains(&c.3[0])));
-            assert!(chunks.iter().any(|c| c.3[0] == 0x04));
+            assert!(chunks.iter().all(|c| [0x02, 0x05].contains(&c.3[0])));
+            assert!(chunks.iter().any(|c| c.3[0] == 0x05));
             let bytes = |s: &serde_json::Value| s.as_u64().unwrap();
             assert!(bytes(&summary["bytes_after"]) < bytes(&summary["bytes_before"]));
             let r = with_file(&b, out.clone());
@@ -308,15 +309,16 @@ fn a_damaged_archival_chunk_is_refused_and_archival_chunks_need_their_coding() {
     // they were), and the same chunk in a file that says it holds zstd chunks.
     let (n, counts, chunk, data) = chunk_data(&out)
         .into_iter()
-        .filter(|c| c.3[0] == 0x04)
+        .filter(|c| c.3[0] == 0x05)
         .max_by_key(|c| c.3.len())
         .unwrap();
     let mut flipped = data.clone();
     let at = flipped.len() * 2 / 3;
     flipped[at] ^= 0x21;
-    let cases: [(&str, Vec<u8>, &str); 2] = [
-        ("flipped", flipped, "archive"),
-        ("claimed zstd", data, "zstd"),
+    let cases: [(&str, Vec<u8>, &str); 3] = [
+        ("flipped", flipped, "archive-fast"),
+        ("claimed zstd", data.clone(), "zstd"),
+        ("claimed the first archival coding", data, "archive"),
     ];
     for (what, data, coding) in cases {
         let copy = dir.path().join(format!("{what}.tb"));

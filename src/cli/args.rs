@@ -83,9 +83,11 @@ pub enum Command {
         /// How the new file's chunks are coded [default: the table's]:
         /// `zstd` (what Dots-and-Boxes builds write, fast), `mix-checked` (what
         /// Morris builds write: context mixing over game neighbours) or `archive`
-        /// (context mixing over each position's neighbours and a summary of it:
-        /// Dots-and-Boxes its boxes left and three-sided boxes, Morris its open
-        /// twos and movable stones; smaller, slower to write and to read).
+        /// (smaller, slower to write and to read; Dots-and-Boxes: one model over
+        /// the previous value, the value one row back and the position's boxes
+        /// left and three-sided boxes, `chunk_coding=archive-fast`; Morris:
+        /// context mixing over each position's neighbours, open twos and movable
+        /// stones).
         #[arg(long, value_parser = ["zstd", "mix-checked", "archive"])]
         coding: Option<String>,
         /// Worker threads [default: all cores].

@@ -251,9 +251,10 @@ struct Prediction<const M: usize> {
 }
 
 impl<const M: usize> Models<M> {
-    /// Mixed probability (12 bits) that the bit at `node` is 1.
+    /// Mixed probability (12 bits) that the bit at `node` is 1 (unmixed: the
+    /// first model's, see [`Rule::MIX`]).
     #[inline(always)]
-    fn predict(&mut self, bases: &[usize; M], node: usize) -> Prediction<M> {
+    fn predict(&mut self, bases: &[usize; M], node: usize, mix: bool) -> Prediction<M> {
         let t = self.tables;
         let place = self.counter_at[node] as usize;
         let mut inputs = [0i32; M];
@@ -263,6 +264,11 @@ impl<const M: usize> Models<M> {
             if self.generation[line] != self.current {
                 self.generation[line] = self.current;
                 self.counters[line * LINE..(line + 1) * LINE].fill(COUNTER_INIT);
+            }
+            if !mix {
+                // The counter's 12-bit probability, kept off the ends as squash's.
+                let p = ((self.counters[at] >> 20) as i32).clamp(1, 4095);
+                return Prediction { inputs, p };
             }
             *input = t.stretch[(self.counters[at] >> 20) as usize] as i32;
         }
@@ -278,7 +284,14 @@ impl<const M: usize> Models<M> {
     }
 
     #[inline(always)]
-    fn update(&mut self, bases: &[usize; M], node: usize, pred: &Prediction<M>, bit: u32) {
+    fn update(
+        &mut self,
+        bases: &[usize; M],
+        node: usize,
+        pred: &Prediction<M>,
+        bit: u32,
+        mix: bool,
+    ) {
         let t = self.tables;
         let target = (bit as i32) << 16;
         let place = self.counter_at[node] as usize;
@@ -288,6 +301,9 @@ impl<const M: usize> Models<M> {
             let p = (*c >> 16) as i32;
             let p = p + (((target - p) * t.rate[n as usize]) >> 15);
             *c = ((p.clamp(0, 0xFFFF) as u32) << 16) | (n + (n < COUNTER_LIMIT) as u32);
+        }
+        if !mix {
+            return;
         }
         let err = ((bit as i32) << PROB_BITS) - pred.p;
         let w = &mut self.weights[node * (M + 1)..(node + 1) * (M + 1)];
@@ -333,6 +349,10 @@ pub(crate) trait Rule<const M: usize> {
     /// Runs `f` with this thread's models of the rule (kept between chunks: their
     /// memory is allocated once per thread).
     fn with_models<T>(f: impl FnOnce(&mut Models<M>) -> T) -> T;
+    /// Whether the models' predictions are mixed; else the first model's counter
+    /// is the probability of each decision (a rule of one model: a mixer of one
+    /// input codes worse and slower).
+    const MIX: bool = true;
 }
 
 /// The game-neighbour rule (context-mixing chunks, tags 0x01 and 0x03): the
@@ -524,10 +544,11 @@ impl<const M: usize> Models<M> {
         bases: &[usize; M],
         node: usize,
         bit: u32,
+        mix: bool,
     ) -> u32 {
-        let pred = self.predict(bases, node);
+        let pred = self.predict(bases, node, mix);
         let bit = coder.code(pred.p, bit);
-        self.update(bases, node, &pred, bit);
+        self.update(bases, node, &pred, bit, mix);
         bit
     }
 }
@@ -558,12 +579,19 @@ fn code_values<const M: usize, C: BitCoder, R: Rule<M>>(
         let prev = context.prev;
         let bases = context.slots.map(|s| models.place(s));
         let value = source.get(i).copied().unwrap_or(0);
-        if models.step(coder, &bases, SAME_NODE, (value == prev) as u32) == 1 {
+        if models.step(coder, &bases, SAME_NODE, (value == prev) as u32, R::MIX) == 1 {
             out.push(prev);
             continue;
         }
         let first = context.first;
-        if first != prev && models.step(coder, &bases, NEIGHBOUR_NODE, (value == first) as u32) == 1
+        if first != prev
+            && models.step(
+                coder,
+                &bases,
+                NEIGHBOUR_NODE,
+                (value == first) as u32,
+                R::MIX,
+            ) == 1
         {
             out.push(first);
             continue;
@@ -571,13 +599,15 @@ fn code_values<const M: usize, C: BitCoder, R: Rule<M>>(
         let x = rank_of[value as usize] as usize + 1;
         let bucket = usize::BITS - 1 - x.leading_zeros();
         let mut b = 0;
-        while b < last_bucket && models.step(coder, &bases, 1 << b, (b < bucket) as u32) == 1 {
+        while b < last_bucket
+            && models.step(coder, &bases, 1 << b, (b < bucket) as u32, R::MIX) == 1
+        {
             b += 1;
         }
         let mut t = 1usize;
         for i in (0..b).rev() {
             let bit = (x >> i) as u32 & 1;
-            t = 2 * t + models.step(coder, &bases, (1 << b) + t, bit) as usize;
+            t = 2 * t + models.step(coder, &bases, (1 << b) + t, bit, R::MIX) as usize;
         }
         // A corrupt stream may decode a rank past the alphabet: any value will do,
         // the checksum rejects the chunk.

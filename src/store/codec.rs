@@ -15,7 +15,12 @@
 //! * [`TAG_ARCHIVE`]: the archival coder (`store::archive`), after the same
 //!   8-byte checksum of its coded bytes as [`TAG_MIX_CHECKED`]; its sites per
 //!   position are the game's, computed again when the chunk is read. What
-//!   [`encode`] writes for [`ChunkCoding::Archive`] (`tb recode --coding archive`).
+//!   [`encode`] writes for [`ChunkCoding::Archive`] (`tb recode --coding archive`
+//!   of a Morris file);
+//! * [`TAG_ARCHIVE_FAST`]: the fast archival coder (`store::archive`, one model
+//!   over a row offset and a feature per position), after the same checksum. What
+//!   [`encode`] writes for [`ChunkCoding::ArchiveFast`] (`tb recode --coding
+//!   archive` of a Dots-and-Boxes file).
 //!
 //! Decoding is bounded by the expected length: no chunk can make a reader allocate
 //! more than the values it asked for.
@@ -33,27 +38,33 @@ pub enum ChunkCoding {
     Mix,
     /// The archival coder, with the game's sites (slow; written by `tb recode`).
     Archive,
+    /// The fast archival coder, with the game's row features (written by `tb
+    /// recode`).
+    ArchiveFast,
 }
 
-pub use super::archive::Site;
+pub use super::archive::{RowFeatures, Site};
 pub use super::cm::Neighbours;
 
 /// What a game tells the context-mixing codings about each position of a chunk:
-/// its neighbours ([`ChunkCoding::Mix`]) or its sites ([`ChunkCoding::Archive`]);
-/// a game gives what its codings use (nothing for zstd).
+/// its neighbours ([`ChunkCoding::Mix`]), its sites ([`ChunkCoding::Archive`]) or
+/// its row features ([`ChunkCoding::ArchiveFast`]); a game gives what its codings
+/// use (nothing for zstd).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Contexts {
     /// One entry per position, or none.
     pub neighbours: Vec<Neighbours>,
     /// One entry per position, or none.
     pub sites: Vec<Site>,
+    /// The chunk's row offset and one feature per position, or none.
+    pub rows: RowFeatures,
 }
 
 impl From<Vec<Neighbours>> for Contexts {
     fn from(neighbours: Vec<Neighbours>) -> Contexts {
         Contexts {
             neighbours,
-            sites: Vec::new(),
+            ..Contexts::default()
         }
     }
 }
@@ -61,8 +72,17 @@ impl From<Vec<Neighbours>> for Contexts {
 impl From<Vec<Site>> for Contexts {
     fn from(sites: Vec<Site>) -> Contexts {
         Contexts {
-            neighbours: Vec::new(),
             sites,
+            ..Contexts::default()
+        }
+    }
+}
+
+impl From<RowFeatures> for Contexts {
+    fn from(rows: RowFeatures) -> Contexts {
+        Contexts {
+            rows,
+            ..Contexts::default()
         }
     }
 }
@@ -82,17 +102,23 @@ pub enum Family {
     /// Context mixing with that checksum ([`TAG_MIX_CHECKED`]).
     MixChecked,
     /// The archival coder ([`TAG_ARCHIVE`]) besides zstd (no other context
-    /// mixing): what `tb recode --coding archive` writes.
+    /// mixing): what `tb recode --coding archive` writes for Morris files (and
+    /// wrote for Dots-and-Boxes files before [`Family::ArchiveFast`]).
     Archive,
+    /// The fast archival coder ([`TAG_ARCHIVE_FAST`]) besides zstd (no other
+    /// context mixing): what `tb recode --coding archive` writes for
+    /// Dots-and-Boxes files.
+    ArchiveFast,
 }
 
 impl Family {
     /// Every family, oldest first.
-    pub const ALL: [Family; 4] = [
+    pub const ALL: [Family; 5] = [
         Family::Zstd,
         Family::Mix,
         Family::MixChecked,
         Family::Archive,
+        Family::ArchiveFast,
     ];
 
     /// The metadata value.
@@ -102,6 +128,7 @@ impl Family {
             Family::Mix => "mix",
             Family::MixChecked => "mix-checked",
             Family::Archive => "archive",
+            Family::ArchiveFast => "archive-fast",
         }
     }
 
@@ -122,8 +149,11 @@ pub const TAG_MIX_CHECKED: u8 = 0x03;
 /// First byte of an archival chunk (`store::archive`), which carries the
 /// checksum of its coded bytes as [`TAG_MIX_CHECKED`] does.
 pub const TAG_ARCHIVE: u8 = 0x04;
-/// Bytes before a [`TAG_MIX_CHECKED`] or [`TAG_ARCHIVE`] chunk's coded values: the
-/// tag and the checksum.
+/// First byte of a fast archival chunk (`store::archive`), which carries the
+/// checksum of its coded bytes as [`TAG_MIX_CHECKED`] does.
+pub const TAG_ARCHIVE_FAST: u8 = 0x05;
+/// Bytes before a [`TAG_MIX_CHECKED`], [`TAG_ARCHIVE`] or [`TAG_ARCHIVE_FAST`]
+/// chunk's coded values: the tag and the checksum.
 const CHECKED_HEADER: usize = 9;
 
 /// Codes one chunk's values; `contexts` (one per value) are asked for only by
@@ -139,6 +169,10 @@ pub fn encode(
         _ if constant => return Ok(vec![TAG_CONSTANT, values[0]]),
         ChunkCoding::Mix => (TAG_MIX_CHECKED, cm::encode(values, &contexts().neighbours)),
         ChunkCoding::Archive => (TAG_ARCHIVE, archive::encode(values, &contexts().sites)),
+        ChunkCoding::ArchiveFast => (
+            TAG_ARCHIVE_FAST,
+            archive::encode_fast(values, &contexts().rows),
+        ),
     };
     let mut out = Vec::with_capacity(CHECKED_HEADER + coded.len());
     out.push(tag);
@@ -208,12 +242,14 @@ pub fn decode_into(data: &[u8], out: &mut [u8], contexts: impl FnOnce() -> Conte
     Ok(())
 }
 
-/// A [`TAG_MIX_CHECKED`] or [`TAG_ARCHIVE`] chunk's stored checksum and the coded
-/// bytes it covers; `None` for a chunk of another coding (or too short to hold a
+/// A [`TAG_MIX_CHECKED`], [`TAG_ARCHIVE`] or [`TAG_ARCHIVE_FAST`] chunk's stored
+/// checksum and the coded bytes it covers; `None` for a chunk of another coding (or too short to hold a
 /// checksum).
 pub fn coded_checksum(data: &[u8]) -> Option<(u64, &[u8])> {
     match data {
-        [TAG_MIX_CHECKED | TAG_ARCHIVE, rest @ ..] if rest.len() >= CHECKED_HEADER - 1 => {
+        [TAG_MIX_CHECKED | TAG_ARCHIVE | TAG_ARCHIVE_FAST, rest @ ..]
+            if rest.len() >= CHECKED_HEADER - 1 =>
+        {
             let (sum, coded) = rest.split_at(CHECKED_HEADER - 1);
             Some((u64::from_le_bytes(sum.try_into().ok()?), coded))
         }
@@ -221,7 +257,7 @@ pub fn coded_checksum(data: &[u8]) -> Option<(u64, &[u8])> {
     }
 }
 
-/// Keys a [`TAG_MIX_CHECKED`] or [`TAG_ARCHIVE`] chunk's checksum of coded bytes with its place (as
+/// Keys a chunk's checksum of coded bytes ([`coded_checksum`]) with its place (as
 /// the store does when it writes the chunk; the inverse of itself). Other chunks
 /// are left as they are.
 pub fn place_coded_checksum(data: &mut [u8], place: Option<super::checksum::ChunkPlace>) {
@@ -253,6 +289,10 @@ pub fn decode(data: &[u8], len: usize, contexts: impl FnOnce() -> Contexts) -> R
             Some((_, coded)) => archive::decode(coded, len, &contexts().sites),
             None => bail!("archival chunk too short for its checksum"),
         },
+        Some(&TAG_ARCHIVE_FAST) => match coded_checksum(data) {
+            Some((_, coded)) => archive::decode_fast(coded, len, &contexts().rows),
+            None => bail!("fast archival chunk too short for its checksum"),
+        },
         Some(tag) => bail!("unknown chunk coding {tag:#04x}"),
         None => bail!("empty chunk"),
     };
@@ -282,8 +322,18 @@ mod tests {
                 };
                 70_000
             ],
+            rows: RowFeatures {
+                row: 300,
+                features: vec![3; 70_000],
+            },
         };
-        for coding in [ChunkCoding::Zstd(3), ChunkCoding::Mix, ChunkCoding::Archive] {
+        let codings = [
+            ChunkCoding::Zstd(3),
+            ChunkCoding::Mix,
+            ChunkCoding::Archive,
+            ChunkCoding::ArchiveFast,
+        ];
+        for coding in codings {
             let data = encode(&values, coding, rows).unwrap();
             assert_eq!(
                 decode(&data, values.len(), rows).unwrap(),
@@ -291,8 +341,17 @@ mod tests {
                 "{coding:?}"
             );
         }
-        for coding in [ChunkCoding::Mix, ChunkCoding::Archive] {
-            assert_eq!(encode(&[9; 100], coding, none).unwrap(), [TAG_CONSTANT, 9]);
+        for coding in &codings[1..] {
+            assert_eq!(encode(&[9; 100], *coding, none).unwrap(), [TAG_CONSTANT, 9]);
+        }
+        // Each context-mixing coding says its tag and decodes only with its own
+        // contexts.
+        let tags = [TAG_MIX_CHECKED, TAG_ARCHIVE, TAG_ARCHIVE_FAST];
+        for (coding, tag) in codings[1..].iter().zip(tags) {
+            let data = encode(&values, *coding, rows).unwrap();
+            assert_eq!(data[0], tag);
+            assert!(decodes_in_part(&data));
+            assert_ne!(decode(&data, values.len(), none).unwrap(), values);
         }
         let constant = [TAG_CONSTANT, 9];
         assert_eq!(decode(&constant, 100, none).unwrap(), [9; 100]);

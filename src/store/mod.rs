@@ -329,6 +329,8 @@ pub struct ChunkRules {
     pub checked_mixing: bool,
     /// Archival chunks ([`codec::TAG_ARCHIVE`]) may occur.
     pub archive: bool,
+    /// Fast archival chunks ([`codec::TAG_ARCHIVE_FAST`]) may occur.
+    pub archive_fast: bool,
 }
 
 impl ChunkRules {
@@ -339,15 +341,17 @@ impl ChunkRules {
             mixing: true,
             checked_mixing: true,
             archive: true,
+            archive_fast: true,
         }
     }
 
     /// Allows exactly the codings of `family` (a chunk of another is corrupt).
     pub fn allow(&mut self, family: codec::Family) {
-        use codec::Family::{Archive, Mix, MixChecked};
+        use codec::Family::{Archive, ArchiveFast, Mix, MixChecked};
         self.mixing = matches!(family, Mix | MixChecked);
         self.checked_mixing = family == MixChecked;
         self.archive = family == Archive;
+        self.archive_fast = family == ArchiveFast;
     }
 }
 
@@ -1135,6 +1139,7 @@ impl StoredChunk {
         if (!self.rules.mixing && tag == Some(codec::TAG_MIX))
             || (!self.rules.checked_mixing && tag == Some(codec::TAG_MIX_CHECKED))
             || (!self.rules.archive && tag == Some(codec::TAG_ARCHIVE))
+            || (!self.rules.archive_fast && tag == Some(codec::TAG_ARCHIVE_FAST))
         {
             return Err(self.corrupt(
                 "a context-mixing chunk of a kind that files of this format do not hold",

@@ -129,7 +129,7 @@ impl BuildRequest {
             loony: self.loony,
             boxes_left_form: start.chains.is_empty(),
             packed_format: false,
-            archive: false,
+            codings: crate::store::codec::Family::Zstd,
             chains: start.chains,
         };
         spec.book_lines = match self.book_lines {
@@ -552,8 +552,9 @@ impl retro::Kernel for DotsKernel<'_> {
 pub const DEFAULT_MEMORY: u64 = 8 << 30;
 
 /// Positions per chunk of a file recoded to the archival coding unless asked
-/// otherwise: a cold probe on 4x4+corners then takes 1.4-1.6x the zstd file's
-/// (65,536 positions: 10x) for 1.30 bits/position stored instead of 1.12.
+/// otherwise: a cold probe on 4x4+corners then took 1.4-1.6x the zstd file's
+/// (65,536 positions: 10x) for 1.30 bits/position stored instead of 1.12
+/// (measured with the first archival coding, 0x04).
 pub const ARCHIVE_CHUNK_POSITIONS: u64 = 2048;
 
 /// Recodes the finished Dots-and-Boxes file `from` into `out` with chunks of
@@ -569,23 +570,28 @@ pub fn recode(
 ) -> Result<RecodeSummary> {
     let source =
         Spec::from_meta(&Store::meta_of(from)?).with_context(|| from.display().to_string())?;
-    let archive = match coding {
-        None => source.archive,
-        Some(Family::Zstd) => false,
-        Some(Family::Archive) if source.loony || !source.chains.is_empty() => {
+    // `archive` names the archival coding of today (the fast one); a file of the
+    // first one keeps it unless asked otherwise.
+    let codings = match coding {
+        None => source.codings,
+        Some(Family::Zstd) => Family::Zstd,
+        Some(Family::Archive | Family::ArchiveFast)
+            if source.loony || !source.chains.is_empty() =>
+        {
             bail!("the archival coding is for plain files (not loony or chain files)")
         }
-        Some(Family::Archive) => true,
+        Some(Family::Archive | Family::ArchiveFast) => Family::ArchiveFast,
         Some(other) => bail!(
             "Dots-and-Boxes files are coded `zstd` or `archive`, not `{}`",
             other.name()
         ),
     };
     // Archival chunks are small by default: a probe decodes its chunk up to the
-    // value it needs, ten times slower per value than zstd.
+    // value it needs, several times slower per value than zstd.
+    let archival = |codings: Family| codings != Family::Zstd;
     let chunk = match chunk {
         Some(chunk) => chunk,
-        None if archive && !source.archive => ARCHIVE_CHUNK_POSITIONS,
+        None if archival(codings) && !archival(source.codings) => ARCHIVE_CHUNK_POSITIONS,
         None => source.chunk_positions,
     };
     if !(1..=MAX_CHUNK_POSITIONS).contains(&chunk) {
@@ -597,7 +603,7 @@ pub fn recode(
         chunk_positions: chunk,
         boxes_left_form: source.chains.is_empty(),
         packed_format: false,
-        archive,
+        codings,
         ..source.clone()
     };
     let layout = source.layout();

@@ -169,13 +169,13 @@ impl Format for DotsFormat<'_> {
         self.map_with_offers(key, first, values, loony::SetOffers);
     }
 
-    /// zstd as builds write it, or the archival coding (`tb recode --coding
+    /// zstd as builds write it, or an archival coding (`tb recode --coding
     /// archive`).
     fn chunk_coding(&self) -> ChunkCoding {
-        if self.spec.archive {
-            ChunkCoding::Archive
-        } else {
-            ChunkCoding::Zstd(ZSTD_LEVEL)
+        match self.spec.codings {
+            Family::ArchiveFast => ChunkCoding::ArchiveFast,
+            Family::Archive => ChunkCoding::Archive,
+            _ => ChunkCoding::Zstd(ZSTD_LEVEL),
         }
     }
 
@@ -185,7 +185,7 @@ impl Format for DotsFormat<'_> {
 
     fn chunk_contexts(&self, _layer: usize, key: &[u8], first: u64, len: usize) -> Contexts {
         let sites = (self.sites).get_or_init(|| Sites::new(&self.spec.board, self.layout));
-        sites.sites(key, first, len).into()
+        sites.contexts(self.spec.codings, key, first, len)
     }
 
     fn value_range(&self) -> RangeInclusive<i8> {

@@ -394,7 +394,7 @@ mod tests {
             chains: Default::default(),
             boxes_left_form: true,
             packed_format: false,
-            archive: false,
+            codings: crate::store::codec::Family::Zstd,
         };
         spec.book_lines = default_book_lines(&spec.layout());
         spec

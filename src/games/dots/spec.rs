@@ -100,9 +100,11 @@ pub struct Spec {
     /// resumed on one keeps its meta as it was. False for every file this tb
     /// creates, which names them in their own keys ([`Spec::features`]).
     pub packed_format: bool,
-    /// Chunks in the archival coding (`chunk_coding` `archive`, what `tb recode
-    /// --coding archive` writes) rather than zstd (what builds write).
-    pub archive: bool,
+    /// The chunk codings the file holds (`chunk_coding`): zstd (what builds
+    /// write), the fast archival coding (`archive-fast`, what `tb recode --coding
+    /// archive` writes) or the first archival coding (`archive`, which it wrote
+    /// before).
+    pub codings: codec::Family,
 }
 
 /// A start as given on the command line.
@@ -311,11 +313,7 @@ impl Spec {
 
     /// The chunk codings the file may hold (`chunk_coding`).
     pub fn chunk_family(&self) -> codec::Family {
-        if self.archive {
-            codec::Family::Archive
-        } else {
-            codec::Family::Zstd
-        }
+        self.codings
     }
 
     /// Takes the stored form of the existing file `meta` describes, so that a
@@ -428,15 +426,20 @@ impl Spec {
                 }
             }
         };
-        let (zstd, archive) = (codec::Family::Zstd.name(), codec::Family::Archive.name());
-        let archive = match meta.get(codec::FAMILY_KEY) {
-            Some(name) if name == archive && !loony && chains.is_empty() => true,
-            Some(name) if name != zstd => {
+        use codec::Family::{Archive, ArchiveFast, Zstd};
+        let named = meta.get(codec::FAMILY_KEY);
+        let codings = match named.map(|name| codec::Family::parse(name)) {
+            None | Some(Some(Zstd)) => Zstd,
+            Some(Some(family @ (Archive | ArchiveFast))) if !loony && chains.is_empty() => family,
+            Some(_) => {
                 return Err(unknown_format(format!(
-                    "the file's chunks are coded `{name}`, which this tb does not read for Dots-and-Boxes (it reads `{zstd}`, and `{archive}` for plain files)"
+                    "the file's chunks are coded `{}`, which this tb does not read for Dots-and-Boxes (it reads `{}`, and `{}` or `{}` for plain files)",
+                    named.expect("named"),
+                    Zstd.name(),
+                    ArchiveFast.name(),
+                    Archive.name()
                 )));
             }
-            _ => false,
         };
         // Typed and checked against the board: a tampered file must give an error
         // here, not a panic or a wrong answer later.
@@ -495,7 +498,7 @@ impl Spec {
             chains,
             boxes_left_form,
             packed_format,
-            archive,
+            codings,
         };
         if !spec.chains.is_empty() && (spec.symmetry || spec.corners) {
             bail!("the file claims chains with a symmetry or corner reduction");
@@ -627,7 +630,7 @@ mod tests {
             chains: Chains::none(),
             boxes_left_form: true,
             packed_format: false,
-            archive: false,
+            codings: codec::Family::Zstd,
         };
         let meta_of = |spec: &Spec| -> BTreeMap<String, String> {
             (spec.to_meta().into_iter())
@@ -669,15 +672,24 @@ mod tests {
                 assert_eq!(Spec::from_meta(&meta).unwrap(), spec, "{meta:?}");
             }
         }
-        // Archival files name their coding; loony ones cannot be archival.
-        let archive = Spec {
-            archive: true,
-            ..plain.clone()
-        };
-        let mut meta = meta_of(&archive);
-        assert_eq!(meta["chunk_coding"], "archive");
-        assert_eq!(Spec::from_meta(&meta).unwrap(), archive);
-        meta.insert("loony".into(), "true".into());
+        // Archival files name their coding; loony ones cannot be archival, and no
+        // Dots-and-Boxes file holds the game-neighbour rule's chunks.
+        for (codings, name) in [
+            (codec::Family::Archive, "archive"),
+            (codec::Family::ArchiveFast, "archive-fast"),
+        ] {
+            let archive = Spec {
+                codings,
+                ..plain.clone()
+            };
+            let mut meta = meta_of(&archive);
+            assert_eq!(meta["chunk_coding"], name);
+            assert_eq!(Spec::from_meta(&meta).unwrap(), archive);
+            meta.insert("loony".into(), "true".into());
+            assert!(Spec::from_meta(&meta).is_err());
+        }
+        let mut meta = meta_of(&plain);
+        meta.insert("chunk_coding".into(), "mix-checked".into());
         assert!(Spec::from_meta(&meta).is_err());
         let loony = Spec {
             loony: true,

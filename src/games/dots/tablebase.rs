@@ -77,10 +77,11 @@ impl Tablebase {
             .collect();
         // Archival chunks need their positions' sites (zstd ones nothing).
         let sites = super::sites::Sites::new(&spec.board, &layout);
+        let codings = spec.codings;
         let reader = ChunkReader::with_contexts(
             store,
             spec.chunk_positions,
-            Box::new(move |_, key, first, len| sites.sites(key, first, len).into()),
+            Box::new(move |_, key, first, len| sites.contexts(codings, key, first, len)),
         );
         let detector = Detector::new(&spec.board);
         let box_masks = box_masks(&spec.board);

@@ -338,8 +338,9 @@ impl MorrisSpec {
         } else {
             let name = get(FAMILY_KEY)?;
             match Family::parse(name) {
-                Some(family) => family,
-                None => {
+                // The fast archival coding's contexts are Dots-and-Boxes rows.
+                Some(family) if family != Family::ArchiveFast => family,
+                _ => {
                     return Err(unknown_format(format!(
                         "the file's chunks are coded `{name}`, unknown to this tb"
                     )));
