@@ -1381,6 +1381,15 @@ impl Solver {
                     &mut known_upper[index..],
                 )
             {
+                // Stored as a search's cutoff is, with the move that proves it (a
+                // stored search reuses the root's).
+                let (cut, cut_line) = cut;
+                let cut = round_up(cut, (scan.unfinished + self.rules.penalty) & 1);
+                if self.guard.stopped.is_none() {
+                    let canonical_move = self.rules.syms.map_line(sym, cut_line.into()) as u8;
+                    self.table
+                        .store(key, cut as i16, upper as i16, canonical_move);
+                }
                 return cut;
             }
             let line = line as usize;
@@ -1448,7 +1457,7 @@ impl Solver {
 
     /// Enhanced transposition cutoffs for `moves` of `position` (whose [`Images`]
     /// are `images`): a move whose child's stored bound makes it worth at least
-    /// `beta` is returned at once; otherwise each move's `known_upper` becomes the
+    /// `beta` is returned at once with its bound; otherwise each move's `known_upper` becomes the
     /// upper bound on its worth that the table holds (unchanged where it holds none).
     fn table_bounds(
         &self,
@@ -1457,7 +1466,7 @@ impl Solver {
         moves: &[u8],
         beta: i32,
         known_upper: &mut [i32],
-    ) -> Option<i32> {
+    ) -> Option<(i32, u8)> {
         // Every child's bucket is fetched first, so that the probes' memory accesses
         // overlap.
         let mut child_keys = [0 as Lines; 64];
@@ -1479,7 +1488,7 @@ impl Solver {
                 (-i32::from(e.upper), -i32::from(e.lower))
             };
             if lower >= beta {
-                return Some(lower);
+                return Some((lower, line));
             }
             *upper = at_most;
         }
