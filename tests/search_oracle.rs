@@ -233,9 +233,9 @@ fn three_threads_agree_with_the_oracle() {
     random_positions_on(2, 4, 14..=18, 40, |s| s.set_threads(3));
 }
 
-/// Enhanced transposition cutoffs, which the solver tries only at 32 open lines or
-/// more (beyond the oracle's boards), tried down to 8 open lines: no value changes,
-/// on one thread and three.
+/// Enhanced transposition cutoffs (with the moves the table bounds low passed over),
+/// which the solver tries only at 16 open lines or more, tried down to 8 open lines:
+/// no value changes, on one thread and three.
 #[test]
 fn transposition_cutoffs_on_small_boards_agree_with_the_oracle() {
     random_positions_on(3, 3, 12..=18, 60, |s| s.set_cutoff_floor(8));

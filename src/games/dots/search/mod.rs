@@ -31,8 +31,11 @@
 //!   no box a third side), then sacrifices; safe moves and sacrifices nearest the
 //!   centre of the board first. At a symmetric position only one move of
 //!   each orbit of the position's stabiliser is searched.
-//! * Enhanced transposition cutoffs near the root: before searching the moves of a
-//!   big node, the table is asked whether a child's bound already refutes the window.
+//! * Enhanced transposition cutoffs: once the first move of a big node has failed
+//!   to cut, the table is asked whether another child's bound already refutes the
+//!   window, and a move the table bounds no better than one searched already is
+//!   passed over unsearched (its bound is a true upper bound of its worth, as a
+//!   fail-low search's result would be).
 //! * Static bounds: `|V| <= unfinished boxes + |penalty|`.
 //! * Simple loony endgames (every unfinished box has two open sides: independent
 //!   chains and loops) are valued by formula, without search (`endgame.rs`).
@@ -124,19 +127,20 @@ pub const MAX_PENALTY: i32 = 1000;
 const NO_BOX: usize = usize::MAX;
 
 /// Enhanced transposition cutoffs are tried at nodes with at least
-/// `max(open lines of the root - ETC_DEPTH, ETC_MIN_OPEN)` open lines: they cost a
-/// table probe per child, which pays only where subtrees are big (measured on 3x3,
-/// 3x4 and a 5x5 endgame).
-const ETC_DEPTH: u32 = 9;
-/// See [`ETC_DEPTH`]. Below 32 open lines the probes cost more than they save: each
-/// child's key is a canonicalisation under every symmetry and a table miss, mostly
-/// for nothing at a node whose first move cuts. On the 20 middle games of
-/// data/search-middlegames.txt (30-38 open lines, one thread, a loaded 2-core
-/// machine) a floor of 16 took 48.0 M nodes and 23.6-24.8 s of CPU, 32 took 52.2 M
-/// nodes and 17.8-17.9 s; on empty 3x4 (31 lines: none), 21.8 M nodes and 5.6-6.2 s
-/// against 23.4 M and 5.2-5.5 s. Problem 12.18 plain (45 open lines) keeps them:
-/// without, 2% more nodes and 8% more CPU.
-const ETC_MIN_OPEN: u32 = 32;
+/// `max(open lines of the root - ETC_DEPTH, ETC_MIN_OPEN)` open lines, once their
+/// first move has failed to cut: they cost a table probe per child, which pays only
+/// where subtrees are big enough.
+const ETC_DEPTH: u32 = 20;
+/// See [`ETC_DEPTH`]. Tried before the first move at 32 open lines or more (which
+/// left none on empty 3x4), they cost more CPU than they saved below that (a floor
+/// of 16 and a depth of 20 saved 17% of the nodes of the 20 middle games of
+/// data/search-middlegames.txt and cost 10-30% more CPU). Tried only once the first
+/// move has failed to cut, and passing over the moves the table bounds low, depth
+/// 20 and floor 16 against 9 and 32 (one thread, 2026-11-29): empty 3x4 16,614,459
+/// -> 12,930,111 nodes, the middle games 30,601,202 -> 26,529,572, CPU the same
+/// within the noise of a machine at load 10-13 (15.4 and 16.2 s against 15.7 and
+/// 14.2 s user).
+const ETC_MIN_OPEN: u32 = 16;
 
 /// Larger than any value.
 const INF: i32 = 30_000;
@@ -412,6 +416,10 @@ pub struct Solver {
     /// Whether [`Solver::seed`] wrote into the table (so that it is no longer the
     /// zeroed allocation [`Solver::clear`] may skip).
     seeded: bool,
+    /// The moves passed over on a table bound (position, line, bound), for the
+    /// unit test that checks each bound against a brute force.
+    #[cfg(test)]
+    passed_over: Vec<(Lines, usize, i32)>,
 }
 
 /// Where the threads of a parallel solve are while they value the root's moves:
@@ -524,6 +532,8 @@ impl Solver {
             best_only: false,
             root_proof: None,
             seeded: false,
+            #[cfg(test)]
+            passed_over: Vec::new(),
         }
     }
 
@@ -582,6 +592,8 @@ impl Solver {
             best_only: self.best_only,
             root_proof: None,
             seeded: self.seeded,
+            #[cfg(test)]
+            passed_over: Vec::new(),
         }
     }
 
@@ -749,15 +761,14 @@ impl Solver {
     }
 
     /// Aims the enhanced transposition cutoffs at the top [`ETC_DEPTH`] plies below
-    /// `root` (a probe per child pays only where subtrees are big; measured on 3x3,
-    /// 3x4 and problem 12.18, where aiming them at the board's size left none).
+    /// `root` (a probe per child pays only where subtrees are big).
     fn aim_cutoffs(&mut self, root: Lines) {
         let open = (self.rules.all & !root).count_ones();
         self.etc_min = open.saturating_sub(ETC_DEPTH).max(self.etc_floor);
     }
 
     /// Tries enhanced transposition cutoffs at nodes with fewer open lines than the
-    /// default 32 (never below `ETC_DEPTH` plies under the root): slower, but it
+    /// default [`ETC_MIN_OPEN`] (never below `ETC_DEPTH` plies under the root): slower, but it
     /// lets tests on small boards reach them (values are the same either way).
     pub fn set_cutoff_floor(&mut self, open_lines: u32) {
         self.etc_floor = open_lines;
@@ -1346,29 +1357,41 @@ impl Solver {
         }
         let moves = &*moves;
 
-        // Enhanced transposition cutoffs near the root: a child whose stored bound
-        // already refutes the window ends the node before any search.
-        if open.count_ones() >= self.etc_min {
-            for &line in moves {
-                let line = line as usize;
-                let k = self.completes(position, line);
-                let child_key = self.rules.key_of(&self.rules.child_images(images, line));
-                if let Some(e) = self.table.probe(child_key) {
-                    let v = if k > 0 {
-                        k + i32::from(e.lower)
-                    } else {
-                        -i32::from(e.upper)
-                    };
-                    if v >= beta {
-                        return v;
-                    }
-                }
-            }
-        }
+        // Enhanced transposition cutoffs near the root, once the first move has
+        // failed to cut (it mostly does, and then the probes would be wasted): a
+        // child whose stored bound already refutes the window ends the node, and a
+        // move the table bounds no better than one searched already is not searched.
+        let table_bounds_from = if open.count_ones() >= self.etc_min {
+            1
+        } else {
+            usize::MAX
+        };
+        // Per move, an upper bound on its worth that the table held (INF: none).
+        let mut known_upper = [INF; 64];
         let mut best = -INF;
         let mut best_move = NO_MOVE;
         let mut a = alpha;
-        for &line in moves {
+        for (index, &line) in moves.iter().enumerate() {
+            if index == table_bounds_from
+                && let Some(cut) = self.table_bounds(
+                    position,
+                    images,
+                    &moves[index..],
+                    beta,
+                    &mut known_upper[index..],
+                )
+            {
+                // Stored as a search's cutoff is, with the move that proves it (a
+                // stored search reuses the root's).
+                let (cut, cut_line) = cut;
+                let cut = round_up(cut, (scan.unfinished + self.rules.penalty) & 1);
+                if self.guard.stopped.is_none() {
+                    let canonical_move = self.rules.syms.map_line(sym, cut_line.into()) as u8;
+                    self.table
+                        .store(key, cut as i16, upper as i16, canonical_move);
+                }
+                return cut;
+            }
             let line = line as usize;
             if stabilizer != 1 && self.has_smaller_image(stabilizer, line) {
                 continue;
@@ -1376,7 +1399,12 @@ impl Solver {
             let k = self.completes(position, line);
             let child = position | 1 << line;
             let child_images = self.rules.child_images(images, line);
-            let v = if k > 0 {
+            let v = if known_upper[index] <= a {
+                // The table bounds this move no better than a move searched already.
+                #[cfg(test)]
+                self.passed_over.push((position, line, known_upper[index]));
+                known_upper[index]
+            } else if k > 0 {
                 k + self.search_from(child, &child_images, a - k, beta - k)
             } else if scan.thirds >> line & 1 == 1
                 // A bound is at least 2 - (unfinished boxes): below that, none prunes.
@@ -1425,6 +1453,46 @@ impl Solver {
         let canonical_move = self.rules.syms.map_line(sym, best_move.into()) as u8;
         self.table.store(key, lo as i16, hi as i16, canonical_move);
         best
+    }
+
+    /// Enhanced transposition cutoffs for `moves` of `position` (whose [`Images`]
+    /// are `images`): a move whose child's stored bound makes it worth at least
+    /// `beta` is returned at once with its bound; otherwise each move's `known_upper` becomes the
+    /// upper bound on its worth that the table holds (unchanged where it holds none).
+    fn table_bounds(
+        &self,
+        position: Lines,
+        images: &Images,
+        moves: &[u8],
+        beta: i32,
+        known_upper: &mut [i32],
+    ) -> Option<(i32, u8)> {
+        // Every child's bucket is fetched first, so that the probes' memory accesses
+        // overlap.
+        let mut child_keys = [0 as Lines; 64];
+        for (child_key, &line) in child_keys.iter_mut().zip(moves) {
+            *child_key = self
+                .rules
+                .key_of(&self.rules.child_images(images, line.into()));
+            self.table.prefetch(*child_key);
+        }
+        for ((upper, &child_key), &line) in known_upper.iter_mut().zip(&child_keys).zip(moves) {
+            let Some(e) = self.table.probe(child_key) else {
+                continue;
+            };
+            // The move's worth lies in `lower..=at_most`.
+            let k = self.completes(position, line.into());
+            let (lower, at_most) = if k > 0 {
+                (k + i32::from(e.lower), k + i32::from(e.upper))
+            } else {
+                (-i32::from(e.upper), -i32::from(e.lower))
+            };
+            if lower >= beta {
+                return Some((lower, line));
+            }
+            *upper = at_most;
+        }
+        None
     }
 
     /// For a capture `line` that rule 1 does not force (it completes one box `b` and
@@ -1714,6 +1782,56 @@ mod tests {
             (again.value, again.moves, again.pv),
             (fresh.value, fresh.moves, fresh.pv)
         );
+    }
+
+    /// Moves passed over on a table bound (enhanced transposition cutoffs, tried down
+    /// to 4 open lines): on random positions of 3x3 and 2x4 each bound is at least
+    /// the move's worth by a brute force, the search's values and every move's are
+    /// the brute force's, and the rule fires often.
+    #[test]
+    fn moves_passed_over_on_a_table_bound_are_worth_no_more() {
+        let mut random = crate::test_rng::xorshift(0x2545_f491_4f6c_dd1d);
+        let mut checked = 0;
+        for (spec, trials) in [("3x3", 12), ("2x4", 12)] {
+            let board: Board = spec.parse().unwrap();
+            let n = board.num_lines();
+            for _ in 0..trials {
+                let mut start: Lines = 0;
+                for _ in 0..4 + random() as usize % 4 {
+                    start |= 1 << (random() % n as u64);
+                }
+                let value = brute::brute_force(&board, start, &[]);
+                let mut s = solver(spec, 0, 1 << 20);
+                s.set_cutoff_floor(4);
+                let result = s.solve(start);
+                assert_eq!(
+                    result.value,
+                    i32::from(value[start as usize]),
+                    "{spec} {start:#x}"
+                );
+                let worth = |p: Lines, line: usize| {
+                    let k = s.completes(p, line);
+                    let child = i32::from(value[(p | 1 << line) as usize]);
+                    if k > 0 { k + child } else { -child }
+                };
+                for m in &result.moves {
+                    assert_eq!(
+                        m.value,
+                        worth(start, m.line),
+                        "{spec} {start:#x} {}",
+                        m.line
+                    );
+                }
+                for &(p, line, bound) in &s.passed_over {
+                    assert!(
+                        worth(p, line) <= bound,
+                        "{spec} {p:#x} {line}: bound {bound}"
+                    );
+                }
+                checked += s.passed_over.len();
+            }
+        }
+        assert!(checked > 1000, "only {checked} moves passed over");
     }
 
     #[test]
