@@ -394,8 +394,12 @@ impl Oracle {
             tables.insert((m, o), table);
             rest = &rest[2 + 2 * len..];
         }
-        let expected = Oracle::solved_pairs(max_stones, 2 * max_stones);
-        (tables.keys().copied().collect::<Vec<_>>() == expected).then(|| Oracle {
+        let expected: std::collections::BTreeSet<(u32, u32)> =
+            Oracle::pair_order(max_stones, 2 * max_stones)
+                .into_iter()
+                .flat_map(|(m, o)| [(m, o), (o, m)])
+                .collect();
+        tables.keys().copied().eq(expected).then(|| Oracle {
             geo: Geometry::new(),
             tables,
         })
@@ -415,16 +419,6 @@ impl Oracle {
         }
     }
 
-    /// The tables (m, o) [`Oracle::solve_tables`] solves, in key order.
-    fn solved_pairs(max_stones: u32, max_total: u32) -> Vec<(u32, u32)> {
-        let mut pairs: Vec<(u32, u32)> = (3..=max_stones)
-            .flat_map(|m| (3..=max_stones).map(move |o| (m, o)))
-            .filter(|&(m, o)| m + o <= max_total)
-            .collect();
-        pairs.sort();
-        pairs
-    }
-
     /// Solves every table (m, o) with 3 <= m, o <= `max_stones` and m + o <=
     /// `max_total` (e.g. (4, 7): tables 3-3, 3-4 and 4-3).
     pub fn solve_tables(max_stones: u32, max_total: u32) -> Oracle {
@@ -432,17 +426,20 @@ impl Oracle {
             geo: Geometry::new(),
             tables: BTreeMap::new(),
         };
-        // Captures lower the total by one, so totals in increasing order; within a
-        // total the pairs {(m, o), (o, m)} are independent.
-        for total in 6..=max_total.min(2 * max_stones) {
-            for m in 3..=max_stones {
-                let o = total - m;
-                if o >= m && o <= max_stones {
-                    oracle.solve_pair(m, o);
-                }
-            }
+        for (m, o) in Oracle::pair_order(max_stones, max_total) {
+            oracle.solve_pair(m, o);
         }
         oracle
+    }
+
+    /// The pairs {(m, o), (o, m)} (m <= o) [`Oracle::solve_tables`] solves, in its
+    /// order. Captures lower the total by one, so totals in increasing order;
+    /// within a total the pairs are independent.
+    fn pair_order(max_stones: u32, max_total: u32) -> Vec<(u32, u32)> {
+        (6..=max_total.min(2 * max_stones))
+            .flat_map(|total| (3..=max_stones).map(move |m| (m, total - m)))
+            .filter(|&(m, o)| o >= m && o <= max_stones)
+            .collect()
     }
 
     /// The board geometry.
