@@ -1361,18 +1361,15 @@ impl Solver {
         // failed to cut (it mostly does, and then the probes would be wasted): a
         // child whose stored bound already refutes the window ends the node, and a
         // move the table bounds no better than one searched already is not searched.
-        let table_bounds_from = if open.count_ones() >= self.etc_min {
-            1
-        } else {
-            usize::MAX
-        };
+        let ask_table = open.count_ones() >= self.etc_min;
         // Per move, an upper bound on its worth that the table held (INF: none).
         let mut known_upper = [INF; 64];
         let mut best = -INF;
         let mut best_move = NO_MOVE;
         let mut a = alpha;
         for (index, &line) in moves.iter().enumerate() {
-            if index == table_bounds_from
+            if ask_table
+                && index == 1
                 && let Some(cut) = self.table_bounds(
                     position,
                     images,
