@@ -1,8 +1,8 @@
 //! Malformed input never panics: `tb` exits 1 (runtime error) or 2 (usage error)
 //! with a short message on stderr that names the offending input.
 
-mod harness;
-mod oracle;
+use crate::harness;
+use crate::oracle;
 
 use harness::{Build, build_all_layers, describe, tb};
 use oracle::Oracle;

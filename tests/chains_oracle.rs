@@ -13,8 +13,8 @@
 //! solve` and `tb build`) is checked against the plain game's brute force: value and
 //! every move, with the chains it keeps as units.
 
-mod harness;
-mod oracle;
+use crate::harness;
+use crate::oracle;
 
 use harness::tb;
 use oracle::{Oracle, Rng};

@@ -3,9 +3,8 @@
 //! completion machinery and groff on what tb prints; and no import circle among the
 //! modules of `src/` (read by [`module_graph`]).
 
-mod harness;
-mod module_graph;
-mod oracle;
+use crate::harness;
+use crate::module_graph;
 
 use harness::{run_ok, tb};
 use module_graph::{Graph, Module};

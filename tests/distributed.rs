@@ -6,8 +6,8 @@
 //! finish in, after a coordinator dropped midway and resumed, and with damaged
 //! shards (recomputed, never recorded).
 
-mod harness;
-mod oracle;
+use crate::harness;
+use crate::oracle;
 
 use harness::{build_file, describe, run_ok, tb};
 use oracle::Rng;
@@ -163,13 +163,13 @@ fn spawn_task(identity_db: &Path, shared: &Path, id: &BlockId) -> std::process::
         "layer": id.layer,
         "key": id.key,
     });
+    // The test's name as libtest knows it: this module's path without the crate's.
+    let entry = format!(
+        "{}::child_task_entry",
+        module_path!().split_once("::").unwrap().1
+    );
     Command::new(std::env::current_exe().unwrap())
-        .args([
-            "child_task_entry",
-            "--exact",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+        .args([entry.as_str(), "--exact", "--nocapture", "--test-threads=1"])
         .env(TASK_ENV, task.to_string())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

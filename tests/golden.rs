@@ -3,8 +3,8 @@
 //! fresh build. The file is computed by the oracle: `tools/bless-golden` rewrites it
 //! (`TB_BLESS=1 cargo test --release --test golden -- --ignored`).
 
-mod harness;
-mod oracle;
+use crate::harness;
+use crate::oracle;
 
 use harness::{build_with, hex, info, info_layers};
 use oracle::Oracle;

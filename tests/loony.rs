@@ -5,9 +5,9 @@
 //! value-best moves, the one after which the other side must make the next loony
 //! move, else one after which nobody must, else one after which it must itself.
 
-mod harness;
-mod oracle;
-mod screens;
+use crate::harness;
+use crate::oracle;
+use crate::screens;
 
 use harness::{describe, tb};
 use oracle::{Oracle, Rng};

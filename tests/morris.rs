@@ -3,8 +3,8 @@
 //! shared with the crate), moves and their values, canonical counts, statistics,
 //! kill -9 and resume, and bad positions and options.
 
-mod interrupt;
-mod morris_oracle;
+use crate::interrupt;
+use crate::morris_oracle;
 
 use morris_oracle::{Oracle, Rng, Shape, Symmetries, Val, count_classes, position_text};
 use serde_json::Value as Json;

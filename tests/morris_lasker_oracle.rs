@@ -19,9 +19,8 @@
 //! plies when a move reaches a position lost in d - 1, lost in d when every move
 //! reaches a position won in fewer; what is left is drawn).
 
-mod harness;
-mod morris_oracle;
-mod oracle;
+use crate::harness;
+use crate::morris_oracle;
 
 use std::collections::HashMap;
 use std::path::Path;

@@ -20,9 +20,8 @@
 //! `a_full_morabaraba_board_is_a_draw` (table 12-12: every position drawn, and
 //! the probe and the verifier agree).
 
-mod harness;
-mod morris_oracle;
-mod oracle;
+use crate::harness;
+use crate::morris_oracle;
 
 use std::collections::HashMap;
 use std::path::Path;

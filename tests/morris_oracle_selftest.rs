@@ -1,7 +1,7 @@
 //! Checks of the Nine Men's Morris oracle itself (no `tb` code involved): geometry,
 //! ranking, symmetry, and the solved values against published figures.
 
-mod morris_oracle;
+use crate::morris_oracle;
 
 use morris_oracle::{
     ALL, Geometry, NUM_POINTS, Oracle, Rng, Shape, Symmetries, Val, bits, count_classes,

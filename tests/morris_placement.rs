@@ -4,10 +4,9 @@
 //! stored class's value, every move of sampled positions, export rows, a game
 //! given as a move list, verify, and kill -9 during the placement tables.
 
-mod harness;
-mod interrupt;
-mod morris_oracle;
-mod oracle;
+use crate::harness;
+use crate::interrupt;
+use crate::morris_oracle;
 
 use harness::{describe, tb};
 use morris_oracle::placement::{Placement, hands};

@@ -9,8 +9,7 @@
 //! (what a player of the table plays: the web page's computer) must have the
 //! largest share among the moves of the best value.
 
-mod harness;
-mod oracle;
+use crate::harness;
 
 use harness::probe_all;
 use tb::games::morris::rules::{Move, Outcome, Position};

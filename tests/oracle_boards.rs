@@ -4,8 +4,8 @@
 //! library, `tb info` digests, `tb export` rows (`--expand`ed to every position with
 //! a reduction; boards up to 2x3) and `tb probe --json` move lists for samples.
 
-mod harness;
-mod oracle;
+use crate::harness;
+use crate::oracle;
 
 use harness::{
     Build, REDUCTIONS, build, build_all_layers, build_with, check_all_values, check_export_rows,

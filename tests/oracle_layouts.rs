@@ -3,8 +3,8 @@
 //! that exercise three to six groups, rows longer than the shared suffix table
 //! (2^16 positions), single-line and interleaved (h and v mixed) groups.
 
-mod harness;
-mod oracle;
+use crate::harness;
+use crate::oracle;
 
 use harness::{Build, check_all_values, check_info, run_ok, tb};
 use oracle::Oracle;

@@ -3,8 +3,8 @@
 //! the default reduction and with corners; and 3x4 from random *symmetric* starts
 //! (so that Wilson's symmetry applies) with symmetry and corners.
 
-mod harness;
-mod oracle;
+use crate::harness;
+use crate::oracle;
 
 use harness::{
     Build, build, build_with, check_all_values, check_info, check_probe, sample_positions,

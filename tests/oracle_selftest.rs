@@ -1,6 +1,6 @@
 //! Checks of the brute-force oracle itself (no `tb` code involved).
 
-mod oracle;
+use crate::oracle;
 
 use oracle::{Equivalence, Oracle, Rng, digest_element};
 use std::time::Instant;

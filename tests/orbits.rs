@@ -8,8 +8,8 @@
 //! coordinates. Counts are checked against brute-force enumeration on small boards
 //! and against Burnside's lemma (cycle-index polynomials) on all of them.
 
-mod oracle;
-mod transforms;
+use crate::oracle;
+use crate::transforms;
 
 use oracle::Oracle;
 use std::collections::BTreeSet;

@@ -4,9 +4,9 @@
 //! `tests/oracle`: each open line's value, the drawn lines, the score, whose turn,
 //! the position's value and best moves, and that the program's own moves are best.
 
-mod harness;
-mod oracle;
-mod screens;
+use crate::harness;
+use crate::oracle;
+use crate::screens;
 
 use harness::{describe, tb};
 use oracle::Oracle;

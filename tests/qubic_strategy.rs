@@ -4,7 +4,7 @@
 //! counted here, from the rules), a damaged strategy is caught, and a build killed
 //! with SIGKILL resumes.
 
-mod interrupt;
+use crate::interrupt;
 
 use serde_json::Value;
 use std::path::Path;

@@ -4,9 +4,9 @@
 //! does, refuses damaged input without writing a file, and resumes after kill -9.
 //! (Morris files: tests/morris_placement.rs.)
 
-mod harness;
-mod interrupt;
-mod oracle;
+use crate::harness;
+use crate::interrupt;
+use crate::oracle;
 
 use harness::{Build, build_with, check_all_values, describe, info, run_ok, tb};
 use oracle::Oracle;

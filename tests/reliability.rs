@@ -1,8 +1,8 @@
 //! Reliability: kill -9 and resume, corrupted chunks, locking, parameter checks and
 //! probes while a build runs. Real processes, real files.
 
-mod harness;
-mod oracle;
+use crate::harness;
+use crate::oracle;
 
 use harness::{build_all_layers, describe, info, info_layers, run_ok, tb};
 use oracle::Oracle;

@@ -1,8 +1,8 @@
 //! `tb solve`, the probe fallback past the book and `verify --search`, through the
 //! real binary, against the independent oracle.
 
-mod harness;
-mod oracle;
+use crate::harness;
+use crate::oracle;
 
 use harness::{build, probe_differences, run_ok, sample_positions, tb};
 use oracle::Oracle;

@@ -4,8 +4,8 @@
 //! children solved first as separate jobs, both give the oracle's value and every
 //! move's; a store of another game is refused.
 
-mod harness;
-mod oracle;
+use crate::harness;
+use crate::oracle;
 
 use harness::{probe_differences, run_ok, tb};
 use oracle::{Oracle, Rng};

@@ -4,7 +4,7 @@
 //! §3.1), independently of the crate: each line is a pair of dots, and a symmetry maps
 //! dots `(y, x)` by mirroring and, on square boards, swapping the coordinates.
 
-mod transforms;
+use crate::transforms;
 
 use proptest::prelude::*;
 use tb::games::dots::board::Board;

@@ -2,9 +2,8 @@
 //! HTTP/1.1 client here, no shared code): every answer equals `tb probe --json`'s,
 //! errors are JSON with their status, bounds hold, SIGTERM ends it cleanly.
 
-mod harness;
-mod http;
-mod oracle;
+use crate::harness;
+use crate::http;
 
 use harness::{describe, tb};
 use http::{Server, encode, probe_json};

@@ -9,9 +9,8 @@
 //! No wall-clock time is asserted: the limits below only keep a hang from
 //! hanging the test (each was a hang before), and the times are printed.
 
-mod harness;
-mod http;
-mod oracle;
+use crate::harness;
+use crate::http;
 
 use http::{Server, encode, probe_json, read_response};
 use serde_json::Value;

@@ -10,8 +10,7 @@
 //! repeats a day's), and `cargo test --release --test tampered -- --ignored` runs
 //! every one.
 
-mod harness;
-mod oracle;
+use crate::harness;
 
 use harness::tb;
 use rusqlite::Connection;

@@ -8,9 +8,8 @@
 //! and `chromium`; `tools/test-setup` installs them): without them the tests fail
 //! and say so.
 
-mod harness;
-mod http;
-mod oracle;
+use crate::harness;
+use crate::http;
 
 use harness::{probe_all, tb};
 use http::{Server, encode, request};

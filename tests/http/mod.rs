@@ -1,6 +1,5 @@
 //! A minimal HTTP/1.1 client for the tests (no shared code with the server) and a
 //! running `tb serve` process.
-#![allow(dead_code)]
 
 use std::io::{self, BufRead, BufReader, Write};
 use std::net::TcpStream;

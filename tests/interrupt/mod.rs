@@ -1,5 +1,4 @@
 //! Killing a real `tb` process in the middle, for the resume tests.
-#![allow(dead_code)]
 
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -14,7 +14,6 @@
 //! (`pub use`) is followed to where it is defined, so that importing a type through
 //! a parent's re-export is not an edge to the parent. Paths into other crates
 //! (`std::`, `tb::` from the binary) are not edges: crates cannot form circles.
-#![allow(dead_code)]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;

@@ -12,9 +12,6 @@
 //! * V(p) = boxes the player to move still makes minus boxes the opponent still
 //!   makes; V(full) = penalty; a move completing k >= 1 boxes is worth k + V(p|m)
 //!   (same player again), any other move -V(p|m); V(p) = max over moves.
-//!
-//! Used by several test crates, each of which uses only part of it.
-#![allow(dead_code)]
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};

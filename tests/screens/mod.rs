@@ -1,6 +1,5 @@
 //! Boards as `tb play` prints them, read back by the documented layout
 //! (`src/games/dots/play.rs`), for the tests of `tb play`.
-#![allow(dead_code)]
 
 use crate::oracle::Oracle;
 use std::collections::BTreeMap;

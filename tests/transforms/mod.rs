@@ -2,7 +2,6 @@
 //! independently of the crate: each line is a pair of dots, and a symmetry maps dots
 //! `(y, x)` by mirroring and, on square boards, swapping the coordinates. Shared by
 //! the search and orbits symmetry tests.
-#![allow(dead_code)]
 
 /// The line permutations of the symmetries of an `rows` x `cols` board: 8 if it is
 /// square, 4 otherwise.
