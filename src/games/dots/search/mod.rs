@@ -451,11 +451,13 @@ struct Rules {
     /// Per chain, its lines and every side of a box that borders one of them: while
     /// the chain is not drawn, captures there are not forced.
     chain_near: Vec<(Lines, Lines)>,
-    /// `image_bits[line * 8 + s]`: what drawing `line` adds to a position's
-    /// normalised image under symmetry `s` (see [`Images`]): the image line's bit
-    /// when it is in no twin group, else that group's mask (the image gets the
-    /// group's lowest line not yet drawn there).
-    image_bits: Vec<(Lines, Lines)>,
+    /// `image_bits[line]`: what drawing `line` adds to a position's normalised
+    /// image under symmetry `s` (see [`Images`]): `[0][s]`, the image line's bit
+    /// when it is in no twin group, else `[1][s]`, that group's mask (the image gets
+    /// the group's lowest line not yet drawn there); both 0 for symmetries the
+    /// board does not have, so that [`Rules::child_images`] runs over all eight
+    /// (a loop of fixed length, which the compiler turns into vector operations).
+    image_bits: Vec<[Images; 2]>,
     /// Every box in the spaced layout of [`Rules::scan`].
     spaced_boxes: u64,
 }
@@ -1564,17 +1566,17 @@ impl Rules {
             .filter(|&g| g.count_ones() >= 2 && g & chain_lines == 0)
             .collect();
         let lines = self.board.num_lines();
-        self.image_bits = (0..lines * 8)
-            .map(|i| {
-                let (line, s) = (i / 8, i % 8);
-                if s >= self.syms.len() {
-                    return (0, 0);
+        self.image_bits = (0..lines)
+            .map(|line| {
+                let mut bits = [[0; 8]; 2];
+                for s in 0..self.syms.len() {
+                    let image = self.syms.map_line(s, line);
+                    match self.twins.iter().find(|&&g| g >> image & 1 == 1) {
+                        Some(&group) => bits[1][s] = group,
+                        None => bits[0][s] = 1 << image,
+                    }
                 }
-                let image = self.syms.map_line(s, line);
-                match self.twins.iter().find(|&&g| g >> image & 1 == 1) {
-                    Some(&group) => (0, group),
-                    None => (1 << image, 0),
-                }
+                bits
             })
             .collect();
     }
@@ -1612,11 +1614,10 @@ impl Rules {
     #[inline]
     fn child_images(&self, images: &Images, line: usize) -> Images {
         let mut child = *images;
-        let bits = &self.image_bits[line * 8..line * 8 + 8];
-        for s in 0..self.syms.len() {
-            let (single, group) = bits[s];
-            let free = group & !child[s];
-            child[s] |= single | (free & free.wrapping_neg());
+        let [single, group] = &self.image_bits[line];
+        for s in 0..8 {
+            let free = group[s] & !child[s];
+            child[s] |= single[s] | (free & free.wrapping_neg());
         }
         child
     }
