@@ -1568,15 +1568,16 @@ impl Rules {
         let lines = self.board.num_lines();
         self.image_bits = (0..lines)
             .map(|line| {
-                let mut bits = [[0; 8]; 2];
-                for s in 0..self.syms.len() {
+                let (mut singles, mut groups) = ([0; 8], [0; 8]);
+                let each = singles.iter_mut().zip(&mut groups).enumerate();
+                for (s, (single, group)) in each.take(self.syms.len()) {
                     let image = self.syms.map_line(s, line);
                     match self.twins.iter().find(|&&g| g >> image & 1 == 1) {
-                        Some(&group) => bits[1][s] = group,
-                        None => bits[0][s] = 1 << image,
+                        Some(&g) => *group = g,
+                        None => *single = 1 << image,
                     }
                 }
-                bits
+                [singles, groups]
             })
             .collect();
     }
