@@ -57,40 +57,50 @@ fn holds_cells(set: Cells, count: u32) -> bool {
     }
 }
 
-/// The lines through each cell (4 or 7), padded with empty sets.
-fn cell_lines() -> &'static [[Cells; 7]; CELLS] {
-    static TABLE: OnceLock<[[Cells; 7]; CELLS]> = OnceLock::new();
-    TABLE.get_or_init(|| {
-        let mut out = [[0; 7]; CELLS];
-        for (c, slot) in out.iter_mut().enumerate() {
+/// The lines through each cell (4 or 7).
+#[inline]
+fn lines_through(cell: usize) -> &'static [Cells] {
+    /// Each cell's lines, padded with empty sets, and how many there are.
+    type Table = ([[Cells; 7]; CELLS], [u8; CELLS]);
+    static TABLE: OnceLock<Table> = OnceLock::new();
+    let (lines_of, count) = TABLE.get_or_init(|| {
+        let mut out = ([[0; 7]; CELLS], [0; CELLS]);
+        for c in 0..CELLS {
             let through = lines().iter().filter(|&&l| l >> c & 1 == 1);
             for (k, &l) in through.enumerate() {
-                slot[k] = l;
+                out.0[c][k] = l;
+                out.1[c] += 1;
             }
         }
         out
-    })
+    });
+    &lines_of[cell][..usize::from(count[cell])]
 }
 
 /// The threats of `own` on the lines through `cell` (a cell `own` just took): the
 /// only threats a move can add.
 #[inline]
 fn threats_through(cell: usize, own: Cells, other: Cells) -> Cells {
-    empty_cells_of_lines_through_with(cell, own, other, 3)
+    threats_and_makers_through(cell, own, other).0
 }
 
-/// The empty cells of the lines through `cell` holding `count` (2 or 3) of `own`
-/// and none of `other`.
+/// On the lines through `cell` with none of `other`: the empty cells of those
+/// holding three of `own` (threats) and of those holding two (threat makers), in
+/// one pass over the lines.
 #[inline]
-fn empty_cells_of_lines_through_with(cell: usize, own: Cells, other: Cells, count: u32) -> Cells {
-    let mut out = 0;
-    for &l in &cell_lines()[cell] {
-        let rest = l & !own;
-        if other & l == 0 && holds_cells(rest, 4 - count) {
-            out |= rest;
+fn threats_and_makers_through(cell: usize, own: Cells, other: Cells) -> (Cells, Cells) {
+    let (mut made, mut makers) = (0, 0);
+    for &l in lines_through(cell) {
+        if other & l == 0 {
+            let rest = l & !own;
+            if holds_cells(rest, 1) {
+                made |= rest;
+            } else if holds_cells(rest, 2) {
+                makers |= rest;
+            }
         }
     }
-    out
+    (made, makers)
 }
 
 /// Whether `me` (to move) wins against `you` by playing the cells of `attack` in
@@ -310,7 +320,7 @@ impl ForcedSearch {
             let me2 = me | 1 << m;
             // `me` had no threat, so every threat now is on a line through `m`; `m`
             // took `you`'s one threat cell if there was one.
-            let made = threats_through(m, me2, you);
+            let (made, new_makers) = threats_and_makers_through(m, me2, you);
             if made == 0 {
                 continue;
             }
@@ -322,9 +332,11 @@ impl ForcedSearch {
             let you2 = you | made;
             let theirs2 = threats_through(block, you2, me2);
             // A line where `me` makes a threat now held two of `me` and none of
-            // `you` before (a maker then) or passes through `m`.
-            let makers2 =
-                (makers | empty_cells_of_lines_through_with(m, me2, you2, 2)) & !(me2 | you2);
+            // `you` before (a maker then) or passes through `m`. Of the lines
+            // through `m`, only the threat's holds the block (two lines meet in
+            // one cell at most), and it holds three of `me`: the makers through
+            // `m` are the same against `you` as against `you2`.
+            let makers2 = (makers | new_makers) & !(me2 | you2);
             // A position with two threat makers or fewer is searched again rather
             // than looked up: its search is a few steps, cheaper than a table slot
             // out of the processor's caches, and it keeps its slot for a bigger one.
@@ -456,6 +468,74 @@ mod tests {
             }
         }
         assert!(wins > 100, "only {wins} forced wins: the test tests little");
+    }
+
+    /// The one-pass scan of the lines through a cell against the lines counted
+    /// one by one, on random positions and every cell.
+    #[test]
+    fn threats_and_makers_through_a_cell_are_the_counted_ones() {
+        for (x, o) in random_positions(2_000, 0x7e55_11ce_0b5e_0001) {
+            for (own, other) in [(x, o), (o, x)] {
+                for cell in 0..CELLS {
+                    let counted = |count| {
+                        lines()
+                            .iter()
+                            .filter(|&&l| l >> cell & 1 == 1)
+                            .filter(|&&l| other & l == 0 && (own & l).count_ones() == count)
+                            .fold(0, |s, &l| s | l & !own)
+                    };
+                    assert_eq!(
+                        threats_and_makers_through(cell, own, other),
+                        (counted(3), counted(2))
+                    );
+                }
+            }
+        }
+    }
+
+    /// [`ForcedSearch::win`] answers the least cell that wins by continuous
+    /// threats, by the independent checker's plain recursion (`check.rs`): the
+    /// completing cell with a threat, else the least threat (or block) after which
+    /// the checker finds the win; no win where the checker finds none. Random
+    /// positions, each asked twice (the second answer from the caches).
+    #[test]
+    fn forced_wins_are_the_least_winning_threats_by_the_checker() {
+        let checker = crate::games::qubic::check::Checker::new();
+        let mut memo = crate::games::qubic::check::ForcedMemo::default();
+        let mut search = ForcedSearch::new();
+        let (mut wins, mut later_wins) = (0, 0);
+        for (x, o) in random_positions(4_000, 0x0f0c_ed51_5ea7_c4ed) {
+            if has_line(x) || has_line(o) {
+                continue;
+            }
+            for (me, you) in [(x, o), (o, x)] {
+                let expected = if threats(me, you) != 0 {
+                    Some(threats(me, you).trailing_zeros() as usize)
+                } else if threats(you, me).count_ones() >= 2 {
+                    None
+                } else {
+                    (0..CELLS).filter(|&c| (me | you) >> c & 1 == 0).find(|&c| {
+                        let theirs = threats(you, me);
+                        let me2 = me | 1 << c;
+                        let made = threats(me2, you);
+                        (theirs == 0 || theirs == 1 << c)
+                            && made != 0
+                            && (made.count_ones() >= 2
+                                || checker.forced_win(me2, you | made, &mut memo))
+                    })
+                };
+                for _ in 0..2 {
+                    assert_eq!(search.win(me, you), expected, "{me:x} {you:x}");
+                }
+                wins += expected.is_some() as usize;
+                later_wins +=
+                    expected.is_some_and(|c| c > (!(me | you)).trailing_zeros() as usize) as usize;
+            }
+        }
+        assert!(
+            wins > 500 && later_wins > 100,
+            "{wins} wins, {later_wins} not on the first cell"
+        );
     }
 
     #[test]
