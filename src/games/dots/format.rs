@@ -180,7 +180,7 @@ impl Format for DotsFormat<'_> {
     }
 
     fn chunk_family(&self) -> Option<Family> {
-        Some(self.spec.chunk_family())
+        Some(self.spec.codings)
     }
 
     fn chunk_contexts(&self, _layer: usize, key: &[u8], first: u64, len: usize) -> Contexts {

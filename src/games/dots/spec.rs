@@ -307,13 +307,8 @@ impl Spec {
         vec![
             ("value_form", form.to_string()),
             ("loony", self.loony.to_string()),
-            (codec::FAMILY_KEY, self.chunk_family().name().to_string()),
+            (codec::FAMILY_KEY, self.codings.name().to_string()),
         ]
-    }
-
-    /// The chunk codings the file may hold (`chunk_coding`).
-    pub fn chunk_family(&self) -> codec::Family {
-        self.codings
     }
 
     /// Takes the stored form of the existing file `meta` describes, so that a
