@@ -279,6 +279,23 @@ fn export(db: &Path) -> Vec<u8> {
     out.stdout
 }
 
+/// Every value byte a Morris file stores (its chunks decoded by the library).
+fn stored_values(db: &Path) -> Vec<u8> {
+    use tb::retro::Format as _;
+    let store = tb::store::Store::open_read(db).unwrap();
+    let spec = tb::games::morris::spec::MorrisSpec::from_meta(&store.meta().unwrap()).unwrap();
+    let format = tb::games::morris::spec::MorrisFormat::new(spec);
+    let mut all = Vec::new();
+    for layer in format.layers() {
+        for key in format.blocks(layer) {
+            let id = tb::retro::BlockId { layer, key };
+            let values = tb::retro::chunks::load_block(&store, &format, &id).unwrap();
+            all.extend(values.iter().map(|&v| v as u8));
+        }
+    }
+    all
+}
+
 /// `tb recode --quiet --db FROM --out OUT` with `args`, which must succeed.
 fn recode(from: &Path, out: &Path, args: &[&str]) {
     let recoded = tb()
@@ -294,7 +311,7 @@ fn recode(from: &Path, out: &Path, args: &[&str]) {
 }
 
 #[test]
-fn an_archival_4_stone_game_matches_the_oracle_everywhere_and_codes_back() {
+fn an_archival_4_stone_game_matches_the_oracle_everywhere() {
     // The default chunk, and chunks of 1000 (neighbours before a chunk's start,
     // tables split over chunks).
     let g = game(4);
@@ -304,6 +321,10 @@ fn an_archival_4_stone_game_matches_the_oracle_everywhere_and_codes_back() {
         recode(&g.db, &out, &["--coding", "archive", "--chunk", chunk]);
         let info = harness::info(&out);
         assert_eq!(info["features"]["chunk_coding"], "archive", "{info}");
+        // Its wins are stored without their distance, which the readers
+        // recompute from the moves (format 5).
+        assert_eq!(info["features"]["value_form"], "wins-marked", "{info}");
+        assert_eq!(info["format_version"], 5, "{info}");
         // Moving and placement layers: archival (or constant) chunks only.
         let conn = rusqlite::Connection::open(&out).unwrap();
         let tags: Vec<(i64, u8)> = conn
@@ -327,15 +348,40 @@ fn an_archival_4_stone_game_matches_the_oracle_everywhere_and_codes_back() {
         assert_eq!(export(&g.db), export(&out));
         let verify = tb().args(["verify", "--db"]).arg(&out).output().unwrap();
         assert!(verify.status.success(), "{}", describe(&verify));
-        // And back to the context mixing of builds.
-        let back = dir.path().join(format!("m4-b{chunk}.tb"));
-        recode(&out, &back, &["--coding", "mix-checked"]);
-        assert_eq!(
-            harness::info(&back)["features"]["chunk_coding"],
-            "mix-checked"
+        // Every win is stored as the mark, and there are wins with longer
+        // distances in the build's file: the test reads marks, not distances.
+        assert!(
+            stored_values(&out)
+                .iter()
+                .all(|&v| v == 0 || v % 2 == 1 || v == 2)
         );
-        assert_eq!(export(&g.db), export(&back));
+        assert!(stored_values(&g.db).iter().any(|&v| v > 2 && v % 2 == 0));
+        // Recoding it again would need every win's distance: refused, naming
+        // the file to recode instead.
+        let refused = tb()
+            .args(["recode", "--quiet", "--coding", "mix-checked", "--db"])
+            .arg(&out)
+            .arg("--out")
+            .arg(dir.path().join(format!("m4-b{chunk}.tb")))
+            .output()
+            .unwrap();
+        assert!(!refused.status.success(), "{}", describe(&refused));
+        assert!(
+            describe(&refused).contains("recode the file it was made from"),
+            "{}",
+            describe(&refused)
+        );
     }
+    // The build's file still codes to the context mixing of builds and back.
+    let back = dir.path().join("m4-back.tb");
+    recode(&g.db, &back, &["--coding", "zstd"]);
+    let again = dir.path().join("m4-again.tb");
+    recode(&back, &again, &["--coding", "mix-checked"]);
+    assert_eq!(
+        harness::info(&again)["features"]["chunk_coding"],
+        "mix-checked"
+    );
+    assert_eq!(export(&g.db), export(&again));
     // Context mixing without the checksum of coded bytes is not a coding Morris
     // files are recoded to.
     let refused = tb()
@@ -346,6 +392,52 @@ fn an_archival_4_stone_game_matches_the_oracle_everywhere_and_codes_back() {
         .output()
         .unwrap();
     assert!(!refused.status.success(), "{}", describe(&refused));
+}
+
+#[test]
+fn a_file_with_marked_wins_says_so_or_is_refused() {
+    let g = game(3);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("m3-a.tb");
+    recode(&g.db, &out, &["--coding", "archive"]);
+    let position = "d6,f4,b4,d2";
+    let want = tb()
+        .args(["probe", position, "--db"])
+        .arg(&g.db)
+        .output()
+        .unwrap();
+    let got = tb()
+        .args(["probe", position, "--db"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(got.stdout, want.stdout, "{}", describe(&got));
+    // Read as format 4, every win would be a win in one ply: the key says it is
+    // not, so the file is damaged; a value form this tb does not know is named.
+    for (sql, said) in [
+        (
+            "UPDATE meta SET value = '4' WHERE key = 'format_version'",
+            "has no `value_form`",
+        ),
+        (
+            "UPDATE meta SET value = 'wins-halved' WHERE key = 'value_form'",
+            "stored as `wins-halved`, unknown to this tb",
+        ),
+    ] {
+        let forged = dir.path().join("forged.tb");
+        std::fs::copy(&out, &forged).unwrap();
+        let conn = rusqlite::Connection::open(&forged).unwrap();
+        conn.execute(sql, []).unwrap();
+        drop(conn);
+        let refused = tb()
+            .args(["probe", position, "--db"])
+            .arg(&forged)
+            .output()
+            .unwrap();
+        assert!(!refused.status.success(), "{}", describe(&refused));
+        assert!(describe(&refused).contains(said), "{}", describe(&refused));
+        std::fs::remove_file(&forged).unwrap();
+    }
 }
 
 #[test]

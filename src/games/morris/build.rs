@@ -399,6 +399,13 @@ pub fn recode(
 ) -> Result<RecodeSummary> {
     let meta = MorrisSpec::from_meta(&Store::meta_of(from)?)
         .with_context(|| from.display().to_string())?;
+    // Its wins' distances are not in its chunks: the readers recompute them one
+    // at a time, and a recode would need every one.
+    ensure!(
+        !meta.marks_wins,
+        "{} stores its wins without their distance (an archival file): recode the file it was made from",
+        from.display()
+    );
     let mut target = MorrisSpec::with_rules(
         meta.rules,
         meta.stones,
@@ -406,8 +413,10 @@ pub fn recode(
         meta.phase,
     )?;
     // The context-mixing coding of new files (the default), the archival one
-    // (`--coding archive`: smaller, slower to code and decode), or zstd (larger,
-    // fast: what a comparison of codings wants).
+    // (`--coding archive`: smaller, slower to code and decode, and its wins
+    // stored without their distance, which the readers recompute one ply
+    // further: about half the bytes again), or zstd (larger, fast: what a
+    // comparison of codings wants).
     let mix = target.codings;
     let allowed = [mix, Family::Archive, Family::Zstd];
     target.codings = match coding {
@@ -422,6 +431,9 @@ pub fn recode(
             coding.name()
         ),
     };
+    // (Not for rules that move during placement, whose sector files verify
+    // reads another way: their archival files keep every distance.)
+    target.marks_wins = coding == Some(Family::Archive) && !meta.rules.moving_in_placement();
     crate::retro::recode::recode(
         &MorrisFormat::new(meta),
         &MorrisFormat::new(target),

@@ -2,10 +2,11 @@
 //! draws, longest win and loss, bytes, time), `export` (one row per stored class)
 //! and `verify` (re-hash every chunk, recompute values one ply deep).
 
+use super::geometry::BoardKind;
 use super::index::table_size;
 use super::rules::Position;
 use super::sector::Sector;
-use super::solve::verify_table;
+use super::solve::{marked_wins, verify_table};
 use super::spec::{
     MorrisSpec, Phase, hands_of, layer_pair, pair_layer, placement_layer, sector_layer, table_label,
 };
@@ -263,9 +264,11 @@ pub fn export(tb: &MorrisTablebase, format: Format, out: &mut dyn Write) -> Resu
                 key: vec![m, o],
             };
             let values = load_block(tb.store(), &file_format, &id)?;
+            let (hm, ho) = hands_of(h);
             for (index, &byte) in values.iter().enumerate() {
                 let position = tb.placement_representative(h, m, o, index as u64)?;
-                let value = Value::from_byte(byte as u8);
+                let sector = Sector::new(m, o, hm, ho);
+                let value = Value::from_byte(tb.with_distance(sector, index as u64, byte as u8)?);
                 write_row(out, format, &position, (m, o), value)?;
                 rows += 1;
             }
@@ -281,7 +284,7 @@ pub fn export(tb: &MorrisTablebase, format: Format, out: &mut dyn Write) -> Resu
         for s in sector.pair() {
             for index in 0..table_size(tb.spec().board(), s.m, s.o)? {
                 let position = tb.sector_representative(s, index)?;
-                let value = Value::from_byte(values[at] as u8);
+                let value = Value::from_byte(tb.with_distance(s, index, values[at] as u8)?);
                 at += 1;
                 write_row(out, format, &position, (s.m, s.o), value)?;
                 rows += 1;
@@ -299,7 +302,8 @@ pub fn export(tb: &MorrisTablebase, format: Format, out: &mut dyn Write) -> Resu
         for (m, o) in MorrisSpec::tables_of_pair(a, b) {
             for index in 0..table_size(tb.spec().board(), m, o)? {
                 let position = tb.representative(m, o, index)?;
-                let value = Value::from_byte(values[at] as u8);
+                let sector = Sector::new(m, o, 0, 0);
+                let value = Value::from_byte(tb.with_distance(sector, index, values[at] as u8)?);
                 at += 1;
                 write_row(out, format, &position, (m, o), value)?;
                 rows += 1;
@@ -455,6 +459,89 @@ impl VerifyReport {
 /// A table's values: its block's and its range there (a pair's block holds two).
 type TableValues = (Arc<Vec<i8>>, Range<usize>);
 
+/// Moving-phase pairs' values by pair `(a, b)`, `a <= b`.
+type PairValues = [((u8, u8), Arc<Vec<i8>>)];
+
+/// The value byte of class `index` of a moving-phase table, read from `blocks`.
+fn pairs_lookup(
+    board: BoardKind,
+    blocks: &PairValues,
+) -> impl Fn(Sector, u64) -> Result<u8> + Sync {
+    move |sector: Sector, index: u64| {
+        let (m, o) = (sector.m, sector.o);
+        let pair = (m.min(o), m.max(o));
+        let (_, values) = blocks
+            .iter()
+            .find(|(p, _)| *p == pair)
+            .with_context(|| format!("table {m}-{o} is not readable"))?;
+        let at = MorrisSpec::offset_in_pair(board, m, o)? + index;
+        values
+            .get(at as usize)
+            .map(|&v| v as u8)
+            .with_context(|| format!("table {m}-{o} has no class {index}"))
+    }
+}
+
+/// The value byte of class `index` of a placement table with `h` stones in hand
+/// (read from `current`) or `h - 1` (from `below`).
+fn placement_lookup<'a>(
+    h: u8,
+    current: &'a BTreeMap<(u8, u8), TableValues>,
+    below: &'a BTreeMap<(u8, u8), TableValues>,
+) -> impl Fn(Sector, u64) -> Result<u8> + Sync + 'a {
+    move |sector: Sector, index: u64| {
+        let (hands, m, o) = (sector.hm + sector.ho, sector.m, sector.o);
+        let tables = if hands == h { current } else { below };
+        let (values, range) = tables
+            .get(&(m, o))
+            .filter(|_| hands == h || hands + 1 == h)
+            .with_context(|| format!("table {m}-{o} with {hands} in hand is not readable"))?;
+        values[range.clone()]
+            .get(index as usize)
+            .map(|&v| v as u8)
+            .with_context(|| format!("table {m}-{o} with {hands} in hand has no class {index}"))
+    }
+}
+
+/// Pair `(a, b)`'s values as computed, from `stored`, its block as the file stores
+/// it: in a file that marks wins, every win with its distance again (from the
+/// position's moves, into the pair and into the pairs its captures lead to, whose
+/// values `captures` holds).
+fn with_win_distances(
+    spec: &MorrisSpec,
+    (a, b): (u8, u8),
+    stored: Vec<i8>,
+    captures: &PairValues,
+) -> Result<Vec<i8>> {
+    if !spec.marks_wins {
+        return Ok(stored);
+    }
+    let board = spec.board();
+    let own = Arc::new(stored);
+    let mut blocks = vec![((a, b), own.clone())];
+    blocks.extend(captures.iter().cloned());
+    let lookup = pairs_lookup(board, &blocks);
+    let mut wins = Vec::new();
+    for (m, o) in MorrisSpec::tables_of_pair(a, b) {
+        let start = MorrisSpec::offset_in_pair(board, m, o)? as usize;
+        let len = table_size(board, m, o)? as usize;
+        let table = &own[start..start + len];
+        let found = marked_wins(spec.rules, Sector::new(m, o, 0, 0), table, &lookup)?;
+        wins.extend(
+            found
+                .into_iter()
+                .map(|(i, byte)| (start + i as usize, byte)),
+        );
+    }
+    drop(lookup);
+    drop(blocks);
+    let mut values = Arc::try_unwrap(own).unwrap_or_else(|shared| (*shared).clone());
+    for (at, byte) in wins {
+        values[at] = byte as i8;
+    }
+    Ok(values)
+}
+
 /// Re-reads every pair (every chunk against its checksum, the pair against its
 /// layer digest; a corrupt chunk is reported, never read as values) and recomputes
 /// positions one ply deep from their moves, on all cores: every class, or `sample`
@@ -494,41 +581,37 @@ pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport>
         if !row.is_some_and(|r| r.status.readable()) {
             continue;
         }
-        let own = match load(&mut cache, layer) {
-            Ok(values) => {
-                audit.check_block(&pair_id(layer), Ok(&values));
-                values
-            }
-            Err(e) => {
-                audit.check_block(&pair_id(layer), Err(&e));
-                continue;
-            }
-        };
-        // The pair and the pairs its captures lead to, as value bytes by table.
-        let mut blocks = vec![((a, b), own)];
+        // The pairs its captures lead to (checked before it, so with every win's
+        // distance): as value bytes by table.
+        let mut captures = Vec::new();
         for (x, y) in MorrisSpec::capture_pairs(a, b) {
             // (A pair that does not load was reported when it was checked.)
             if let Ok(values) = load(&mut cache, pair_layer(x, y)) {
-                blocks.push(((x, y), values));
+                captures.push(((x, y), values));
             }
         }
-        let lookup = |sector: Sector, index: u64| -> Result<u8> {
-            let (m, o) = (sector.m, sector.o);
-            let pair = (m.min(o), m.max(o));
-            let (_, values) = blocks
-                .iter()
-                .find(|(p, _)| *p == pair)
-                .with_context(|| format!("table {m}-{o} is not readable"))?;
-            let at = MorrisSpec::offset_in_pair(board, m, o)? + index;
-            values
-                .get(at as usize)
-                .map(|&v| v as u8)
-                .with_context(|| format!("table {m}-{o} has no class {index}"))
+        let id = pair_id(layer);
+        let loaded = cache.get_or_load(&id, || {
+            let stored = load_block(tb.store(), &format, &id)?;
+            with_win_distances(tb.spec(), (a, b), stored, &captures)
+        });
+        let own = match loaded {
+            Ok(values) => {
+                audit.check_block(&id, Ok(&values));
+                values
+            }
+            Err(e) => {
+                audit.check_block(&id, Err(&e));
+                continue;
+            }
         };
+        let mut blocks = vec![((a, b), own)];
+        blocks.extend(captures);
+        let lookup = pairs_lookup(board, &blocks);
         for (m, o) in MorrisSpec::tables_of_pair(a, b) {
             let size = table_size(board, m, o)?;
             let step = sample.map_or(1, |n| (size / n.max(1)).max(1));
-            match verify_table(rules, Sector::new(m, o, 0, 0), step, lookup) {
+            match verify_table(rules, Sector::new(m, o, 0, 0), step, &lookup) {
                 Ok(n) => report.recomputed += n,
                 Err(e) => report.error(format!("{e:#}")),
             }
@@ -547,9 +630,10 @@ pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport>
                     layer,
                     key: vec![m, o],
                 };
+                // (Checked against the catalogue below, once every win has its
+                // distance.)
                 match load_block(tb.store(), &format, &id) {
                     Ok(values) => {
-                        audit.check_block(&id, Ok(&values));
                         let all = 0..values.len();
                         current.insert((m, o), (Arc::new(values), all));
                     }
@@ -571,27 +655,47 @@ pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport>
             }
             cache = BlockCache::new(0);
         }
-        let lookup = |sector: Sector, index: u64| -> Result<u8> {
-            let (hands, m, o) = (sector.hm + sector.ho, sector.m, sector.o);
-            let tables = if hands == h { &current } else { &below };
-            let (values, range) = tables
-                .get(&(m, o))
-                .filter(|_| hands == h || hands + 1 == h)
-                .with_context(|| format!("table {m}-{o} with {hands} in hand is not readable"))?;
-            values[range.clone()]
-                .get(index as usize)
-                .map(|&v| v as u8)
-                .with_context(|| format!("table {m}-{o} with {hands} in hand has no class {index}"))
-        };
+        let (hm, ho) = hands_of(h);
+        if tb.spec().marks_wins {
+            // Every win's distance again, from its moves (into this layer and the
+            // one below, which has them already).
+            let lookup = placement_lookup(h, &current, &below);
+            let mut wins = Vec::new();
+            for (&(m, o), (values, _)) in &current {
+                let found = marked_wins(rules, Sector::new(m, o, hm, ho), values, &lookup);
+                wins.push(((m, o), found));
+            }
+            drop(lookup);
+            for ((m, o), found) in wins {
+                let (values, _) = current.get_mut(&(m, o)).expect("a table of the layer");
+                match found {
+                    Ok(found) => {
+                        let values = Arc::make_mut(values);
+                        for (i, byte) in found {
+                            values[i as usize] = byte as i8;
+                        }
+                    }
+                    Err(e) => report.error(format!("{e:#}")),
+                }
+            }
+        }
+        for (&(m, o), (values, _)) in &current {
+            let id = BlockId {
+                layer,
+                key: vec![m, o],
+            };
+            audit.check_block(&id, Ok(values));
+        }
+        let lookup = placement_lookup(h, &current, &below);
         for &(m, o) in current.keys() {
             let size = table_size(board, m, o)?;
             let step = sample.map_or(1, |n| (size / n.max(1)).max(1));
-            let (hm, ho) = hands_of(h);
-            match verify_table(rules, Sector::new(m, o, hm, ho), step, lookup) {
+            match verify_table(rules, Sector::new(m, o, hm, ho), step, &lookup) {
                 Ok(n) => report.recomputed += n,
                 Err(e) => report.error(format!("{e:#}")),
             }
         }
+        drop(lookup);
         below = current;
     }
     verify_sectors(tb, sample, &mut audit, &mut report)?;

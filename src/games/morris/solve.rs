@@ -1044,6 +1044,64 @@ pub fn is_error(played: Value, reply: Value) -> bool {
     }
 }
 
+/// The value of a won position of a file that marks wins (`MorrisSpec::marks_wins`):
+/// its best move's, read with `lookup` (the stored bytes). Its distance is one
+/// more than its shortest losing child's, stored with its distance (`W1` for a
+/// move that wins at once); a won child (a losing move, stored as `W1`) never
+/// comes first. A position stored as won without a winning move is an error.
+pub fn won_value(pos: &Position, lookup: impl Fn(Sector, u64) -> Result<u8>) -> Result<Value> {
+    let p = probe(pos, lookup)?;
+    match p.moves.first() {
+        Some(&(_, win @ Value::Win(_))) => Ok(win),
+        best => bail!(
+            "{pos} is stored as won, but its best move gives {}",
+            best.map_or_else(
+                || "nothing (it has no move)".to_string(),
+                |m| m.1.to_string()
+            )
+        ),
+    }
+}
+
+/// The wins of table `sector` whose distance a file that marks wins left out:
+/// `(class, value byte)` for every class whose byte in `values` (the table's, by
+/// class) is [`super::value::WIN_MARK`], the distance recomputed with `lookup`
+/// ([`won_value`]), on all cores.
+pub fn marked_wins(
+    rules: Rules,
+    sector: Sector,
+    values: &[i8],
+    lookup: impl Fn(Sector, u64) -> Result<u8> + Sync,
+) -> Result<Vec<(u64, u8)>> {
+    with_board!(rules.board(), B => marked_wins_on::<B>(rules, sector, values, lookup))
+}
+
+/// [`marked_wins`] on board `B` (the board of `rules`).
+fn marked_wins_on<B: Indexed>(
+    rules: Rules,
+    sector: Sector,
+    values: &[i8],
+    lookup: impl Fn(Sector, u64) -> Result<u8> + Sync,
+) -> Result<Vec<(u64, u8)>> {
+    let Sector { m, o, hm, ho } = sector;
+    let table = Table::<B>::get(m, o)?;
+    table.prepare_lookups();
+    for k in [o.saturating_sub(1), o] {
+        MoverIndex::<B>::get(k).direct();
+    }
+    let marked: Vec<u64> = (0..values.len() as u64)
+        .filter(|&i| values[i as usize] as u8 == super::value::WIN_MARK)
+        .collect();
+    marked
+        .into_par_iter()
+        .map(|i| {
+            let (mover, opponent) = table.position(i);
+            let pos = Position::with_mover(mover, opponent, hm == ho, [hm, ho]).on(rules);
+            Ok((i, won_value(&pos, &lookup)?.to_byte()))
+        })
+        .collect()
+}
+
 /// Checks every `step`-th class of table (m, o) against its moves, with the move
 /// generator of [`Position::legal_moves`] (independent of the solver's loops): the
 /// stored value must equal the best move value (`L0` without moves). Checked for every
@@ -1130,6 +1188,37 @@ mod tests {
         );
         let tables = Tables::from([((3, 3), v)]);
         check_consistent(&tables, 3, 3, 1);
+    }
+
+    #[test]
+    fn marked_wins_get_their_distances_back_one_ply_further() {
+        // Table 3-3 solved, then every win stored as the mark: each one's
+        // distance recomputed from the marked table equals the solver's.
+        let (v, _) = solve_pair(Rules::Nine, 3, 3, |_, _| unreachable!()).unwrap();
+        let marked: Vec<u8> = v
+            .iter()
+            .map(|&b| super::super::value::mark_win(b))
+            .collect();
+        let signed = |bytes: &[u8]| bytes.iter().map(|&b| b as i8).collect::<Vec<i8>>();
+        let wins = marked
+            .iter()
+            .filter(|&&b| b == super::super::value::WIN_MARK);
+        let tables = Tables::from([((3, 3), marked.clone())]);
+        let sector = Sector::new(3, 3, 0, 0);
+        let found = marked_wins(Rules::Nine, sector, &signed(&marked), lookup(&tables)).unwrap();
+        assert_eq!(found.len(), wins.count());
+        // Long wins as well as wins in one (the test is not about W1 alone).
+        assert!(found.iter().any(|&(_, b)| b > 10));
+        for (i, byte) in found {
+            assert_eq!(byte, v[i as usize], "class {i}");
+        }
+        // A position marked won whose moves give no win is refused.
+        let lost = (0..v.len()).find(|&i| v[i] % 2 == 1).unwrap();
+        let mut forged = marked;
+        forged[lost] = super::super::value::WIN_MARK;
+        let tables = Tables::from([((3, 3), forged.clone())]);
+        let err = marked_wins(Rules::Nine, sector, &signed(&forged), lookup(&tables));
+        assert!(format!("{:#}", err.unwrap_err()).contains("stored as won"));
     }
 
     #[test]

@@ -28,6 +28,21 @@ use std::path::PathBuf;
 /// must: it would not read the key.
 pub const FORMAT_VERSION: u32 = 4;
 
+/// The `format_version` of Morris files whose wins are stored without their
+/// distance ([`MorrisSpec::marks_wins`], feature key [`VALUE_FORM_KEY`]): every
+/// won position's byte is [`super::value::WIN_MARK`], its distance recomputed one
+/// ply further by the readers. A tb that knows only [`FORMAT_VERSION`] refuses
+/// these files, as it must: it would read every win as a win in one ply. Files
+/// that store every distance stay [`FORMAT_VERSION`].
+pub const MARKED_FORMAT_VERSION: u32 = 5;
+
+/// The feature key of [`MARKED_FORMAT_VERSION`] files: `value_form` =
+/// [`WINS_MARKED`].
+pub const VALUE_FORM_KEY: &str = "value_form";
+
+/// The [`VALUE_FORM_KEY`] value of a file whose wins are marked.
+pub const WINS_MARKED: &str = "wins-marked";
+
 /// The legacy `format_version`s and the chunk codings each packs.
 const LEGACY_FORMATS: [(u32, Family); 3] =
     [(1, Family::Zstd), (2, Family::Mix), (3, Family::MixChecked)];
@@ -86,6 +101,12 @@ pub struct MorrisSpec {
     /// `chunk_coding` key, formats 1 to 3): a build resumed on one keeps its meta
     /// so. False for every file this tb creates.
     pub packed_format: bool,
+    /// Every won position is stored as [`super::value::WIN_MARK`], not with its
+    /// distance (files of [`MARKED_FORMAT_VERSION`], written by `tb recode
+    /// --coding archive`): a win's distance is one more than its shortest losing
+    /// child's, which is stored, so a reader recomputes it one ply further
+    /// (about half the bytes of an archival file). Builds write every distance.
+    pub marks_wins: bool,
 }
 
 /// First layer number of the placement tables: layer `PLACEMENT_LAYERS + h` holds
@@ -146,13 +167,13 @@ pub fn format_version(meta: &BTreeMap<String, String>) -> Result<u32> {
         .context("the file has no `format_version` metadata")?
         .parse()
         .context("bad `format_version` metadata")?;
-    if version > FORMAT_VERSION {
+    if version > MARKED_FORMAT_VERSION {
         return Err(unknown_format(format!(
-            "the file's value format {version} is newer than this tb understands ({FORMAT_VERSION})"
+            "the file's value format {version} is newer than this tb understands ({MARKED_FORMAT_VERSION})"
         )));
     }
     if version == 0 {
-        bail!("the file's value format 0 does not exist (formats 1..={FORMAT_VERSION})");
+        bail!("the file's value format 0 does not exist (formats 1..={MARKED_FORMAT_VERSION})");
     }
     Ok(version)
 }
@@ -263,12 +284,16 @@ impl MorrisSpec {
             phase,
             codings: Family::MixChecked,
             packed_format: false,
+            marks_wins: false,
         })
     }
 
     /// The file's `format_version`: [`FORMAT_VERSION`], or the legacy version that
     /// packs the codings of a [`MorrisSpec::packed_format`] file.
     pub fn format_version(&self) -> u32 {
+        if self.marks_wins {
+            return MARKED_FORMAT_VERSION;
+        }
         if !self.packed_format {
             return FORMAT_VERSION;
         }
@@ -282,7 +307,11 @@ impl MorrisSpec {
     /// [`FORMAT_VERSION`]; for a [`MorrisSpec::packed_format`] file what its
     /// version packs (`tb info` shows them).
     pub fn features(&self) -> Vec<(&'static str, String)> {
-        vec![(FAMILY_KEY, self.codings.name().to_string())]
+        let mut keys = vec![(FAMILY_KEY, self.codings.name().to_string())];
+        if self.marks_wins {
+            keys.push((VALUE_FORM_KEY, WINS_MARKED.to_string()));
+        }
+        keys
     }
 
     /// The default file: `morris.tb`, or `morris-<N>.tb` below nine stones; for
@@ -357,11 +386,26 @@ impl MorrisSpec {
         let chunk: u64 = get("chunk_positions")?
             .parse()
             .context("bad `chunk_positions` metadata")?;
+        let marks_wins = version == MARKED_FORMAT_VERSION;
+        if marks_wins && get(VALUE_FORM_KEY)? != WINS_MARKED {
+            return Err(unknown_format(format!(
+                "the file's values are stored as `{}`, unknown to this tb",
+                get(VALUE_FORM_KEY)?
+            )));
+        }
         let spec = MorrisSpec {
             codings,
             packed_format,
+            marks_wins,
             ..MorrisSpec::with_rules(rules, stones, chunk, phase).context("bad metadata")?
         };
+        if !marks_wins && meta.contains_key(VALUE_FORM_KEY) {
+            return Err(crate::store::StoreError::damaged(
+                crate::store::Place::Meta(VALUE_FORM_KEY.to_string()),
+                format!("a file of value format {version} has no `{VALUE_FORM_KEY}`"),
+            )
+            .into());
+        }
         // Exactly what this tb writes (the format version was checked above).
         crate::store::check_no_feature_keys(meta, &spec.to_meta(), &spec.features(), version)?;
         for (key, value) in spec.to_meta() {
@@ -775,6 +819,26 @@ impl Format for MorrisFormat {
 
     fn chunk_contexts(&self, layer: usize, key: &[u8], first: u64, len: usize) -> Contexts {
         self.spec.block_contexts(layer, key, first, len)
+    }
+
+    /// A file that marks wins stores every win as [`super::value::WIN_MARK`]
+    /// (their distances come back one ply further, in the readers: not here,
+    /// where a chunk's children are not at hand).
+    fn stored_form<'a>(
+        &self,
+        _layer: usize,
+        _key: &[u8],
+        _first: u64,
+        values: &'a [i8],
+    ) -> std::borrow::Cow<'a, [i8]> {
+        if !self.spec.marks_wins {
+            return std::borrow::Cow::Borrowed(values);
+        }
+        let marked = values
+            .iter()
+            .map(|&v| super::value::mark_win(v as u8) as i8)
+            .collect();
+        std::borrow::Cow::Owned(marked)
     }
 }
 

@@ -4,12 +4,12 @@
 use super::index::{MIN_STONES, class_count_on, table_position};
 use super::rules::{Move, Outcome, Position};
 use super::sector::Sector;
-use super::solve::{Class, Probe, break_ties, probe_hinted};
+use super::solve::{Class, Probe, break_ties, probe_hinted, stored_class, won_value};
 use super::spec::{
     MorrisFormat, MorrisSpec, Phase, hands_of, layer_hands, layer_pair, layer_sector, pair_label,
     pair_layer, placement_layer, sector_layer,
 };
-use super::value::Value;
+use super::value::{Value, WIN_MARK};
 use crate::retro::audit::prepare_read;
 use crate::store::reader::ChunkReader;
 use crate::store::{LayerRow, Store};
@@ -174,8 +174,29 @@ impl MorrisTablebase {
         self.stored_byte(sector, index)
     }
 
-    /// The byte at `index` of `sector` once it is known to be in the file.
+    /// The value byte at `index` of `sector` once it is known to be in the file: as
+    /// stored, or in a file that marks wins ([`MorrisSpec::marks_wins`]) a win's
+    /// with its distance, recomputed from the position's moves.
     fn stored_byte(&self, sector: Sector, index: u64) -> Result<u8> {
+        self.with_distance(sector, index, self.raw_byte(sector, index)?)
+    }
+
+    /// The value byte of class `index` of `sector` (in the file) from `byte`, the
+    /// byte the file stores there: itself, or in a file that marks wins
+    /// ([`MorrisSpec::marks_wins`]) a win's with its distance, recomputed from the
+    /// position's moves.
+    pub fn with_distance(&self, sector: Sector, index: u64, byte: u8) -> Result<u8> {
+        if !(self.spec.marks_wins && byte == WIN_MARK) {
+            return Ok(byte);
+        }
+        let position = self.sector_representative(sector, index)?;
+        let won = won_value(&position, |s, i| self.raw_byte(s, i))
+            .with_context(|| format!("the file's win mark at {position}"))?;
+        Ok(won.to_byte())
+    }
+
+    /// The byte at `index` of `sector` as the file stores it.
+    fn raw_byte(&self, sector: Sector, index: u64) -> Result<u8> {
         let (layer, packed, at) = self.locate(sector, index)?;
         let byte = self
             .reader
@@ -279,8 +300,40 @@ impl MorrisTablebase {
     /// the move generator's order, no counts (reads the position and its children
     /// only).
     pub fn probe_untied(&self, position: &Position) -> Result<Probe> {
+        self.preload_win_distances(position);
         let lookup = |s, i| self.sector_byte(s, i);
         probe_hinted(position, |classes| self.preload(classes), lookup)
+    }
+
+    /// In a file that marks wins: decodes together, on all cores, the chunks the
+    /// won children of `position` read for their distance (their own children's),
+    /// which the probe would otherwise decode one after the other. Nothing is
+    /// reported here: the probe reports what it cannot read.
+    fn preload_win_distances(&self, position: &Position) {
+        if !self.spec.marks_wins {
+            return;
+        }
+        let class_of = |outcome: Outcome| match outcome {
+            Outcome::Child(child) => stored_class(&child).ok().flatten(),
+            Outcome::Win => None,
+        };
+        let children: Vec<Class> = position
+            .legal_moves()
+            .into_iter()
+            .filter_map(|(_, outcome)| class_of(outcome))
+            .collect();
+        self.preload(&children);
+        let mut grandchildren = Vec::new();
+        for (sector, index) in children {
+            if self.raw_byte(sector, index).ok() != Some(WIN_MARK) {
+                continue;
+            }
+            if let Ok(child) = self.sector_representative(sector, index) {
+                let moves = child.legal_moves().into_iter();
+                grandchildren.extend(moves.filter_map(|(_, outcome)| class_of(outcome)));
+            }
+        }
+        self.preload(&grandchildren);
     }
 
     /// Decodes the chunks of the classes a probe reads, on all cores, before it

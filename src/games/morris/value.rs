@@ -9,6 +9,21 @@ use thiserror::Error;
 /// Largest ply count a value byte can hold (`byte = p + 1 <= 255`).
 pub const MAX_PLIES: u32 = 254;
 
+/// The byte of every win in a file that stores wins without their distance
+/// (`MorrisSpec::marks_wins`): `W1`'s. A reader recomputes the distance from the
+/// position's moves ([`super::solve::won_value`]).
+pub const WIN_MARK: u8 = 2;
+
+/// A value byte as a file that marks wins stores it: every win's byte
+/// [`WIN_MARK`], draws and losses as they are.
+pub fn mark_win(byte: u8) -> u8 {
+    if byte != 0 && byte.is_multiple_of(2) {
+        WIN_MARK
+    } else {
+        byte
+    }
+}
+
 /// Value of a position for the side to move (or of a move for the side playing it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Value {
