@@ -271,7 +271,7 @@ pub(super) fn prove_reply(
         (strategy, moves) = (smaller, stats.cost_after);
     }
     Ok(Some(ProvedReply {
-        records: records_of(&strategy),
+        records: records_of(&strategy, prover.forced_search()),
         moves,
     }))
 }
@@ -430,11 +430,12 @@ fn replies_plies(store: &Store) -> Result<u8> {
     Ok(worst.saturating_add(2))
 }
 
-/// The records of a strategy: subtree sizes and plies under the chosen moves.
-fn records_of(strategy: &Strategy) -> Vec<Record> {
+/// The records of a strategy: subtree sizes and plies under the chosen moves,
+/// the fringe's forced wins searched with `forced` (the prover's search, whose
+/// caches know most of them: a search of their own allocated and filled a table
+/// per reply).
+fn records_of(strategy: &Strategy, forced: &mut ForcedSearch) -> Vec<Record> {
     let mut plies = PositionMap::default();
-    // One forced-win search for all the fringe positions: its cache is shared.
-    let mut forced = ForcedSearch::new();
     strategy
         .choices
         .iter()
@@ -442,7 +443,7 @@ fn records_of(strategy: &Strategy) -> Vec<Record> {
             key,
             cell: choice.cell,
             subtree: choice.subtree.min(u32::MAX as u64) as u32,
-            plies: plies_of(strategy, key, &mut forced, &mut plies),
+            plies: plies_of(strategy, key, forced, &mut plies),
         })
         .collect()
 }

@@ -10,7 +10,7 @@
 
 use super::geometry::{Cells, Images, canonical};
 use super::helpers::ForcedHelpers;
-use super::threats::{ForcedSearch, PositionMap, forced_line, threats, wins_by};
+use super::threats::{ForcedSearch, PositionMap, forced_line_of_image, threats, wins_by};
 
 /// "Infinite" proof or disproof number: the position is disproven or proven.
 pub const INFINITE: u32 = u32::MAX / 4;
@@ -71,22 +71,32 @@ pub fn candidate_moves(x: Cells, o: Cells) -> Cells {
 
 /// The children of a position, one per class: the first move (a cell of the
 /// position) reaching each distinct canonical position after the candidate moves.
-pub fn child_classes((x, o): Key) -> Vec<(u8, Key)> {
+pub fn child_classes(key: Key) -> Vec<(u8, Key)> {
+    child_classes_mapped(key)
+        .into_iter()
+        .map(|(m, child, _)| (m, child))
+        .collect()
+}
+
+/// [`child_classes`] with, for each child, the automorphism that [`canonical`]
+/// gives for the position after the move (its index): the one mapping it to the
+/// child.
+fn child_classes_mapped((x, o): Key) -> Vec<(u8, Key, usize)> {
     let x_moves = x_to_move(x, o);
     let mut moves = candidate_moves(x, o);
-    let mut out: Vec<(u8, Key)> = Vec::with_capacity(moves.count_ones() as usize);
+    let mut out: Vec<(u8, Key, usize)> = Vec::with_capacity(moves.count_ones() as usize);
     // One move (a forced block): canonical alone is cheaper than the images.
     let images = (moves.count_ones() > 1).then(|| Images::of(x, o));
     while moves != 0 {
         let m = moves.trailing_zeros() as u8;
         moves &= moves - 1;
-        let child = match &images {
-            Some(images) => images.canonical_after(m as usize, x_moves).0,
-            None if x_moves => canonical(x | 1 << m, o).0,
-            None => canonical(x, o | 1 << m).0,
+        let (child, which) = match &images {
+            Some(images) => images.canonical_after(m as usize, x_moves),
+            None if x_moves => canonical(x | 1 << m, o),
+            None => canonical(x, o | 1 << m),
         };
-        if !out.iter().any(|&(_, k)| k == child) {
-            out.push((m, child));
+        if !out.iter().any(|&(_, k, _)| k == child) {
+            out.push((m, child, which));
         }
     }
     out
@@ -188,6 +198,13 @@ impl Prover {
             .is_some_and(|d| std::time::Instant::now() >= d)
     }
 
+    /// The prover's forced-win search (its caches), for other searches of the
+    /// same positions: a forced win's answer is a function of the position, so
+    /// sharing the caches changes no answer of the prover's.
+    pub fn forced_search(&mut self) -> &mut ForcedSearch {
+        &mut self.forced
+    }
+
     /// Positions the forced-win searches have visited.
     pub fn forced_nodes(&self) -> u64 {
         self.forced.nodes
@@ -270,8 +287,8 @@ impl Prover {
             _ => Vec::new(),
         };
         let no_win_after_reply = matches!(pass_win, Some(None));
-        let classes = child_classes((x, o));
-        for &(m, child) in &classes {
+        let classes = child_classes_mapped((x, o));
+        for &(m, child, which) in &classes {
             if no_win_after_reply && threats(child.0, child.1) == 0 {
                 self.forced.note(child.0, child.1, None);
             }
@@ -282,24 +299,26 @@ impl Prover {
             if let Some(which) = attacks.iter().position(|attack| wins_by(x, o2, attack)) {
                 self.sibling_replays += (which > 0) as u64;
                 self.table.insert(child, Numbers::PROVEN);
-            } else if let Some(attack) = self.attack_after(x, o2) {
+            } else if let Some(attack) = self.attack_after(x, o2, (child, which)) {
                 // The search its leaf would make, made now: its attack may defeat
                 // the replies still to come.
                 attacks.push(attack);
                 self.table.insert(child, Numbers::PROVEN);
             }
         }
-        classes.into_iter().map(|(_, child)| child).collect()
+        classes.into_iter().map(|(_, child, _)| child).collect()
     }
 
     /// X's forced win by continuous threats in `(x, o)` (X to move, no threat of
-    /// X's), searched in its canonical form (where leaves look for it), as X's
-    /// moves in the cells of `(x, o)`: an attack to replay after other replies.
-    fn attack_after(&mut self, x: Cells, o: Cells) -> Option<Vec<usize>> {
+    /// X's), searched in its canonical form `image` (the form and the index of an
+    /// automorphism giving it, as [`canonical`] gives them; where leaves look for
+    /// it), as X's moves in the cells of `(x, o)`: an attack to replay after other
+    /// replies.
+    fn attack_after(&mut self, x: Cells, o: Cells, image: (Key, usize)) -> Option<Vec<usize>> {
         if threats(x, o) != 0 {
             return None;
         }
-        let line = forced_line(&mut self.forced, x, o)?;
+        let line = forced_line_of_image(&mut self.forced, image)?;
         Some(line.into_iter().step_by(2).collect())
     }
 
@@ -526,6 +545,30 @@ mod tests {
         );
     }
 
+    /// Each child's automorphism is the one [`canonical`] gives for the
+    /// position after its move (the attack found in the child is mapped back
+    /// with it, as [`forced_line`](super::super::threats::forced_line) would).
+    #[test]
+    fn children_come_with_the_automorphism_canonical_gives() {
+        let mut checked = 0;
+        for (x, o) in crate::games::qubic::geometry::random_positions(300, 0xc1a5_5e5a_0b5e_0002) {
+            let x_moves = x_to_move(x, o);
+            for (m, child, which) in child_classes_mapped((x, o)) {
+                let after = if x_moves {
+                    (x | 1 << m, o)
+                } else {
+                    (x, o | 1 << m)
+                };
+                assert_eq!(canonical(after.0, after.1), (child, which));
+                checked += usize::from(which != 0);
+            }
+        }
+        assert!(
+            checked > 1_000,
+            "only {checked} children not canonical already"
+        );
+    }
+
     /// An attack found in a reply's canonical form and mapped back wins in the
     /// cells of the position it was asked for (a wrong mapping would only lose
     /// the replays, never prove a child wrongly: `wins_by` checks every move),
@@ -538,7 +581,7 @@ mod tests {
             if threats(x, o) != 0 || threats(o, x) != 0 {
                 continue;
             }
-            if let Some(attack) = prover.attack_after(x, o) {
+            if let Some(attack) = prover.attack_after(x, o, canonical(x, o)) {
                 assert!(wins_by(x, o, &attack), "{x:x} {o:x} {attack:?}");
                 mapped += 1;
             }

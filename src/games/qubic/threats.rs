@@ -31,6 +31,37 @@ pub fn threat_makers(own: Cells, other: Cells) -> Cells {
     empty_cells_of_lines_with(own, other, 2)
 }
 
+/// In one pass over the lines: the threats of `me` against `you`, those of `you`
+/// against `me`, and `me`'s threat makers ([`threats`] both ways and
+/// [`threat_makers`]).
+#[inline]
+fn threats_both_and_makers(me: Cells, you: Cells) -> (Cells, Cells, Cells) {
+    let (mut mine, mut theirs, mut makers) = (0, 0, 0);
+    for &l in lines() {
+        if you & l == 0 {
+            let rest = l & !me;
+            if holds_cells(rest, 1) {
+                mine |= rest;
+            } else if holds_cells(rest, 2) {
+                makers |= rest;
+            }
+        } else if me & l == 0 {
+            let rest = l & !you;
+            if holds_cells(rest, 1) {
+                theirs |= rest;
+            }
+        }
+    }
+    (mine, theirs, makers)
+}
+
+/// Whether `set` has at most two cells.
+#[inline]
+fn at_most_two(set: Cells) -> bool {
+    let less_one = set & set.wrapping_sub(1);
+    less_one & less_one.wrapping_sub(1) == 0
+}
+
 /// The empty cells of the lines holding `count` (2 or 3) of `own` and none of
 /// `other`.
 #[inline]
@@ -108,13 +139,13 @@ fn threats_and_makers_through(cell: usize, own: Cells, other: Cells) -> (Cells, 
 /// threats or four in a line: a forced win found in one position, replayed in
 /// another (the defender's extra stone may have broken it).
 pub fn wins_by(mut me: Cells, mut you: Cells, attack: &[usize]) -> bool {
-    if threats(me, you) != 0 {
+    let (mine, mut theirs, _) = threats_both_and_makers(me, you);
+    if mine != 0 {
         return true;
     }
     // The threats are followed move by move: a stone only adds its owner's
     // threats on the lines through it, and takes its own cell from the other
     // side's (a threat line's one empty cell is the only cell it can block).
-    let mut theirs = threats(you, me);
     for &m in attack {
         if (me | you) >> m & 1 == 1 || (theirs != 0 && theirs != 1 << m) {
             return false;
@@ -137,85 +168,173 @@ pub fn wins_by(mut me: Cells, mut you: Cells, attack: &[usize]) -> bool {
 /// A hash map keyed by positions `(x, o)`.
 pub type PositionMap<V> = HashMap<(Cells, Cells), V, KeyHash>;
 
-/// Slots of [`ForcedSearch`]'s cache of positions inside a search (24 bytes each).
-const INNER_SLOTS: usize = 1 << 20;
+/// Buckets of a build's table of positions inside forced-win searches: 32 MiB,
+/// a million positions.
+const BUILD_BUCKETS: usize = 1 << 19;
+
+/// Buckets of a probe's table: 256 KiB. A probe searches a few positions; a table
+/// of the build's size cost it more to allocate and fill (13,700 page faults)
+/// than its searches.
+const PROBE_BUCKETS: usize = 1 << 12;
 
 /// A search for forced wins with a cache of the positions settled: the positions
 /// asked for ([`ForcedSearch::win`]) in a map, the positions inside their searches
-/// in a table of fixed size where a position takes the slot of its hash, the last
-/// one written staying (a position lost is searched again: the answer is the
-/// same, only the time differs). The searches' inner positions are most of the
-/// positions met, and a map of them all grew to gigabytes, every look-up a miss of
-/// the processor's caches.
-#[derive(Default)]
+/// in a table of fixed size where a position takes a slot of the bucket of its
+/// hash (a position lost is searched again: the answer is the same, only the
+/// time differs). The searches' inner positions are most of the positions met,
+/// and a map of them all grew to gigabytes, every look-up a miss of the
+/// processor's caches.
 pub struct ForcedSearch {
     settled: PositionMap<Option<u8>>,
     /// The inner positions, allocated at the first search; shared with the
     /// searches made by [`ForcedSearch::sharing`] (other threads' searches).
     inner: std::sync::Arc<OnceLock<InnerTable>>,
+    /// Buckets of the inner table (a power of two).
+    buckets: usize,
     /// Positions searched.
     pub nodes: u64,
 }
 
-/// The table of positions inside forced-win searches: a slot of three words
-/// `[me, you, tag]` per hash, the tag the hash's high bits above the answer (1
-/// for no win, `2 + cell` for a win starting at `cell`). Threads read and write
-/// it without locks: a slot read while another thread writes it mixes two
-/// positions, and its tag (44 bits of the hash) then does not match: a miss.
+/// Positions a bucket of the inner table holds.
+const WAYS: usize = 2;
+
+/// A bucket of the inner table: [`WAYS`] slots of three words `[me, you, tag]`
+/// in one cache line (read from memory at once), the last position written
+/// first. The tag is the hash's high bits above the answer (0 for an empty slot,
+/// 1 for no win, `2 + cell` for a win starting at `cell`).
+#[repr(C, align(64))]
+#[derive(Default)]
+struct Bucket {
+    words: [AtomicU64; 8],
+}
+
+/// The table of positions inside forced-win searches, a bucket per hash. Threads
+/// read and write it without locks: a slot read while another thread writes it
+/// mixes two positions, and its tag (44 bits of the hash) then does not match: a
+/// miss.
 struct InnerTable {
-    words: Box<[AtomicU64]>,
+    buckets: Vec<Bucket>,
 }
 
 impl InnerTable {
-    fn new() -> InnerTable {
-        InnerTable {
-            words: std::iter::repeat_with(|| AtomicU64::new(0))
-                .take(3 * INNER_SLOTS)
-                .collect(),
-        }
+    /// An empty table of `buckets` buckets (a power of two, at most 2^20), on
+    /// huge pages where the system has them (the table is read at random: with
+    /// small pages nearly every look-up also missed the TLB).
+    fn new(buckets: usize) -> InnerTable {
+        debug_assert!(buckets.is_power_of_two() && buckets <= 1 << 20);
+        let mut table: Vec<Bucket> = crate::sys::huge_vec(buckets);
+        table.resize_with(buckets, Bucket::default);
+        InnerTable { buckets: table }
     }
 
-    /// The slot of `(me, you)` and the tag bits above the answer.
+    /// The bucket of `(me, you)` and the tag bits above the answer.
     #[inline]
-    fn slot(me: Cells, you: Cells) -> (usize, u64) {
+    fn bucket(&self, me: Cells, you: Cells) -> (&Bucket, u64) {
         let h = me.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ you.wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
         let h = h ^ h >> 29;
-        (3 * (h as usize & (INNER_SLOTS - 1)), h >> 20 << 8)
+        let bucket = &self.buckets[h as usize & (self.buckets.len() - 1)];
+        (bucket, h >> 20 << 8)
     }
 
-    /// The answer stored for `(me, you)`, if the slot holds it.
+    /// Asks the processor to fetch the bucket of `(me, you)`, about to be looked
+    /// up: the look-ups of a node's children then wait for memory together.
     #[inline]
-    fn get(&self, me: Cells, you: Cells) -> Option<Option<usize>> {
-        let (i, tag) = Self::slot(me, you);
-        let w = &self.words[i..i + 3];
-        let answer = w[2].load(Relaxed);
+    fn prefetch(&self, me: Cells, you: Cells) {
+        crate::sys::prefetch(self.bucket(me, you).0);
+    }
+
+    /// Whether slot `slot` of `w` holds `(me, you)` (tag `tag`): its answer word.
+    #[inline]
+    fn holds(w: &[AtomicU64; 8], slot: usize, me: Cells, you: Cells, tag: u64) -> Option<u64> {
+        let answer = w[3 * slot + 2].load(Relaxed);
         (answer & !0xFF == tag
             && answer & 0xFF != 0
-            && w[0].load(Relaxed) == me
-            && w[1].load(Relaxed) == you)
-            .then(|| (answer & 0xFF).checked_sub(2).map(|c| c as usize))
+            && w[3 * slot].load(Relaxed) == me
+            && w[3 * slot + 1].load(Relaxed) == you)
+            .then_some(answer)
     }
 
+    /// The answer stored for `(me, you)`, if its bucket holds it.
+    #[inline]
+    fn get(&self, me: Cells, you: Cells) -> Option<Option<usize>> {
+        let (bucket, tag) = self.bucket(me, you);
+        let answer = (0..WAYS).find_map(|slot| Self::holds(&bucket.words, slot, me, you, tag))?;
+        Some((answer & 0xFF).checked_sub(2).map(|c| c as usize))
+    }
+
+    /// Stores the answer for `(me, you)` in the first slot of its bucket; the
+    /// position there moves to the second (unless it is this one), the second's
+    /// is dropped.
     #[inline]
     fn put(&self, me: Cells, you: Cells, answer: Option<usize>) {
-        let (i, tag) = Self::slot(me, you);
-        let w = &self.words[i..i + 3];
+        let (bucket, tag) = self.bucket(me, you);
+        let w = &bucket.words;
+        if Self::holds(w, 0, me, you, tag).is_none() {
+            for k in 0..3 {
+                w[3 + k].store(w[k].load(Relaxed), Relaxed);
+            }
+        }
         w[0].store(me, Relaxed);
         w[1].store(you, Relaxed);
         w[2].store(tag | answer.map_or(1, |c| c as u64 + 2), Relaxed);
     }
 
     fn clear(&self) {
-        for w in self.words.iter() {
-            w.store(0, Relaxed);
+        for bucket in &self.buckets {
+            for w in &bucket.words {
+                w.store(0, Relaxed);
+            }
         }
     }
 }
 
+/// A threat of the attacker's in [`ForcedSearch::search`], to search below.
+#[derive(Clone, Copy)]
+struct Kid {
+    /// The cell played.
+    cell: u8,
+    /// Whether the position after the block is looked up in the inner table.
+    looked_up: bool,
+    /// The threat's cell (the defender's block).
+    made: Cells,
+    /// The threat makers after the block (see `makers` of [`ForcedSearch::search`]).
+    makers: Cells,
+}
+
+impl Default for ForcedSearch {
+    /// [`ForcedSearch::new`].
+    fn default() -> ForcedSearch {
+        ForcedSearch::new()
+    }
+}
+
 impl ForcedSearch {
-    /// A search with an empty cache.
+    /// A search with an empty cache, its inner table of a build's size.
     pub fn new() -> ForcedSearch {
-        ForcedSearch::default()
+        ForcedSearch::with_buckets(BUILD_BUCKETS)
+    }
+
+    /// A search with an empty cache and a table of inner positions of a probe's
+    /// size (a few hundred KiB): for the few searches of a probe, which a
+    /// build-sized table cost more to allocate than they took.
+    pub fn for_probes() -> ForcedSearch {
+        ForcedSearch::with_buckets(PROBE_BUCKETS)
+    }
+
+    /// A search with an empty cache and an inner table of `buckets` buckets.
+    fn with_buckets(buckets: usize) -> ForcedSearch {
+        ForcedSearch {
+            settled: PositionMap::default(),
+            inner: std::sync::Arc::default(),
+            buckets,
+            nodes: 0,
+        }
+    }
+
+    /// The table of inner positions, allocated at the first call.
+    #[inline]
+    fn inner(&self) -> &InnerTable {
+        self.inner.get_or_init(|| InnerTable::new(self.buckets))
     }
 
     /// Positions in the cache.
@@ -242,15 +361,14 @@ impl ForcedSearch {
     #[inline]
     fn win_keeping(&mut self, me: Cells, you: Cells, keep: bool) -> Option<usize> {
         self.nodes += 1;
-        let mine = threats(me, you);
+        let (mine, theirs, makers) = threats_both_and_makers(me, you);
         if mine != 0 {
             return Some(mine.trailing_zeros() as usize);
         }
-        let theirs = threats(you, me);
         if keep {
-            self.without_own_threat(me, you, theirs)
+            self.without_own_threat(me, you, theirs, makers)
         } else {
-            self.inner_win(me, you, theirs, threat_makers(me, you))
+            self.inner_win(me, you, theirs, makers)
         }
     }
 
@@ -260,6 +378,7 @@ impl ForcedSearch {
         ForcedSearch {
             settled: PositionMap::default(),
             inner: std::sync::Arc::clone(&self.inner),
+            buckets: self.buckets,
             nodes: 0,
         }
     }
@@ -282,12 +401,19 @@ impl ForcedSearch {
         self.win_keeping(me, you, false)
     }
 
-    /// [`Self::win`] where `me` has no threat and `theirs` are `you`'s threats.
-    fn without_own_threat(&mut self, me: Cells, you: Cells, theirs: Cells) -> Option<usize> {
+    /// [`Self::win`] where `me` has no threat, `theirs` are `you`'s threats and
+    /// `makers` `me`'s threat makers.
+    fn without_own_threat(
+        &mut self,
+        me: Cells,
+        you: Cells,
+        theirs: Cells,
+        makers: Cells,
+    ) -> Option<usize> {
         if let Some(&known) = self.settled.get(&(me, you)) {
             return known.map(usize::from);
         }
-        let found = self.inner_win(me, you, theirs, threat_makers(me, you));
+        let found = self.inner_win(me, you, theirs, makers);
         self.settled.insert((me, you), found.map(|c| c as u8));
         found
     }
@@ -296,16 +422,17 @@ impl ForcedSearch {
     /// `makers` holds every empty cell where `me` makes a threat (and may hold
     /// others: they are tried and make none).
     fn inner_win(&mut self, me: Cells, you: Cells, theirs: Cells, makers: Cells) -> Option<usize> {
-        if let Some(known) = self.inner.get_or_init(InnerTable::new).get(me, you) {
+        if let Some(known) = self.inner().get(me, you) {
             return known;
         }
         let found = self.search(me, you, theirs, makers);
-        self.inner.get_or_init(InnerTable::new).put(me, you, found);
+        self.inner().put(me, you, found);
         found
     }
 
     /// The search of [`Self::inner_win`], in the same order whatever `makers`
-    /// holds beyond the threat makers (cells in increasing order).
+    /// holds beyond the threat makers (cells in increasing order): the least
+    /// cell that wins.
     fn search(&mut self, me: Cells, you: Cells, theirs: Cells, makers: Cells) -> Option<usize> {
         if theirs & theirs.wrapping_sub(1) != 0 {
             return None;
@@ -314,6 +441,13 @@ impl ForcedSearch {
         if theirs != 0 {
             candidates &= theirs;
         }
+        // First the threats themselves, in order, up to the first double threat
+        // (a win: only a lesser cell can be the answer instead), the table
+        // buckets of the positions after them fetched; then the searches below
+        // them, in order, their look-ups waiting for memory together.
+        let mut kids = [const { std::mem::MaybeUninit::<Kid>::uninit() }; CELLS];
+        let mut count = 0;
+        let mut double = None;
         while candidates != 0 {
             let m = candidates.trailing_zeros() as usize;
             candidates &= candidates - 1;
@@ -325,31 +459,47 @@ impl ForcedSearch {
                 continue;
             }
             if made & (made - 1) != 0 {
-                return Some(m);
+                double = Some(m);
+                break;
             }
-            self.nodes += 1;
-            let block = made.trailing_zeros() as usize;
-            let you2 = you | made;
-            let theirs2 = threats_through(block, you2, me2);
             // A line where `me` makes a threat now held two of `me` and none of
             // `you` before (a maker then) or passes through `m`. Of the lines
             // through `m`, only the threat's holds the block (two lines meet in
             // one cell at most), and it holds three of `me`: the makers through
-            // `m` are the same against `you` as against `you2`.
-            let makers2 = (makers | new_makers) & !(me2 | you2);
+            // `m` are the same against `you` as against `you | made`.
+            let makers2 = (makers | new_makers) & !(me2 | you | made);
             // A position with two threat makers or fewer is searched again rather
             // than looked up: its search is a few steps, cheaper than a table slot
             // out of the processor's caches, and it keeps its slot for a bigger one.
-            let below = if makers2.count_ones() <= 2 {
-                self.search(me2, you2, theirs2, makers2)
+            let looked_up = !at_most_two(makers2);
+            if looked_up {
+                self.inner().prefetch(me2, you | made);
+            }
+            kids[count].write(Kid {
+                cell: m as u8,
+                looked_up,
+                made,
+                makers: makers2,
+            });
+            count += 1;
+        }
+        for kid in &kids[..count] {
+            // SAFETY: the loop above wrote the first `count` kids.
+            let kid = unsafe { kid.assume_init_read() };
+            self.nodes += 1;
+            let m = usize::from(kid.cell);
+            let (me2, you2) = (me | 1 << m, you | kid.made);
+            let theirs2 = threats_through(kid.made.trailing_zeros() as usize, you2, me2);
+            let below = if kid.looked_up {
+                self.inner_win(me2, you2, theirs2, kid.makers)
             } else {
-                self.inner_win(me2, you2, theirs2, makers2)
+                self.search(me2, you2, theirs2, kid.makers)
             };
             if below.is_some() {
                 return Some(m);
             }
         }
-        None
+        double
     }
 
     /// The forced win of `me` against `you` as moves in order (`me`, then `you`'s
@@ -383,7 +533,15 @@ pub fn forced_win(search: &mut ForcedSearch, x: Cells, o: Cells) -> Option<(usiz
 /// X's forced win from `(x, o)` (X to move) as [`ForcedSearch::line`] gives it,
 /// searched in the canonical form and mapped back to the position's own cells.
 pub fn forced_line(search: &mut ForcedSearch, x: Cells, o: Cells) -> Option<Vec<usize>> {
-    let ((cx, co), which) = canonical(x, o);
+    forced_line_of_image(search, canonical(x, o))
+}
+
+/// [`forced_line`] of a position whose canonical form and automorphism (its
+/// index) [`canonical`] gave as `image`.
+pub fn forced_line_of_image(
+    search: &mut ForcedSearch,
+    ((cx, co), which): ((Cells, Cells), usize),
+) -> Option<Vec<usize>> {
     let line = search.line(cx, co)?;
     let mut cell_of_image = [0; CELLS];
     for (cell, &image) in automorphisms()[which].perm.iter().enumerate() {
@@ -470,6 +628,69 @@ mod tests {
         assert!(wins > 100, "only {wins} forced wins: the test tests little");
     }
 
+    /// The one-pass scan of the whole board (threats both ways and threat
+    /// makers) against the lines counted one by one, and the two-cell test
+    /// against a population count.
+    #[test]
+    fn threats_both_ways_and_makers_in_one_pass_are_the_counted_ones() {
+        let counted = |own: Cells, other: Cells, count: u32| {
+            lines()
+                .iter()
+                .filter(|&&l| other & l == 0 && (own & l).count_ones() == count)
+                .fold(0, |s, &l| s | l & !own)
+        };
+        for (x, o) in random_positions(20_000, 0x0e9a_55b0_7a11_11e5) {
+            for (me, you) in [(x, o), (o, x)] {
+                assert_eq!(
+                    threats_both_and_makers(me, you),
+                    (
+                        counted(me, you, 3),
+                        counted(you, me, 3),
+                        counted(me, you, 2)
+                    )
+                );
+                for set in [me, you, me & you.rotate_left(7), me & me >> 9 & you >> 3] {
+                    assert_eq!(at_most_two(set), set.count_ones() <= 2, "{set:x}");
+                }
+            }
+        }
+    }
+
+    /// A bucket holds the last two positions written to it, the last first,
+    /// against a model of the same: random positions of one bucket (a table of
+    /// one) written and read at random.
+    #[test]
+    fn a_bucket_keeps_its_last_two_positions() {
+        let table = InnerTable::new(1);
+        let positions = random_positions(12, 0xb0c4_e7a1_55ed_0003);
+        let mut model: Vec<((Cells, Cells), Option<usize>)> = Vec::new();
+        let mut seed = 0x1234_5678_9abc_def0u64;
+        let (mut hits, mut misses) = (0, 0);
+        for step in 0..5_000 {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+            let (me, you) = positions[(seed >> 33) as usize % positions.len()];
+            if step % 3 == 0 {
+                let answer = ((seed >> 20) % 65).checked_sub(1).map(|c| c as usize);
+                table.put(me, you, answer);
+                model.retain(|&(p, _)| p != (me, you));
+                model.insert(0, ((me, you), answer));
+                model.truncate(WAYS);
+            } else {
+                let expected = model
+                    .iter()
+                    .find(|&&(p, _)| p == (me, you))
+                    .map(|&(_, a)| a);
+                assert_eq!(table.get(me, you), expected, "step {step}");
+                if expected.is_some() {
+                    hits += 1
+                } else {
+                    misses += 1
+                }
+            }
+        }
+        assert!(hits > 100 && misses > 100, "{hits} hits, {misses} misses");
+    }
+
     /// The one-pass scan of the lines through a cell against the lines counted
     /// one by one, on random positions and every cell.
     #[test]
@@ -500,11 +721,23 @@ mod tests {
     /// positions, each asked twice (the second answer from the caches).
     #[test]
     fn forced_wins_are_the_least_winning_threats_by_the_checker() {
+        forced_wins_are_the_checkers(ForcedSearch::new(), 4_000);
+    }
+
+    /// The same with a table of four buckets, where positions are dropped
+    /// all the time (each is searched again: the same answers).
+    #[test]
+    fn forced_wins_with_a_tiny_table_are_the_checkers() {
+        forced_wins_are_the_checkers(ForcedSearch::with_buckets(4), 2_000);
+    }
+
+    /// [`ForcedSearch::win`] of `search` against the checker on `count` random
+    /// positions (see [`forced_wins_are_the_least_winning_threats_by_the_checker`]).
+    fn forced_wins_are_the_checkers(mut search: ForcedSearch, count: usize) {
         let checker = crate::games::qubic::check::Checker::new();
         let mut memo = crate::games::qubic::check::ForcedMemo::default();
-        let mut search = ForcedSearch::new();
         let (mut wins, mut later_wins) = (0, 0);
-        for (x, o) in random_positions(4_000, 0x0f0c_ed51_5ea7_c4ed) {
+        for (x, o) in random_positions(count, 0x0f0c_ed51_5ea7_c4ed) {
             if has_line(x) || has_line(o) {
                 continue;
             }
@@ -533,7 +766,7 @@ mod tests {
             }
         }
         assert!(
-            wins > 500 && later_wins > 100,
+            wins > count / 8 && later_wins > count / 40,
             "{wins} wins, {later_wins} not on the first cell"
         );
     }

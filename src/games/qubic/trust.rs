@@ -27,7 +27,6 @@ use super::threats::{ForcedSearch, PositionMap, forced_win, threats};
 
 /// What one probe has found out (a position and its replies ask the same
 /// questions): the forced-win search with its cache, and the records judged.
-#[derive(Default)]
 pub struct Probing {
     /// The forced-win search.
     pub forced: ForcedSearch,
@@ -35,6 +34,17 @@ pub struct Probing {
     reached: Vec<PositionMap<bool>>,
     /// Per block: records known sound (reached, holding one level down) or not.
     sound: Vec<PositionMap<bool>>,
+}
+
+impl Default for Probing {
+    /// Nothing found out yet; the forced-win search's table of a probe's size.
+    fn default() -> Probing {
+        Probing {
+            forced: ForcedSearch::for_probes(),
+            reached: Vec::new(),
+            sound: Vec::new(),
+        }
+    }
 }
 
 impl Probing {
