@@ -986,13 +986,20 @@ impl Solver {
     }
 
     /// The exact value of drawing `line` in `position`, whose value is `value`:
-    /// first tested at `value` itself (many moves are best). After a stopped search
-    /// the number means nothing (the caller sees `guard.stopped` and drops it).
+    /// first tested at `value` itself (many moves are best). No move is worth more
+    /// than `value`, so the child's MTD(f) starts from that bound and never tests
+    /// it (where the table has lost the root's proof of it, that test would be a
+    /// search of its own). After a stopped search the number means nothing (the
+    /// caller sees `guard.stopped` and drops it).
     fn move_value(&mut self, position: Lines, line: usize, value: i32, pass: Pass) -> i32 {
         let k = self.completes(position, line);
         let child = position | 1 << line;
-        let (guess, sign) = if k > 0 { (value - k, 1) } else { (-value, -1) };
-        let child_value = self.mtdf_from(child, (-INF, INF), pass, guess).unwrap_or(0);
+        let (bounds, guess, sign) = if k > 0 {
+            ((-INF, value - k), value - k, 1)
+        } else {
+            ((-value, INF), -value, -1)
+        };
+        let child_value = self.mtdf_from(child, bounds, pass, guess).unwrap_or(0);
         k + sign * child_value
     }
 
