@@ -372,16 +372,6 @@ fn an_archival_4_stone_game_matches_the_oracle_everywhere() {
             describe(&refused)
         );
     }
-    // The build's file still codes to the context mixing of builds and back.
-    let back = dir.path().join("m4-back.tb");
-    recode(&g.db, &back, &["--coding", "zstd"]);
-    let again = dir.path().join("m4-again.tb");
-    recode(&back, &again, &["--coding", "mix-checked"]);
-    assert_eq!(
-        harness::info(&again)["features"]["chunk_coding"],
-        "mix-checked"
-    );
-    assert_eq!(export(&g.db), export(&again));
     // Context mixing without the checksum of coded bytes is not a coding Morris
     // files are recoded to.
     let refused = tb()
