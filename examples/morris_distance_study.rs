@@ -24,7 +24,7 @@ use anyhow::{Result, bail};
 use rayon::prelude::*;
 use std::path::PathBuf;
 use tb::games::morris::spec::{MorrisFormat, MorrisSpec, layer_hands, layer_sector};
-use tb::games::morris::value::WIN_MARK;
+use tb::games::morris::value::{WIN_MARK, mark_win};
 use tb::retro::chunks::decode_chunk;
 use tb::retro::{BlockId, Format};
 use tb::store::codec::{self, ChunkCoding};
@@ -93,7 +93,7 @@ fn main() -> Result<()> {
                     let values = decode_chunk(&format, &id, first, len, chunk)?;
                     let bytes = as_bytes(&values).to_vec();
                     let sites = MorrisSpec::block_sites(board, layer, &key, first, len);
-                    let is_win = |v: u8| v != 0 && v.is_multiple_of(2);
+                    let is_win = |v: u8| mark_win(v) == WIN_MARK;
                     let is_loss = |v: u8| v % 2 == 1;
                     let marked = |wins: bool, losses: bool| -> Vec<u8> {
                         bytes

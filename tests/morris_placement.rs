@@ -391,16 +391,13 @@ fn a_file_with_marked_wins_says_so_or_is_refused() {
     let out = dir.path().join("m3-a.tb");
     recode(&g.db, &out, &["--coding", "archive"]);
     let position = "d6,f4,b4,d2";
-    let want = tb()
-        .args(["probe", position, "--db"])
-        .arg(&g.db)
-        .output()
-        .unwrap();
-    let got = tb()
-        .args(["probe", position, "--db"])
-        .arg(&out)
-        .output()
-        .unwrap();
+    let probe = |db: &Path| {
+        tb().args(["probe", position, "--db"])
+            .arg(db)
+            .output()
+            .unwrap()
+    };
+    let (want, got) = (probe(&g.db), probe(&out));
     assert_eq!(got.stdout, want.stdout, "{}", describe(&got));
     // Read as format 4, every win would be a win in one ply: the key says it is
     // not, so the file is damaged; a value form this tb does not know is named.
@@ -419,11 +416,7 @@ fn a_file_with_marked_wins_says_so_or_is_refused() {
         let conn = rusqlite::Connection::open(&forged).unwrap();
         conn.execute(sql, []).unwrap();
         drop(conn);
-        let refused = tb()
-            .args(["probe", position, "--db"])
-            .arg(&forged)
-            .output()
-            .unwrap();
+        let refused = probe(&forged);
         assert!(!refused.status.success(), "{}", describe(&refused));
         assert!(describe(&refused).contains(said), "{}", describe(&refused));
         std::fs::remove_file(&forged).unwrap();

@@ -518,28 +518,33 @@ fn with_win_distances(
     }
     let board = spec.board();
     let own = Arc::new(stored);
-    let mut blocks = vec![((a, b), own.clone())];
-    blocks.extend(captures.iter().cloned());
-    let lookup = pairs_lookup(board, &blocks);
-    let mut wins = Vec::new();
-    for (m, o) in MorrisSpec::tables_of_pair(a, b) {
-        let start = MorrisSpec::offset_in_pair(board, m, o)? as usize;
-        let len = table_size(board, m, o)? as usize;
-        let table = &own[start..start + len];
-        let found = marked_wins(spec.rules, Sector::new(m, o, 0, 0), table, &lookup)?;
-        wins.extend(
-            found
-                .into_iter()
-                .map(|(i, byte)| (start + i as usize, byte)),
-        );
-    }
-    drop(lookup);
-    drop(blocks);
+    let wins = {
+        let mut blocks = vec![((a, b), own.clone())];
+        blocks.extend(captures.iter().cloned());
+        let lookup = pairs_lookup(board, &blocks);
+        let mut wins = Vec::new();
+        for (m, o) in MorrisSpec::tables_of_pair(a, b) {
+            let start = MorrisSpec::offset_in_pair(board, m, o)? as usize;
+            let len = table_size(board, m, o)? as usize;
+            let table = &own[start..start + len];
+            let found = marked_wins(spec.rules, Sector::new(m, o, 0, 0), table, &lookup)?;
+            wins.push((start, found));
+        }
+        wins
+    };
     let mut values = Arc::try_unwrap(own).unwrap_or_else(|shared| (*shared).clone());
-    for (at, byte) in wins {
-        values[at] = byte as i8;
+    for (start, found) in wins {
+        put_wins(&mut values[start..], found);
     }
     Ok(values)
+}
+
+/// Writes the wins [`marked_wins`] found (class, value byte) into their table's
+/// `values`.
+fn put_wins(values: &mut [i8], found: Vec<(u64, u8)>) {
+    for (class, byte) in found {
+        values[class as usize] = byte as i8;
+    }
 }
 
 /// Re-reads every pair (every chunk against its checksum, the pair against its
@@ -659,22 +664,19 @@ pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport>
         if tb.spec().marks_wins {
             // Every win's distance again, from its moves (into this layer and the
             // one below, which has them already).
-            let lookup = placement_lookup(h, &current, &below);
-            let mut wins = Vec::new();
-            for (&(m, o), (values, _)) in &current {
-                let found = marked_wins(rules, Sector::new(m, o, hm, ho), values, &lookup);
-                wins.push(((m, o), found));
-            }
-            drop(lookup);
+            let wins: Vec<_> = {
+                let lookup = placement_lookup(h, &current, &below);
+                (current.iter())
+                    .map(|(&(m, o), (values, _))| {
+                        let sector = Sector::new(m, o, hm, ho);
+                        ((m, o), marked_wins(rules, sector, values, &lookup))
+                    })
+                    .collect()
+            };
             for ((m, o), found) in wins {
                 let (values, _) = current.get_mut(&(m, o)).expect("a table of the layer");
                 match found {
-                    Ok(found) => {
-                        let values = Arc::make_mut(values);
-                        for (i, byte) in found {
-                            values[i as usize] = byte as i8;
-                        }
-                    }
+                    Ok(found) => put_wins(&mut Arc::make_mut(values)[..], found),
                     Err(e) => report.error(format!("{e:#}")),
                 }
             }

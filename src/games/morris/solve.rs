@@ -1083,23 +1083,42 @@ fn marked_wins_on<B: Indexed>(
     values: &[i8],
     lookup: impl Fn(Sector, u64) -> Result<u8> + Sync,
 ) -> Result<Vec<(u64, u8)>> {
-    let Sector { m, o, hm, ho } = sector;
-    let table = Table::<B>::get(m, o)?;
-    table.prepare_lookups();
-    for k in [o.saturating_sub(1), o] {
-        MoverIndex::<B>::get(k).direct();
-    }
+    let table = table_to_probe::<B>(sector.m, sector.o)?;
     let marked: Vec<u64> = (0..values.len() as u64)
         .filter(|&i| values[i as usize] as u8 == super::value::WIN_MARK)
         .collect();
     marked
         .into_par_iter()
         .map(|i| {
-            let (mover, opponent) = table.position(i);
-            let pos = Position::with_mover(mover, opponent, hm == ho, [hm, ho]).on(rules);
+            let pos = class_position(rules, table, sector, i);
             Ok((i, won_value(&pos, &lookup)?.to_byte()))
         })
         .collect()
+}
+
+/// Table (m, o), ready for probing its classes on all cores: its look-ups and the
+/// mover indices of its children (every child's mover set has o or o - 1 stones)
+/// built first.
+fn table_to_probe<B: Indexed>(m: u8, o: u8) -> Result<&'static Table<B>> {
+    let table = Table::<B>::get(m, o)?;
+    table.prepare_lookups();
+    for k in [o.saturating_sub(1), o] {
+        MoverIndex::<B>::get(k).direct();
+    }
+    Ok(table)
+}
+
+/// Class `index` of `sector`'s table as a position of `rules`, with the sector's
+/// hands: White to move when they are equal (White places first), else Black.
+fn class_position<B: Indexed>(
+    rules: Rules,
+    table: &Table<B>,
+    sector: Sector,
+    index: u64,
+) -> Position {
+    let (mover, opponent) = table.position(index);
+    let Sector { hm, ho, .. } = sector;
+    Position::with_mover(mover, opponent, hm == ho, [hm, ho]).on(rules)
 }
 
 /// Checks every `step`-th class of table (m, o) against its moves, with the move
@@ -1125,12 +1144,7 @@ fn verify_table_on<B: Indexed>(
     lookup: impl Fn(Sector, u64) -> Result<u8> + Sync,
 ) -> Result<u64> {
     let Sector { m, o, hm, ho } = sector;
-    let table = Table::<B>::get(m, o)?;
-    table.prepare_lookups();
-    // Every child's mover set has o or o - 1 stones.
-    for k in [o.saturating_sub(1), o] {
-        MoverIndex::<B>::get(k).direct();
-    }
+    let table = table_to_probe::<B>(m, o)?;
     let step = step.max(1);
     let n = table.size().div_ceil(step);
     let in_hand = match (hm + ho, rules.moving_in_placement()) {
@@ -1140,9 +1154,7 @@ fn verify_table_on<B: Indexed>(
     };
     (0..n).into_par_iter().try_for_each(|k| {
         let i = k * step;
-        let (mover, opponent) = table.position(i);
-        // Equal hands: White to move (White places first), else Black.
-        let pos = Position::with_mover(mover, opponent, hm == ho, [hm, ho]).on(rules);
+        let pos = class_position(rules, table, sector, i);
         let p = probe(&pos, &lookup)?;
         let best = match p.moves.first() {
             Some(mv) => mv.1,

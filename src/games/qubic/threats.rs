@@ -39,12 +39,7 @@ fn threats_both_and_makers(me: Cells, you: Cells) -> (Cells, Cells, Cells) {
     let (mut mine, mut theirs, mut makers) = (0, 0, 0);
     for &l in lines() {
         if you & l == 0 {
-            let rest = l & !me;
-            if holds_cells(rest, 1) {
-                mine |= rest;
-            } else if holds_cells(rest, 2) {
-                makers |= rest;
-            }
+            add_threat_or_makers(l & !me, &mut mine, &mut makers);
         } else if me & l == 0 {
             let rest = l & !you;
             if holds_cells(rest, 1) {
@@ -53,6 +48,18 @@ fn threats_both_and_makers(me: Cells, you: Cells) -> (Cells, Cells, Cells) {
         }
     }
     (mine, theirs, makers)
+}
+
+/// `rest`, the cells of a line without the other side's stones that `own` does
+/// not hold, added to `threats` if it is one cell (three of `own`: a threat) or
+/// to `makers` if it is two (a threat maker's line).
+#[inline]
+fn add_threat_or_makers(rest: Cells, threats: &mut Cells, makers: &mut Cells) {
+    if holds_cells(rest, 1) {
+        *threats |= rest;
+    } else if holds_cells(rest, 2) {
+        *makers |= rest;
+    }
 }
 
 /// Whether `set` has at most two cells.
@@ -123,12 +130,7 @@ fn threats_and_makers_through(cell: usize, own: Cells, other: Cells) -> (Cells, 
     let (mut made, mut makers) = (0, 0);
     for &l in lines_through(cell) {
         if other & l == 0 {
-            let rest = l & !own;
-            if holds_cells(rest, 1) {
-                made |= rest;
-            } else if holds_cells(rest, 2) {
-                makers |= rest;
-            }
+            add_threat_or_makers(l & !own, &mut made, &mut makers);
         }
     }
     (made, makers)
