@@ -87,7 +87,8 @@ pub enum Command {
         /// the previous value, the value one row back and the position's boxes
         /// left and three-sided boxes, `chunk_coding=archive-fast`; Morris:
         /// context mixing over each position's neighbours, open twos and movable
-        /// stones).
+        /// stones, every win stored without its distance, which readers
+        /// recompute one ply further: format 5, not recoded again).
         #[arg(long, value_parser = ["zstd", "mix-checked", "archive"])]
         coding: Option<String>,
         /// Worker threads [default: all cores].
