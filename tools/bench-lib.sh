@@ -57,6 +57,11 @@ row_markdown() {
 import json, sys
 s = json.load(sys.stdin)
 secs = float(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2] else s["seconds"]
+if "bytes_after" in s:  # a `tb recode --json` summary (a +archive row): chunk bytes
+    print("| {row} | {pos} | recoded | {secs:.1f} | {pps:.2f} | - | - | {bits:.3f} | {mib:.1f} (chunks) | - |".format(
+        row=sys.argv[1], pos=s["positions"], secs=secs, pps=s["positions"] / secs / 1e6,
+        bits=s["bytes_after"] * 8 / s["positions"], mib=s["bytes_after"] / 2**20))
+    sys.exit(0)
 if s.get("game") == "morris":
     print("| {row} | {pos} | 16 sym (classes) | {secs:.1f} | {pps:.2f} | {rss:.0f} | {disk:.0f} | {bits:.3f} | {file:.1f} | - |".format(
         row=sys.argv[1], pos=s["total_positions"], secs=secs, pps=s["total_positions"] / secs / 1e6,
