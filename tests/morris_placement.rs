@@ -421,6 +421,55 @@ fn a_file_with_marked_wins_says_so_or_is_refused() {
         assert!(describe(&refused).contains(said), "{}", describe(&refused));
         std::fs::remove_file(&forged).unwrap();
     }
+    // A sampled check restores only the wins it reads: the blocks are checked as
+    // stored (their histograms with every win one mark), not against their
+    // digests, and it says so.
+    let verify = |db: &Path, args: &[&str]| {
+        let out = tb()
+            .args(["verify", "--json", "--db"])
+            .arg(db)
+            .args(args)
+            .output()
+            .unwrap();
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (out.status.success(), report)
+    };
+    let (ok, report) = verify(&out, &["--sample", "300"]);
+    assert!(ok, "{report}");
+    assert!(
+        report["unchecked_digests"].as_u64().unwrap() > 0,
+        "{report}"
+    );
+    assert!(report["recomputed"].as_u64().unwrap() > 0, "{report}");
+    let (ok, report) = verify(&out, &[]);
+    assert!(ok && report["unchecked_digests"] == 0, "{report}");
+    // Block 3-3's row with one position moved between two win distances (4 and
+    // 6: the sampled check cannot see it, the full one does), or between two
+    // loss distances (3 and 5: both see it).
+    for (from, to, sampled_sees) in [("4", "6", false), ("3", "5", true)] {
+        let forged = dir.path().join("forged.tb");
+        std::fs::copy(&out, &forged).unwrap();
+        let conn = rusqlite::Connection::open(&forged).unwrap();
+        let moved = conn
+            .execute(
+                &format!(
+                    "UPDATE blocks SET histogram = json_set(histogram, \
+                     '$.\"{from}\"', json_extract(histogram, '$.\"{from}\"') - 1, \
+                     '$.\"{to}\"', json_extract(histogram, '$.\"{to}\"') + 1) \
+                     WHERE n = 33 AND counts = '3.3'"
+                ),
+                [],
+            )
+            .unwrap();
+        assert_eq!(moved, 1);
+        drop(conn);
+        let (ok, report) = verify(&forged, &["--sample", "300"]);
+        assert_eq!(ok, !sampled_sees, "{from} -> {to}: {report}");
+        let (ok, report) = verify(&forged, &[]);
+        assert!(!ok, "{from} -> {to}: {report}");
+        assert!(report.to_string().contains("histogram"), "{report}");
+        std::fs::remove_file(&forged).unwrap();
+    }
 }
 
 #[test]

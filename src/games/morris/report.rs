@@ -6,12 +6,13 @@ use super::geometry::BoardKind;
 use super::index::table_size;
 use super::rules::Position;
 use super::sector::Sector;
-use super::solve::{marked_wins, verify_table};
+use super::solve::{marked_wins, verify_table, with_win_distance};
 use super::spec::{
     MorrisSpec, Phase, hands_of, layer_pair, pair_layer, placement_layer, sector_layer, table_label,
 };
 use super::tablebase::MorrisTablebase;
-use super::value::Value;
+use super::value::{Value, mark_win};
+use super::variant::Rules;
 use crate::retro::audit::{Audit, check_finished};
 use crate::retro::cache::BlockCache;
 use crate::retro::chunks::load_block;
@@ -418,6 +419,9 @@ pub struct VerifyReport {
     pub chunks: u64,
     /// Positions whose value was recomputed from their moves.
     pub recomputed: u64,
+    /// Blocks checked as stored, without their digest: a sampled check of a file
+    /// that marks wins (the digests are of every win's distance).
+    pub unchecked_digests: u64,
     /// Problems, one line each.
     pub errors: Vec<String>,
 }
@@ -436,6 +440,14 @@ impl VerifyReport {
             self.recomputed,
             if self.ok() { "OK" } else { "ERRORS" }
         );
+        if self.unchecked_digests > 0 {
+            out.push_str(&format!(
+                "  {} blocks store their wins without distance: their histograms were checked \
+                 as stored, their digests not (that needs every win's distance: run without \
+                 --sample)\n",
+                self.unchecked_digests
+            ));
+        }
         for e in &self.errors {
             out.push_str(&format!("  {e}\n"));
         }
@@ -483,18 +495,16 @@ fn pairs_lookup(
 }
 
 /// The value byte of class `index` of a placement table with `h` stones in hand
-/// (read from `current`) or `h - 1` (from `below`).
+/// (read from `layers[0]`), `h - 1` (from `layers[1]`) or `h - 2` (`layers[2]`).
 fn placement_lookup<'a>(
     h: u8,
-    current: &'a BTreeMap<(u8, u8), TableValues>,
-    below: &'a BTreeMap<(u8, u8), TableValues>,
+    layers: [&'a BTreeMap<(u8, u8), TableValues>; 3],
 ) -> impl Fn(Sector, u64) -> Result<u8> + Sync + 'a {
     move |sector: Sector, index: u64| {
         let (hands, m, o) = (sector.hm + sector.ho, sector.m, sector.o);
-        let tables = if hands == h { current } else { below };
-        let (values, range) = tables
-            .get(&(m, o))
-            .filter(|_| hands == h || hands + 1 == h)
+        let (values, range) = (h.checked_sub(hands))
+            .and_then(|below| layers.get(below as usize))
+            .and_then(|tables| tables.get(&(m, o)))
             .with_context(|| format!("table {m}-{o} with {hands} in hand is not readable"))?;
         values[range.clone()]
             .get(index as usize)
@@ -547,6 +557,29 @@ fn put_wins(values: &mut [i8], found: Vec<(u64, u8)>) {
     }
 }
 
+/// A value byte as a file that marks wins stores it ([`mark_win`]).
+fn fold_win(byte: i8) -> i8 {
+    mark_win(byte as u8) as i8
+}
+
+/// [`verify_table`], reading through `lookup`; with `restore`, `lookup` reads a
+/// file that marks wins as stored and each win read gets its distance back
+/// ([`with_win_distance`]: its moves reach two layers down, so `lookup` must
+/// hold them).
+fn verify_classes(
+    rules: Rules,
+    sector: Sector,
+    step: u64,
+    lookup: impl Fn(Sector, u64) -> Result<u8> + Sync,
+    restore: bool,
+) -> Result<u64> {
+    if restore {
+        verify_table(rules, sector, step, with_win_distance(rules, lookup))
+    } else {
+        verify_table(rules, sector, step, lookup)
+    }
+}
+
 /// Re-reads every pair (every chunk against its checksum, the pair against its
 /// layer digest; a corrupt chunk is reported, never read as values) and recomputes
 /// positions one ply deep from their moves, on all cores: every class, or `sample`
@@ -558,6 +591,10 @@ pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport>
     let (rules, board) = (tb.spec().rules, tb.spec().board());
     // The catalogue first; then each pair's values, read once below, against it.
     let mut audit = Audit::new(tb.store(), &format)?;
+    // A sampled check of a file that marks wins restores only the wins the sampled
+    // positions read (its blocks are checked in their stored form, not against
+    // their digests, which need every win's distance).
+    let sampled_marks = tb.spec().marks_wins && sample.is_some();
     // Each pair is read (decoded) once: kept while pairs with one more stone, whose
     // captures lead to it, are checked.
     let mut cache = BlockCache::new(u64::MAX);
@@ -575,10 +612,12 @@ pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport>
     for (layer, row) in tb.pairs() {
         let (a, b) = layer_pair(layer);
         // Pairs are checked by total stones: those two below this pair's total are
-        // read by no later pair.
+        // read by no later pair (three below when wins are restored as read: a
+        // capture's win reads its own captures).
         // The placement tables read them all at the end: then they stay.
+        let window = if sampled_marks { 3 } else { 2 };
         for (x, y) in tb.spec().pairs() {
-            if x + y + 2 == a + b && tb.spec().phase == Phase::Moving {
+            if x + y + window == a + b && tb.spec().phase == Phase::Moving {
                 cache.evict(&pair_id(pair_layer(x, y)));
             }
         }
@@ -598,11 +637,18 @@ pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport>
         let id = pair_id(layer);
         let loaded = cache.get_or_load(&id, || {
             let stored = load_block(tb.store(), &format, &id)?;
+            if sampled_marks {
+                return Ok(stored);
+            }
             with_win_distances(tb.spec(), (a, b), stored, &captures)
         });
         let own = match loaded {
             Ok(values) => {
-                audit.check_block(&id, Ok(&values));
+                if sampled_marks {
+                    audit.check_block_folded(&id, &values, fold_win);
+                } else {
+                    audit.check_block(&id, Ok(&values));
+                }
                 values
             }
             Err(e) => {
@@ -611,12 +657,26 @@ pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport>
             }
         };
         let mut blocks = vec![((a, b), own)];
+        if sampled_marks {
+            // The captures' own captures, which their wins read.
+            for &((x, y), _) in &captures {
+                for (p, q) in MorrisSpec::capture_pairs(x, y) {
+                    let known = captures
+                        .iter()
+                        .chain(&blocks)
+                        .any(|(pair, _)| *pair == (p, q));
+                    if !known && let Ok(values) = load(&mut cache, pair_layer(p, q)) {
+                        blocks.push(((p, q), values));
+                    }
+                }
+            }
+        }
         blocks.extend(captures);
         let lookup = pairs_lookup(board, &blocks);
         for (m, o) in MorrisSpec::tables_of_pair(a, b) {
             let size = table_size(board, m, o)?;
             let step = sample.map_or(1, |n| (size / n.max(1)).max(1));
-            match verify_table(rules, Sector::new(m, o, 0, 0), step, &lookup) {
+            match verify_classes(rules, Sector::new(m, o, 0, 0), step, &lookup, sampled_marks) {
                 Ok(n) => report.recomputed += n,
                 Err(e) => report.error(format!("{e:#}")),
             }
@@ -626,6 +686,9 @@ pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport>
     // catalogue and recomputed from its moves, whose children are in the layer
     // below (at 1 in hand, the moving-phase pairs).
     let mut below: BTreeMap<(u8, u8), TableValues> = BTreeMap::new();
+    // Two layers below: read only when wins are restored as read (a child's win
+    // reads its own children).
+    let mut below2: BTreeMap<(u8, u8), TableValues> = BTreeMap::new();
     for h in tb.spec().placement_hands() {
         let layer = placement_layer(h);
         let mut current = BTreeMap::new();
@@ -661,11 +724,11 @@ pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport>
             cache = BlockCache::new(0);
         }
         let (hm, ho) = hands_of(h);
-        if tb.spec().marks_wins {
+        if tb.spec().marks_wins && !sampled_marks {
             // Every win's distance again, from its moves (into this layer and the
             // one below, which has them already).
             let wins: Vec<_> = {
-                let lookup = placement_lookup(h, &current, &below);
+                let lookup = placement_lookup(h, [&current, &below, &below2]);
                 (current.iter())
                     .map(|(&(m, o), (values, _))| {
                         let sector = Sector::new(m, o, hm, ho);
@@ -686,23 +749,37 @@ pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport>
                 layer,
                 key: vec![m, o],
             };
-            audit.check_block(&id, Ok(values));
+            if sampled_marks {
+                audit.check_block_folded(&id, values, fold_win);
+            } else {
+                audit.check_block(&id, Ok(values));
+            }
         }
-        let lookup = placement_lookup(h, &current, &below);
+        let lookup = placement_lookup(h, [&current, &below, &below2]);
         for &(m, o) in current.keys() {
             let size = table_size(board, m, o)?;
             let step = sample.map_or(1, |n| (size / n.max(1)).max(1));
-            match verify_table(rules, Sector::new(m, o, hm, ho), step, &lookup) {
+            match verify_classes(
+                rules,
+                Sector::new(m, o, hm, ho),
+                step,
+                &lookup,
+                sampled_marks,
+            ) {
                 Ok(n) => report.recomputed += n,
                 Err(e) => report.error(format!("{e:#}")),
             }
         }
         drop(lookup);
-        below = current;
+        below2 = std::mem::replace(&mut below, current);
+        if !sampled_marks {
+            below2.clear();
+        }
     }
     verify_sectors(tb, sample, &mut audit, &mut report)?;
     let found = audit.finish();
     report.chunks = found.chunks;
+    report.unchecked_digests = found.unchecked_digests;
     for problem in found.problems {
         report.error(problem);
     }

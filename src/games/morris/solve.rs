@@ -20,7 +20,7 @@ use anyhow::{Context, Result, bail, ensure};
 use rayon::prelude::*;
 
 use super::geometry::bits;
-use super::index::{Indexed, MIN_STONES, MoverIndex, Table, table_index};
+use super::index::{Indexed, MIN_STONES, MoverIndex, Table, table_index, table_position};
 use super::rules::{Move, Outcome, Position};
 use super::sector::{Exit, Sector};
 use super::spec::hands_of;
@@ -1060,6 +1060,42 @@ pub fn won_value(pos: &Position, lookup: impl Fn(Sector, u64) -> Result<u8>) -> 
                 |m| m.1.to_string()
             )
         ),
+    }
+}
+
+/// Class `index` of `sector`'s table as a position of `rules`, with the sector's
+/// hands: White to move when they are equal (White places first), else Black.
+pub fn sector_position(rules: Rules, sector: Sector, index: u64) -> Result<Position> {
+    let Sector { m, o, hm, ho } = sector;
+    let (mover, opponent) = table_position(rules.board(), m, o, index)?;
+    Ok(Position::with_mover(mover, opponent, hm == ho, [hm, ho]).on(rules))
+}
+
+/// The value byte of class `index` of `sector`, stored as a win without its
+/// distance ([`super::value::WIN_MARK`]), with its distance: [`won_value`] of the
+/// position, its moves read with `lookup` (the stored bytes).
+pub fn won_byte(
+    rules: Rules,
+    sector: Sector,
+    index: u64,
+    lookup: impl Fn(Sector, u64) -> Result<u8>,
+) -> Result<u8> {
+    let position = sector_position(rules, sector, index)?;
+    let won = won_value(&position, lookup)
+        .with_context(|| format!("the file's win mark at {position}"))?;
+    Ok(won.to_byte())
+}
+
+/// `stored`, the look-up of a file that marks wins, with every marked win's byte
+/// given its distance again ([`won_byte`], one ply further): what a check of a few
+/// positions of such a file reads, instead of restoring every win first.
+pub fn with_win_distance(
+    rules: Rules,
+    stored: impl Fn(Sector, u64) -> Result<u8> + Sync,
+) -> impl Fn(Sector, u64) -> Result<u8> + Sync {
+    move |sector, index| match stored(sector, index)? {
+        super::value::WIN_MARK => won_byte(rules, sector, index, &stored),
+        byte => Ok(byte),
     }
 }
 

@@ -4,7 +4,9 @@
 use super::index::{MIN_STONES, class_count_on, table_position};
 use super::rules::{Move, Outcome, Position};
 use super::sector::Sector;
-use super::solve::{Class, Probe, break_ties, probe_hinted, stored_class, won_value};
+use super::solve::{
+    Class, Probe, break_ties, probe_hinted, sector_position, stored_class, won_byte,
+};
 use super::spec::{
     MorrisFormat, MorrisSpec, Phase, hands_of, layer_hands, layer_pair, layer_sector, pair_label,
     pair_layer, placement_layer, sector_layer,
@@ -189,10 +191,7 @@ impl MorrisTablebase {
         if !(self.spec.marks_wins && byte == WIN_MARK) {
             return Ok(byte);
         }
-        let position = self.sector_representative(sector, index)?;
-        let won = won_value(&position, |s, i| self.raw_byte(s, i))
-            .with_context(|| format!("the file's win mark at {position}"))?;
-        Ok(won.to_byte())
+        won_byte(self.spec.rules, sector, index, |s, i| self.raw_byte(s, i))
     }
 
     /// The byte at `index` of `sector` as the file stores it.
@@ -363,9 +362,7 @@ impl MorrisTablebase {
     /// Every class of `sector`: its representative (the side to move is White when
     /// the hands are equal, else Black, as in [`MorrisTablebase::placement_representative`]).
     pub fn sector_representative(&self, sector: Sector, index: u64) -> Result<Position> {
-        let Sector { m, o, hm, ho } = sector;
-        let (mover, opponent) = table_position(self.spec.board(), m, o, index)?;
-        Ok(Position::with_mover(mover, opponent, hm == ho, [hm, ho]).on(self.spec.rules))
+        sector_position(self.spec.rules, sector, index)
     }
 
     /// Every class of placement table (m, o) with `h` in hand: its representative
