@@ -109,6 +109,52 @@ fn solve_agrees_with_the_oracle_on_random_positions() {
     }
 }
 
+/// `tb solve --losing-bounds`: the value and every move reaching it exact, every
+/// other move listed in `upper_bounds` with a bound the oracle's worth does not
+/// exceed, below the value; the text marks those moves `<=`.
+#[test]
+fn solve_losing_bounds_gives_true_upper_bounds() {
+    let mut o = Oracle::new(3, 3, 0);
+    let board = o.board_name();
+    let mut bounded = 0;
+    for p in sample_positions(&o, 0, 12, 17) {
+        let out = run_ok(
+            tb().args(["solve", &board, &o.bits(p), "--losing-bounds", "--json"]),
+            "tb solve --losing-bounds",
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+        let value = o.value(p) as i64;
+        assert_eq!(v["value"].as_i64(), Some(value), "{v}");
+        let listed: Vec<&str> = v["upper_bounds"]
+            .as_array()
+            .expect("upper_bounds")
+            .iter()
+            .map(|n| n.as_str().unwrap())
+            .collect();
+        let worths = o.move_values(p);
+        let moves = v["moves"].as_array().expect("moves");
+        assert_eq!(moves.len(), worths.len(), "{v}");
+        for m in moves {
+            let line = m["line"].as_u64().unwrap() as usize;
+            let shown = m["value"].as_i64().unwrap();
+            let worth = i64::from(worths.iter().find(|w| w.0 == line).unwrap().1);
+            if listed.contains(&m["name"].as_str().unwrap()) {
+                bounded += 1;
+                assert!(worth <= shown && shown < value, "{v}: {line} worth {worth}");
+            } else {
+                assert_eq!((shown, worth), (value, value), "{v}: {line}");
+            }
+        }
+    }
+    assert!(bounded > 20, "only {bounded} bounds");
+    let out = run_ok(
+        tb().args(["solve", &board, "h0.0,v1.1", "--losing-bounds"]),
+        "tb solve --losing-bounds",
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.lines().any(|l| l.contains("<=")), "{text}");
+}
+
 /// `tb solve --best`: the value and one move, which the oracle says reaches it;
 /// on a Wilson file with chains, one of the moves a full solve values best.
 #[test]

@@ -890,7 +890,9 @@ enum Size {
 /// threads: search threads (default 1, the calling thread; more run lazy SMP as
 /// `tb solve --threads N` does, and the node count then varies from run to run).
 /// best: the value and one best move only, as `tb solve --best` (`moves` holds
-/// that move; the other moves' values are not searched). Chains a Wilson file
+/// that move; the other moves' values are not searched). losing_bounds: every
+/// move, but one worse than the value gets an upper bound only, as `tb solve
+/// --losing-bounds` (the dict's `upper_bounds` lists those moves). Chains a Wilson file
 /// marks are analysed exactly (the plain game's values); wilson_chains=True plays
 /// each as one pseudo-line, Wilson's approximation (the dict then says
 /// `chain_rule: "wilson"` and `approximate: True`). store: a file of proven
@@ -900,7 +902,7 @@ enum Size {
 /// The GIL is released while searching. Raises PositionError for a bad position
 /// or start, ValueError for other bad arguments.
 #[pyfunction]
-#[pyo3(signature = (board, position = None, *, start = "empty", penalty = None, tt = None, max_nodes = None, time_limit = None, pv = false, best = false, threads = 1, wilson_chains = false, store = None, store_depth = None))]
+#[pyo3(signature = (board, position = None, *, start = "empty", penalty = None, tt = None, max_nodes = None, time_limit = None, pv = false, best = false, losing_bounds = false, threads = 1, wilson_chains = false, store = None, store_depth = None))]
 #[allow(clippy::too_many_arguments)]
 fn solve<'py>(
     py: Python<'py>,
@@ -913,6 +915,7 @@ fn solve<'py>(
     time_limit: Option<f64>,
     pv: bool,
     best: bool,
+    losing_bounds: bool,
     threads: usize,
     wilson_chains: bool,
     store: Option<std::path::PathBuf>,
@@ -938,6 +941,7 @@ fn solve<'py>(
         })?;
     request.pv = pv;
     request.best_only = best;
+    request.losing_bounds = losing_bounds;
     request.chain_rule = tb::games::dots::chains::ChainRule::asked(wilson_chains);
     request.threads = tb::sys::check_threads("threads", threads)
         .map_err(|e| PyValueError::new_err(e.to_string()))?;

@@ -452,6 +452,12 @@ pub struct Solve {
     /// is as long again as the value.
     #[arg(long)]
     pub best: bool,
+    /// Every move's value, but a move worse than the position's value gets an
+    /// upper bound only (text `<=`, JSON `"upper_bounds"` lists those moves): each
+    /// move is tested once at the value, and a move that fails is not searched
+    /// again for its exact worth. The value and the best moves stay exact.
+    #[arg(long, conflicts_with = "best")]
+    pub losing_bounds: bool,
     /// One JSON object (the probe shape plus nodes, seconds, pv, chains); errors
     /// too (`{"input":...,"error":...}`).
     #[arg(long)]

@@ -108,6 +108,7 @@ fn solve_with(args: &args::Solve) -> Result<ExitCode> {
     request.threads = threads;
     request.pv = args.pv;
     request.best_only = args.best;
+    request.losing_bounds = args.losing_bounds;
     request.chain_rule = ChainRule::asked(args.wilson_chains);
     request.store = args.store.clone();
     if let Some(depth) = args.store_depth {
@@ -117,9 +118,9 @@ fn solve_with(args: &args::Solve) -> Result<ExitCode> {
     let json = args.json;
     if args.loony {
         request.chains.plain_only("--loony analyses")?;
-        if args.pv || args.best || args.bounds.given() || args.tt.is_some() {
+        if args.pv || args.best || args.losing_bounds || args.bounds.given() || args.tt.is_some() {
             bail!(
-                "--loony analyses by exhaustion: --pv, --best, --tt, --max-nodes and --time-limit do not apply"
+                "--loony analyses by exhaustion: --pv, --best, --losing-bounds, --tt, --max-nodes and --time-limit do not apply"
             );
         }
         let started = std::time::Instant::now();
@@ -174,7 +175,7 @@ fn solve_with(args: &args::Solve) -> Result<ExitCode> {
             &board, &answer, &result, seconds, &request, run.store,
         ))?;
     } else {
-        print(output::probe_text(&board, &answer))?;
+        print(output::probe_text_bounded(&board, &answer, result.bounded))?;
         if result.best_only {
             print_line("(one best move: --best values no other)")?;
         }

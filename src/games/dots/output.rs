@@ -227,6 +227,9 @@ pub fn solve_json(
         /// Present (true) when `moves` is one best move only.
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         best_only: bool,
+        /// With `--losing-bounds`: the moves whose `value` is an upper bound only.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        upper_bounds: Option<Vec<String>>,
         /// With `--store`: what the store gave and took.
         #[serde(skip_serializing_if = "Option::is_none")]
         store: Option<StoreReport>,
@@ -243,6 +246,14 @@ pub fn solve_json(
         chain_rule: (!request.chains.is_empty()).then(|| request.chain_rule.as_str()),
         approximate: played.approximate(board),
         best_only: result.best_only,
+        upper_bounds: request.losing_bounds.then(|| {
+            answer
+                .moves
+                .iter()
+                .filter(|m| result.bounded >> m.line & 1 == 1)
+                .map(|m| board.line_name(m.line))
+                .collect()
+        }),
         store,
     };
     // Both are objects: splice the extra fields into the probe object.
@@ -277,6 +288,12 @@ pub fn stopped_json(
 
 /// A human-readable table for a probe answer.
 pub fn probe_text(board: &Board, probe: &Probe) -> String {
+    probe_text_bounded(board, probe, 0)
+}
+
+/// [`probe_text`] where the moves of `bounded` (bit per line) show an upper bound
+/// on their worth (`<=`), not their value (`tb solve --losing-bounds`).
+pub fn probe_text_bounded(board: &Board, probe: &Probe, bounded: Lines) -> String {
     let mut out = format!(
         "{} {} lines {}: value {} ({})\n",
         board,
@@ -295,8 +312,9 @@ pub fn probe_text(board: &Board, probe: &Probe) -> String {
             1 => "  completes 1 box".to_string(),
             k => format!("  completes {k} boxes"),
         };
+        let at_most = if bounded >> m.line & 1 == 1 { "<=" } else { "" };
         out.push_str(&format!(
-            "  {:<7} {}{}\n",
+            "  {:<7} {at_most}{}{}\n",
             board.line_name(m.line),
             value_with_mark(m.value.expect("filtered"), m.loony),
             boxes

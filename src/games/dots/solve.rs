@@ -31,6 +31,9 @@ pub struct SolveRequest {
     /// Whether the solve gives one best move only, not every move's value (off
     /// unless set; see [`Solver::set_best_move_only`]).
     pub best_only: bool,
+    /// Whether moves below the value get an upper bound only (off unless set; see
+    /// [`Solver::set_losing_bounds`]).
+    pub losing_bounds: bool,
     /// A store of proven positions to start from and add to (none unless set; see
     /// [`super::proven`]).
     pub store: Option<PathBuf>,
@@ -89,6 +92,7 @@ impl SolveRequest {
             threads: 1,
             pv: false,
             best_only: false,
+            losing_bounds: false,
             store: None,
             store_depth: DEFAULT_STORE_DEPTH,
         })
@@ -198,6 +202,7 @@ impl SolveRequest {
         solver.set_threads(self.threads);
         solver.set_principal_variation(self.pv);
         solver.set_best_move_only(self.best_only);
+        solver.set_losing_bounds(self.losing_bounds);
         solver
     }
 }
@@ -238,6 +243,7 @@ mod tests {
             threads: 1,
             pv: false,
             best_only: false,
+            losing_bounds: false,
             store: None,
             store_depth: DEFAULT_STORE_DEPTH,
         };

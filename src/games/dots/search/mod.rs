@@ -217,6 +217,9 @@ pub struct SolveResult {
     pub pv: Vec<usize>,
     /// Whether `moves` is one best move only ([`Solver::set_best_move_only`]).
     pub best_only: bool,
+    /// The moves (bit per line) whose `value` is only an upper bound on their worth,
+    /// below the position's value ([`Solver::set_losing_bounds`]); 0 otherwise.
+    pub bounded: Lines,
 }
 
 /// Limits of one bounded search ([`Solver::solve_within`]).
@@ -398,6 +401,9 @@ pub struct Solver {
     /// Whether [`Solver::solve`] values one best move only (see
     /// [`Solver::set_best_move_only`]).
     best_only: bool,
+    /// Whether moves below the value get an upper bound only (see
+    /// [`Solver::set_losing_bounds`]).
+    losing_bounds: bool,
     /// The root's move that passed its last MTD(f) test (see
     /// [`Solver::note_root_proof`]).
     root_proof: Option<usize>,
@@ -524,6 +530,7 @@ impl Solver {
             crew: None,
             want_pv: true,
             best_only: false,
+            losing_bounds: false,
             root_proof: None,
             seeded: false,
             #[cfg(test)]
@@ -584,6 +591,7 @@ impl Solver {
             crew: Some(crew),
             want_pv: false,
             best_only: self.best_only,
+            losing_bounds: self.losing_bounds,
             root_proof: None,
             seeded: self.seeded,
             #[cfg(test)]
@@ -672,6 +680,17 @@ impl Solver {
     /// value is known.
     pub fn set_best_move_only(&mut self, on: bool) {
         self.best_only = on;
+    }
+
+    /// Whether [`Solver::solve`] and [`Solver::solve_within`], valuing every move,
+    /// give a move that does not reach the position's value an upper bound only (off
+    /// by default: every value exact). Each move is tested once at the position's
+    /// value, as it is anyway; a move that fails the test is not searched again for
+    /// its exact value, and gets the upper bound that test proved (at most the value
+    /// less two), its line set in [`SolveResult::bounded`]. The value and the best
+    /// moves' values stay exact.
+    pub fn set_losing_bounds(&mut self, on: bool) {
+        self.losing_bounds = on;
     }
 
     /// Calls `progress` about once a second during long searches (`None`: never).
@@ -910,6 +929,7 @@ impl Solver {
         self.root_proof = None;
         let value = self.mtdf_root(position)?;
         let mut moves = Vec::new();
+        let mut bounded = 0;
         // With one best move, its child's value, for the principal variation.
         let mut best = None;
         if self.best_only {
@@ -923,7 +943,7 @@ impl Solver {
                 best = Some((line, child_value));
             }
         } else {
-            self.value_every_move(position, value, &mut moves)?;
+            bounded = self.value_every_move(position, value, &mut moves)?;
         }
         let pv = match (self.want_pv, best) {
             (false, _) => Vec::new(),
@@ -940,21 +960,27 @@ impl Solver {
             nodes: 0,
             pv,
             best_only: self.best_only,
+            bounded,
         })
     }
 
-    /// Each legal move of `position` (worth `value`) with its exact value, into
-    /// `moves`, best first. `None` once a limit stops it.
+    /// Each legal move of `position` (worth `value`) with its exact value (or an
+    /// upper bound, see [`Solver::set_losing_bounds`]: those moves are the mask
+    /// returned), into `moves`, best first. `None` once a limit stops it.
     fn value_every_move(
         &mut self,
         position: Lines,
         value: i32,
         moves: &mut Vec<MoveValue>,
-    ) -> Option<()> {
+    ) -> Option<Lines> {
+        let mut bounded = 0;
         for line in lines_of(self.legal(position)) {
-            let value = self.main_move_value(position, line, value);
+            let (value, exact) = self.main_move_value(position, line, value);
             if self.guard.stopped.is_some() {
                 return None;
+            }
+            if !exact {
+                bounded |= 1 << line;
             }
             moves.push(MoveValue {
                 line,
@@ -964,12 +990,12 @@ impl Solver {
         }
         moves.sort_by(|a, b| b.value.cmp(&a.value).then(a.line.cmp(&b.line)));
         debug_assert!(moves.first().is_none_or(|m| m.value == value));
-        Some(())
+        Some(bounded)
     }
 
     /// [`Solver::move_value`] on the main thread: alone, or telling the helpers
     /// which move it values, and searching alongside a helper already on it.
-    fn main_move_value(&mut self, position: Lines, line: usize, value: i32) -> i32 {
+    fn main_move_value(&mut self, position: Lines, line: usize, value: i32) -> (i32, bool) {
         let Some(crew) = self.crew.clone() else {
             return self.move_value(position, line, value, Pass::Inner);
         };
@@ -989,18 +1015,47 @@ impl Solver {
     /// first tested at `value` itself (many moves are best). No move is worth more
     /// than `value`, so the child's MTD(f) starts from that bound and never tests
     /// it (where the table has lost the root's proof of it, that test would be a
-    /// search of its own). After a stopped search the number means nothing (the
-    /// caller sees `guard.stopped` and drops it).
-    fn move_value(&mut self, position: Lines, line: usize, value: i32, pass: Pass) -> i32 {
+    /// search of its own). With [`Solver::set_losing_bounds`], a move that fails
+    /// that first test gets the upper bound it proved instead (`false`: a bound,
+    /// `true`: exact). After a stopped search the number means nothing (the caller
+    /// sees `guard.stopped` and drops it).
+    fn move_value(&mut self, position: Lines, line: usize, value: i32, pass: Pass) -> (i32, bool) {
         let k = self.completes(position, line);
         let child = position | 1 << line;
-        let (bounds, guess, sign) = if k > 0 {
+        let (mut bounds, guess, sign) = if k > 0 {
             ((-INF, value - k), value - k, 1)
         } else {
             ((-value, INF), -value, -1)
         };
+        if self.losing_bounds {
+            // One test, "does the move reach `value`?": the far bound is narrowed to
+            // the next value of the child's parity, so that MTD(f) stops after it.
+            // (That bound is not proven and is never stored: the search stores only
+            // what its own tests prove.)
+            if k > 0 {
+                bounds.0 = value - k - 2;
+            } else {
+                bounds.1 = -value + 2;
+            }
+        }
         let child_value = self.mtdf_from(child, bounds, pass, guess).unwrap_or(0);
-        k + sign * child_value
+        let worth = k + sign * child_value;
+        if !self.losing_bounds || worth == value {
+            return (worth, true);
+        }
+        // The move fails to reach `value`: at most `value - 2` (the values' parity),
+        // or less where the failed test proved less (its bound is in the table).
+        let mut bound = value - 2;
+        if let Some(e) = self.table.probe(self.key(child)) {
+            let parity = self.parity(child);
+            let proven = if k > 0 {
+                k + round_down(e.upper.into(), parity)
+            } else {
+                -round_up(e.lower.into(), parity)
+            };
+            bound = bound.min(proven);
+        }
+        (bound, false)
     }
 
     /// Follows the lowest best move from `position` (worth `value`) to the full board.
@@ -1139,10 +1194,12 @@ impl Solver {
             }
             lower = round_up(lower, parity);
             upper = round_down(upper, parity);
-            guess = round_up(guess, parity).clamp(lower, upper);
+            // (Bounds narrowed by assumption, as `move_value` does for a losing move's
+            // bound, may cross what the table proves: nothing is left to test then.)
             if lower >= upper {
                 break;
             }
+            guess = round_up(guess, parity).clamp(lower, upper);
             if pass == Pass::Root {
                 self.guard.bounds = (lower, upper);
             }
@@ -1808,6 +1865,61 @@ mod tests {
             }
         }
         assert!(checked > 1000, "only {checked} moves passed over");
+    }
+
+    /// With losing moves given as bounds ([`Solver::set_losing_bounds`]), on random
+    /// positions of 3x3 and 2x4 (one and two threads): the value
+    /// and every move reaching it are exact, every other move is marked and its
+    /// bound lies between its worth by a brute force and the value less two; and
+    /// the bounds are sometimes tighter than that.
+    #[test]
+    fn losing_moves_get_true_upper_bounds() {
+        let mut random = crate::test_rng::xorshift(0x5851_f42d_4c95_7f2d);
+        let (mut bounded, mut tighter) = (0, 0);
+        for (spec, threads) in [("3x3", 1), ("2x4", 1), ("3x3", 2)] {
+            let board: Board = spec.parse().unwrap();
+            let n = board.num_lines();
+            for _ in 0..10 {
+                let mut start: Lines = 0;
+                for _ in 0..3 + random() as usize % 6 {
+                    start |= 1 << (random() % n as u64);
+                }
+                let value = brute::brute_force(&board, start, &[]);
+                let mut s = solver(spec, 0, 1 << 20);
+                s.set_losing_bounds(true);
+                s.set_threads(threads);
+                let result = s.solve(start);
+                let root = i32::from(value[start as usize]);
+                assert_eq!(result.value, root, "{spec} {start:#x}");
+                assert_eq!(
+                    result.moves.len(),
+                    (board.all_lines() & !start).count_ones() as usize
+                );
+                for m in &result.moves {
+                    let k = s.completes(start, m.line);
+                    let child = i32::from(value[(start | 1 << m.line) as usize]);
+                    let worth = if k > 0 { k + child } else { -child };
+                    if result.bounded >> m.line & 1 == 1 {
+                        assert!(worth < root, "{spec} {start:#x} {}", m.line);
+                        assert!(
+                            worth <= m.value && m.value <= root - 2,
+                            "{spec} {start:#x} {}: worth {worth}, bound {}",
+                            m.line,
+                            m.value
+                        );
+                        bounded += 1;
+                        tighter += usize::from(m.value < root - 2);
+                    } else {
+                        assert_eq!(m.value, worth, "{spec} {start:#x} {}", m.line);
+                        assert_eq!(worth, root, "{spec} {start:#x} {}", m.line);
+                    }
+                }
+            }
+        }
+        assert!(
+            bounded > 100 && tighter > 10,
+            "{bounded} bounds, {tighter} tighter"
+        );
     }
 
     #[test]
