@@ -10,7 +10,8 @@
 
 use super::geometry::{Cells, Images, canonical};
 use super::helpers::ForcedHelpers;
-use super::threats::{ForcedSearch, PositionMap, forced_line_of_image, threats, wins_by};
+use super::table::ProofTable;
+use super::threats::{ForcedSearch, forced_line_of_image, threats, wins_by};
 
 /// "Infinite" proof or disproof number: the position is disproven or proven.
 pub const INFINITE: u32 = u32::MAX / 4;
@@ -102,13 +103,13 @@ fn child_classes_mapped((x, o): Key) -> Vec<(u8, Key, usize)> {
     out
 }
 
-/// Bytes a table entry may take: 24 bytes and a control byte per bucket, buckets
-/// up to twice the entries, and the old buckets beside the new while growing.
+/// Bytes a table entry may take: 24 bytes a slot, slots up to 8/3 the entries,
+/// and the old slots beside the new while growing.
 const BYTES_PER_ENTRY: u64 = 64;
 
 /// The df-pn prover with its tables.
 pub struct Prover {
-    table: PositionMap<Numbers>,
+    table: ProofTable,
     forced: ForcedSearch,
     /// Interior nodes expanded (calls of the search on an unsettled position).
     pub expansions: u64,
@@ -148,7 +149,7 @@ impl Prover {
     pub fn new(memory: u64) -> Prover {
         let capacity = (memory / 2 / BYTES_PER_ENTRY).max(1 << 16) as usize;
         Prover {
-            table: PositionMap::default(),
+            table: ProofTable::default(),
             forced: ForcedSearch::new(),
             expansions: 0,
             capacity,
@@ -288,6 +289,11 @@ impl Prover {
         };
         let no_win_after_reply = matches!(pass_win, Some(None));
         let classes = child_classes_mapped((x, o));
+        // Their slots fetched together: the look-ups below and the search's
+        // then hit the cache.
+        for &(_, child, _) in &classes {
+            self.table.prefetch(child);
+        }
         for &(m, child, which) in &classes {
             if no_win_after_reply && threats(child.0, child.1) == 0 {
                 self.forced.note(child.0, child.1, None);
@@ -373,7 +379,16 @@ impl Prover {
         let or_node = x_to_move(key.0, key.1);
         let children = self.children(key);
         self.search_children_for_forced_wins(&children);
+        let mut first = true;
         loop {
+            // The children's slots, fetched again after a child's search (which
+            // may have pushed them out of the cache).
+            if !first {
+                for &c in &children {
+                    self.table.prefetch(c);
+                }
+            }
+            first = false;
             // In the OR node "pn" is the minimum of the children's, "dn" the sum; the
             // AND node the other way round. Work with (min side, sum side).
             let (mut best, mut min, mut second, mut sum, mut best_sum) =
