@@ -11,10 +11,8 @@
 use super::geometry::{Cells, Images, canonical};
 use super::helpers::ForcedHelpers;
 use super::table::ProofTable;
+pub use super::table::{INFINITE, Numbers};
 use super::threats::{ForcedSearch, forced_line_of_image, threats, wins_by};
-
-/// "Infinite" proof or disproof number: the position is disproven or proven.
-pub const INFINITE: u32 = u32::MAX / 4;
 
 /// The largest proof or disproof number a sum of unsettled children reaches. Sums
 /// over a graph count shared positions again and again, and in a long proof they
@@ -33,27 +31,6 @@ const FREE_ESTIMATE: u32 = 20;
 /// A canonical position: X's cells, O's cells (the side to move follows from the
 /// counts).
 pub type Key = (Cells, Cells);
-
-/// Proof and disproof numbers of a position.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Numbers {
-    /// Leaves still to prove (0: X wins).
-    pub pn: u32,
-    /// Leaves still to disprove (0: X does not win).
-    pub dn: u32,
-}
-
-impl Numbers {
-    const PROVEN: Numbers = Numbers {
-        pn: 0,
-        dn: INFINITE,
-    };
-    const DISPROVEN: Numbers = Numbers {
-        pn: INFINITE,
-        dn: 0,
-    };
-    const UNKNOWN: Numbers = Numbers { pn: 1, dn: 1 };
-}
 
 /// Whether X is to move in `(x, o)`.
 #[inline]

@@ -8,7 +8,34 @@
 //! It answers as a map does (the prover's course does not depend on it): the
 //! same entries whatever the order of insertions.
 
-use super::prover::{Key, Numbers};
+use super::geometry::Cells;
+
+/// A canonical position: X's cells, O's cells (the prover's key).
+type Key = (Cells, Cells);
+
+/// "Infinite" proof or disproof number: the position is disproven or proven.
+pub const INFINITE: u32 = u32::MAX / 4;
+
+/// Proof and disproof numbers of a position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Numbers {
+    /// Leaves still to prove (0: X wins).
+    pub pn: u32,
+    /// Leaves still to disprove (0: X does not win).
+    pub dn: u32,
+}
+
+impl Numbers {
+    pub(super) const PROVEN: Numbers = Numbers {
+        pn: 0,
+        dn: INFINITE,
+    };
+    pub(super) const DISPROVEN: Numbers = Numbers {
+        pn: INFINITE,
+        dn: 0,
+    };
+    pub(super) const UNKNOWN: Numbers = Numbers { pn: 1, dn: 1 };
+}
 
 /// No position: X and O on every cell.
 const EMPTY: Key = (!0, !0);
