@@ -343,9 +343,10 @@ pub struct QubicBuild {
     /// fewer (0: keep the strategy read off the proof) [default: 3].
     #[arg(long, value_name = "N")]
     pub shrink: Option<u32>,
-    /// Threads searching an expansion's positions for forced wins; the strategy
-    /// is the same on any number [default: 1: two gave the default build no
-    /// clear gain in wall time for 1.5x the CPU].
+    /// Chains of O replies proven side by side (replies whose proofs meet by
+    /// transposition form one chain, proven in turn with one table; the corner
+    /// opening has two), at most 2; the strategy is the same on any number
+    /// [default: all cores].
     #[arg(long)]
     pub threads: Option<usize>,
     #[command(flatten)]

@@ -21,8 +21,9 @@ pub fn build(args: QubicBuild) -> Result<ExitCode> {
         )?,
         time_limit: args.time_limit.map(|t| t.as_secs_f64()),
         shrink: args.shrink.unwrap_or(3),
-        // One thread unless asked: the second pays little (see --help).
-        threads: super::common::threads(Some(args.threads.unwrap_or(1)))?,
+        // Every core unless asked (the build uses at most as many as it has
+        // chains of replies to prove side by side).
+        threads: super::common::threads(args.threads)?,
     };
     let quiet = common.quiet;
     let summary = build::build(&options, &mut |line| {

@@ -306,8 +306,90 @@ pub(super) fn summary(
     })
 }
 
+/// Most chains proven side by side: the memory is shared out between this many
+/// chains at most (a chain's tables get the same share on any number of
+/// threads, so its proof is the same).
+pub const MAX_SIDE_BY_SIDE: usize = 2;
+
+/// The replies' chains: `classes` (the start's replies, in order) grouped by
+/// transposition, each chain in the replies' order, the chains in the order of
+/// their first reply. Two replies are in one chain when an X move after each
+/// reaches the same canonical position (the cheapest sign that their proofs
+/// meet: a reply after its twin took seconds where alone it took minutes). One
+/// prover proves a chain's replies in turn, its table shared by them; chains
+/// share nothing, so they can be proven side by side and their strategies do
+/// not depend on which chain runs when. The corner opening has two: replies 1,
+/// 5, 6, 7, 23, 27, 31 and replies 3, 15, 21, 22, 63.
+pub fn chains(classes: &[(u8, Key)]) -> Vec<Vec<usize>> {
+    let mut chain_of: Vec<usize> = (0..classes.len()).collect();
+    fn root(chain_of: &mut [usize], mut i: usize) -> usize {
+        while chain_of[i] != i {
+            chain_of[i] = chain_of[chain_of[i]];
+            i = chain_of[i];
+        }
+        i
+    }
+    let mut first_seen: PositionMap<usize> = PositionMap::default();
+    for (i, &(_, child)) in classes.iter().enumerate() {
+        for (_, grandchild) in child_classes(child) {
+            let j = *first_seen.entry(grandchild).or_insert(i);
+            let (a, b) = (root(&mut chain_of, i), root(&mut chain_of, j));
+            // The smaller index is the root: a chain is named by its first reply.
+            chain_of[a.max(b)] = a.min(b);
+        }
+    }
+    let mut chains: Vec<Vec<usize>> = Vec::new();
+    let mut index_of = vec![usize::MAX; classes.len()];
+    for i in 0..classes.len() {
+        let r = root(&mut chain_of, i);
+        if index_of[r] == usize::MAX {
+            index_of[r] = chains.len();
+            chains.push(Vec::new());
+        }
+        chains[index_of[r]].push(i);
+    }
+    chains
+}
+
+/// What a chain's worker tells the thread that keeps the file.
+enum Event {
+    /// A progress line.
+    Line(String),
+    /// Reply `index` (of the start's classes) proven: its strategy, the seconds
+    /// it took, and the chain prover's expansions and table size after it.
+    Proved {
+        index: usize,
+        proved: ProvedReply,
+        seconds: f64,
+        expansions: u64,
+        table: usize,
+    },
+    /// Reply `index` not proven in time.
+    Unproven { index: usize, seconds: f64 },
+    /// X does not win after a reply (the build fails).
+    Failed(anyhow::Error),
+    /// A chain's prover is done: its expansions in all.
+    Expansions(u64),
+}
+
 /// Builds (or resumes) a strategy file. `report` receives progress lines.
 pub fn build(options: &BuildOptions, report: &mut dyn FnMut(&str)) -> Result<BuildSummary> {
+    let classes = child_classes((options.start.x, options.start.o));
+    let chains = chains(&classes);
+    build_chains(options, &chains, report)
+}
+
+/// [`build`] with the replies grouped into `chains` (indices of the start's
+/// reply classes, see [`chains`]): each chain proven in turn by a prover of its
+/// own, up to `options.threads` chains side by side (at most
+/// [`MAX_SIDE_BY_SIDE`]). Each reply is stored as soon as it is proven (a killed
+/// build loses the replies being proven); the strategy does not depend on the
+/// number of threads.
+pub(super) fn build_chains(
+    options: &BuildOptions,
+    chains: &[Vec<usize>],
+    report: &mut dyn FnMut(&str),
+) -> Result<BuildSummary> {
     let start = options.start;
     let started = Instant::now();
     let deadline = options
@@ -315,79 +397,160 @@ pub fn build(options: &BuildOptions, report: &mut dyn FnMut(&str)) -> Result<Bui
         .map(|l| started + std::time::Duration::from_secs_f64(l.max(0.0)));
     let mut file = OpenFile::open(&options.path, start)?;
     let done = file.store.finished_blocks(0)?;
-    // The prover's tables take three quarters of the memory, the shrinking search's
-    // forced-win cache the rest.
-    let mut prover = Prover::with_threads(options.memory / 4 * 3, options.threads)?;
-    let mut shrinker = Shrinker::new(options.memory / 4);
-    let mut replies = Vec::new();
-    let mut complete = true;
     // Replies are named by their cells in the start's own cells.
     let classes = child_classes((start.x, start.o));
     let total = classes.len();
-    for (index, (reply, child)) in classes.into_iter().enumerate() {
-        // Progress lines name the reply and how far the build is: "O 5 (3 of 7)".
-        let reply_name = reply_name(reply, index, total);
+    let mut replies: Vec<Option<ReplyOutcome>> = vec![None; total];
+    for (index, &(reply, _)) in classes.iter().enumerate() {
         if let Some(stats) = done.get(&reply.to_string()) {
             report(&format!(
-                "{reply_name}: resumed, {} positions stored",
+                "{}: resumed, {} positions stored",
+                reply_name(reply, index, total),
                 stats.positions
             ));
-            replies.push(file.resumed(reply, stats)?);
-            continue;
+            replies[index] = Some(file.resumed(reply, stats)?);
         }
-        report(&format!("{reply_name}: proving ..."));
-        let t = Instant::now();
-        let proved = prove_reply(
-            &mut prover,
-            &mut shrinker,
-            child,
-            options.shrink,
-            deadline,
-            &reply_name,
-            report,
-        )?;
-        let Some(ProvedReply { mut records, moves }) = proved else {
-            complete = false;
-            replies.push(ReplyOutcome {
-                reply,
-                proven: false,
-                strategic: 0,
-                moves: 0,
-                seconds: t.elapsed().as_secs_f64(),
-                resumed: false,
-            });
-            break;
-        };
-        let seconds = t.elapsed().as_secs_f64();
-        stored::write_block(&mut file.store, reply, &mut records, seconds)?;
-        report(&format!(
-            "{reply_name}: stored in {seconds:.1} s: {} positions, {moves} strategic moves ({} expansions so far, table {})",
-            records.len(),
-            prover.expansions,
-            prover.table_len()
-        ));
-        replies.push(ReplyOutcome {
-            reply,
-            proven: true,
-            strategic: records.len() as u64,
-            moves,
-            seconds,
-            resumed: false,
-        });
     }
+    // The chains still to prove, and the memory each chain's prover and shrinker
+    // get: the same share whatever the threads.
+    let todo: Vec<&Vec<usize>> = chains
+        .iter()
+        .filter(|chain| chain.iter().any(|&i| replies[i].is_none()))
+        .collect();
+    let shares = chains.len().clamp(1, MAX_SIDE_BY_SIDE) as u64;
+    let memory = options.memory / shares;
+    let workers = options
+        .threads
+        .clamp(1, MAX_SIDE_BY_SIDE)
+        .min(todo.len().max(1));
+    let stored: Vec<bool> = replies.iter().map(Option::is_some).collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    // Set when a reply is not proven (a failed build): the workers start no more.
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (tx, rx) = std::sync::mpsc::channel::<Event>();
+    let mut expansions = 0;
+    let mut failure = None;
+    std::thread::scope(|scope| -> Result<()> {
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let (next, stop, todo, classes) = (&next, &stop, &todo, &classes);
+            let stored = &stored;
+            scope.spawn(move || {
+                use std::sync::atomic::Ordering::Relaxed;
+                loop {
+                    let c = next.fetch_add(1, Relaxed);
+                    if c >= todo.len() || stop.load(Relaxed) {
+                        break;
+                    }
+                    let mut prover = Prover::new(memory / 4 * 3);
+                    let mut shrinker = Shrinker::new(memory / 4);
+                    for &index in todo[c] {
+                        if stored[index] {
+                            continue;
+                        }
+                        if stop.load(Relaxed) {
+                            break;
+                        }
+                        let (reply, child) = classes[index];
+                        let name = reply_name(reply, index, total);
+                        let _ = tx.send(Event::Line(format!("{name}: proving ...")));
+                        let t = Instant::now();
+                        let proved = prove_reply(
+                            &mut prover,
+                            &mut shrinker,
+                            child,
+                            options.shrink,
+                            deadline,
+                            &name,
+                            &mut |line| {
+                                let _ = tx.send(Event::Line(line.to_string()));
+                            },
+                        );
+                        let seconds = t.elapsed().as_secs_f64();
+                        let event = match proved {
+                            Ok(Some(proved)) => Event::Proved {
+                                index,
+                                proved,
+                                seconds,
+                                expansions: prover.expansions,
+                                table: prover.table_len(),
+                            },
+                            Ok(None) => Event::Unproven { index, seconds },
+                            Err(e) => {
+                                stop.store(true, Relaxed);
+                                Event::Failed(e)
+                            }
+                        };
+                        let last = !matches!(event, Event::Proved { .. });
+                        let _ = tx.send(event);
+                        if last {
+                            break;
+                        }
+                    }
+                    let _ = tx.send(Event::Expansions(prover.expansions));
+                }
+            });
+        }
+        drop(tx);
+        // This thread keeps the file: each reply stored in its own transaction
+        // as it comes.
+        for event in rx {
+            match event {
+                Event::Line(line) => report(&line),
+                Event::Proved {
+                    index,
+                    proved: ProvedReply { mut records, moves },
+                    seconds,
+                    expansions,
+                    table,
+                } => {
+                    let reply = classes[index].0;
+                    stored::write_block(&mut file.store, reply, &mut records, seconds)?;
+                    report(&format!(
+                        "{}: stored in {seconds:.1} s: {} positions, {moves} strategic moves ({expansions} expansions so far in its chain, table {table})",
+                        reply_name(reply, index, total),
+                        records.len(),
+                    ));
+                    replies[index] = Some(ReplyOutcome {
+                        reply,
+                        proven: true,
+                        strategic: records.len() as u64,
+                        moves,
+                        seconds,
+                        resumed: false,
+                    });
+                }
+                Event::Unproven { index, seconds } => {
+                    replies[index] = Some(ReplyOutcome {
+                        reply: classes[index].0,
+                        proven: false,
+                        strategic: 0,
+                        moves: 0,
+                        seconds,
+                        resumed: false,
+                    });
+                }
+                Event::Failed(e) => {
+                    failure.get_or_insert(e);
+                }
+                Event::Expansions(e) => expansions += e,
+            }
+        }
+        Ok(())
+    })?;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    let complete = replies.iter().all(|r| r.as_ref().is_some_and(|r| r.proven));
+    // The replies in the start's order; those never reached (after a reply not
+    // proven in time) are left out.
+    let replies: Vec<ReplyOutcome> = replies.into_iter().flatten().collect();
     if complete {
         file.finish(start, &replies)?;
     }
     // Closing the file checkpoints its WAL: the size in the summary is the file's.
     drop(file);
-    summary(
-        &options.path,
-        start,
-        complete,
-        replies,
-        prover.expansions,
-        started,
-    )
+    summary(&options.path, start, complete, replies, expansions, started)
 }
 
 /// How progress lines name reply `reply`, the `index`th of `total`: "O 5 (3 of 7)".
@@ -541,5 +704,65 @@ mod tests {
         assert!(shared > 0, "nothing shared: the test tests nothing");
         assert_eq!(two_expansions, expansions);
         assert_eq!(two, one);
+    }
+
+    /// Every block of a finished file, its records sorted: the strategy as
+    /// stored.
+    fn stored_strategy(path: &Path) -> Vec<(u8, Vec<Record>)> {
+        let file = stored::StrategyFile::open(path).unwrap();
+        let mut blocks: Vec<(u8, Vec<Record>)> = file
+            .blocks
+            .iter()
+            .map(|b| {
+                let mut records: Vec<Record> = b.records.values().copied().collect();
+                records.sort_by_key(|r| r.key);
+                (b.key, records)
+            })
+            .collect();
+        blocks.sort_by_key(|b| b.0);
+        blocks
+    }
+
+    /// Chains of replies proven side by side store the strategy one thread
+    /// stores, reply for reply, with the same expansions: a chain's proof
+    /// depends on its replies alone.
+    #[test]
+    fn chains_side_by_side_prove_what_one_thread_proves() {
+        let start = Position::parse("0-63-21-42-15").unwrap();
+        let chained = chains(&child_classes((start.x, start.o)));
+        assert!(chained.len() >= 2, "one chain: the test tests nothing");
+        let dir = tempfile::tempdir().unwrap();
+        let run = |threads: usize| {
+            let options = BuildOptions {
+                path: dir.path().join(format!("{threads}.tb")),
+                start,
+                memory: 512 << 20,
+                time_limit: None,
+                shrink: 3,
+                threads,
+            };
+            let summary = build(&options, &mut |_| {}).unwrap();
+            assert!(summary.complete);
+            (stored_strategy(&options.path), summary.expansions)
+        };
+        let (one, one_expansions) = run(1);
+        let (two, two_expansions) = run(2);
+        assert_eq!(two_expansions, one_expansions);
+        assert_eq!(two, one);
+    }
+
+    /// Replies meet in chains by transposition: the corner opening's two
+    /// (named by their replies' cells).
+    #[test]
+    fn the_corner_openings_replies_form_two_chains() {
+        let classes = child_classes((1, 0));
+        let named: Vec<Vec<u8>> = chains(&classes)
+            .iter()
+            .map(|chain| chain.iter().map(|&i| classes[i].0).collect())
+            .collect();
+        assert_eq!(
+            named,
+            [vec![1, 5, 6, 7, 23, 27, 31], vec![3, 15, 21, 22, 63]]
+        );
     }
 }

@@ -2,7 +2,7 @@
 //! automorphisms ([`geometry`]), positions and their notation ([`position`]), and
 //! forced wins by continuous threats ([`threats`]), the ground the search for a
 //! near-minimal winning strategy stands on: the proof search ([`prover`], its
-//! forced-win searches shared with [`helpers`] on other threads), the strategy
+//! [`table`], its forced-win searches shared with [`helpers`] on other threads), the strategy
 //! read off it ([`strategy`], [`shrink`]) and the build ([`build`]).
 
 pub mod answer;
@@ -17,6 +17,7 @@ pub mod report;
 pub mod shrink;
 pub mod stored;
 pub mod strategy;
+pub mod table;
 pub mod tasks;
 pub mod threats;
 pub mod trust;

@@ -10,10 +10,9 @@
 
 use super::geometry::{Cells, Images, canonical};
 use super::helpers::ForcedHelpers;
-use super::threats::{ForcedSearch, PositionMap, forced_line_of_image, threats, wins_by};
-
-/// "Infinite" proof or disproof number: the position is disproven or proven.
-pub const INFINITE: u32 = u32::MAX / 4;
+use super::table::ProofTable;
+pub use super::table::{INFINITE, Numbers};
+use super::threats::{ForcedSearch, forced_line_of_image, threats, wins_by};
 
 /// The largest proof or disproof number a sum of unsettled children reaches. Sums
 /// over a graph count shared positions again and again, and in a long proof they
@@ -32,27 +31,6 @@ const FREE_ESTIMATE: u32 = 20;
 /// A canonical position: X's cells, O's cells (the side to move follows from the
 /// counts).
 pub type Key = (Cells, Cells);
-
-/// Proof and disproof numbers of a position.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Numbers {
-    /// Leaves still to prove (0: X wins).
-    pub pn: u32,
-    /// Leaves still to disprove (0: X does not win).
-    pub dn: u32,
-}
-
-impl Numbers {
-    const PROVEN: Numbers = Numbers {
-        pn: 0,
-        dn: INFINITE,
-    };
-    const DISPROVEN: Numbers = Numbers {
-        pn: INFINITE,
-        dn: 0,
-    };
-    const UNKNOWN: Numbers = Numbers { pn: 1, dn: 1 };
-}
 
 /// Whether X is to move in `(x, o)`.
 #[inline]
@@ -102,13 +80,13 @@ fn child_classes_mapped((x, o): Key) -> Vec<(u8, Key, usize)> {
     out
 }
 
-/// Bytes a table entry may take: 24 bytes and a control byte per bucket, buckets
-/// up to twice the entries, and the old buckets beside the new while growing.
+/// Bytes a table entry may take: 24 bytes a slot, slots up to 8/3 the entries,
+/// and the old slots beside the new while growing.
 const BYTES_PER_ENTRY: u64 = 64;
 
 /// The df-pn prover with its tables.
 pub struct Prover {
-    table: PositionMap<Numbers>,
+    table: ProofTable,
     forced: ForcedSearch,
     /// Interior nodes expanded (calls of the search on an unsettled position).
     pub expansions: u64,
@@ -148,7 +126,7 @@ impl Prover {
     pub fn new(memory: u64) -> Prover {
         let capacity = (memory / 2 / BYTES_PER_ENTRY).max(1 << 16) as usize;
         Prover {
-            table: PositionMap::default(),
+            table: ProofTable::default(),
             forced: ForcedSearch::new(),
             expansions: 0,
             capacity,
@@ -288,6 +266,11 @@ impl Prover {
         };
         let no_win_after_reply = matches!(pass_win, Some(None));
         let classes = child_classes_mapped((x, o));
+        // Their slots fetched together: the look-ups below and the search's
+        // then hit the cache.
+        for &(_, child, _) in &classes {
+            self.table.prefetch(child);
+        }
         for &(m, child, which) in &classes {
             if no_win_after_reply && threats(child.0, child.1) == 0 {
                 self.forced.note(child.0, child.1, None);
@@ -373,7 +356,16 @@ impl Prover {
         let or_node = x_to_move(key.0, key.1);
         let children = self.children(key);
         self.search_children_for_forced_wins(&children);
+        let mut first = true;
         loop {
+            // The children's slots, fetched again after a child's search (which
+            // may have pushed them out of the cache).
+            if !first {
+                for &c in &children {
+                    self.table.prefetch(c);
+                }
+            }
+            first = false;
             // In the OR node "pn" is the minimum of the children's, "dn" the sum; the
             // AND node the other way round. Work with (min side, sum side).
             let (mut best, mut min, mut second, mut sum, mut best_sum) =

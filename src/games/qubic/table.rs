@@ -1,0 +1,238 @@
+//! The prover's table of proof and disproof numbers: open addressing with linear
+//! probing in one array of 24-byte slots (the position and its two numbers), so
+//! that a look-up is one cache line nearly always, and a slot can be fetched
+//! ahead of its look-up ([`ProofTable::prefetch`]): an expansion fetches all its
+//! children's slots at once instead of missing the cache on each in turn. A map
+//! behind a hasher was a quarter of a build (a miss per look-up, one at a time).
+//!
+//! It answers as a map does (the prover's course does not depend on it): the
+//! same entries whatever the order of insertions.
+
+use super::geometry::Cells;
+
+/// A canonical position: X's cells, O's cells (the prover's key).
+type Key = (Cells, Cells);
+
+/// "Infinite" proof or disproof number: the position is disproven or proven.
+pub const INFINITE: u32 = u32::MAX / 4;
+
+/// Proof and disproof numbers of a position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Numbers {
+    /// Leaves still to prove (0: X wins).
+    pub pn: u32,
+    /// Leaves still to disprove (0: X does not win).
+    pub dn: u32,
+}
+
+impl Numbers {
+    pub(super) const PROVEN: Numbers = Numbers {
+        pn: 0,
+        dn: INFINITE,
+    };
+    pub(super) const DISPROVEN: Numbers = Numbers {
+        pn: INFINITE,
+        dn: 0,
+    };
+    pub(super) const UNKNOWN: Numbers = Numbers { pn: 1, dn: 1 };
+}
+
+/// No position: X and O on every cell.
+const EMPTY: Key = (!0, !0);
+
+/// One slot: a position (or [`EMPTY`]) and its numbers.
+#[derive(Clone, Copy)]
+struct Slot {
+    key: Key,
+    numbers: Numbers,
+}
+
+const FREE: Slot = Slot {
+    key: EMPTY,
+    numbers: Numbers { pn: 0, dn: 0 },
+};
+
+/// Fewest slots of a table.
+const MIN_SLOTS: usize = 1 << 10;
+
+/// Positions -> numbers.
+pub struct ProofTable {
+    slots: Vec<Slot>,
+    /// `slots.len() - 1` (a power of two less one).
+    mask: usize,
+    /// Entries.
+    len: usize,
+}
+
+impl Default for ProofTable {
+    fn default() -> Self {
+        ProofTable::with_slots(MIN_SLOTS)
+    }
+}
+
+/// The slot where a position's probe starts, in a table of `mask + 1` slots.
+#[inline]
+fn home(key: Key, mask: usize) -> usize {
+    let h = (key.0.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ key.1.rotate_left(29))
+        .wrapping_mul(0xD6E8_FEB8_6659_FD93);
+    (h >> 32) as usize & mask
+}
+
+impl ProofTable {
+    fn with_slots(slots: usize) -> ProofTable {
+        ProofTable {
+            slots: vec![FREE; slots],
+            mask: slots - 1,
+            len: 0,
+        }
+    }
+
+    /// Entries.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the table is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The slot holding `key`, or the free slot where it would go.
+    #[inline]
+    fn find(&self, key: Key) -> usize {
+        let mut i = home(key, self.mask);
+        loop {
+            let k = self.slots[i].key;
+            if k == key || k == EMPTY {
+                return i;
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+
+    /// Fetches the slot where a look-up of `key` starts into the cache.
+    #[inline]
+    pub fn prefetch(&self, key: Key) {
+        crate::sys::prefetch(&self.slots[home(key, self.mask)]);
+    }
+
+    /// The numbers of `key`, if any.
+    #[inline]
+    pub fn get(&self, key: &Key) -> Option<&Numbers> {
+        let slot = &self.slots[self.find(*key)];
+        (slot.key != EMPTY).then_some(&slot.numbers)
+    }
+
+    /// Whether the table holds `key`.
+    #[inline]
+    pub fn contains_key(&self, key: &Key) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// Sets the numbers of `key`.
+    pub fn insert(&mut self, key: Key, numbers: Numbers) {
+        let i = self.find(key);
+        if self.slots[i].key == EMPTY {
+            // At most three quarters full (probes stay short).
+            if (self.len + 1) * 4 > self.slots.len() * 3 {
+                self.resize(self.slots.len() * 2);
+                return self.insert(key, numbers);
+            }
+            self.len += 1;
+        }
+        self.slots[i] = Slot { key, numbers };
+    }
+
+    /// Moves every entry into a table of `slots` slots.
+    fn resize(&mut self, slots: usize) {
+        let old = std::mem::replace(&mut self.slots, vec![FREE; slots]);
+        self.mask = slots - 1;
+        for slot in old.into_iter().filter(|s| s.key != EMPTY) {
+            let i = self.find(slot.key);
+            self.slots[i] = slot;
+        }
+    }
+
+    /// Keeps the entries `keep` accepts.
+    pub fn retain(&mut self, mut keep: impl FnMut(&Key, &Numbers) -> bool) {
+        let kept: Vec<Slot> = self
+            .slots
+            .iter()
+            .filter(|s| s.key != EMPTY && keep(&s.key, &s.numbers))
+            .copied()
+            .collect();
+        self.len = kept.len();
+        self.slots.fill(FREE);
+        for slot in kept {
+            let i = self.find(slot.key);
+            self.slots[i] = slot;
+        }
+    }
+
+    /// The fewest slots for the entries (at most half full).
+    pub fn shrink_to_fit(&mut self) {
+        let slots = (self.len * 2).next_power_of_two().max(MIN_SLOTS);
+        if slots < self.slots.len() {
+            self.resize(slots);
+        }
+    }
+
+    /// Every entry's numbers.
+    pub fn values(&self) -> impl Iterator<Item = &Numbers> {
+        self.slots
+            .iter()
+            .filter(|s| s.key != EMPTY)
+            .map(|s| &s.numbers)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::games::qubic::threats::PositionMap;
+
+    /// The table answers as a map does through inserts, overwrites, growth,
+    /// retains and shrinking.
+    #[test]
+    fn the_table_answers_as_a_map() {
+        let mut table = ProofTable::default();
+        let mut map: PositionMap<Numbers> = PositionMap::default();
+        let mut state = 0x1234_5678_9abc_def0u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for round in 0..6 {
+            for _ in 0..20_000 {
+                // Few distinct keys, so that overwrites happen.
+                let r = next();
+                let key = (r % 50_000, (r >> 20) % 3);
+                let numbers = Numbers {
+                    pn: (r >> 40) as u32 % 4,
+                    dn: (r >> 50) as u32 % 4,
+                };
+                table.insert(key, numbers);
+                map.insert(key, numbers);
+            }
+            assert_eq!(table.len(), map.len());
+            for key in map.keys().chain([(7, 7), (60_000, 1)].iter()) {
+                assert_eq!(table.get(key), map.get(key));
+            }
+            let keep = |_: &Key, n: &Numbers| n.pn == 0 || n.dn == round % 4;
+            table.retain(keep);
+            map.retain(|k, n| keep(k, n));
+            table.shrink_to_fit();
+            assert_eq!(table.len(), map.len());
+            for key in map.keys() {
+                assert_eq!(table.get(key), map.get(key));
+            }
+        }
+        let mut values: Vec<(u32, u32)> = table.values().map(|n| (n.pn, n.dn)).collect();
+        let mut expected: Vec<(u32, u32)> = map.values().map(|n| (n.pn, n.dn)).collect();
+        values.sort();
+        expected.sort();
+        assert_eq!(values, expected);
+    }
+}
