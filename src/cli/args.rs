@@ -77,7 +77,7 @@ pub enum Command {
         #[arg(long)]
         out: PathBuf,
         /// Positions per stored chunk in the new file [default: the table's; 2048
-        /// when recoding a Dots-and-Boxes file to `archive`].
+        /// when recoding a Dots-and-Boxes file to `archive`, 1024 a Morris file].
         #[arg(long, value_name = "N")]
         chunk: Option<u64>,
         /// How the new file's chunks are coded [default: the table's]:
