@@ -390,6 +390,10 @@ fn a_file_with_marked_wins_says_so_or_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("m3-a.tb");
     recode(&g.db, &out, &["--coding", "archive"]);
+    // Small chunks unless asked: a cold probe decodes its won children's
+    // children's chunks up to the values it needs.
+    assert_eq!(harness::info(&g.db)["chunk_positions"], 2048);
+    assert_eq!(harness::info(&out)["chunk_positions"], 1024);
     let position = "d6,f4,b4,d2";
     let probe = |db: &Path| {
         tb().args(["probe", position, "--db"])
