@@ -665,47 +665,6 @@ fn check_or_write_meta(store: &mut Store, path: &Path, start: Position) -> Resul
 mod tests {
     use super::*;
 
-    /// Proves the first `replies` replies to a start in order with one prover
-    /// (on `threads` threads) and shrinker: their records (sorted), the
-    /// expansions and how many forced-win searches the threads shared.
-    fn prove_replies(replies: usize, threads: usize) -> (Vec<Vec<Record>>, u64, u64) {
-        // 35 replies, the first 15 proven in under 9,000 expansions in all.
-        let start = Position::parse("0-63-21-42-15").unwrap();
-        let mut prover = Prover::with_threads(256 << 20, threads).unwrap();
-        let mut shrinker = Shrinker::new(64 << 20);
-        let mut strategies = Vec::new();
-        for (reply, child) in child_classes((start.x, start.o)).into_iter().take(replies) {
-            let proved = prove_reply(
-                &mut prover,
-                &mut shrinker,
-                child,
-                3,
-                None,
-                &format!("O {reply}"),
-                &mut |_| {},
-            )
-            .unwrap()
-            .expect("no time limit");
-            let mut records = proved.records;
-            records.sort_by_key(|r| r.key);
-            strategies.push(records);
-        }
-        (strategies, prover.expansions, prover.shared_searches)
-    }
-
-    /// Threads only share out work: on two threads (forced-win searches done
-    /// side by side) the proof takes the same expansions and gives the same
-    /// strategy as on one.
-    #[test]
-    fn two_threads_prove_the_same_way() {
-        let (one, expansions, none_shared) = prove_replies(15, 1);
-        let (two, two_expansions, shared) = prove_replies(15, 2);
-        assert_eq!(none_shared, 0);
-        assert!(shared > 0, "nothing shared: the test tests nothing");
-        assert_eq!(two_expansions, expansions);
-        assert_eq!(two, one);
-    }
-
     /// Every block of a finished file, its records sorted: the strategy as
     /// stored.
     fn stored_strategy(path: &Path) -> Vec<(u8, Vec<Record>)> {

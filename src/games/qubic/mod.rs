@@ -2,14 +2,13 @@
 //! automorphisms ([`geometry`]), positions and their notation ([`position`]), and
 //! forced wins by continuous threats ([`threats`]), the ground the search for a
 //! near-minimal winning strategy stands on: the proof search ([`prover`], its
-//! [`table`], its forced-win searches shared with [`helpers`] on other threads), the strategy
+//! [`table`]), the strategy
 //! read off it ([`strategy`], [`shrink`]) and the build ([`build`]).
 
 pub mod answer;
 pub mod build;
 pub mod check;
 pub mod geometry;
-pub mod helpers;
 pub mod position;
 pub mod prover;
 pub mod reader;

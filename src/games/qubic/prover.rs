@@ -9,7 +9,6 @@
 //! form (the 192 automorphisms), so a position and its images are proven once.
 
 use super::geometry::{Cells, Images, canonical};
-use super::helpers::ForcedHelpers;
 use super::table::ProofTable;
 pub use super::table::{INFINITE, Numbers};
 use super::threats::{ForcedSearch, forced_line_of_image, threats, wins_by};
@@ -107,19 +106,10 @@ pub struct Prover {
     /// Where sums of unsettled children stop ([`LARGEST_UNSETTLED`]; smaller in
     /// tests, to reach it).
     sum_cap: u32,
-    /// Threads beside the prover's own searching an expansion's children for
-    /// forced wins (none: one thread).
-    helpers: Option<ForcedHelpers>,
-    /// Forced-win searches shared out between threads.
-    pub shared_searches: u64,
     /// Replies settled by an attack found after another reply (no search of
     /// their own).
     pub sibling_replays: u64,
 }
-
-/// Fewest children needing a forced-win search for an expansion to share them
-/// between threads.
-const SHARED_FROM: usize = 2;
 
 impl Prover {
     /// A prover whose tables take about `memory` bytes.
@@ -136,22 +126,8 @@ impl Prover {
             pause_at: None,
             aborted: false,
             sum_cap: LARGEST_UNSETTLED,
-            helpers: None,
-            shared_searches: 0,
             sibling_replays: 0,
         }
-    }
-
-    /// A prover whose tables take about `memory` bytes, searching the children
-    /// of each expansion for forced wins on `threads` threads. The proof is the
-    /// same on any number of threads: a forced win's answer is a function of the
-    /// position, and the proof search itself stays on one thread.
-    pub fn with_threads(memory: u64, threads: usize) -> std::io::Result<Prover> {
-        let mut prover = Prover::new(memory);
-        if threads > 1 {
-            prover.helpers = Some(ForcedHelpers::new(&prover.forced, threads - 1)?);
-        }
-        Ok(prover)
     }
 
     /// Gives up at `deadline` (the search then answers "not proven"); `None`:
@@ -355,7 +331,6 @@ impl Prover {
         }
         let or_node = x_to_move(key.0, key.1);
         let children = self.children(key);
-        self.search_children_for_forced_wins(&children);
         let mut first = true;
         loop {
             // The children's slots, fetched again after a child's search (which
@@ -410,37 +385,6 @@ impl Prover {
             if self.aborted {
                 return here;
             }
-        }
-    }
-
-    /// Searches the children about to be given their first numbers for forced
-    /// wins on the helper threads and the prover's own, and notes the answers
-    /// in the prover's cache, where [`Prover::numbers`] finds them. Only with
-    /// helpers and enough children.
-    fn search_children_for_forced_wins(&mut self, children: &[Key]) {
-        let Some(helpers) = &mut self.helpers else {
-            return;
-        };
-        // The children whose numbers will ask for a forced win of X (X to move, or
-        // X if O could pass): no threat of X's (else settled or a forced block),
-        // none of O's with O to move (O completes a line).
-        let wanted: Vec<Key> = children
-            .iter()
-            .copied()
-            .filter(|&(x, o)| {
-                threats(x, o) == 0
-                    && (x_to_move(x, o) || threats(o, x) == 0)
-                    && !self.table.contains_key(&(x, o))
-                    && !self.forced.knows(x, o)
-            })
-            .collect();
-        if wanted.len() < SHARED_FROM {
-            return;
-        }
-        self.shared_searches += wanted.len() as u64;
-        let answers = helpers.search(&mut self.forced, &wanted);
-        for ((x, o), answer) in wanted.into_iter().zip(answers) {
-            self.forced.note(x, o, answer);
         }
     }
 
