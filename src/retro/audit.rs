@@ -113,14 +113,21 @@ fn mismatch(wrong: &[&str]) -> String {
     )
 }
 
-/// A histogram with its values mapped by `fold` (counts of values that fold
-/// together added).
-fn folded(histogram: &BTreeMap<i8, u64>, fold: fn(i8) -> i8) -> BTreeMap<i8, u64> {
-    let mut out = BTreeMap::new();
-    for (&value, &count) in histogram {
-        *out.entry(fold(value)).or_default() += count;
+/// Whether the histogram `found` is `expected`, with `expected`'s values mapped
+/// by `fold` if given (counts of values that fold together added).
+fn same_histogram(
+    expected: &BTreeMap<i8, u64>,
+    found: &BTreeMap<i8, u64>,
+    fold: Option<fn(i8) -> i8>,
+) -> bool {
+    let Some(fold) = fold else {
+        return expected == found;
+    };
+    let mut folded = BTreeMap::new();
+    for (&value, &count) in expected {
+        *folded.entry(fold(value)).or_default() += count;
     }
-    out
+    folded == *found
 }
 
 /// Problems found: the first [`LISTED`] and how many in all.
@@ -258,14 +265,17 @@ impl<'g> Audit<'g> {
         self.check(id, values, None);
     }
 
-    /// Checks one block as stored in a form that `fold` makes of the values its
-    /// row describes (e.g. every win's byte one mark): its histogram folded the
-    /// same way and its byte count, not its digest (which is of the values), for
-    /// a check that reads the stored form only.
-    pub fn check_block_folded(&mut self, id: &BlockId, stored: &[i8], fold: fn(i8) -> i8) {
-        self.folded.insert(id.layer, fold);
-        self.unchecked_digests += 1;
-        self.check(id, Ok(stored), Some(fold));
+    /// [`Audit::check_block`] of values read, or with `fold`, of a block as
+    /// stored in a form that `fold` makes of the values its row describes (e.g.
+    /// every win's byte one mark): its histogram folded the same way and its byte
+    /// count, not its digest (which is of the values), for a check that reads the
+    /// stored form only.
+    pub fn check_block_folded(&mut self, id: &BlockId, stored: &[i8], fold: Option<fn(i8) -> i8>) {
+        if let Some(fold) = fold {
+            self.folded.insert(id.layer, fold);
+            self.unchecked_digests += 1;
+        }
+        self.check(id, Ok(stored), fold);
     }
 
     fn check(
@@ -292,9 +302,11 @@ impl<'g> Audit<'g> {
                 .add(format!("block {key} of {label} has no row"));
         };
         let mut wrong = Vec::new();
-        let histogram =
-            (row.histogram.as_ref()).map(|h| fold.map_or_else(|| h.clone(), |f| folded(h, f)));
-        if histogram.as_ref() != Some(&stats.histogram) {
+        if !row
+            .histogram
+            .as_ref()
+            .is_some_and(|h| same_histogram(h, &stats.histogram, fold))
+        {
             wrong.push("histogram");
         }
         if fold.is_none() && row.digest != stats.digest {
@@ -315,14 +327,12 @@ impl<'g> Audit<'g> {
             let Some(row) = self.layers.get(layer) else {
                 continue;
             };
-            let fold = self.folded.get(layer);
+            let fold = self.folded.get(layer).copied();
             let mut wrong = Vec::new();
             if row.positions != stats.positions {
                 wrong.push("position count");
             }
-            let histogram =
-                fold.map_or_else(|| row.histogram.clone(), |&f| folded(&row.histogram, f));
-            if histogram != stats.histogram {
+            if !same_histogram(&row.histogram, &stats.histogram, fold) {
                 wrong.push("histogram");
             }
             if fold.is_none() && row.digest.as_deref() != Some(digest_hex(stats.digest).as_str()) {

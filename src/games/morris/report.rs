@@ -595,6 +595,7 @@ pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport>
     // positions read (its blocks are checked in their stored form, not against
     // their digests, which need every win's distance).
     let sampled_marks = tb.spec().marks_wins && sample.is_some();
+    let stored_form = sampled_marks.then_some(fold_win as fn(i8) -> i8);
     // Each pair is read (decoded) once: kept while pairs with one more stone, whose
     // captures lead to it, are checked.
     let mut cache = BlockCache::new(u64::MAX);
@@ -644,11 +645,7 @@ pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport>
         });
         let own = match loaded {
             Ok(values) => {
-                if sampled_marks {
-                    audit.check_block_folded(&id, &values, fold_win);
-                } else {
-                    audit.check_block(&id, Ok(&values));
-                }
+                audit.check_block_folded(&id, &values, stored_form);
                 values
             }
             Err(e) => {
@@ -749,11 +746,7 @@ pub fn verify(tb: &MorrisTablebase, sample: Option<u64>) -> Result<VerifyReport>
                 layer,
                 key: vec![m, o],
             };
-            if sampled_marks {
-                audit.check_block_folded(&id, values, fold_win);
-            } else {
-                audit.check_block(&id, Ok(values));
-            }
+            audit.check_block_folded(&id, values, stored_form);
         }
         let lookup = placement_lookup(h, [&current, &below, &below2]);
         for &(m, o) in current.keys() {

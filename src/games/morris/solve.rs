@@ -1066,9 +1066,15 @@ pub fn won_value(pos: &Position, lookup: impl Fn(Sector, u64) -> Result<u8>) -> 
 /// Class `index` of `sector`'s table as a position of `rules`, with the sector's
 /// hands: White to move when they are equal (White places first), else Black.
 pub fn sector_position(rules: Rules, sector: Sector, index: u64) -> Result<Position> {
-    let Sector { m, o, hm, ho } = sector;
-    let (mover, opponent) = table_position(rules.board(), m, o, index)?;
-    Ok(Position::with_mover(mover, opponent, hm == ho, [hm, ho]).on(rules))
+    let stones = table_position(rules.board(), sector.m, sector.o, index)?;
+    Ok(in_sector(rules, sector, stones))
+}
+
+/// The position of `(mover, opponent)`'s stones with `sector`'s hands: White to
+/// move when they are equal (White places first), else Black.
+fn in_sector(rules: Rules, sector: Sector, (mover, opponent): (u32, u32)) -> Position {
+    let Sector { hm, ho, .. } = sector;
+    Position::with_mover(mover, opponent, hm == ho, [hm, ho]).on(rules)
 }
 
 /// The value byte of class `index` of `sector`, stored as a win without its
@@ -1144,17 +1150,14 @@ fn table_to_probe<B: Indexed>(m: u8, o: u8) -> Result<&'static Table<B>> {
     Ok(table)
 }
 
-/// Class `index` of `sector`'s table as a position of `rules`, with the sector's
-/// hands: White to move when they are equal (White places first), else Black.
+/// [`sector_position`] with the table at hand.
 fn class_position<B: Indexed>(
     rules: Rules,
     table: &Table<B>,
     sector: Sector,
     index: u64,
 ) -> Position {
-    let (mover, opponent) = table.position(index);
-    let Sector { hm, ho, .. } = sector;
-    Position::with_mover(mover, opponent, hm == ho, [hm, ho]).on(rules)
+    in_sector(rules, sector, table.position(index))
 }
 
 /// Checks every `step`-th class of table (m, o) against its moves, with the move
