@@ -6,7 +6,7 @@ use super::geometry::BoardKind;
 use super::index::table_size;
 use super::rules::Position;
 use super::sector::Sector;
-use super::solve::{marked_wins, verify_table, with_win_distance};
+use super::solve::{marked_wins, verify_marked_table, verify_table};
 use super::spec::{
     MorrisSpec, Phase, hands_of, layer_pair, pair_layer, placement_layer, sector_layer, table_label,
 };
@@ -562,19 +562,19 @@ fn fold_win(byte: i8) -> i8 {
     mark_win(byte as u8) as i8
 }
 
-/// [`verify_table`], reading through `lookup`; with `restore`, `lookup` reads a
-/// file that marks wins as stored and each win read gets its distance back
-/// ([`with_win_distance`]: its moves reach two layers down, so `lookup` must
-/// hold them).
+/// [`verify_table`], reading through `lookup`; with `marked`, `lookup` reads a
+/// file that marks wins as stored ([`verify_marked_table`]: each win a child
+/// holds gets its distance back, from moves that reach two layers down, so
+/// `lookup` must hold them).
 fn verify_classes(
     rules: Rules,
     sector: Sector,
     step: u64,
     lookup: impl Fn(Sector, u64) -> Result<u8> + Sync,
-    restore: bool,
+    marked: bool,
 ) -> Result<u64> {
-    if restore {
-        verify_table(rules, sector, step, with_win_distance(rules, lookup))
+    if marked {
+        verify_marked_table(rules, sector, step, lookup)
     } else {
         verify_table(rules, sector, step, lookup)
     }

@@ -905,16 +905,8 @@ pub fn probe_hinted(
     hint: impl FnOnce(&[Class]),
     lookup: impl Fn(Sector, u64) -> Result<u8>,
 ) -> Result<Probe> {
-    let legal = pos.legal_moves();
     let own = stored_class(pos)?;
-    // Per legal move: `None` for a win at once, else where its child is stored.
-    let moves: Vec<(Move, Option<Result<Option<Class>>>)> = legal
-        .into_iter()
-        .map(|(mv, outcome)| match outcome {
-            Outcome::Win => (mv, None),
-            Outcome::Child(c) => (mv, Some(stored_class(&c))),
-        })
-        .collect();
+    let moves = stored_moves(pos);
     let classes: Vec<Class> = own
         .into_iter()
         .chain(
@@ -925,21 +917,43 @@ pub fn probe_hinted(
         .collect();
     hint(&classes);
     let value = class_value(own, &lookup)?;
+    let moves = move_values(moves, &lookup)?;
+    Ok(Probe {
+        value,
+        chances: vec![None; moves.len()],
+        moves,
+    })
+}
+
+/// Every move's value, best first, from `moves` (per legal move: `None` for a
+/// win at once, else where its child is stored) read with `lookup`. None once the
+/// side to move has lost (fewer than 3 stones, or blocked).
+fn move_values(
+    moves: Vec<(Move, Option<Result<Option<Class>>>)>,
+    lookup: &impl Fn(Sector, u64) -> Result<u8>,
+) -> Result<Vec<(Move, Value)>> {
     let mut out = Vec::with_capacity(moves.len());
-    // No moves once the side to move has lost (fewer than 3 stones, or blocked).
     for (mv, child) in moves {
         let v = match child {
             None => Value::Win(1),
-            Some(class) => class_value(class?, &lookup)?.parent()?,
+            Some(class) => class_value(class?, lookup)?.parent()?,
         };
         out.push((mv, v));
     }
     out.sort_by_key(|m| std::cmp::Reverse(m.1));
-    Ok(Probe {
-        value,
-        chances: vec![None; out.len()],
-        moves: out,
-    })
+    Ok(out)
+}
+
+/// The legal moves of `pos`, each with `None` for a win at once, else where its
+/// child is stored.
+fn stored_moves(pos: &Position) -> Vec<(Move, Option<Result<Option<Class>>>)> {
+    pos.legal_moves()
+        .into_iter()
+        .map(|(mv, outcome)| match outcome {
+            Outcome::Win => (mv, None),
+            Outcome::Child(c) => (mv, Some(stored_class(&c))),
+        })
+        .collect()
 }
 
 /// The tie-break among the moves of `probe` (a probe of `pos`) of the position's
@@ -1095,7 +1109,7 @@ pub fn won_byte(
 /// `stored`, the look-up of a file that marks wins, with every marked win's byte
 /// given its distance again ([`won_byte`], one ply further): what a check of a few
 /// positions of such a file reads, instead of restoring every win first.
-pub fn with_win_distance(
+fn with_win_distance(
     rules: Rules,
     stored: impl Fn(Sector, u64) -> Result<u8> + Sync,
 ) -> impl Fn(Sector, u64) -> Result<u8> + Sync {
@@ -1172,15 +1186,37 @@ pub fn verify_table(
     step: u64,
     lookup: impl Fn(Sector, u64) -> Result<u8> + Sync,
 ) -> Result<u64> {
-    with_board!(rules.board(), B => verify_table_on::<B>(rules, sector, step, lookup))
+    with_board!(rules.board(), B => verify_table_on::<B>(rules, sector, step, &lookup, &lookup, |v| v))
 }
 
-/// [`verify_table`] on board `B` (the board of `rules`).
+/// [`verify_table`] for a file that marks wins, `stored` reading its bytes as
+/// stored: each checked class's own byte as it is (a win is the mark, whose
+/// distance is by definition what its moves give), its children's with every win's
+/// distance ([`with_win_distance`]); the class must hold a win exactly when its
+/// best move wins, else the best move's value.
+pub fn verify_marked_table(
+    rules: Rules,
+    sector: Sector,
+    step: u64,
+    stored: impl Fn(Sector, u64) -> Result<u8> + Sync,
+) -> Result<u64> {
+    let children = with_win_distance(rules, &stored);
+    let fold = |v: Value| match v {
+        Value::Win(_) => Value::Win(1),
+        v => v,
+    };
+    with_board!(rules.board(), B => verify_table_on::<B>(rules, sector, step, &stored, &children, fold))
+}
+
+/// [`verify_table`] on board `B` (the board of `rules`): the class's own value
+/// read with `own`, its moves' with `children`, both through `fold` compared.
 fn verify_table_on<B: Indexed>(
     rules: Rules,
     sector: Sector,
     step: u64,
-    lookup: impl Fn(Sector, u64) -> Result<u8> + Sync,
+    own: &(impl Fn(Sector, u64) -> Result<u8> + Sync),
+    children: &(impl Fn(Sector, u64) -> Result<u8> + Sync),
+    fold: impl Fn(Value) -> Value + Sync,
 ) -> Result<u64> {
     let Sector { m, o, hm, ho } = sector;
     let table = table_to_probe::<B>(m, o)?;
@@ -1194,16 +1230,16 @@ fn verify_table_on<B: Indexed>(
     (0..n).into_par_iter().try_for_each(|k| {
         let i = k * step;
         let pos = class_position(rules, table, sector, i);
-        let p = probe(&pos, &lookup)?;
-        let best = match p.moves.first() {
+        let value = class_value(stored_class(&pos)?, own)?;
+        let moves = move_values(stored_moves(&pos), children)?;
+        let best = match moves.first() {
             Some(mv) => mv.1,
             None if pos.is_full_board_draw() => Value::Draw,
             None => Value::Loss(0),
         };
         ensure!(
-            p.value == best,
-            "table {m}-{o}{in_hand} index {i} ({pos}) holds {} but its best move gives {best}",
-            p.value
+            fold(value) == fold(best),
+            "table {m}-{o}{in_hand} index {i} ({pos}) holds {value} but its best move gives {best}",
         );
         Ok(())
     })?;
@@ -1270,6 +1306,46 @@ mod tests {
         let tables = Tables::from([((3, 3), forged.clone())]);
         let err = marked_wins(Rules::Nine, sector, &signed(&forged), lookup(&tables));
         assert!(format!("{:#}", err.unwrap_err()).contains("stored as won"));
+    }
+
+    #[test]
+    fn a_marked_table_verifies_and_its_forgeries_do_not() {
+        // Table 3-3 with every win stored as the mark: every STEP-th class
+        // checked with its own byte as stored and its children's wins given
+        // their distance (flying stones: thousands of look-ups a class).
+        const STEP: u64 = 20;
+        let (v, _) = solve_pair(Rules::Nine, 3, 3, |_, _| unreachable!()).unwrap();
+        let marked: Vec<u8> = v
+            .iter()
+            .map(|&b| super::super::value::mark_win(b))
+            .collect();
+        let sector = Sector::new(3, 3, 0, 0);
+        let check = |bytes: &[u8]| {
+            let tables = Tables::from([((3, 3), bytes.to_vec())]);
+            verify_marked_table(Rules::Nine, sector, STEP, lookup(&tables))
+        };
+        assert_eq!(check(&marked).unwrap(), (v.len() as u64).div_ceil(STEP));
+        // A loss stored as a win, a win as a loss, a loss with another distance:
+        // each refused.
+        let checked = |i: &usize| (*i as u64).is_multiple_of(STEP);
+        let lost: Vec<usize> = (0..v.len())
+            .filter(checked)
+            .filter(|&i| v[i] % 2 == 1 && v[i] > 1)
+            .collect();
+        let (first_lost, last_lost) = (lost[0], lost[lost.len() - 1]);
+        let won = (0..v.len())
+            .filter(checked)
+            .find(|&i| v[i] % 2 == 0 && v[i] > 0)
+            .unwrap();
+        for (class, byte) in [
+            (first_lost, super::super::value::WIN_MARK),
+            (won, 3),
+            (last_lost, v[last_lost] + 2),
+        ] {
+            let mut forged = marked.clone();
+            forged[class] = byte;
+            assert!(check(&forged).is_err(), "class {class} as {byte}");
+        }
     }
 
     #[test]
