@@ -312,13 +312,16 @@ fn recode(from: &Path, out: &Path, args: &[&str]) {
 
 #[test]
 fn an_archival_4_stone_game_matches_the_oracle_everywhere() {
-    // The default chunk, and chunks of 1000 (neighbours before a chunk's start,
-    // tables split over chunks).
+    // The default chunk (1,024), and chunks of 1000 (not a power of two;
+    // neighbours before a chunk's start, tables split over chunks): every value
+    // of both compared by export, the probes and verify on the second.
     let g = game(4);
     let dir = tempfile::tempdir().unwrap();
-    for chunk in ["2048", "1000"] {
-        let out = dir.path().join(format!("m4-a{chunk}.tb"));
-        recode(&g.db, &out, &["--coding", "archive", "--chunk", chunk]);
+    for chunk in [None, Some("1000")] {
+        let out = dir.path().join(format!("m4-a{}.tb", chunk.unwrap_or("")));
+        let mut args = vec!["--coding", "archive"];
+        args.extend(chunk.map(|c| ["--chunk", c]).into_iter().flatten());
+        recode(&g.db, &out, &args);
         let info = harness::info(&out);
         assert_eq!(info["features"]["chunk_coding"], "archive", "{info}");
         // Its wins are stored without their distance, which the readers
@@ -343,11 +346,13 @@ fn an_archival_4_stone_game_matches_the_oracle_everywhere() {
             );
         }
         drop(conn);
-        check_file(4, &out, 100, EveryClass::Skip);
-        assert_eq!(digests(&g.db), digests(&out));
         assert_eq!(export(&g.db), export(&out));
-        let verify = tb().args(["verify", "--db"]).arg(&out).output().unwrap();
-        assert!(verify.status.success(), "{}", describe(&verify));
+        if chunk.is_some() {
+            check_file(4, &out, 100, EveryClass::Skip);
+            assert_eq!(digests(&g.db), digests(&out));
+            let verify = tb().args(["verify", "--db"]).arg(&out).output().unwrap();
+            assert!(verify.status.success(), "{}", describe(&verify));
+        }
         // Every win is stored as the mark, and there are wins with longer
         // distances in the build's file: the test reads marks, not distances.
         assert!(
@@ -362,7 +367,7 @@ fn an_archival_4_stone_game_matches_the_oracle_everywhere() {
             .args(["recode", "--quiet", "--coding", "mix-checked", "--db"])
             .arg(&out)
             .arg("--out")
-            .arg(dir.path().join(format!("m4-b{chunk}.tb")))
+            .arg(dir.path().join(format!("m4-b{}.tb", chunk.unwrap_or(""))))
             .output()
             .unwrap();
         assert!(!refused.status.success(), "{}", describe(&refused));
