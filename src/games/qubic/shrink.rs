@@ -15,7 +15,7 @@
 use super::geometry::{Cells, canonical, has_line};
 use super::prover::{Key, candidate_moves, child_classes};
 use super::strategy::{Choice, Strategy, move_cost, replies_after};
-use super::threats::{ForcedSearch, PositionMap, threats, wins_by};
+use super::threats::{AfterReplies, ForcedSearch, PositionMap, Scan, threats};
 
 /// A cost too large to matter: the position is not won (or the search gave up).
 const INFINITE: u32 = u32::MAX / 4;
@@ -277,11 +277,12 @@ impl Shrinker {
     /// The cost of an X-to-move position the rules settle (a forced win: 0; a lost
     /// or drawn one: infinite), remembered; None when it needs a search.
     fn x_settled(&mut self, (x, o): Key) -> Option<u32> {
+        let scan = Scan::of(x, o);
         let cost = if has_line(o) {
             INFINITE
-        } else if self.forced.win(x, o).is_some() {
+        } else if self.forced.win_scanned(x, o, &scan).is_some() {
             0
-        } else if threats(o, x).count_ones() >= 2 || !(x | o) == 0 {
+        } else if scan.theirs.count_ones() >= 2 || !(x | o) == 0 {
             INFINITE
         } else {
             return None;
@@ -332,6 +333,7 @@ impl Shrinker {
         // as the sum passes the bound.
         let candidates = candidate_moves(px, po);
         let on_attack = attack.iter().fold(0u64, |s, &c| s | 1 << c) & candidates;
+        let after = AfterReplies::of(px, po);
         let mut children: Vec<(Key, u32)> = Vec::new();
         let mut rest = 0u32;
         for set in [on_attack, candidates & !on_attack] {
@@ -339,7 +341,7 @@ impl Shrinker {
             while set != 0 {
                 let r = set.trailing_zeros() as usize;
                 set &= set - 1;
-                if !no_pass_win && wins_by(px, po | 1 << r, &attack) {
+                if !no_pass_win && after.wins_by(r, &attack) {
                     continue;
                 }
                 let child = canonical(px, po | 1 << r).0;
@@ -349,7 +351,7 @@ impl Shrinker {
                 let (lower, exact) = if let Some(k) = self.x_known.get(&child) {
                     (k.cost, k.exact)
                 } else {
-                    if no_pass_win && threats(child.0, child.1) == 0 {
+                    if no_pass_win && after.x_threats_after(r) == 0 {
                         // An O stone never gives X a forced win (see the prover).
                         self.forced.note(child.0, child.1, None);
                     }
