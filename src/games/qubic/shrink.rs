@@ -48,8 +48,11 @@ pub struct Shrinker {
     /// The node count at which the current search gives up.
     give_up_at: u64,
     gave_up: bool,
-    /// Entries above which the forced-win cache is forgotten.
+    /// Entries the forced-win cache may hold (its own), or gain (one lent to a
+    /// shrink).
     capacity: usize,
+    /// Entries above which the forced-win cache is forgotten (see `capacity`).
+    clear_above: usize,
 }
 
 /// What [`Shrinker::shrink`] did.
@@ -81,6 +84,7 @@ impl Shrinker {
     /// A search whose forced-win cache takes about `memory` bytes at most (its own
     /// tables are small: the positions it searches).
     pub fn new(memory: u64) -> Shrinker {
+        let capacity = (memory / BYTES_PER_ENTRY).max(1 << 16) as usize;
         Shrinker {
             forced: ForcedSearch::new(),
             x_known: PositionMap::default(),
@@ -88,15 +92,37 @@ impl Shrinker {
             nodes: 0,
             give_up_at: u64::MAX,
             gave_up: false,
-            capacity: (memory / BYTES_PER_ENTRY).max(1 << 16) as usize,
+            capacity,
+            clear_above: capacity,
         }
     }
 
     /// A smaller strategy below `root` (X to move, covered by `strategy`): every
     /// strategic position whose cost, once its children are shrunk, is at most
     /// `max_bound + 1` is searched exactly for a cheaper move, with at most `budget`
-    /// nodes each.
+    /// nodes each. Its forced-win searches are made with `forced` (the prover's,
+    /// whose caches know most positions of the strategy: a forced win's answer is
+    /// the position's, so the caches change no answer, only the time; a cache of
+    /// its own searched them all again, a fifth of a build), which may gain up to
+    /// the shrinker's capacity of entries.
     pub fn shrink(
+        &mut self,
+        strategy: &Strategy,
+        root: Key,
+        max_bound: u32,
+        budget: u64,
+        forced: &mut ForcedSearch,
+    ) -> (Strategy, ShrinkStats) {
+        std::mem::swap(&mut self.forced, forced);
+        self.clear_above = self.forced.cached().saturating_add(self.capacity);
+        let shrunk = self.shrink_with_own(strategy, root, max_bound, budget);
+        self.clear_above = self.capacity;
+        std::mem::swap(&mut self.forced, forced);
+        shrunk
+    }
+
+    /// [`Shrinker::shrink`] with the forced-win search it holds.
+    fn shrink_with_own(
         &mut self,
         strategy: &Strategy,
         root: Key,
@@ -408,7 +434,7 @@ impl Shrinker {
     /// within its capacity (it is only a cache).
     fn out_of_budget(&mut self) -> bool {
         self.nodes += 1;
-        if self.nodes & 0xfff == 0 && self.forced.cached() > self.capacity {
+        if self.nodes & 0xfff == 0 && self.forced.cached() > self.clear_above {
             self.forced.clear();
         }
         if self.nodes >= self.give_up_at {
