@@ -258,7 +258,13 @@ pub(super) fn prove_reply(
     let mut strategy = Strategy::extract(prover, child)?;
     let mut moves = strategy.cost_below(child);
     if shrink > 0 {
-        let (smaller, stats) = shrinker.shrink(&strategy, child, shrink, SHRINK_BUDGET);
+        let (smaller, stats) = shrinker.shrink(
+            &strategy,
+            child,
+            shrink,
+            SHRINK_BUDGET,
+            prover.forced_search(),
+        );
         report(&format!(
             "{reply_name}: proven in {proven_in:.1} s; shrunk from {} to {} strategic moves in {:.1} s ({} replaced, {} over budget, {} nodes)",
             stats.cost_before,

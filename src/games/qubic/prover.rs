@@ -11,7 +11,7 @@
 use super::geometry::{Cells, Images, canonical};
 use super::table::ProofTable;
 pub use super::table::{INFINITE, Numbers};
-use super::threats::{ForcedSearch, forced_line_of_image, threats, wins_by};
+use super::threats::{AfterReplies, ForcedSearch, Scan, forced_line_of_image, threats};
 
 /// The largest proof or disproof number a sum of unsettled children reaches. Sums
 /// over a graph count shared positions again and again, and in a long proof they
@@ -198,30 +198,42 @@ impl Prover {
 
     /// The numbers of a position before it is searched: settled by the rules or the
     /// forced-win search, else unknown.
-    pub fn leaf(&mut self, (x, o): Key) -> Option<Numbers> {
-        if let Some(&n) = self.table.get(&(x, o)) {
+    pub fn leaf(&mut self, key: Key) -> Option<Numbers> {
+        if let Some(&n) = self.table.get(&key) {
             return Some(n);
         }
+        self.settle(key).ok()
+    }
+
+    /// A position not in the table settled by the rules or the forced-win
+    /// search (and stored), or else the one [`Scan`] of the board (X against O)
+    /// it took: everything its first estimate needs.
+    fn settle(&mut self, (x, o): Key) -> Result<Numbers, Scan> {
+        let scan = Scan::of(x, o);
+        let full = !(x | o) == 0;
         let settled = if x_to_move(x, o) {
-            if threats(x, o) != 0 || self.forced.win(x, o).is_some() {
+            if self.forced.win_scanned(x, o, &scan).is_some() {
                 Some(Numbers::PROVEN)
-            } else if threats(o, x).count_ones() >= 2 || !(x | o) == 0 {
+            } else if scan.theirs.count_ones() >= 2 || full {
                 Some(Numbers::DISPROVEN)
             } else {
                 None
             }
-        } else if threats(o, x) != 0 || !(x | o) == 0 {
+        } else if scan.theirs != 0 || full {
             // O completes a line (or the board is full: a draw).
             Some(Numbers::DISPROVEN)
-        } else if threats(x, o).count_ones() >= 2 {
+        } else if scan.mine.count_ones() >= 2 {
             Some(Numbers::PROVEN)
         } else {
             None
         };
-        if let Some(n) = settled {
-            self.table.insert((x, o), n);
+        match settled {
+            Some(n) => {
+                self.table.insert((x, o), n);
+                Ok(n)
+            }
+            None => Err(scan),
         }
-        settled
     }
 
     /// The distinct children of a canonical position, canonical. For O to move,
@@ -241,6 +253,8 @@ impl Prover {
             _ => Vec::new(),
         };
         let no_win_after_reply = matches!(pass_win, Some(None));
+        // The threats after each reply, from one scan of this position.
+        let after = (!x_moves).then(|| AfterReplies::of(x, o));
         let classes = child_classes_mapped((x, o));
         // Their slots fetched together: the look-ups below and the search's
         // then hit the cache.
@@ -248,17 +262,22 @@ impl Prover {
             self.table.prefetch(child);
         }
         for &(m, child, which) in &classes {
-            if no_win_after_reply && threats(child.0, child.1) == 0 {
+            let Some(after) = &after else { break };
+            let m = usize::from(m);
+            // The child's threats are those after the reply, in other cells.
+            let x_threats = after.x_threats_after(m);
+            if no_win_after_reply && x_threats == 0 {
                 self.forced.note(child.0, child.1, None);
             }
             if attacks.is_empty() || self.table.contains_key(&child) {
                 continue;
             }
-            let o2 = o | 1 << m;
-            if let Some(which) = attacks.iter().position(|attack| wins_by(x, o2, attack)) {
+            if let Some(which) = attacks.iter().position(|attack| after.wins_by(m, attack)) {
                 self.sibling_replays += (which > 0) as u64;
                 self.table.insert(child, Numbers::PROVEN);
-            } else if let Some(attack) = self.attack_after(x, o2, (child, which)) {
+            } else if x_threats == 0
+                && let Some(attack) = self.attack_after((child, which))
+            {
                 // The search its leaf would make, made now: its attack may defeat
                 // the replies still to come.
                 attacks.push(attack);
@@ -268,15 +287,12 @@ impl Prover {
         classes.into_iter().map(|(_, child, _)| child).collect()
     }
 
-    /// X's forced win by continuous threats in `(x, o)` (X to move, no threat of
-    /// X's), searched in its canonical form `image` (the form and the index of an
-    /// automorphism giving it, as [`canonical`] gives them; where leaves look for
-    /// it), as X's moves in the cells of `(x, o)`: an attack to replay after other
-    /// replies.
-    fn attack_after(&mut self, x: Cells, o: Cells, image: (Key, usize)) -> Option<Vec<usize>> {
-        if threats(x, o) != 0 {
-            return None;
-        }
+    /// X's forced win by continuous threats in a position (X to move, no threat
+    /// of X's), searched in its canonical form `image` (the form and the index of
+    /// an automorphism giving it, as [`canonical`] gives them; where leaves look
+    /// for it), as X's moves in the position's own cells: an attack to replay
+    /// after other replies.
+    fn attack_after(&mut self, image: (Key, usize)) -> Option<Vec<usize>> {
         let line = forced_line_of_image(&mut self.forced, image)?;
         Some(line.into_iter().step_by(2).collect())
     }
@@ -286,13 +302,17 @@ impl Prover {
     /// much X threatens: a threat leaves O one reply; a forced win if O could pass
     /// leaves O a few defences; otherwise O has many good replies.
     fn numbers(&mut self, key: Key) -> Numbers {
-        if let Some(n) = self.leaf(key) {
+        if let Some(&n) = self.table.get(&key) {
             return n;
         }
+        let scan = match self.settle(key) {
+            Ok(n) => return n,
+            Err(scan) => scan,
+        };
         let (x, o) = key;
-        let estimate = if x_to_move(x, o) || threats(x, o) != 0 {
+        let estimate = if x_to_move(x, o) || scan.mine != 0 {
             Numbers::UNKNOWN
-        } else if self.forced.win(x, o).is_some() {
+        } else if self.forced.win_scanned(x, o, &scan).is_some() {
             Numbers {
                 pn: PASS_WIN_ESTIMATE,
                 dn: 1,
@@ -412,6 +432,7 @@ impl Prover {
 mod tests {
     use super::*;
     use crate::games::qubic::position::Position;
+    use crate::games::qubic::threats::wins_by;
 
     /// A start with 35 replies, most proven in a few thousand expansions.
     const SMALL_START: &str = "0-63-21-42-15";
@@ -517,7 +538,7 @@ mod tests {
             if threats(x, o) != 0 || threats(o, x) != 0 {
                 continue;
             }
-            if let Some(attack) = prover.attack_after(x, o, canonical(x, o)) {
+            if let Some(attack) = prover.attack_after(canonical(x, o)) {
                 assert!(wins_by(x, o, &attack), "{x:x} {o:x} {attack:?}");
                 mapped += 1;
             }

@@ -15,7 +15,7 @@
 use super::geometry::{Cells, canonical, has_line};
 use super::prover::{Key, candidate_moves, child_classes};
 use super::strategy::{Choice, Strategy, move_cost, replies_after};
-use super::threats::{ForcedSearch, PositionMap, threats, wins_by};
+use super::threats::{AfterReplies, ForcedSearch, PositionMap, Scan, threats};
 
 /// A cost too large to matter: the position is not won (or the search gave up).
 const INFINITE: u32 = u32::MAX / 4;
@@ -48,8 +48,11 @@ pub struct Shrinker {
     /// The node count at which the current search gives up.
     give_up_at: u64,
     gave_up: bool,
-    /// Entries above which the forced-win cache is forgotten.
+    /// Entries the forced-win cache may hold (its own), or gain (one lent to a
+    /// shrink).
     capacity: usize,
+    /// Entries above which the forced-win cache is forgotten (see `capacity`).
+    clear_above: usize,
 }
 
 /// What [`Shrinker::shrink`] did.
@@ -81,6 +84,7 @@ impl Shrinker {
     /// A search whose forced-win cache takes about `memory` bytes at most (its own
     /// tables are small: the positions it searches).
     pub fn new(memory: u64) -> Shrinker {
+        let capacity = (memory / BYTES_PER_ENTRY).max(1 << 16) as usize;
         Shrinker {
             forced: ForcedSearch::new(),
             x_known: PositionMap::default(),
@@ -88,15 +92,37 @@ impl Shrinker {
             nodes: 0,
             give_up_at: u64::MAX,
             gave_up: false,
-            capacity: (memory / BYTES_PER_ENTRY).max(1 << 16) as usize,
+            capacity,
+            clear_above: capacity,
         }
     }
 
     /// A smaller strategy below `root` (X to move, covered by `strategy`): every
     /// strategic position whose cost, once its children are shrunk, is at most
     /// `max_bound + 1` is searched exactly for a cheaper move, with at most `budget`
-    /// nodes each.
+    /// nodes each. Its forced-win searches are made with `forced` (the prover's,
+    /// whose caches know most positions of the strategy: a forced win's answer is
+    /// the position's, so the caches change no answer, only the time; a cache of
+    /// its own searched them all again, a fifth of a build), which may gain up to
+    /// the shrinker's capacity of entries.
     pub fn shrink(
+        &mut self,
+        strategy: &Strategy,
+        root: Key,
+        max_bound: u32,
+        budget: u64,
+        forced: &mut ForcedSearch,
+    ) -> (Strategy, ShrinkStats) {
+        std::mem::swap(&mut self.forced, forced);
+        self.clear_above = self.forced.cached().saturating_add(self.capacity);
+        let shrunk = self.shrink_with_own(strategy, root, max_bound, budget);
+        self.clear_above = self.capacity;
+        std::mem::swap(&mut self.forced, forced);
+        shrunk
+    }
+
+    /// [`Shrinker::shrink`] with the forced-win search it holds.
+    fn shrink_with_own(
         &mut self,
         strategy: &Strategy,
         root: Key,
@@ -277,11 +303,12 @@ impl Shrinker {
     /// The cost of an X-to-move position the rules settle (a forced win: 0; a lost
     /// or drawn one: infinite), remembered; None when it needs a search.
     fn x_settled(&mut self, (x, o): Key) -> Option<u32> {
+        let scan = Scan::of(x, o);
         let cost = if has_line(o) {
             INFINITE
-        } else if self.forced.win(x, o).is_some() {
+        } else if self.forced.win_scanned(x, o, &scan).is_some() {
             0
-        } else if threats(o, x).count_ones() >= 2 || !(x | o) == 0 {
+        } else if scan.theirs.count_ones() >= 2 || !(x | o) == 0 {
             INFINITE
         } else {
             return None;
@@ -332,6 +359,7 @@ impl Shrinker {
         // as the sum passes the bound.
         let candidates = candidate_moves(px, po);
         let on_attack = attack.iter().fold(0u64, |s, &c| s | 1 << c) & candidates;
+        let after = AfterReplies::of(px, po);
         let mut children: Vec<(Key, u32)> = Vec::new();
         let mut rest = 0u32;
         for set in [on_attack, candidates & !on_attack] {
@@ -339,7 +367,7 @@ impl Shrinker {
             while set != 0 {
                 let r = set.trailing_zeros() as usize;
                 set &= set - 1;
-                if !no_pass_win && wins_by(px, po | 1 << r, &attack) {
+                if !no_pass_win && after.wins_by(r, &attack) {
                     continue;
                 }
                 let child = canonical(px, po | 1 << r).0;
@@ -349,7 +377,7 @@ impl Shrinker {
                 let (lower, exact) = if let Some(k) = self.x_known.get(&child) {
                     (k.cost, k.exact)
                 } else {
-                    if no_pass_win && threats(child.0, child.1) == 0 {
+                    if no_pass_win && after.x_threats_after(r) == 0 {
                         // An O stone never gives X a forced win (see the prover).
                         self.forced.note(child.0, child.1, None);
                     }
@@ -406,7 +434,7 @@ impl Shrinker {
     /// within its capacity (it is only a cache).
     fn out_of_budget(&mut self) -> bool {
         self.nodes += 1;
-        if self.nodes & 0xfff == 0 && self.forced.cached() > self.capacity {
+        if self.nodes & 0xfff == 0 && self.forced.cached() > self.clear_above {
             self.forced.clear();
         }
         if self.nodes >= self.give_up_at {

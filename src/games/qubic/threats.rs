@@ -140,8 +140,19 @@ fn threats_and_makers_through(cell: usize, own: Cells, other: Cells) -> (Cells, 
 /// order, each a threat `you` must block (the block is then forced), until two
 /// threats or four in a line: a forced win found in one position, replayed in
 /// another (the defender's extra stone may have broken it).
-pub fn wins_by(mut me: Cells, mut you: Cells, attack: &[usize]) -> bool {
-    let (mine, mut theirs, _) = threats_both_and_makers(me, you);
+pub fn wins_by(me: Cells, you: Cells, attack: &[usize]) -> bool {
+    let scan = Scan::of(me, you);
+    replays(me, you, scan.mine, scan.theirs, attack)
+}
+
+/// [`wins_by`] where `mine` and `theirs` are the threats of `me` and of `you`.
+fn replays(
+    mut me: Cells,
+    mut you: Cells,
+    mine: Cells,
+    mut theirs: Cells,
+    attack: &[usize],
+) -> bool {
     if mine != 0 {
         return true;
     }
@@ -165,6 +176,69 @@ pub fn wins_by(mut me: Cells, mut you: Cells, attack: &[usize]) -> bool {
         theirs |= threats_through(made.trailing_zeros() as usize, you, me);
     }
     false
+}
+
+/// What one pass over the lines tells the side to move, `me`, against `you`:
+/// the threats of each side and the threat makers of `me`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scan {
+    /// The threats of `me` (cells where it completes a line).
+    pub mine: Cells,
+    /// The threats of `you`.
+    pub theirs: Cells,
+    /// The cells where `me` makes a threat.
+    pub makers: Cells,
+}
+
+impl Scan {
+    /// The scan of `me` (to move) against `you`.
+    #[inline]
+    pub fn of(me: Cells, you: Cells) -> Scan {
+        let (mine, theirs, makers) = threats_both_and_makers(me, you);
+        Scan {
+            mine,
+            theirs,
+            makers,
+        }
+    }
+}
+
+/// A position with O to move, scanned once, and what each of O's replies
+/// leaves of the threats: an attack of X's is replayed after every reply
+/// ([`wins_by`]) without a scan of the whole board per reply (a reply only
+/// takes its own cell from X's threats and adds O's on the lines through it).
+pub struct AfterReplies {
+    x: Cells,
+    o: Cells,
+    /// The scan of X against O before the reply.
+    before: Scan,
+}
+
+impl AfterReplies {
+    /// The position `(x, o)`, O to move.
+    pub fn of(x: Cells, o: Cells) -> AfterReplies {
+        AfterReplies {
+            x,
+            o,
+            before: Scan::of(x, o),
+        }
+    }
+
+    /// X's threats after O's reply on `reply` ([`threats`] of X then).
+    #[inline]
+    pub fn x_threats_after(&self, reply: usize) -> Cells {
+        self.before.mine & !(1 << reply)
+    }
+
+    /// Whether X wins by `attack` after O's reply on `reply`: [`wins_by`] in
+    /// `(x, o | 1 << reply)`, the same answer.
+    pub fn wins_by(&self, reply: usize, attack: &[usize]) -> bool {
+        let o = self.o | 1 << reply;
+        // Only a line through the reply can have become O's threat; the reply
+        // no longer is one (O's four there ends the game before any attack).
+        let theirs = (self.before.theirs & !(1 << reply)) | threats_through(reply, o, self.x);
+        replays(self.x, o, self.x_threats_after(reply), theirs, attack)
+    }
 }
 
 /// A hash map keyed by positions `(x, o)`.
@@ -355,23 +429,23 @@ impl ForcedSearch {
     /// A first move of a forced win of `me` (to move) against `you`, if there is
     /// one (the completing cell when `me` has a threat).
     pub fn win(&mut self, me: Cells, you: Cells) -> Option<usize> {
-        self.win_keeping(me, you, true)
+        // A position in the cache has no threat of `me` (only those are kept):
+        // its answer is had without the scan.
+        if let Some(&known) = self.settled.get(&(me, you)) {
+            self.nodes += 1;
+            return known.map(usize::from);
+        }
+        self.win_scanned(me, you, &Scan::of(me, you))
     }
 
-    /// [`Self::win`], its answer kept in the cache of positions asked for if
-    /// `keep` (else only in the inner table).
-    #[inline]
-    fn win_keeping(&mut self, me: Cells, you: Cells, keep: bool) -> Option<usize> {
+    /// [`Self::win`] of `me` against `you` whose [`Scan`] is `scan` (made by
+    /// the caller for its own use too).
+    pub fn win_scanned(&mut self, me: Cells, you: Cells, scan: &Scan) -> Option<usize> {
         self.nodes += 1;
-        let (mine, theirs, makers) = threats_both_and_makers(me, you);
-        if mine != 0 {
-            return Some(mine.trailing_zeros() as usize);
+        if scan.mine != 0 {
+            return Some(scan.mine.trailing_zeros() as usize);
         }
-        if keep {
-            self.without_own_threat(me, you, theirs, makers)
-        } else {
-            self.inner_win(me, you, theirs, makers)
-        }
+        self.without_own_threat(me, you, scan.theirs, scan.makers)
     }
 
     /// A search for another thread sharing this one's table of inner positions
@@ -395,12 +469,6 @@ impl ForcedSearch {
     /// is a function of the position alone, so any search finds the same).
     pub fn note(&mut self, me: Cells, you: Cells, answer: Option<usize>) {
         self.settled.insert((me, you), answer.map(|c| c as u8));
-    }
-
-    /// [`Self::win`] without keeping the answer beside the inner table's (for
-    /// searches on other threads, whose answers are noted in one cache).
-    pub fn win_uncached(&mut self, me: Cells, you: Cells) -> Option<usize> {
-        self.win_keeping(me, you, false)
     }
 
     /// [`Self::win`] where `me` has no threat, `theirs` are `you`'s threats and
@@ -628,6 +696,40 @@ mod tests {
             }
         }
         assert!(wins > 100, "only {wins} forced wins: the test tests little");
+    }
+
+    /// The threats after an O reply, and the attacks replayed after it, from one
+    /// scan of the position before it: the answers of a scan after the reply.
+    #[test]
+    fn replies_replayed_from_one_scan_answer_as_a_scan_after_each() {
+        let positions = random_positions(2_000, 0x0a47_e5ca_0ce5_0001);
+        let mut search = ForcedSearch::new();
+        let mut wins = 0;
+        for (i, &(x, o)) in positions.iter().enumerate() {
+            // An attack found in another position (mostly broken here) and one
+            // found in this position with O's stone taken away (mostly intact).
+            let (px, po) = positions[(i + 1) % positions.len()];
+            let mut attacks: Vec<Vec<usize>> = Vec::new();
+            for (ax, ao) in [(px, po), (x, o & o.wrapping_sub(1))] {
+                if let Some(line) = search.line(ax, ao) {
+                    attacks.push(line.iter().copied().step_by(2).collect());
+                }
+            }
+            let after = AfterReplies::of(x, o);
+            let mut empty = !(x | o);
+            while empty != 0 {
+                let reply = empty.trailing_zeros() as usize;
+                empty &= empty - 1;
+                let o2 = o | 1 << reply;
+                assert_eq!(after.x_threats_after(reply), threats(x, o2));
+                for attack in &attacks {
+                    let replayed = after.wins_by(reply, attack);
+                    assert_eq!(replayed, wins_by(x, o2, attack), "{x:x} {o2:x} {attack:?}");
+                    wins += usize::from(replayed);
+                }
+            }
+        }
+        assert!(wins > 1_000, "only {wins} wins: the test tests little");
     }
 
     /// The one-pass scan of the whole board (threats both ways and threat
