@@ -2002,6 +2002,26 @@ mod tests {
         assert_eq!(s.value(0b0111), 0);
     }
 
+    /// Forced captures are played inside the node that reaches them: a position
+    /// whose every move is a forced capture (each box of 2x2 with one perimeter
+    /// side open) costs one node per MTD(f) test, and its value is the brute force's.
+    #[test]
+    fn forced_captures_are_played_within_one_node() {
+        let board: Board = "2x2".parse().unwrap();
+        let open: Lines = 1 << 0 | 1 << 1 | 1 << 4 | 1 << 5;
+        let position = board.all_lines() & !open;
+        let brute = brute::brute_force(&board, position, &[]);
+        let mut s = solver("2x2", 0, 1 << 16);
+        assert_eq!(s.value(position), 4);
+        assert_eq!(i32::from(brute[position as usize]), 4);
+        // Two tests ("at least 0", "more than 4"), one node each.
+        assert_eq!(s.nodes(), 2);
+        // One move played by hand first: the same with a box fewer.
+        let mut s = solver("2x2", 0, 1 << 16);
+        assert_eq!(s.value(position | 1), 3);
+        assert_eq!(i32::from(brute[(position | 1) as usize]), 3);
+    }
+
     #[test]
     fn a_solve_without_principal_variation_gives_the_same_values() {
         let mut with = solver("2x3", 0, 1 << 20);
