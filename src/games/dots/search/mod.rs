@@ -123,6 +123,23 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tt::{NO_MOVE, Table};
 
+/// Unfinished boxes and the lines that matter for move generation ([`Rules::scan`],
+/// in `scan.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Scan {
+    /// Open lines that complete at least one box.
+    pub captures: Lines,
+    /// Open lines of boxes with exactly two sides (drawing one gives a third side).
+    pub thirds: Lines,
+    /// Boxes not yet finished.
+    pub unfinished: i32,
+    /// Boxes with exactly two open sides, in the spaced layout ([`Rules::scan`]; see
+    /// [`Rules::compact_boxes`] for bit `b` for box `b`).
+    pub two_sided_spaced: u64,
+    /// Whether every unfinished box has exactly two open sides.
+    pub all_two_sided: bool,
+}
+
 /// Largest accepted `|penalty|` (values are stored in 16 bits).
 pub const MAX_PENALTY: i32 = 1000;
 
@@ -851,6 +868,11 @@ impl Solver {
         g.stopped = None;
         g.bounds = bounds;
         g.rearm(self.nodes);
+        // A time already up (a limit of zero) stops at the first node, not after
+        // the clock's first CLOCK_NODES: a search smaller than that would finish.
+        if limits.time_limit.is_some_and(|t| t.is_zero()) {
+            g.check_at = self.nodes;
+        }
     }
 
     /// Whether a limit has been reached (and the progress callback's turn); called
@@ -1325,12 +1347,12 @@ impl Solver {
     }
 
     /// The body of [`Solver::search_from`] once no capture is forced: `node` with
-    /// its [`Images`] and [`Scan`](scan::Scan).
+    /// its [`Images`] and [`Scan`].
     fn search_settled(
         &mut self,
         node: Node,
         images: &Images,
-        scan: &scan::Scan,
+        scan: &Scan,
         mut alpha: i32,
         mut beta: i32,
     ) -> i32 {

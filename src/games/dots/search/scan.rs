@@ -11,24 +11,8 @@
 //! and each box's count of open sides is added up in three bit planes, all boxes at
 //! once.
 
-use super::Rules;
+use super::{Rules, Scan};
 use crate::games::dots::board::Lines;
-
-/// Unfinished boxes and the lines that matter for move generation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Scan {
-    /// Open lines that complete at least one box.
-    pub captures: Lines,
-    /// Open lines of boxes with exactly two sides (drawing one gives a third side).
-    pub thirds: Lines,
-    /// Boxes not yet finished.
-    pub unfinished: i32,
-    /// Boxes with exactly two open sides, in the spaced layout ([`Rules::scan`]; see
-    /// [`Rules::compact_boxes`] for bit `b` for box `b`).
-    pub two_sided_spaced: u64,
-    /// Whether every unfinished box has exactly two open sides.
-    pub all_two_sided: bool,
-}
 
 impl Rules {
     /// The [`Scan`] of `position`.
