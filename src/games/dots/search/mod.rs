@@ -456,6 +456,21 @@ struct Node {
     legal: Lines,
 }
 
+/// Where the forced captures from a position lead ([`Solver::settle`]); `taken` is
+/// the boxes they take, all for the player to move.
+enum Settled {
+    /// They finish the board.
+    Over { taken: i32 },
+    /// A position where no capture is forced, with its [`Images`] and [`Scan`]: the
+    /// position the search gives a node (and the table an entry).
+    At {
+        taken: i32,
+        node: Node,
+        images: Images,
+        scan: Scan,
+    },
+}
+
 /// A [`Crew`] place: valuing no move.
 const NOWHERE: Lines = u64::MAX;
 
@@ -1317,14 +1332,28 @@ impl Solver {
             // Unwinding a stopped search: the value is discarded by the caller.
             return alpha;
         }
-        let mut position = position;
+        match self.settle(position, images) {
+            Settled::Over { taken } => taken + self.rules.penalty,
+            Settled::At {
+                taken,
+                node,
+                images,
+                scan,
+            } => taken + self.search_settled(node, &images, &scan, alpha - taken, beta - taken),
+        }
+    }
+
+    /// Plays the forced captures (rule 1) from `position` (whose [`Images`] are
+    /// `images`), in a loop, and says where they lead.
+    #[inline]
+    fn settle(&self, mut position: Lines, images: &Images) -> Settled {
         let mut images = *images;
         // Boxes taken by forced captures so far.
         let mut taken = 0;
         loop {
             let open = self.rules.all & !position;
             if open == 0 {
-                return taken + self.rules.penalty;
+                return Settled::Over { taken };
             }
             let scan = self.rules.scan(position);
             let (legal, forced) =
@@ -1336,8 +1365,12 @@ impl Solver {
                     open,
                     legal,
                 };
-                return taken
-                    + self.search_settled(node, &images, &scan, alpha - taken, beta - taken);
+                return Settled::At {
+                    taken,
+                    node,
+                    images,
+                    scan,
+                };
             }
             let line = forced.trailing_zeros() as usize;
             taken += self.completes(position, line);
@@ -1470,6 +1503,7 @@ impl Solver {
                 && let Some(cut) = self.table_bounds(
                     position,
                     images,
+                    scan,
                     &moves[index..],
                     beta,
                     &mut known_upper[index..],
@@ -1553,33 +1587,63 @@ impl Solver {
     /// are `images`): a move whose child's stored bound makes it worth at least
     /// `beta` is returned at once with its bound; otherwise each move's `known_upper` becomes the
     /// upper bound on its worth that the table holds (unchanged where it holds none).
+    /// A child's forced captures are played first, as the search plays them: the
+    /// table holds only the positions they lead to (a sacrifice's child, whose
+    /// handed-out box the opponent must take, is never stored itself). Only a
+    /// capture or a sacrifice (see `scan`, the position's [`Scan`]) can lead to one:
+    /// a safe move gives no box its third side (with chains, drawing a chain's
+    /// line can change what rule 1 forces, so every child is settled).
     fn table_bounds(
         &self,
         position: Lines,
         images: &Images,
+        scan: &Scan,
         moves: &[u8],
         beta: i32,
         known_upper: &mut [i32],
     ) -> Option<(i32, u8)> {
-        // Every child's bucket is fetched first, so that the probes' memory accesses
-        // overlap.
-        let mut child_keys = [0 as Lines; 64];
-        for (child_key, &line) in child_keys.iter_mut().zip(moves) {
-            *child_key = self
-                .rules
-                .key_of(&self.rules.child_images(images, line.into()));
-            self.table.prefetch(*child_key);
+        // Per move: the boxes its own line and the forced captures after it take
+        // (the first for the mover, the second for whoever moves in the child), and
+        // the key of the position they lead to (None: they finish the board). Every
+        // key's bucket is fetched first, so that the probes' memory accesses overlap.
+        let mut settled = [(0, 0, None::<Lines>); 64];
+        let may_force = if self.rules.chains.is_empty() {
+            scan.captures | scan.thirds
+        } else {
+            Lines::MAX
+        };
+        for (child, &line) in settled.iter_mut().zip(moves) {
+            let line = usize::from(line);
+            let k = self.completes(position, line);
+            let child_images = self.rules.child_images(images, line);
+            *child = if may_force >> line & 1 == 0 {
+                (k, 0, Some(self.rules.key_of(&child_images)))
+            } else {
+                match self.settle(position | 1 << line, &child_images) {
+                    Settled::Over { taken } => (k, taken, None),
+                    Settled::At { taken, images, .. } => {
+                        (k, taken, Some(self.rules.key_of(&images)))
+                    }
+                }
+            };
+            if let (_, _, Some(key)) = *child {
+                self.table.prefetch(key);
+            }
         }
-        for ((upper, &child_key), &line) in known_upper.iter_mut().zip(&child_keys).zip(moves) {
-            let Some(e) = self.table.probe(child_key) else {
-                continue;
+        for ((upper, &(k, taken, key)), &line) in known_upper.iter_mut().zip(&settled).zip(moves) {
+            // The child's worth to whoever moves in it lies in `low..=high`.
+            let (low, high) = match key {
+                None => (taken + self.rules.penalty, taken + self.rules.penalty),
+                Some(key) => match self.table.probe(key) {
+                    Some(e) => (taken + i32::from(e.lower), taken + i32::from(e.upper)),
+                    None => continue,
+                },
             };
             // The move's worth lies in `lower..=at_most`.
-            let k = self.completes(position, line.into());
             let (lower, at_most) = if k > 0 {
-                (k + i32::from(e.lower), k + i32::from(e.upper))
+                (k + low, k + high)
             } else {
-                (-i32::from(e.upper), -i32::from(e.lower))
+                (-high, -low)
             };
             if lower >= beta {
                 return Some((lower, line));
