@@ -368,8 +368,12 @@ impl Guard {
 
     /// Sets the next node count to look at the limits: the node limit, or a clock
     /// check [`CLOCK_NODES`] on when a deadline or progress needs the clock.
+    /// A deadline already past (a time limit of zero) is looked at on the next node:
+    /// a search smaller than the clock's interval would finish otherwise.
     fn rearm(&mut self, nodes: u64) {
-        let clock = if self.halt.is_some() || self.shared_test.is_some() {
+        let clock = if self.deadline.is_some_and(|d| d <= Instant::now()) {
+            nodes
+        } else if self.halt.is_some() || self.shared_test.is_some() {
             nodes.saturating_add(HALT_NODES)
         } else if self.deadline.is_some() || self.progress.is_some() {
             nodes.saturating_add(CLOCK_NODES)
@@ -447,12 +451,11 @@ struct Crew {
     helper_at: AtomicU64,
 }
 
-/// A position the search has reached once its forced captures are played: its
-/// open lines and the lines that may be drawn.
+/// A position the search has reached once its forced captures are played, and
+/// the lines that may be drawn in it.
 #[derive(Clone, Copy, Debug)]
 struct Node {
     position: Lines,
-    open: Lines,
     legal: Lines,
 }
 
@@ -883,11 +886,6 @@ impl Solver {
         g.stopped = None;
         g.bounds = bounds;
         g.rearm(self.nodes);
-        // A time already up (a limit of zero) stops at the first node, not after
-        // the clock's first CLOCK_NODES: a search smaller than that would finish.
-        if limits.time_limit.is_some_and(|t| t.is_zero()) {
-            g.check_at = self.nodes;
-        }
     }
 
     /// Whether a limit has been reached (and the progress callback's turn); called
@@ -1360,11 +1358,7 @@ impl Solver {
                 self.rules
                     .legal_and_forced(position, open, scan.captures & !scan.thirds);
             if forced == 0 {
-                let node = Node {
-                    position,
-                    open,
-                    legal,
-                };
+                let node = Node { position, legal };
                 return Settled::At {
                     taken,
                     node,
@@ -1389,11 +1383,8 @@ impl Solver {
         mut alpha: i32,
         mut beta: i32,
     ) -> i32 {
-        let Node {
-            position,
-            open,
-            legal,
-        } = node;
+        let Node { position, legal } = node;
+        let open = self.rules.all & !position;
         // The key is made and its bucket fetched first, so that the memory access
         // (the node's largest cost on big tables) overlaps the checks before the
         // probe. (Before forced captures were played in a loop, the fetch came
@@ -1940,6 +1931,22 @@ mod tests {
             (again.value, again.moves, again.pv),
             (fresh.value, fresh.moves, fresh.pv)
         );
+    }
+
+    /// A time limit of zero stops even a search smaller than the clock's interval
+    /// (empty 3x3 takes fewer nodes than that), on one thread and on two.
+    #[test]
+    fn a_zero_time_limit_stops_at_once() {
+        for threads in [1, 2] {
+            let mut s = solver("3x3", 0, 1 << 20);
+            s.set_threads(threads);
+            let limits = Limits {
+                max_nodes: None,
+                time_limit: Some(Duration::ZERO),
+            };
+            let stopped = s.solve_within(0, limits).expect_err("a zero time limit");
+            assert!(stopped.nodes <= 2 * threads as u64, "{stopped}");
+        }
     }
 
     /// Moves passed over on a table bound (enhanced transposition cutoffs, tried down
