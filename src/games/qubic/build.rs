@@ -18,6 +18,8 @@ use crate::units::counted;
 use anyhow::{Result, bail, ensure};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::Sender;
 use std::time::Instant;
 
 /// Memory for the prover's and the shrinker's tables when `--memory` is not
@@ -430,70 +432,31 @@ pub(super) fn build_chains(
         .clamp(1, MAX_SIDE_BY_SIDE)
         .min(todo.len().max(1));
     let stored: Vec<bool> = replies.iter().map(Option::is_some).collect();
-    let next = std::sync::atomic::AtomicUsize::new(0);
+    let next = AtomicUsize::new(0);
     // Set when a reply is not proven (a failed build): the workers start no more.
-    let stop = std::sync::atomic::AtomicBool::new(false);
+    let stop = AtomicBool::new(false);
+    let work = ChainWork {
+        options,
+        classes: &classes,
+        stored: &stored,
+        stop: &stop,
+        memory,
+        deadline,
+    };
     let (tx, rx) = std::sync::mpsc::channel::<Event>();
     let mut expansions = 0;
     let mut failure = None;
     std::thread::scope(|scope| -> Result<()> {
         for _ in 0..workers {
             let tx = tx.clone();
-            let (next, stop, todo, classes) = (&next, &stop, &todo, &classes);
-            let stored = &stored;
+            let (next, todo, work) = (&next, &todo, &work);
             scope.spawn(move || {
-                use std::sync::atomic::Ordering::Relaxed;
                 loop {
-                    let c = next.fetch_add(1, Relaxed);
-                    if c >= todo.len() || stop.load(Relaxed) {
+                    let c = next.fetch_add(1, Ordering::Relaxed);
+                    if c >= todo.len() || work.stop.load(Ordering::Relaxed) {
                         break;
                     }
-                    let mut prover = Prover::new(memory / 4 * 3);
-                    let mut shrinker = Shrinker::new(memory / 4);
-                    for &index in todo[c] {
-                        if stored[index] {
-                            continue;
-                        }
-                        if stop.load(Relaxed) {
-                            break;
-                        }
-                        let (reply, child) = classes[index];
-                        let name = reply_name(reply, index, total);
-                        let _ = tx.send(Event::Line(format!("{name}: proving ...")));
-                        let t = Instant::now();
-                        let proved = prove_reply(
-                            &mut prover,
-                            &mut shrinker,
-                            child,
-                            options.shrink,
-                            deadline,
-                            &name,
-                            &mut |line| {
-                                let _ = tx.send(Event::Line(line.to_string()));
-                            },
-                        );
-                        let seconds = t.elapsed().as_secs_f64();
-                        let event = match proved {
-                            Ok(Some(proved)) => Event::Proved {
-                                index,
-                                proved,
-                                seconds,
-                                expansions: prover.expansions,
-                                table: prover.table_len(),
-                            },
-                            Ok(None) => Event::Unproven { index, seconds },
-                            Err(e) => {
-                                stop.store(true, Relaxed);
-                                Event::Failed(e)
-                            }
-                        };
-                        let last = !matches!(event, Event::Proved { .. });
-                        let _ = tx.send(event);
-                        if last {
-                            break;
-                        }
-                    }
-                    let _ = tx.send(Event::Expansions(prover.expansions));
+                    work.prove_chain(todo[c], &tx);
                 }
             });
         }
@@ -557,6 +520,75 @@ pub(super) fn build_chains(
     // Closing the file checkpoints its WAL: the size in the summary is the file's.
     drop(file);
     summary(&options.path, start, complete, replies, expansions, started)
+}
+
+/// What every worker of [`build_chains`] shares.
+struct ChainWork<'a> {
+    options: &'a BuildOptions,
+    /// The start's reply classes.
+    classes: &'a [(u8, Key)],
+    /// Per class: stored already (by an earlier run).
+    stored: &'a [bool],
+    /// Set when a reply is not proven (a failed build): no worker starts another.
+    stop: &'a AtomicBool,
+    /// Memory of each chain's prover and shrinker together.
+    memory: u64,
+    deadline: Option<Instant>,
+}
+
+impl ChainWork<'_> {
+    /// Proves the replies of `chain` not stored yet with a prover and a shrinker
+    /// of its own, sending each result to `tx`; stops at the first reply not proven
+    /// (and at a failure, after setting `stop`), then sends its prover's expansions.
+    fn prove_chain(&self, chain: &[usize], tx: &Sender<Event>) {
+        let total = self.classes.len();
+        let mut prover = Prover::new(self.memory / 4 * 3);
+        let mut shrinker = Shrinker::new(self.memory / 4);
+        for &index in chain {
+            if self.stored[index] {
+                continue;
+            }
+            if self.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let (reply, child) = self.classes[index];
+            let name = reply_name(reply, index, total);
+            let _ = tx.send(Event::Line(format!("{name}: proving ...")));
+            let t = Instant::now();
+            let proved = prove_reply(
+                &mut prover,
+                &mut shrinker,
+                child,
+                self.options.shrink,
+                self.deadline,
+                &name,
+                &mut |line| {
+                    let _ = tx.send(Event::Line(line.to_string()));
+                },
+            );
+            let seconds = t.elapsed().as_secs_f64();
+            let event = match proved {
+                Ok(Some(proved)) => Event::Proved {
+                    index,
+                    proved,
+                    seconds,
+                    expansions: prover.expansions,
+                    table: prover.table_len(),
+                },
+                Ok(None) => Event::Unproven { index, seconds },
+                Err(e) => {
+                    self.stop.store(true, Ordering::Relaxed);
+                    Event::Failed(e)
+                }
+            };
+            let last = !matches!(event, Event::Proved { .. });
+            let _ = tx.send(event);
+            if last {
+                break;
+            }
+        }
+        let _ = tx.send(Event::Expansions(prover.expansions));
+    }
 }
 
 /// How progress lines name reply `reply`, the `index`th of `total`: "O 5 (3 of 7)".

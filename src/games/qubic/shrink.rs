@@ -303,15 +303,18 @@ impl Shrinker {
     /// The cost of an X-to-move position the rules settle (a forced win: 0; a lost
     /// or drawn one: infinite), remembered; None when it needs a search.
     fn x_settled(&mut self, (x, o): Key) -> Option<u32> {
-        let scan = Scan::of(x, o);
         let cost = if has_line(o) {
             INFINITE
-        } else if self.forced.win_scanned(x, o, &scan).is_some() {
-            0
-        } else if scan.theirs.count_ones() >= 2 || !(x | o) == 0 {
-            INFINITE
         } else {
-            return None;
+            // Scanned only here: a position O has already won needs no scan.
+            let scan = Scan::of(x, o);
+            if self.forced.win_scanned(x, o, &scan).is_some() {
+                0
+            } else if scan.theirs.count_ones() >= 2 || !(x | o) == 0 {
+                INFINITE
+            } else {
+                return None;
+            }
         };
         self.x_known.insert(
             (x, o),
