@@ -8,7 +8,7 @@
 //! lost. Each placement lowers `h` by one, so layer `h` needs only layer `h - 1`
 //! (and layer 0 is the moving phase).
 
-use super::{NUM_POINTS, Oracle, Shape, Val, binom, bits};
+use super::{NUM_POINTS, Oracle, Shape, Val, binom, bits, decode};
 use std::collections::BTreeMap;
 
 /// Values of every raw placement position of the game with `stones` a side.
@@ -59,6 +59,28 @@ impl Placement {
                 for o in 0..=stones - ho {
                     let shape = Shape::new(m, o);
                     let mut values = vec![Val::Draw; shape.len()];
+                    // The children's tables, looked up once here rather than once
+                    // per move: `next` (to move) has `o` stones, or `o - 1` after a
+                    // capture, and `after` (who just placed) `m + 1`.
+                    let children = |n: u32| -> Box<dyn Fn(u32, u32) -> Val + '_> {
+                        let a = m + 1;
+                        if n + ho < 3 {
+                            Box::new(|_, _| Val::Loss(0))
+                        } else if h == 1 {
+                            let shape = Shape::new(n, a);
+                            let table = moving.tables.get(&(n, a));
+                            Box::new(move |next, after| match table {
+                                Some(t) => decode(t[shape.index(next, after)]),
+                                None => moving.value(next, after),
+                            })
+                        } else {
+                            let shape = Shape::new(n, a);
+                            let t = &layers[h as usize - 1][&(n, a)];
+                            Box::new(move |next, after| t[shape.index(next, after)])
+                        }
+                    };
+                    let plain = children(o);
+                    let captured = children(o.saturating_sub(1));
                     for &mover in &sets[m as usize] {
                         for &opp in &sets[o as usize] {
                             if mover & opp != 0 {
@@ -67,33 +89,20 @@ impl Placement {
                             let v = if m + hm < 3 {
                                 Val::Loss(0)
                             } else {
-                                // The child: `next` to move with `ho` in hand, `after`
-                                // (who just placed) with `hm - 1`.
-                                let child = |next: u32, after: u32| -> Val {
-                                    let n = next.count_ones();
-                                    if n + ho < 3 {
-                                        Val::Loss(0)
-                                    } else if h == 1 {
-                                        moving.value(next, after)
-                                    } else {
-                                        let t = &layers[h as usize - 1][&(n, after.count_ones())];
-                                        t[Shape::new(n, after.count_ones()).index(next, after)]
-                                    }
-                                };
                                 let empty = super::ALL & !(mover | opp);
+                                let removable = geo.removable(opp);
                                 let mut moves = Vec::new();
                                 for p in bits(empty) {
                                     let after = mover | 1 << p;
-                                    let removable = geo.removable(opp);
                                     if geo.closes_mill(after, p) && removable != 0 {
                                         for c in bits(removable) {
-                                            moves.push(Val::from_child(child(
+                                            moves.push(Val::from_child(captured(
                                                 opp & !(1 << c),
                                                 after,
                                             )));
                                         }
                                     } else {
-                                        moves.push(Val::from_child(child(opp, after)));
+                                        moves.push(Val::from_child(plain(opp, after)));
                                     }
                                 }
                                 Val::best(moves)
