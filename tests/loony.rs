@@ -44,49 +44,46 @@ impl Who {
 struct Loony {
     o: Oracle,
     memo: HashMap<u64, (i32, Who)>,
+    /// Per line, the line masks of the boxes beside it (one or two): worked out
+    /// once, as the brute force asks for every open line of every position.
+    beside: Vec<Vec<u64>>,
 }
 
 impl Loony {
     fn new(rows: usize, cols: usize, penalty: i32) -> Loony {
-        Loony {
-            o: Oracle::new_sparse(rows, cols, penalty),
-            memo: HashMap::new(),
-        }
-    }
-
-    fn sides(&self, position: u64, r: usize, c: usize) -> usize {
-        self.o
-            .box_lines(r, c)
-            .iter()
-            .filter(|&&l| position >> l & 1 == 1)
-            .count()
-    }
-
-    /// The boxes beside line `l`.
-    fn beside(&self, l: usize) -> Vec<(usize, usize)> {
-        let mut out = Vec::new();
-        for r in 0..self.o.rows() {
-            for c in 0..self.o.cols() {
-                if self.o.box_lines(r, c).contains(&l) {
-                    out.push((r, c));
+        let o = Oracle::new_sparse(rows, cols, penalty);
+        let beside = (0..o.num_lines())
+            .map(|l| {
+                let mut masks = Vec::new();
+                for r in 0..o.rows() {
+                    for c in 0..o.cols() {
+                        let lines = o.box_lines(r, c);
+                        if lines.contains(&l) {
+                            masks.push(lines.iter().fold(0u64, |m, &x| m | 1 << x));
+                        }
+                    }
                 }
-            }
+                masks
+            })
+            .collect();
+        Loony {
+            o,
+            memo: HashMap::new(),
+            beside,
         }
-        out
     }
 
+    /// Whether `position` offers a box: an open line between a box with three
+    /// sides and one with two (taking it gives the other its third).
     fn offers(&self, position: u64) -> bool {
         (0..self.o.num_lines())
             .filter(|&l| position >> l & 1 == 0)
-            .any(|l| {
-                let boxes = self.beside(l);
-                boxes.len() == 2 && {
-                    let (a, b) = (
-                        self.sides(position, boxes[0].0, boxes[0].1),
-                        self.sides(position, boxes[1].0, boxes[1].1),
-                    );
-                    (a, b) == (3, 2) || (a, b) == (2, 3)
+            .any(|l| match self.beside[l][..] {
+                [a, b] => {
+                    let sides = ((position & a).count_ones(), (position & b).count_ones());
+                    sides == (3, 2) || sides == (2, 3)
                 }
+                _ => false,
             })
     }
 
