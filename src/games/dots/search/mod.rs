@@ -1933,12 +1933,15 @@ mod tests {
         );
     }
 
-    /// A time limit of zero stops even a search smaller than the clock's interval
-    /// (empty 3x3 takes fewer nodes than that), on one thread and on two.
+    /// A time limit of zero stops at the first node, on one thread and on two (the
+    /// first clock check comes [`CLOCK_NODES`] later, and a search smaller than
+    /// that would finish). On two threads empty 3x4, which the helper cannot
+    /// finish before the main thread's first node (a root already proven would
+    /// leave the main thread nothing to search).
     #[test]
     fn a_zero_time_limit_stops_at_once() {
-        for threads in [1, 2] {
-            let mut s = solver("3x3", 0, 1 << 20);
+        for (board, threads) in [("3x3", 1), ("3x4", 2)] {
+            let mut s = solver(board, 0, 1 << 20);
             s.set_threads(threads);
             let limits = Limits {
                 max_nodes: None,
