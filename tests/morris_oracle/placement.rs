@@ -8,7 +8,7 @@
 //! lost. Each placement lowers `h` by one, so layer `h` needs only layer `h - 1`
 //! (and layer 0 is the moving phase).
 
-use super::{NUM_POINTS, Oracle, Shape, Val, binom, bits, decode};
+use super::{NUM_POINTS, Oracle, Shape, Val, binom, bits};
 use std::collections::BTreeMap;
 
 /// Values of every raw placement position of the game with `stones` a side.
@@ -67,12 +67,7 @@ impl Placement {
                         if n + ho < 3 {
                             Box::new(|_, _| Val::Loss(0))
                         } else if h == 1 {
-                            let shape = Shape::new(n, a);
-                            let table = moving.tables.get(&(n, a));
-                            Box::new(move |next, after| match table {
-                                Some(t) => decode(t[shape.index(next, after)]),
-                                None => moving.value(next, after),
-                            })
+                            Box::new(|next, after| moving.value(next, after))
                         } else {
                             let shape = Shape::new(n, a);
                             let t = &layers[h as usize - 1][&(n, a)];

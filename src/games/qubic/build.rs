@@ -433,7 +433,6 @@ pub(super) fn build_chains(
         .min(todo.len().max(1));
     let stored: Vec<bool> = replies.iter().map(Option::is_some).collect();
     let next = AtomicUsize::new(0);
-    // Set when a reply is not proven (a failed build): the workers start no more.
     let stop = AtomicBool::new(false);
     let work = ChainWork {
         options,

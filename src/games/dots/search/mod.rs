@@ -1582,8 +1582,10 @@ impl Solver {
     /// table holds only the positions they lead to (a sacrifice's child, whose
     /// handed-out box the opponent must take, is never stored itself). Only a
     /// capture or a sacrifice (see `scan`, the position's [`Scan`]) can lead to one:
-    /// a safe move gives no box its third side (with chains, drawing a chain's
-    /// line can change what rule 1 forces, so every child is settled).
+    /// a safe move gives no box its third side, so its child is looked up as it is
+    /// (settling every child cost 7.7% more instructions on a 4x4 middle game); with
+    /// chains, drawing a chain's line can change what rule 1 forces, so every child
+    /// is settled.
     fn table_bounds(
         &self,
         position: Lines,
