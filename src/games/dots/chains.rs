@@ -50,7 +50,7 @@ pub enum ChainError {
     TooLong(String, usize),
     /// Chains given to a command of the plain game; the text says which and how.
     #[error(
-        "the position marks chains with dots, but {0} the plain game: remove the chain dots (tb solve analyses chains as pseudo-lines)"
+        "the position marks chains with dots, but {0} the plain game: remove the chain dots (tb solve reads them: exactly by default, as pseudo-lines with --wilson-chains)"
     )]
     PlainGameOnly(&'static str),
 }
