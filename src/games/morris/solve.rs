@@ -1192,7 +1192,7 @@ pub fn verify_table(
 /// [`verify_table`] for a file that marks wins, `stored` reading its bytes as
 /// stored: each checked class's own byte as it is (a win is the mark, whose
 /// distance is by definition what its moves give), its children's with every win's
-/// distance ([`with_win_distance`]); the class must hold a win exactly when its
+/// distance (`with_win_distance`); the class must hold a win exactly when its
 /// best move wins, else the best move's value.
 pub fn verify_marked_table(
     rules: Rules,

@@ -827,7 +827,7 @@ impl Solver {
     }
 
     /// Tries enhanced transposition cutoffs at nodes with fewer open lines than the
-    /// default [`ETC_MIN_OPEN`] (never below `ETC_DEPTH` plies under the root): slower, but it
+    /// default `ETC_MIN_OPEN` (never below `ETC_DEPTH` plies under the root): slower, but it
     /// lets tests on small boards reach them (values are the same either way).
     pub fn set_cutoff_floor(&mut self, open_lines: u32) {
         self.etc_floor = open_lines;
