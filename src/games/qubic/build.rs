@@ -11,11 +11,12 @@ use super::shrink::Shrinker;
 use super::stored::{self, GAME, OPENING_BLOCK, Record};
 use super::strategy::{Strategy, replies_after};
 use super::threats::{ForcedSearch, PositionMap, forced_win};
+use super::unify::{Unified, unify};
 use crate::retro::build::BuildLock;
 use crate::store::codec::FAMILY_KEY;
 use crate::store::{LayerFinish, LayerStatus, Store};
 use crate::units::counted;
-use anyhow::{Result, bail, ensure};
+use anyhow::{Context, Result, bail, ensure};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -169,10 +170,17 @@ impl OpenFile {
         })
     }
 
-    /// Ends a strategy whose every reply is stored: the opening's record (when the
-    /// start is X's first move), the layer finished, the file out of WAL mode.
-    pub(super) fn finish(&mut self, start: Position, replies: &[ReplyOutcome]) -> Result<()> {
+    /// Ends a strategy whose every reply is stored: the replies' strategies made
+    /// one ([`unify_replies`], their counts in `replies` updated), the opening's
+    /// record (when the start is X's first move), the layer finished, the file out
+    /// of WAL mode.
+    pub(super) fn finish(
+        &mut self,
+        start: Position,
+        replies: &mut [ReplyOutcome],
+    ) -> Result<Unified> {
         let store = &mut self.store;
+        let unified = unify_replies(store, start, replies)?;
         if let Some(first) = stored::first_move(start) {
             let worst = replies_plies(store)?;
             let mut records = vec![Record {
@@ -199,8 +207,49 @@ impl OpenFile {
         )?;
         store.set_meta(&[("status", "complete".to_string())])?;
         // A finished file leaves WAL mode (readers then leave no files beside it).
-        store.compact()
+        store.compact()?;
+        Ok(unified)
     }
+}
+
+/// The stored replies' strategies made one ([`unify`]): the blocks proven apart
+/// choose differently where they meet, and the file counts distinct positions.
+/// Each block whose records change is written again, in its own transaction:
+/// every block stays a sound strategy on its own, so a build killed here is
+/// finished by running it again (from the blocks as they are then).
+fn unify_replies(
+    store: &mut Store,
+    start: Position,
+    replies: &mut [ReplyOutcome],
+) -> Result<Unified> {
+    let done = store.finished_blocks(0)?;
+    let mut blocks = Vec::new();
+    for (reply, root) in child_classes((start.x, start.o)) {
+        let stats = done
+            .get(&reply.to_string())
+            .with_context(|| format!("reply {reply} is not stored"))?;
+        let mut records = stored::read_block(store, reply, stats.positions as i64)?;
+        records.sort_by_key(|r| r.key);
+        blocks.push((reply, root, records, stats.seconds));
+    }
+    let roots: Vec<(Key, &[Record])> = blocks
+        .iter()
+        .map(|(_, root, records, _)| (*root, records.as_slice()))
+        .collect();
+    let (strategies, unified) = unify(&roots);
+    let mut forced = ForcedSearch::new();
+    for ((reply, _, old, seconds), strategy) in blocks.iter().zip(strategies) {
+        let mut records = records_of(&strategy, &mut forced);
+        records.sort_by_key(|r| r.key);
+        if records != *old {
+            stored::write_block(store, *reply, &mut records, *seconds)?;
+        }
+        if let Some(outcome) = replies.iter_mut().find(|r| r.reply == *reply) {
+            outcome.strategic = records.len() as u64;
+            outcome.moves = root_moves(&records);
+        }
+    }
+    Ok(unified)
 }
 
 /// A reply's strategy, proven and read off the proof.
@@ -512,9 +561,17 @@ pub(super) fn build_chains(
     let complete = replies.iter().all(|r| r.as_ref().is_some_and(|r| r.proven));
     // The replies in the start's order; those never reached (after a reply not
     // proven in time) are left out.
-    let replies: Vec<ReplyOutcome> = replies.into_iter().flatten().collect();
+    let mut replies: Vec<ReplyOutcome> = replies.into_iter().flatten().collect();
     if complete {
-        file.finish(start, &replies)?;
+        let t = Instant::now();
+        let unified = file.finish(start, &mut replies)?;
+        report(&format!(
+            "the replies' strategies made one in {:.1} s: {} -> {} strategic positions ({} moves found that reach only positions held or forced wins)",
+            t.elapsed().as_secs_f64(),
+            unified.before,
+            unified.after,
+            unified.free_moves
+        ));
     }
     // Closing the file checkpoints its WAL: the size in the summary is the file's.
     drop(file);
@@ -745,6 +802,56 @@ mod tests {
         let (two, two_expansions) = run(2);
         assert_eq!(two_expansions, one_expansions);
         assert_eq!(two, one);
+    }
+
+    /// Replies proven apart (a prover each, not shrunk: the blocks share no
+    /// choices) are made one strategy that reaches fewer strategic positions, is
+    /// counted so by the file, and is accepted by the independent checker.
+    #[test]
+    fn replies_proven_apart_are_made_one_smaller_strategy_that_verifies() {
+        let start = Position::parse("0-63-21-42-15").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("apart.tb");
+        let mut file = OpenFile::open(&path, start).unwrap();
+        let mut replies = Vec::new();
+        for (reply, child) in child_classes((start.x, start.o)) {
+            let mut prover = Prover::new(64 << 20);
+            let mut shrinker = Shrinker::new(16 << 20);
+            let name = reply.to_string();
+            let proved = prove_reply(
+                &mut prover,
+                &mut shrinker,
+                child,
+                0,
+                None,
+                &name,
+                &mut |_| {},
+            )
+            .unwrap()
+            .unwrap();
+            let mut records = proved.records;
+            stored::write_block(&mut file.store, reply, &mut records, 0.0).unwrap();
+            replies.push(ReplyOutcome {
+                reply,
+                proven: true,
+                strategic: records.len() as u64,
+                moves: proved.moves,
+                seconds: 0.0,
+                resumed: false,
+            });
+        }
+        let unified = file.finish(start, &mut replies).unwrap();
+        drop(file);
+        assert!(
+            unified.free_moves > 0 && unified.after < unified.before,
+            "{unified:?}"
+        );
+        let stored = stored::StrategyFile::open(&path).unwrap();
+        assert!(super::super::report::verify(&stored).ok());
+        assert_eq!(
+            super::super::report::info(&stored).strategic_moves,
+            unified.after
+        );
     }
 
     /// Replies meet in chains by transposition: the corner opening's two

@@ -3,7 +3,8 @@
 //! forced wins by continuous threats ([`threats`]), the ground the search for a
 //! near-minimal winning strategy stands on: the proof search ([`prover`], its
 //! [`table`]), the strategy
-//! read off it ([`strategy`], [`shrink`]) and the build ([`build`]).
+//! read off it ([`strategy`], [`shrink`]), the replies' strategies made one
+//! ([`unify`]) and the build ([`build`]).
 
 pub mod answer;
 pub mod build;
@@ -20,3 +21,4 @@ pub mod table;
 pub mod tasks;
 pub mod threats;
 pub mod trust;
+pub mod unify;

@@ -1,0 +1,287 @@
+//! One strategy for the whole file. Each O reply's block is a winning strategy of
+//! its own, shrunk as a tree, and blocks proven apart (the chains of replies, each
+//! with its own table) reach different positions; the file's count is of distinct
+//! positions. Here every position some block holds gets one move: one the blocks
+//! give there, or any move whose every O reply leads to a position some block holds
+//! or to a forced win (a "free" move: it costs nothing new, and it often lets a
+//! whole subtree go). The moves are chosen so that the strategic positions reached
+//! from all the replies are fewest, by a greedy descent: positions with most stones
+//! first, a switch kept when the count falls, until no switch helps (reference
+//! counts make a switch cost only the positions it adds or drops). Any such choice
+//! is sound: every move leads to held positions (each with a move of its own) or to
+//! forced wins. On the corner opening (2026-11-30): 3,185 -> 2,891 strategic
+//! positions, 9,995 free moves found, 23 s.
+
+use super::prover::{Key, child_classes};
+use super::stored::Record;
+use super::strategy::{Choice, Strategy, move_cost, replies_after};
+use super::threats::{ForcedSearch, PositionMap, forced_win};
+use rayon::prelude::*;
+
+/// The blocks' strategies (each a root and its records) with one move per
+/// position, the strategic positions they reach together made fewest (see the
+/// module's doc), in the order of the blocks.
+pub fn unify(blocks: &[(Key, &[Record])]) -> (Vec<Strategy>, Unified) {
+    let mut union = Union::of(blocks);
+    let before = Reached::new(&union).strategic;
+    let free_moves = union.add_free_moves();
+    let (chosen, after) = union.choose();
+    let stats = Unified {
+        before,
+        free_moves,
+        after,
+    };
+    (union.strategies(&chosen), stats)
+}
+
+/// What [`unify`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Unified {
+    /// Distinct strategic positions the blocks reach together, each position on
+    /// the first block's move.
+    pub before: usize,
+    /// Moves found that cost nothing new (see [`Union::add_free_moves`]).
+    pub free_moves: usize,
+    /// Distinct strategic positions reached after.
+    pub after: usize,
+}
+
+/// The positions of several blocks and the moves they give there.
+pub struct Union {
+    /// Every position held by a block, fewest stones first (then by position).
+    keys: Vec<Key>,
+    /// Per position: the strategic moves it costs itself (1 when X's move there is
+    /// strategic, 0 for a forced block).
+    weight: Vec<u32>,
+    /// Per position: the moves the blocks give (distinct, in block order), each
+    /// with the held positions after O's replies to it.
+    moves: Vec<Vec<(u8, Vec<usize>)>>,
+    /// The block roots (positions after O's reply), as indices; none for a root
+    /// held by no block (a forced win).
+    roots: Vec<Option<usize>>,
+    /// Index of each held position.
+    index: PositionMap<usize>,
+}
+
+impl Union {
+    /// The union of `blocks`: each a root and its records.
+    pub fn of(blocks: &[(Key, &[Record])]) -> Union {
+        let mut keys: Vec<Key> = blocks
+            .iter()
+            .flat_map(|(_, records)| records.iter().map(|r| r.key))
+            .collect();
+        keys.sort_by_key(|&(x, o)| ((x | o).count_ones(), x, o));
+        keys.dedup();
+        let index: PositionMap<usize> = keys.iter().enumerate().map(|(i, &k)| (k, i)).collect();
+        let mut moves: Vec<Vec<(u8, Vec<usize>)>> = vec![Vec::new(); keys.len()];
+        for (_, records) in blocks {
+            for r in records.iter() {
+                let options = &mut moves[index[&r.key]];
+                if options.iter().any(|&(cell, _)| cell == r.cell) {
+                    continue;
+                }
+                // Replies leading to positions no block holds end in forced wins.
+                let children = replies_after(r.key, r.cell)
+                    .into_iter()
+                    .filter_map(|child| index.get(&child).copied())
+                    .collect();
+                options.push((r.cell, children));
+            }
+        }
+        Union {
+            weight: keys.iter().map(|&k| move_cost(k)).collect(),
+            roots: blocks
+                .iter()
+                .map(|(root, _)| index.get(root).copied())
+                .collect(),
+            keys,
+            moves,
+            index,
+        }
+    }
+
+    /// Adds, in every strategic position held, each move no block gives there
+    /// whose every O reply leads to a held position or to a forced win for X: moves
+    /// that cost nothing new. Returns how many.
+    pub fn add_free_moves(&mut self) -> usize {
+        let found: Vec<Vec<(u8, Vec<usize>)>> = (0..self.keys.len())
+            .into_par_iter()
+            .map_init(ForcedSearch::new, |forced, i| self.free_moves(i, forced))
+            .collect();
+        let mut added = 0;
+        for (moves, free) in self.moves.iter_mut().zip(found) {
+            added += free.len();
+            moves.extend(free);
+        }
+        added
+    }
+
+    /// The free moves of position `i` (see [`Union::add_free_moves`]), its forced
+    /// wins searched with `forced`.
+    fn free_moves(&self, i: usize, forced: &mut ForcedSearch) -> Vec<(u8, Vec<usize>)> {
+        let mut free = Vec::new();
+        // A forced block is X's only move.
+        if self.weight[i] == 0 {
+            return free;
+        }
+        let key = self.keys[i];
+        'moves: for (cell, _) in child_classes(key) {
+            if self.moves[i].iter().any(|&(c, _)| c == cell) {
+                continue;
+            }
+            let mut children = Vec::new();
+            for child in replies_after(key, cell) {
+                match self.index.get(&child) {
+                    Some(&j) => children.push(j),
+                    None if forced_win(forced, child.0, child.1).is_some() => {}
+                    None => continue 'moves,
+                }
+            }
+            free.push((cell, children));
+        }
+        free
+    }
+
+    /// The choice of move per position that the descent ends in (indices into the
+    /// moves each position has; the first block's move to start with, positions
+    /// with most stones tried first), and the strategic positions it reaches.
+    pub fn choose(&self) -> (Vec<u8>, usize) {
+        let mut graph = Reached::new(self);
+        loop {
+            let mut improved = false;
+            for i in (0..self.keys.len()).rev() {
+                if self.moves[i].len() < 2 || graph.refs[i] == 0 {
+                    continue;
+                }
+                let current = graph.chosen[i];
+                for alternative in 0..self.moves[i].len() as u8 {
+                    if alternative == current {
+                        continue;
+                    }
+                    let before = graph.strategic;
+                    graph.switch(self, i, alternative);
+                    if graph.strategic < before {
+                        improved = true;
+                        break;
+                    }
+                    graph.switch(self, i, current);
+                }
+            }
+            if !improved {
+                return (graph.chosen, graph.strategic);
+            }
+        }
+    }
+
+    /// The strategy below each root (in the order of the blocks) when every
+    /// position plays its `chosen` move: the positions it reaches from there, each
+    /// with its subtree counted as a tree.
+    pub fn strategies(&self, chosen: &[u8]) -> Vec<Strategy> {
+        let mut subtree: Vec<Option<u64>> = vec![None; self.keys.len()];
+        self.roots
+            .iter()
+            .map(|&root| {
+                let mut strategy = Strategy::default();
+                let mut stack: Vec<usize> = root.into_iter().collect();
+                while let Some(i) = stack.pop() {
+                    if strategy.choices.contains_key(&self.keys[i]) {
+                        continue;
+                    }
+                    let (cell, children) = &self.moves[i][chosen[i] as usize];
+                    strategy.choices.insert(
+                        self.keys[i],
+                        Choice {
+                            cell: *cell,
+                            subtree: self.subtree(i, chosen, &mut subtree),
+                        },
+                    );
+                    stack.extend(children);
+                }
+                strategy
+            })
+            .collect()
+    }
+
+    /// Strategic moves below position `i` under `chosen`, as a tree (memoised in
+    /// `memo`).
+    fn subtree(&self, i: usize, chosen: &[u8], memo: &mut [Option<u64>]) -> u64 {
+        if let Some(s) = memo[i] {
+            return s;
+        }
+        let children = &self.moves[i][chosen[i] as usize].1;
+        let s = u64::from(self.weight[i])
+            + children
+                .iter()
+                .map(|&c| self.subtree(c, chosen, memo))
+                .sum::<u64>();
+        memo[i] = Some(s);
+        s
+    }
+}
+
+/// The positions a choice of moves reaches from the roots, kept by reference
+/// counts so that a switch of one move costs only the positions it adds or drops.
+struct Reached {
+    /// Per position: the index of its chosen move.
+    chosen: Vec<u8>,
+    /// Per position: reached parents (a root has one more); reached when not 0.
+    refs: Vec<u32>,
+    /// Strategic positions reached.
+    strategic: usize,
+}
+
+impl Reached {
+    /// Every position on its first move, the roots' descendants counted.
+    fn new(union: &Union) -> Reached {
+        let mut graph = Reached {
+            chosen: vec![0; union.keys.len()],
+            refs: vec![0; union.keys.len()],
+            strategic: 0,
+        };
+        for &root in union.roots.iter().flatten() {
+            graph.add(union, root);
+        }
+        graph
+    }
+
+    /// One more reached parent for `i`: a position reached anew reaches its
+    /// chosen move's children.
+    fn add(&mut self, union: &Union, i: usize) {
+        let mut stack = vec![i];
+        while let Some(j) = stack.pop() {
+            self.refs[j] += 1;
+            if self.refs[j] == 1 {
+                self.strategic += union.weight[j] as usize;
+                stack.extend(&union.moves[j][self.chosen[j] as usize].1);
+            }
+        }
+    }
+
+    /// One reached parent less for `i`: a position no longer reached drops its
+    /// chosen move's children.
+    fn drop(&mut self, union: &Union, i: usize) {
+        let mut stack = vec![i];
+        while let Some(j) = stack.pop() {
+            self.refs[j] -= 1;
+            if self.refs[j] == 0 {
+                self.strategic -= union.weight[j] as usize;
+                stack.extend(&union.moves[j][self.chosen[j] as usize].1);
+            }
+        }
+    }
+
+    /// Position `i` plays its `to`th move: the new move's children are reached
+    /// first, so that those both moves share are never dropped on the way.
+    fn switch(&mut self, union: &Union, i: usize, to: u8) {
+        let from = std::mem::replace(&mut self.chosen[i], to);
+        if self.refs[i] == 0 || from == to {
+            return;
+        }
+        for &c in &union.moves[i][to as usize].1 {
+            self.add(union, c);
+        }
+        for &c in &union.moves[i][from as usize].1 {
+            self.drop(union, c);
+        }
+    }
+}
