@@ -47,8 +47,9 @@ pub struct BuildOptions {
     /// `shrink + 1` strategic moves is searched exhaustively for a cheaper move
     /// (0: the strategy as read off the proof).
     pub shrink: u32,
-    /// Threads for the prover's forced-win searches (the strategy is the same on
-    /// any number).
+    /// Threads: chains of replies proven side by side (at most
+    /// [`MAX_SIDE_BY_SIDE`]), and the unifying's searches (the strategy is the same
+    /// on any number).
     pub threads: usize,
 }
 
@@ -237,6 +238,8 @@ fn unify_replies(
         .map(|(_, root, records, _)| (*root, records.as_slice()))
         .collect();
     let (strategies, unified) = unify(&roots);
+    // One search for every block's plies: the blocks share most of their fringes
+    // (a search per block, side by side, took longer).
     let mut forced = ForcedSearch::new();
     for ((reply, _, old, seconds), strategy) in blocks.iter().zip(strategies) {
         let mut records = records_of(&strategy, &mut forced);
@@ -564,7 +567,11 @@ pub(super) fn build_chains(
     let mut replies: Vec<ReplyOutcome> = replies.into_iter().flatten().collect();
     if complete {
         let t = Instant::now();
-        let unified = file.finish(start, &mut replies)?;
+        // The unifying's searches run on `--threads` threads too.
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(options.threads.max(1))
+            .build()?;
+        let unified = pool.install(|| file.finish(start, &mut replies))?;
         report(&format!(
             "the replies' strategies made one in {:.1} s: {} -> {} strategic positions ({} moves found that reach only positions held or forced wins)",
             t.elapsed().as_secs_f64(),
