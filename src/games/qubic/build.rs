@@ -181,15 +181,15 @@ impl OpenFile {
         replies: &mut [ReplyOutcome],
     ) -> Result<Unified> {
         let store = &mut self.store;
-        let unified = unify_replies(store, start, replies)?;
+        let (unified, worst) = unify_replies(store, start, replies)?;
         if let Some(first) = stored::first_move(start) {
-            let worst = replies_plies(store)?;
             let mut records = vec![Record {
                 // The empty board is its own canonical form: the move is stored as is.
                 key: (0, 0),
                 cell: first,
                 subtree: 1 + replies.iter().map(|r| r.moves as u32).sum::<u32>(),
-                plies: worst,
+                // X's first move and O's reply before the longest reply's plies.
+                plies: worst.saturating_add(2),
             }];
             stored::write_block(store, OPENING_BLOCK, &mut records, 0.0)?;
         }
@@ -217,12 +217,13 @@ impl OpenFile {
 /// choose differently where they meet, and the file counts distinct positions.
 /// Each block whose records change is written again, in its own transaction:
 /// every block stays a sound strategy on its own, so a build killed here is
-/// finished by running it again (from the blocks as they are then).
+/// finished by running it again (from the blocks as they are then). Returns
+/// what the unifying did and the most plies any reply's strategy needs.
 fn unify_replies(
     store: &mut Store,
     start: Position,
     replies: &mut [ReplyOutcome],
-) -> Result<Unified> {
+) -> Result<(Unified, u8)> {
     let done = store.finished_blocks(0)?;
     let mut blocks = Vec::new();
     for (reply, root) in child_classes((start.x, start.o)) {
@@ -241,9 +242,11 @@ fn unify_replies(
     // One search for every block's plies: the blocks share most of their fringes
     // (a search per block, side by side, took longer).
     let mut forced = ForcedSearch::new();
+    let mut worst = 0u8;
     for ((reply, _, old, seconds), strategy) in blocks.iter().zip(strategies) {
         let mut records = records_of(&strategy, &mut forced);
         records.sort_by_key(|r| r.key);
+        worst = records.iter().map(|r| r.plies).fold(worst, u8::max);
         if records != *old {
             stored::write_block(store, *reply, &mut records, *seconds)?;
         }
@@ -252,7 +255,7 @@ fn unify_replies(
             outcome.moves = root_moves(&records);
         }
     }
-    Ok(unified)
+    Ok((unified, worst))
 }
 
 /// A reply's strategy, proven and read off the proof.
@@ -676,22 +679,6 @@ pub(super) fn root_moves(records: &[Record]) -> u64 {
         .iter()
         .min_by_key(|r| (r.key.0 | r.key.1).count_ones())
         .map_or(0, |r| u64::from(r.subtree))
-}
-
-/// The most plies any stored reply's strategy needs, plus X's first move and O's
-/// reply.
-fn replies_plies(store: &Store) -> Result<u8> {
-    let mut worst = 0u8;
-    // The replies' plies are in their records: the largest is a bound for all.
-    for ((_, key), row) in store.block_rows()? {
-        let reply: u8 = key.parse()?;
-        if reply != OPENING_BLOCK {
-            for r in stored::read_block(store, reply, row.positions)? {
-                worst = worst.max(r.plies);
-            }
-        }
-    }
-    Ok(worst.saturating_add(2))
 }
 
 /// The records of a strategy: subtree sizes and plies under the chosen moves,

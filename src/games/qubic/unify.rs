@@ -13,7 +13,7 @@
 use super::prover::{Key, child_classes};
 use super::stored::Record;
 use super::strategy::{Choice, Strategy, move_cost, replies_after};
-use super::threats::{ForcedSearch, PositionMap, forced_win};
+use super::threats::{ForcedSearch, PositionMap};
 use rayon::prelude::*;
 
 /// The blocks' strategies (each a root and its records) with one move per
@@ -48,9 +48,8 @@ pub struct Unified {
 pub struct Union {
     /// Every position held by a block, fewest stones first (then by position).
     keys: Vec<Key>,
-    /// Per position: the strategic moves it costs itself (1 when X's move there is
-    /// strategic, 0 for a forced block).
-    weight: Vec<u32>,
+    /// Per position: whether X's move there is strategic (not a forced block).
+    strategic: Vec<bool>,
     /// Per position: the moves the blocks give (distinct, in block order), each
     /// with the held positions after O's replies to it.
     moves: Vec<Vec<(u8, Vec<usize>)>>,
@@ -87,7 +86,7 @@ impl Union {
             }
         }
         Union {
-            weight: keys.iter().map(|&k| move_cost(k)).collect(),
+            strategic: keys.iter().map(|&k| move_cost(k) == 1).collect(),
             roots: blocks
                 .iter()
                 .map(|(root, _)| index.get(root).copied())
@@ -119,7 +118,7 @@ impl Union {
     fn free_moves(&self, i: usize, forced: &mut ForcedSearch) -> Vec<(u8, Vec<usize>)> {
         let mut free = Vec::new();
         // A forced block is X's only move.
-        if self.weight[i] == 0 {
+        if !self.strategic[i] {
             return free;
         }
         let key = self.keys[i];
@@ -131,7 +130,8 @@ impl Union {
             for child in replies_after(key, cell) {
                 match self.index.get(&child) {
                     Some(&j) => children.push(j),
-                    None if forced_win(forced, child.0, child.1).is_some() => {}
+                    // Whether X wins by force is all that counts here (not the line).
+                    None if forced.win(child.0, child.1).is_some() => {}
                     None => continue 'moves,
                 }
             }
@@ -148,7 +148,7 @@ impl Union {
     /// same blocks give the same strategy): a free move often helps only once a
     /// second switch lets the subtree it replaced go, which the descent never
     /// tries. On the corner opening the descent ends at 2,891 strategic positions
-    /// and the walk at 2,744 within 10,000 steps.
+    /// and the walk at 2,741 within 20,000 steps.
     pub fn choose(&self) -> (Vec<u8>, usize) {
         let mut graph = Reached::new(self);
         loop {
@@ -238,7 +238,7 @@ impl Union {
             return s;
         }
         let children = &self.moves[i][chosen[i] as usize].1;
-        let s = u64::from(self.weight[i])
+        let s = u64::from(self.strategic[i])
             + children
                 .iter()
                 .map(|&c| self.subtree(c, chosen, memo))
@@ -296,7 +296,7 @@ impl Reached {
         while let Some(j) = stack.pop() {
             self.refs[j] += 1;
             if self.refs[j] == 1 {
-                self.strategic += union.weight[j] as usize;
+                self.strategic += usize::from(union.strategic[j]);
                 stack.extend(&union.moves[j][self.chosen[j] as usize].1);
             }
         }
@@ -309,7 +309,7 @@ impl Reached {
         while let Some(j) = stack.pop() {
             self.refs[j] -= 1;
             if self.refs[j] == 0 {
-                self.strategic -= union.weight[j] as usize;
+                self.strategic -= usize::from(union.strategic[j]);
                 stack.extend(&union.moves[j][self.chosen[j] as usize].1);
             }
         }
