@@ -258,27 +258,7 @@ fn a_killed_qubic_build_resumes() {
         |db| blocks(db) >= 1 && StrategyFile::open(db).is_err(),
     );
     assert!(killed, "the build was never killed midway");
-    let before = blocks(&db);
-    let out = run_ok(
-        tb().args(["build", "qubic", "--start", SMALL, "--json", "-q", "--db"])
-            .arg(&db),
-        "resumed build",
-    );
-    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(summary["complete"], true);
-    let resumed = summary["replies"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r["resumed"] == true)
-        .count();
-    assert_eq!(resumed as i64, before, "{summary}");
-    let out = run_ok(
-        tb().args(["verify", "--json", "--db"]).arg(&db),
-        "verify resumed",
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["gaps"], 0, "{v}");
+    resume_and_verify(&db, &[], blocks(&db));
     // A different start on the same file is refused.
     let out = tb()
         .args(["build", "qubic", "--start", RICHER, "-q", "--db"])
@@ -287,6 +267,34 @@ fn a_killed_qubic_build_resumes() {
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("holds a strategy from"));
+}
+
+/// Runs the build of [`SMALL`] killed midway on `db` again (with `options`) to
+/// the end: the `resumed` replies stored before come back as resumed, and `tb
+/// verify` accepts the file. Returns the build's summary.
+fn resume_and_verify(db: &Path, options: &[&str], resumed: i64) -> Value {
+    let out = run_ok(
+        tb().args(["build", "qubic", "--start", SMALL, "--json", "-q", "--db"])
+            .arg(db)
+            .args(options),
+        "resumed build",
+    );
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["complete"], true);
+    let came_back = summary["replies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["resumed"] == true)
+        .count();
+    assert_eq!(came_back as i64, resumed, "{summary}");
+    let out = run_ok(
+        tb().args(["verify", "--json", "--db"]).arg(db),
+        "verify resumed",
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["gaps"], 0, "{v}");
+    summary
 }
 
 /// A strategy file names its chunk coding (`chunk_coding`, docs/FORMAT.md §9.11)
@@ -324,4 +332,47 @@ fn a_strategy_file_names_its_chunk_coding() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// A build with two proofs of each reply killed (SIGKILL) once some second
+/// proofs are stored resumes: every first proof stored comes back as such, the
+/// finished file holds no second-proof block (`tb verify`'s reader refuses any
+/// block but the replies' and the opening's) and the checker accepts it. A third
+/// proof is refused with a clear message.
+#[test]
+fn a_killed_two_proof_build_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("two.tb");
+    let count = |db: &Path, sql: &str| -> i64 {
+        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .and_then(|c| c.query_row(sql, [], |r| r.get(0)))
+            .unwrap_or(0)
+    };
+    // Block keys are stored as text: a second proof's is 128 + the reply's cell.
+    let second = "SELECT COUNT(*) FROM blocks WHERE CAST(counts AS INTEGER) >= 128";
+    let replies = Position::parse(SMALL)
+        .map(|p| tb::games::qubic::prover::child_classes((p.x, p.o)).len())
+        .unwrap() as i64;
+    let killed = interrupt::kill_build_midway(
+        &["build", "qubic", "--start", SMALL, "--proofs", "2", "-q"],
+        &db,
+        5,
+        Duration::from_secs(60),
+        |db| count(db, second) >= 2,
+        |db| count(db, second) >= 1 && StrategyFile::open(db).is_err(),
+    );
+    assert!(killed, "the build was never killed midway");
+    let first = count(&db, "SELECT COUNT(*) FROM blocks") - count(&db, second);
+    let summary = resume_and_verify(&db, &["--proofs", "2"], first);
+    assert_eq!(summary["replies"].as_array().unwrap().len() as i64, replies);
+    assert_eq!(count(&db, second), 0);
+    let out = tb()
+        .args([
+            "build", "qubic", "--start", SMALL, "--proofs", "3", "-q", "--db",
+        ])
+        .arg(dir.path().join("three.tb"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--proofs 3: 1 or 2"));
 }

@@ -177,7 +177,7 @@ pub enum BuildGame {
     /// Qubic: a winning strategy for X (4x4x4 tic-tac-toe), found by proof-number
     /// search and stored with X's move in every strategic position.
     #[command(
-        after_help = "Examples:\n  tb build qubic\n  tb build qubic --start 0-63-21-42-15 --db small.tb\n  tb build qubic --first 1 --time-limit 600"
+        after_help = "Examples:\n  tb build qubic\n  tb build qubic --start 0-63-21-42-15 --db small.tb\n  tb build qubic --first 1 --time-limit 600\n  tb build qubic --proofs 2 --db qubic-2.tb"
     )]
     Qubic(QubicBuild),
 }
@@ -186,9 +186,10 @@ pub enum BuildGame {
 #[derive(Args, Clone)]
 pub struct BuildCommon {
     /// Memory budget (e.g. 512MiB, 8GiB): blocks kept in memory and, for Morris,
-    /// the pair being solved; Qubic: the proof-number search's table [default:
-    /// 8GiB for Dots-and-Boxes and Qubic, 16GiB for Morris, at most 3/4 of the
-    /// machine's memory].
+    /// the pair being solved; Qubic: the proof searches' tables, which take 4GiB
+    /// at most (the same strategy on any budget from 4GiB up; a smaller one
+    /// proves differently) [default: 8GiB for Dots-and-Boxes, 4GiB for Qubic,
+    /// 16GiB for Morris, at most 3/4 of the machine's memory].
     #[arg(long)]
     pub memory: Option<String>,
     /// No progress output.
@@ -349,6 +350,12 @@ pub struct QubicBuild {
     /// [default: all cores].
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Proofs of each O reply, 1 or 2: a second proof, by a prover that breaks
+    /// ties between X's moves the other way, proves through other moves, and the
+    /// stored strategy chooses among both proofs' moves for the fewest strategic
+    /// positions (about twice the time) [default: 1].
+    #[arg(long, value_name = "N")]
+    pub proofs: Option<u32>,
     #[command(flatten)]
     pub common: BuildCommon,
 }

@@ -24,6 +24,7 @@ pub fn build(args: QubicBuild) -> Result<ExitCode> {
         // Every core unless asked (the build uses at most as many as it has
         // chains of replies to prove side by side).
         threads: super::common::threads(args.threads)?,
+        proofs: args.proofs.unwrap_or(1),
     };
     let quiet = common.quiet;
     let summary = build::build(&options, &mut |line| {

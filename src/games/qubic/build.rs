@@ -23,9 +23,17 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::Sender;
 use std::time::Instant;
 
-/// Memory for the prover's and the shrinker's tables when `--memory` is not
-/// given (capped by the machine's: [`crate::sys::default_memory`]).
-pub const DEFAULT_MEMORY: u64 = 8 << 30;
+/// Memory for the provers' and the shrinkers' tables when `--memory` is not
+/// given (capped by the machine's: [`crate::sys::default_memory`]), and the most
+/// a build gives them: the tables' sizes, and so the strategy, are the same on
+/// any budget at or above it (a smaller one makes them smaller, and the strategy
+/// different, as sound). Measured on the corner opening: 4 GiB gave 2,674
+/// strategic moves, 8 GiB 2,742 and 2 GiB 2,766; the count has no trend with the
+/// tables' size.
+pub const DEFAULT_MEMORY: u64 = 4 << 30;
+
+/// The most proofs of each reply a build makes ([`BuildOptions::proofs`]).
+pub const MAX_PROOFS: u32 = 2;
 
 /// Expansions in a slice of a reply's proof (a progress line after each; about
 /// 15 s on one core of the project machine).
@@ -51,6 +59,11 @@ pub struct BuildOptions {
     /// [`MAX_SIDE_BY_SIDE`]), and the unifying's searches (the strategy is the same
     /// on any number).
     pub threads: usize,
+    /// Proofs of each reply (1 to [`MAX_PROOFS`]): a second proof, by a prover
+    /// that breaks ties between X's moves the other way
+    /// ([`Prover::with_ties_to_last`]), proves through other moves, and the
+    /// unifying then chooses among both proofs' moves.
+    pub proofs: u32,
 }
 
 /// Nodes the shrinking search may spend on one position before it keeps the move
@@ -97,6 +110,8 @@ pub struct BuildSummary {
     pub peak_rss_bytes: Option<u64>,
     /// Bytes of the file.
     pub file_bytes: u64,
+    /// What the unifying did, when this run finished the file.
+    pub unified: Option<Unified>,
 }
 
 /// The start a build asks for, and the file name it defaults to: `start` (a
@@ -234,9 +249,27 @@ fn unify_replies(
         records.sort_by_key(|r| r.key);
         blocks.push((reply, root, records, stats.seconds));
     }
+    // The second proofs' blocks (of a build with two), after the first ones:
+    // alternatives for the unifying, removed once it is done.
+    let mut second = Vec::new();
+    for (reply, root) in child_classes((start.x, start.o)) {
+        let block = proof_block(reply, 1);
+        if let Some(stats) = done.get(&block.to_string()) {
+            second.push((
+                block,
+                root,
+                stored::read_block(store, block, stats.positions as i64)?,
+            ));
+        }
+    }
     let roots: Vec<(Key, &[Record])> = blocks
         .iter()
         .map(|(_, root, records, _)| (*root, records.as_slice()))
+        .chain(
+            second
+                .iter()
+                .map(|(_, root, records)| (*root, records.as_slice())),
+        )
         .collect();
     let (strategies, unified) = unify(&roots);
     // One search for every block's plies: the blocks share most of their fringes
@@ -254,6 +287,10 @@ fn unify_replies(
             outcome.strategic = records.len() as u64;
             outcome.moves = root_moves(&records);
         }
+    }
+    // Only now: a build killed before this point unifies again with them.
+    for (block, _, _) in &second {
+        store.forget_block(0, &[*block], &[])?;
     }
     Ok((unified, worst))
 }
@@ -348,6 +385,7 @@ pub(super) fn summary(
     replies: Vec<ReplyOutcome>,
     expansions: u64,
     started: Instant,
+    unified: Option<Unified>,
 ) -> Result<BuildSummary> {
     let (strategic, strategic_moves) = if complete {
         let info = super::report::info(&stored::StrategyFile::open(path)?);
@@ -366,6 +404,7 @@ pub(super) fn summary(
         seconds: started.elapsed().as_secs_f64(),
         peak_rss_bytes: crate::sys::peak_rss_bytes(),
         file_bytes: std::fs::metadata(path).map_or(0, |m| m.len()),
+        unified,
     })
 }
 
@@ -418,17 +457,23 @@ pub fn chains(classes: &[(u8, Key)]) -> Vec<Vec<usize>> {
 enum Event {
     /// A progress line.
     Line(String),
-    /// Reply `index` (of the start's classes) proven: its strategy, the seconds
-    /// it took, and the chain prover's expansions and table size after it.
+    /// Reply `index` (of the start's classes) proven by proof `proof` (0: the
+    /// first): its strategy, the seconds it took, and the chain prover's
+    /// expansions and table size after it.
     Proved {
         index: usize,
+        proof: u32,
         proved: ProvedReply,
         seconds: f64,
         expansions: u64,
         table: usize,
     },
-    /// Reply `index` not proven in time.
-    Unproven { index: usize, seconds: f64 },
+    /// Reply `index` not proven in time by proof `proof`.
+    Unproven {
+        index: usize,
+        proof: u32,
+        seconds: f64,
+    },
     /// X does not win after a reply (the build fails).
     Failed(anyhow::Error),
     /// A chain's prover is done: its expansions in all.
@@ -442,17 +487,41 @@ pub fn build(options: &BuildOptions, report: &mut dyn FnMut(&str)) -> Result<Bui
     build_chains(options, &chains, report)
 }
 
+/// The block that holds proof `proof` (0: the first) of reply `reply` while the
+/// file is built (the first proof's is the reply's own).
+fn proof_block(reply: u8, proof: u32) -> u8 {
+    if proof == 0 {
+        reply
+    } else {
+        stored::SECOND_PROOF_BLOCKS + reply
+    }
+}
+
+/// One proof of one chain: what a worker of [`build_chains`] takes.
+struct ChainJob<'a> {
+    /// The chain's replies (indices of the start's reply classes).
+    chain: &'a [usize],
+    /// Which proof (0: the first).
+    proof: u32,
+}
+
 /// [`build`] with the replies grouped into `chains` (indices of the start's
 /// reply classes, see [`chains`]): each chain proven in turn by a prover of its
 /// own, up to `options.threads` chains side by side (at most
-/// [`MAX_SIDE_BY_SIDE`]). Each reply is stored as soon as it is proven (a killed
-/// build loses the replies being proven); the strategy does not depend on the
-/// number of threads.
+/// [`MAX_SIDE_BY_SIDE`]), and again by a prover that breaks ties the other way
+/// for a second proof (`options.proofs`), once every first proof is under way. Each
+/// reply is stored as soon as it is proven (a killed build loses the replies
+/// being proven); the strategy does not depend on the number of threads.
 pub(super) fn build_chains(
     options: &BuildOptions,
     chains: &[Vec<usize>],
     report: &mut dyn FnMut(&str),
 ) -> Result<BuildSummary> {
+    ensure!(
+        (1..=MAX_PROOFS).contains(&options.proofs),
+        "--proofs {}: 1 or 2 proofs of each reply",
+        options.proofs
+    );
     let start = options.start;
     let started = Instant::now();
     let deadline = options
@@ -474,19 +543,28 @@ pub(super) fn build_chains(
             replies[index] = Some(file.resumed(reply, stats)?);
         }
     }
-    // The chains still to prove, and the memory each chain's prover and shrinker
-    // get: the same share whatever the threads.
-    let todo: Vec<&Vec<usize>> = chains
-        .iter()
-        .filter(|chain| chain.iter().any(|&i| replies[i].is_none()))
+    // Per proof, per class: stored (by an earlier run, or as it comes).
+    let mut stored: Vec<Vec<bool>> = (0..options.proofs)
+        .map(|proof| {
+            classes
+                .iter()
+                .map(|&(reply, _)| done.contains_key(&proof_block(reply, proof).to_string()))
+                .collect()
+        })
+        .collect();
+    // The proofs still to make, first proofs first; and the memory each chain's
+    // prover and shrinker get: the same share whatever the threads and whatever
+    // the budget above the default.
+    let todo: Vec<ChainJob> = (0..options.proofs)
+        .flat_map(|proof| chains.iter().map(move |chain| ChainJob { chain, proof }))
+        .filter(|job| job.chain.iter().any(|&i| !stored[job.proof as usize][i]))
         .collect();
     let shares = chains.len().clamp(1, MAX_SIDE_BY_SIDE) as u64;
-    let memory = options.memory / shares;
+    let memory = options.memory.min(DEFAULT_MEMORY) / shares;
     let workers = options
         .threads
         .clamp(1, MAX_SIDE_BY_SIDE)
         .min(todo.len().max(1));
-    let stored: Vec<bool> = replies.iter().map(Option::is_some).collect();
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let work = ChainWork {
@@ -500,6 +578,7 @@ pub(super) fn build_chains(
     let (tx, rx) = std::sync::mpsc::channel::<Event>();
     let mut expansions = 0;
     let mut failure = None;
+    let mut newly_stored: Vec<(u32, usize)> = Vec::new();
     std::thread::scope(|scope| -> Result<()> {
         for _ in 0..workers {
             let tx = tx.clone();
@@ -510,7 +589,7 @@ pub(super) fn build_chains(
                     if c >= todo.len() || work.stop.load(Ordering::Relaxed) {
                         break;
                     }
-                    work.prove_chain(todo[c], &tx);
+                    work.prove_chain(&todo[c], &tx);
                 }
             });
         }
@@ -522,36 +601,47 @@ pub(super) fn build_chains(
                 Event::Line(line) => report(&line),
                 Event::Proved {
                     index,
+                    proof,
                     proved: ProvedReply { mut records, moves },
                     seconds,
                     expansions,
                     table,
                 } => {
                     let reply = classes[index].0;
-                    stored::write_block(&mut file.store, reply, &mut records, seconds)?;
+                    let block = proof_block(reply, proof);
+                    stored::write_block(&mut file.store, block, &mut records, seconds)?;
+                    newly_stored.push((proof, index));
                     report(&format!(
                         "{}: stored in {seconds:.1} s: {} positions, {moves} strategic moves ({expansions} expansions so far in its chain, table {table})",
-                        reply_name(reply, index, total),
+                        proof_name(reply, index, total, proof),
                         records.len(),
                     ));
-                    replies[index] = Some(ReplyOutcome {
-                        reply,
-                        proven: true,
-                        strategic: records.len() as u64,
-                        moves,
-                        seconds,
-                        resumed: false,
-                    });
+                    if proof == 0 {
+                        replies[index] = Some(ReplyOutcome {
+                            reply,
+                            proven: true,
+                            strategic: records.len() as u64,
+                            moves,
+                            seconds,
+                            resumed: false,
+                        });
+                    }
                 }
-                Event::Unproven { index, seconds } => {
-                    replies[index] = Some(ReplyOutcome {
-                        reply: classes[index].0,
-                        proven: false,
-                        strategic: 0,
-                        moves: 0,
-                        seconds,
-                        resumed: false,
-                    });
+                Event::Unproven {
+                    index,
+                    proof,
+                    seconds,
+                } => {
+                    if proof == 0 {
+                        replies[index] = Some(ReplyOutcome {
+                            reply: classes[index].0,
+                            proven: false,
+                            strategic: 0,
+                            moves: 0,
+                            seconds,
+                            resumed: false,
+                        });
+                    }
                 }
                 Event::Failed(e) => {
                     failure.get_or_insert(e);
@@ -564,28 +654,42 @@ pub(super) fn build_chains(
     if let Some(e) = failure {
         return Err(e);
     }
-    let complete = replies.iter().all(|r| r.as_ref().is_some_and(|r| r.proven));
+    for (proof, index) in newly_stored {
+        stored[proof as usize][index] = true;
+    }
+    let complete = replies.iter().all(|r| r.as_ref().is_some_and(|r| r.proven))
+        && stored.iter().all(|proof| proof.iter().all(|&s| s));
     // The replies in the start's order; those never reached (after a reply not
     // proven in time) are left out.
     let mut replies: Vec<ReplyOutcome> = replies.into_iter().flatten().collect();
+    let mut unified = None;
     if complete {
         let t = Instant::now();
         // The unifying's searches run on `--threads` threads too.
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(options.threads.max(1))
             .build()?;
-        let unified = pool.install(|| file.finish(start, &mut replies))?;
+        let made = pool.install(|| file.finish(start, &mut replies))?;
         report(&format!(
             "the replies' strategies made one in {:.1} s: {} -> {} strategic positions ({} moves found that reach only positions held or forced wins)",
             t.elapsed().as_secs_f64(),
-            unified.before,
-            unified.after,
-            unified.free_moves
+            made.before,
+            made.after,
+            made.free_moves
         ));
+        unified = Some(made);
     }
     // Closing the file checkpoints its WAL: the size in the summary is the file's.
     drop(file);
-    summary(&options.path, start, complete, replies, expansions, started)
+    summary(
+        &options.path,
+        start,
+        complete,
+        replies,
+        expansions,
+        started,
+        unified,
+    )
 }
 
 /// What every worker of [`build_chains`] shares.
@@ -593,32 +697,37 @@ struct ChainWork<'a> {
     options: &'a BuildOptions,
     /// The start's reply classes.
     classes: &'a [(u8, Key)],
-    /// Per class: stored already (by an earlier run).
-    stored: &'a [bool],
+    /// Per proof, per class: stored already (by an earlier run).
+    stored: &'a [Vec<bool>],
     /// Set when a reply is not proven (a failed build): no worker starts another.
     stop: &'a AtomicBool,
-    /// Memory of each chain's prover and shrinker together.
+    /// Memory of each chain's prover and shrinker together (a first proof's).
     memory: u64,
     deadline: Option<Instant>,
 }
 
 impl ChainWork<'_> {
-    /// Proves the replies of `chain` not stored yet with a prover and a shrinker
-    /// of its own, sending each result to `tx`; stops at the first reply not proven
-    /// (and at a failure, after setting `stop`), then sends its prover's expansions.
-    fn prove_chain(&self, chain: &[usize], tx: &Sender<Event>) {
+    /// Proves the replies of `job`'s chain not stored yet with a prover and a
+    /// shrinker of its own (a second proof's breaks ties the other way), sending each
+    /// result to `tx`; stops at the first reply not proven (and at a failure,
+    /// after setting `stop`), then sends its prover's expansions.
+    fn prove_chain(&self, job: &ChainJob, tx: &Sender<Event>) {
         let total = self.classes.len();
-        let mut prover = Prover::new(self.memory / 4 * 3);
+        let mut prover = if job.proof == 0 {
+            Prover::new(self.memory / 4 * 3)
+        } else {
+            Prover::with_ties_to_last(self.memory / 4 * 3)
+        };
         let mut shrinker = Shrinker::new(self.memory / 4);
-        for &index in chain {
-            if self.stored[index] {
+        for &index in job.chain {
+            if self.stored[job.proof as usize][index] {
                 continue;
             }
             if self.stop.load(Ordering::Relaxed) {
                 break;
             }
             let (reply, child) = self.classes[index];
-            let name = reply_name(reply, index, total);
+            let name = proof_name(reply, index, total, job.proof);
             let _ = tx.send(Event::Line(format!("{name}: proving ...")));
             let t = Instant::now();
             let proved = prove_reply(
@@ -636,12 +745,17 @@ impl ChainWork<'_> {
             let event = match proved {
                 Ok(Some(proved)) => Event::Proved {
                     index,
+                    proof: job.proof,
                     proved,
                     seconds,
                     expansions: prover.expansions,
                     table: prover.table_len(),
                 },
-                Ok(None) => Event::Unproven { index, seconds },
+                Ok(None) => Event::Unproven {
+                    index,
+                    proof: job.proof,
+                    seconds,
+                },
                 Err(e) => {
                     self.stop.store(true, Ordering::Relaxed);
                     Event::Failed(e)
@@ -654,6 +768,17 @@ impl ChainWork<'_> {
             }
         }
         let _ = tx.send(Event::Expansions(prover.expansions));
+    }
+}
+
+/// How progress lines name proof `proof` of reply `reply` (see [`reply_name`]):
+/// "O 5 (3 of 7)", "O 5 (3 of 7), second proof".
+fn proof_name(reply: u8, index: usize, total: usize, proof: u32) -> String {
+    let name = reply_name(reply, index, total);
+    if proof == 0 {
+        name
+    } else {
+        format!("{name}, second proof")
     }
 }
 
@@ -770,6 +895,19 @@ mod tests {
         blocks
     }
 
+    /// A test build of `start` into `path`: 512 MiB, shrunk with bound 3.
+    fn test_options(path: PathBuf, start: Position, threads: usize, proofs: u32) -> BuildOptions {
+        BuildOptions {
+            path,
+            start,
+            memory: 512 << 20,
+            time_limit: None,
+            shrink: 3,
+            threads,
+            proofs,
+        }
+    }
+
     /// Chains of replies proven side by side store the strategy one thread
     /// stores, reply for reply, with the same expansions: a chain's proof
     /// depends on its replies alone.
@@ -780,14 +918,7 @@ mod tests {
         assert!(chained.len() >= 2, "one chain: the test tests nothing");
         let dir = tempfile::tempdir().unwrap();
         let run = |threads: usize| {
-            let options = BuildOptions {
-                path: dir.path().join(format!("{threads}.tb")),
-                start,
-                memory: 512 << 20,
-                time_limit: None,
-                shrink: 3,
-                threads,
-            };
+            let options = test_options(dir.path().join(format!("{threads}.tb")), start, threads, 1);
             let summary = build(&options, &mut |_| {}).unwrap();
             assert!(summary.complete);
             (stored_strategy(&options.path), summary.expansions)
@@ -846,6 +977,32 @@ mod tests {
             super::super::report::info(&stored).strategic_moves,
             unified.after
         );
+    }
+
+    /// A build with two proofs of each reply: its first proofs are a one-proof
+    /// build's (the same count before the unifying; the second proofs differ:
+    /// see the prover's tests), the strategy it stores
+    /// reaches no more strategic positions than they do, the independent checker
+    /// accepts it, and the finished file holds no second-proof block (the reader
+    /// refuses any block but the replies' and the opening's).
+    #[test]
+    fn a_second_proof_keeps_the_first_and_leaves_no_block() {
+        let start = Position::parse("0-63-21-42-15").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let run = |proofs: u32| {
+            let options = test_options(dir.path().join(format!("{proofs}.tb")), start, 2, proofs);
+            let summary = build(&options, &mut |_| {}).unwrap();
+            assert!(summary.complete);
+            let stored = stored::StrategyFile::open(&options.path).unwrap();
+            assert!(super::super::report::verify(&stored).ok());
+            let unified = summary.unified.unwrap();
+            assert_eq!(summary.strategic_moves, unified.after as u64);
+            unified
+        };
+        let one = run(1);
+        let two = run(2);
+        assert_eq!(two.before, one.before);
+        assert!(two.after <= two.before, "{two:?}");
     }
 
     /// Replies meet in chains by transposition: the corner opening's two

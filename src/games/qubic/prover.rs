@@ -109,6 +109,9 @@ pub struct Prover {
     /// Replies settled by an attack found after another reply (no search of
     /// their own).
     pub sibling_replays: u64,
+    /// X's moves with the same least proof number: the last is searched first
+    /// (else the first). A second proof so made proves through other moves.
+    ties_to_last: bool,
 }
 
 impl Prover {
@@ -127,6 +130,17 @@ impl Prover {
             aborted: false,
             sum_cap: LARGEST_UNSETTLED,
             sibling_replays: 0,
+            ties_to_last: false,
+        }
+    }
+
+    /// A prover that, among X's moves with the same least proof number, searches
+    /// the last first: it proves through other moves than [`Prover::new`]'s (the
+    /// build's second proofs).
+    pub fn with_ties_to_last(memory: u64) -> Prover {
+        Prover {
+            ties_to_last: true,
+            ..Prover::new(memory)
         }
     }
 
@@ -368,7 +382,7 @@ impl Prover {
             for (i, &c) in children.iter().enumerate() {
                 let n = self.numbers(c);
                 let (m, v) = if or_node { (n.pn, n.dn) } else { (n.dn, n.pn) };
-                if m < min {
+                if m < min || (m == min && m < INFINITE && or_node && self.ties_to_last) {
                     (second, min, best, best_sum) = (min, m, i, v);
                 } else if m < second {
                     second = m;
@@ -467,6 +481,36 @@ mod tests {
             "the table never filled: the test tests nothing"
         );
         assert!(prover.thinnings < 64, "thinned {} times", prover.thinnings);
+    }
+
+    /// A prover that breaks ties between X's moves the other way proves every
+    /// reply too, through other moves: the strategies read off the two proofs
+    /// differ after some reply. The replies in order until the proof has passed
+    /// [`TEST_EXPANSIONS`].
+    #[test]
+    fn ties_broken_the_other_way_prove_through_other_moves() {
+        use crate::games::qubic::strategy::Strategy;
+        let start = Position::parse(SMALL_START).unwrap();
+        let mut first = Prover::new(64 << 20);
+        let mut last = Prover::with_ties_to_last(64 << 20);
+        let mut differ = 0;
+        for (_, child) in child_classes((start.x, start.o)) {
+            first.set_deadline(in_a_minute());
+            last.set_deadline(in_a_minute());
+            assert!(first.prove_key(child) && last.prove_key(child));
+            let moves = |prover: &mut Prover| -> Vec<(Key, u8)> {
+                let strategy = Strategy::extract(prover, child).unwrap();
+                let mut moves: Vec<(Key, u8)> =
+                    strategy.choices.iter().map(|(&k, c)| (k, c.cell)).collect();
+                moves.sort();
+                moves
+            };
+            differ += usize::from(moves(&mut first) != moves(&mut last));
+            if first.expansions > TEST_EXPANSIONS {
+                break;
+            }
+        }
+        assert!(differ > 0, "the same strategies after every reply");
     }
 
     /// Sums that reach their cap stay unsettled: with the cap far below what

@@ -21,6 +21,10 @@ use std::path::Path;
 pub const RECORD_BYTES: usize = 8 + 8 + 1 + 4 + 1;
 /// The block key of the empty board's record.
 pub const OPENING_BLOCK: u8 = 64;
+/// While a file is built with a second proof of each reply (`--proofs 2`), the
+/// second proof of reply `r` is block `SECOND_PROOF_BLOCKS + r`; the blocks go
+/// when the file is finished (a finished file never holds them).
+pub const SECOND_PROOF_BLOCKS: u8 = 128;
 /// The `game` metadata of a Qubic file.
 pub const GAME: &str = "qubic";
 /// The `format_version` this reader reads (it has never packed features: bumped

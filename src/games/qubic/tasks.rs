@@ -312,9 +312,17 @@ impl Coordinator {
         // The start's order, as the local build lists them.
         let order = |r: &ReplyOutcome| self.replies.iter().position(|&c| c == r.reply);
         self.stored.sort_by_key(order);
-        self.file.finish(self.start, &mut self.stored)?;
+        let unified = self.file.finish(self.start, &mut self.stored)?;
         drop(self.file);
         self.dir.remove_all()?;
-        build::summary(&self.path, self.start, true, self.stored, 0, self.started)
+        build::summary(
+            &self.path,
+            self.start,
+            true,
+            self.stored,
+            0,
+            self.started,
+            Some(unified),
+        )
     }
 }
