@@ -552,11 +552,22 @@ pub(super) fn build_chains(
                 .collect()
         })
         .collect();
-    // The proofs still to make, first proofs first; and the memory each chain's
-    // prover and shrinker get: the same share whatever the threads and whatever
-    // the budget above the default.
+    // The proofs still to make, first proofs first, second proofs in the
+    // chains' reverse order: a worker done with its first proof takes the second
+    // proof of a chain still being proven, likely the longer one (on the corner
+    // opening the chain of reply 21, which bounds the wall time). And the memory
+    // each chain's prover and shrinker get: the same share whatever the threads
+    // and whatever the budget above the default.
     let todo: Vec<ChainJob> = (0..options.proofs)
-        .flat_map(|proof| chains.iter().map(move |chain| ChainJob { chain, proof }))
+        .flat_map(|proof| {
+            let jobs = chains.iter().map(move |chain| ChainJob { chain, proof });
+            let jobs: Vec<ChainJob> = if proof == 0 {
+                jobs.collect()
+            } else {
+                jobs.rev().collect()
+            };
+            jobs
+        })
         .filter(|job| job.chain.iter().any(|&i| !stored[job.proof as usize][i]))
         .collect();
     let shares = chains.len().clamp(1, MAX_SIDE_BY_SIDE) as u64;
