@@ -337,8 +337,9 @@ fn a_strategy_file_names_its_chunk_coding() {
 /// A build with two proofs of each reply killed (SIGKILL) once some second
 /// proofs are stored resumes: every first proof stored comes back as such, the
 /// finished file holds no second-proof block (`tb verify`'s reader refuses any
-/// block but the replies' and the opening's) and the checker accepts it. A third
-/// proof is refused with a clear message.
+/// block but the replies' and the opening's) and the checker accepts it; built
+/// again, the finished file is left as it is. A third proof is refused with a
+/// clear message.
 #[test]
 fn a_killed_two_proof_build_resumes() {
     let dir = tempfile::tempdir().unwrap();
@@ -365,6 +366,19 @@ fn a_killed_two_proof_build_resumes() {
     let first = count(&db, "SELECT COUNT(*) FROM blocks") - count(&db, second);
     let summary = resume_and_verify(&db, &["--proofs", "2"], first);
     assert_eq!(summary["replies"].as_array().unwrap().len() as i64, replies);
+    assert_eq!(count(&db, second), 0);
+    // A finished file is left as it is.
+    // (Each digest reduced: their plain sum can overflow.)
+    let digests = "SELECT SUM(digest % 1000003) FROM blocks";
+    let before = count(&db, digests);
+    assert_ne!(before, 0);
+    let out = run_ok(
+        tb().args(["build", "qubic", "--start", SMALL, "--proofs", "2", "--db"])
+            .arg(&db),
+        "build of a finished file",
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("complete already"));
+    assert_eq!(count(&db, digests), before);
     assert_eq!(count(&db, second), 0);
     let out = tb()
         .args([

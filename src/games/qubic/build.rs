@@ -543,6 +543,14 @@ pub(super) fn build_chains(
             replies[index] = Some(file.resumed(reply, stats)?);
         }
     }
+    // A finished file is left as it is: its blocks are one strategy already, and
+    // rewriting them would leave a finished file half rewritten if killed.
+    if file.store.meta()?.get("status").map(String::as_str) == Some("complete") {
+        report("the strategy is complete already: nothing to do");
+        drop(file);
+        let replies = replies.into_iter().flatten().collect();
+        return summary(&options.path, start, true, replies, 0, started, None);
+    }
     // Per proof, per class: stored (by an earlier run, or as it comes).
     let mut stored: Vec<Vec<bool>> = (0..options.proofs)
         .map(|proof| {
