@@ -8,8 +8,9 @@
 //! from all the replies are fewest ([`Union::choose`]: a greedy descent, then an
 //! annealing walk over random switches; reference counts make a switch cost only
 //! the positions it adds or drops). A build with two proofs of each reply hands
-//! both proofs' blocks here: the second proof's moves are alternatives. Any such choice is sound: every move leads to
-//! held positions (each with a move of its own) or to forced wins.
+//! both proofs' blocks here: the second proof's moves are alternatives. Any such
+//! choice is sound: every move leads to held positions (each with a move of its
+//! own) or to forced wins.
 
 use super::prover::{Key, child_classes};
 use super::stored::Record;
@@ -152,10 +153,11 @@ impl Union {
     /// switch adding `d` positions with probability `exp(-d / t)`, the temperature
     /// `t` falling from [`WALK_TEMPERATURE`] to 0: a second proof's subtree
     /// replaces the first's only through switches that add before they drop.
-    /// Measured on the corner opening with two proofs of each reply: the descent
-    /// alone ends between 2,650 and 2,670 strategic positions, a walk that never
-    /// adds at 2,541 or 2,654 depending on the blocks' order, the annealing at
-    /// 2,535 from either start.
+    /// Measured on the corner opening's blocks of two builds (4 and 2 GiB
+    /// tables): a walk that never adds ended at 2,541 or 2,654 strategic
+    /// positions depending on the blocks' order, the annealing at 2,535 from
+    /// either start; the build with two proofs of each reply goes from 3,137 to
+    /// 2,474.
     pub fn choose(&self) -> (Vec<u8>, usize) {
         let first_moves = self.search_from(vec![0; self.keys.len()]);
         let least_trees = self.search_from(self.least_trees());
@@ -296,8 +298,9 @@ impl Union {
 /// lower).
 const WALK_STEPS: u32 = 5_000_000;
 
-/// The walk's starting temperature: in strategic positions a switch may add
-/// with probability 1/e (10, 20 and 40 ended alike on the corner opening).
+/// The walk's starting temperature, in strategic positions: at first a switch
+/// that adds 20 is taken with probability 1/e (10, 20 and 40 ended alike on the
+/// corner opening).
 const WALK_TEMPERATURE: f64 = 20.0;
 
 /// A xorshift generator: the walk's steps, the same on every run.
