@@ -483,36 +483,6 @@ mod tests {
         assert!(prover.thinnings < 64, "thinned {} times", prover.thinnings);
     }
 
-    /// A prover that breaks ties between X's moves the other way proves every
-    /// reply too, through other moves: the strategies read off the two proofs
-    /// differ after some reply. The replies in order until the proof has passed
-    /// [`TEST_EXPANSIONS`].
-    #[test]
-    fn ties_broken_the_other_way_prove_through_other_moves() {
-        use crate::games::qubic::strategy::Strategy;
-        let start = Position::parse(SMALL_START).unwrap();
-        let mut first = Prover::new(64 << 20);
-        let mut last = Prover::with_ties_to_last(64 << 20);
-        let mut differ = 0;
-        for (_, child) in child_classes((start.x, start.o)) {
-            first.set_deadline(in_a_minute());
-            last.set_deadline(in_a_minute());
-            assert!(first.prove_key(child) && last.prove_key(child));
-            let moves = |prover: &mut Prover| -> Vec<(Key, u8)> {
-                let strategy = Strategy::extract(prover, child).unwrap();
-                let mut moves: Vec<(Key, u8)> =
-                    strategy.choices.iter().map(|(&k, c)| (k, c.cell)).collect();
-                moves.sort();
-                moves
-            };
-            differ += usize::from(moves(&mut first) != moves(&mut last));
-            if first.expansions > TEST_EXPANSIONS {
-                break;
-            }
-        }
-        assert!(differ > 0, "the same strategies after every reply");
-    }
-
     /// Sums that reach their cap stay unsettled: with the cap far below what
     /// the proofs' sums reach, every reply is still proven, none comes back
     /// "not proven" (when a saturated sum read as settled, a long proof ended

@@ -133,3 +133,43 @@ pub fn o_replies(key: Key) -> Vec<Key> {
     debug_assert!(!x_to_move(key.0, key.1));
     child_classes(key).into_iter().map(|(_, k)| k).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::games::qubic::position::Position;
+
+    /// A prover that breaks ties between X's moves the other way
+    /// ([`Prover::with_ties_to_last`]) proves every reply too, through other
+    /// moves: the strategies read off the two proofs differ after some reply. The
+    /// replies of a small start in order until the proofs have passed 8,000
+    /// expansions (a few seconds).
+    #[test]
+    fn ties_broken_the_other_way_prove_through_other_moves() {
+        let start = Position::parse("0-63-21-42-15").unwrap();
+        let mut first = Prover::new(64 << 20);
+        let mut last = Prover::with_ties_to_last(64 << 20);
+        let mut differ = 0;
+        for (_, child) in child_classes((start.x, start.o)) {
+            // A minute each: a bug fails the test rather than hangs it.
+            for prover in [&mut first, &mut last] {
+                prover.set_deadline(Some(
+                    std::time::Instant::now() + std::time::Duration::from_secs(60),
+                ));
+                assert!(prover.prove_key(child), "not proven in a minute");
+            }
+            let moves = |prover: &mut Prover| -> Vec<(Key, u8)> {
+                let strategy = Strategy::extract(prover, child).unwrap();
+                let mut moves: Vec<(Key, u8)> =
+                    strategy.choices.iter().map(|(&k, c)| (k, c.cell)).collect();
+                moves.sort();
+                moves
+            };
+            differ += usize::from(moves(&mut first) != moves(&mut last));
+            if first.expansions > 8_000 {
+                break;
+            }
+        }
+        assert!(differ > 0, "the same strategies after every reply");
+    }
+}
