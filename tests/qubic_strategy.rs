@@ -379,6 +379,11 @@ fn a_killed_two_proof_build_resumes() {
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("complete already"));
     assert_eq!(count(&db, digests), before);
+    // Out of WAL mode, as a finished file is.
+    let mode: String = rusqlite::Connection::open(&db)
+        .and_then(|c| c.query_row("PRAGMA journal_mode", [], |r| r.get(0)))
+        .unwrap();
+    assert_ne!(mode, "wal");
     assert_eq!(count(&db, second), 0);
     let out = tb()
         .args([

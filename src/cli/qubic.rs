@@ -50,7 +50,7 @@ pub fn build(args: QubicBuild) -> Result<ExitCode> {
         let proven = summary.replies.iter().filter(|r| r.proven).count();
         writeln!(
             stdout,
-            "not finished: {proven} O replies proven, the others not within the time limit ({:.1} s); run again to go on -> {}",
+            "not finished: {proven} O replies proven, the others (or, with --proofs 2, their second proofs) not within the time limit ({:.1} s); run again to go on -> {}",
             summary.seconds, summary.path
         )?;
     }

@@ -815,6 +815,32 @@ impl Store {
         Ok(())
     }
 
+    /// Removes blocks `keys` of layer `n` (their rows and chunks) and writes the
+    /// metadata `entries`, in one transaction, the layer's row left as it is:
+    /// blocks kept only while a file is built go as the file is declared done.
+    pub fn remove_blocks_and_set_meta(
+        &mut self,
+        n: usize,
+        keys: &[Vec<u8>],
+        entries: &[(&str, String)],
+    ) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        for counts in keys {
+            let key = counts_key(counts);
+            for table in ["chunks", "blocks"] {
+                tx.execute(
+                    &format!("DELETE FROM {table} WHERE n = ?1 AND counts = ?2"),
+                    params![n as i64, key],
+                )?;
+            }
+        }
+        for (k, v) in entries {
+            tx.execute("INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value", params![k, v])?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
     /// Deletes metadata keys (one transaction).
     pub fn delete_meta(&mut self, keys: &[String]) -> Result<()> {
         let tx = self.conn.transaction()?;

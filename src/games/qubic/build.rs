@@ -94,7 +94,8 @@ pub struct BuildSummary {
     pub path: String,
     /// The start (O to move), 64 characters.
     pub start: String,
-    /// Whether X's strategy is complete (every reply proven).
+    /// Whether X's strategy is complete (every reply proven, twice with
+    /// `--proofs 2`).
     pub complete: bool,
     /// Distinct positions stored for the whole strategy (the opening included).
     pub strategic: u64,
@@ -186,17 +187,30 @@ impl OpenFile {
         })
     }
 
+    /// Whether the file is finished (its status `complete`).
+    pub(super) fn is_finished(&self) -> Result<bool> {
+        Ok(self.store.meta()?.get("status").map(String::as_str) == Some("complete"))
+    }
+
     /// Ends a strategy whose every reply is stored: the replies' strategies made
     /// one ([`unify_replies`], their counts in `replies` updated), the opening's
-    /// record (when the start is X's first move), the layer finished, the file out
-    /// of WAL mode.
+    /// record (when the start is X's first move), the layer finished, the second
+    /// proofs' blocks removed as the file is declared complete (one transaction:
+    /// a build killed before it unifies again with them), the file out of WAL
+    /// mode. A file finished already is left as it is (rewriting its blocks would
+    /// leave it unreadable if killed midway): `None`.
     pub(super) fn finish(
         &mut self,
         start: Position,
         replies: &mut [ReplyOutcome],
-    ) -> Result<Unified> {
+    ) -> Result<Option<Unified>> {
+        if self.is_finished()? {
+            // A finished file leaves WAL mode (opening it for the build set it).
+            self.store.compact()?;
+            return Ok(None);
+        }
         let store = &mut self.store;
-        let (unified, worst) = unify_replies(store, start, replies)?;
+        let (unified, worst, second) = unify_replies(store, start, replies)?;
         if let Some(first) = stored::first_move(start) {
             let mut records = vec![Record {
                 // The empty board is its own canonical form: the move is stored as is.
@@ -210,8 +224,10 @@ impl OpenFile {
         }
         let stats = store.finished_blocks(0)?;
         let mut totals = crate::store::BlockStats::default();
-        for s in stats.values() {
-            totals.merge(s);
+        for (key, s) in &stats {
+            if !second.iter().any(|&b| b.to_string() == *key) {
+                totals.merge(s);
+            }
         }
         store.finish_layer(
             0,
@@ -221,10 +237,11 @@ impl OpenFile {
                 prune: Vec::new(),
             },
         )?;
-        store.set_meta(&[("status", "complete".to_string())])?;
+        let second: Vec<Vec<u8>> = second.iter().map(|&b| vec![b]).collect();
+        store.remove_blocks_and_set_meta(0, &second, &[("status", "complete".to_string())])?;
         // A finished file leaves WAL mode (readers then leave no files beside it).
         store.compact()?;
-        Ok(unified)
+        Ok(Some(unified))
     }
 }
 
@@ -233,12 +250,13 @@ impl OpenFile {
 /// Each block whose records change is written again, in its own transaction:
 /// every block stays a sound strategy on its own, so a build killed here is
 /// finished by running it again (from the blocks as they are then). Returns
-/// what the unifying did and the most plies any reply's strategy needs.
+/// what the unifying did, the most plies any reply's strategy needs, and the
+/// second proofs' blocks (the caller removes them).
 fn unify_replies(
     store: &mut Store,
     start: Position,
     replies: &mut [ReplyOutcome],
-) -> Result<(Unified, u8)> {
+) -> Result<(Unified, u8, Vec<u8>)> {
     let done = store.finished_blocks(0)?;
     let mut blocks = Vec::new();
     for (reply, root) in child_classes((start.x, start.o)) {
@@ -250,7 +268,7 @@ fn unify_replies(
         blocks.push((reply, root, records, stats.seconds));
     }
     // The second proofs' blocks (of a build with two), after the first ones:
-    // alternatives for the unifying, removed once it is done.
+    // alternatives for the unifying.
     let mut second = Vec::new();
     for (reply, root) in child_classes((start.x, start.o)) {
         let block = proof_block(reply, 1);
@@ -288,11 +306,11 @@ fn unify_replies(
             outcome.moves = root_moves(&records);
         }
     }
-    // Only now: a build killed before this point unifies again with them.
-    for (block, _, _) in &second {
-        store.forget_block(0, &[*block], &[])?;
-    }
-    Ok((unified, worst))
+    Ok((
+        unified,
+        worst,
+        second.iter().map(|(block, _, _)| *block).collect(),
+    ))
 }
 
 /// A reply's strategy, proven and read off the proof.
@@ -545,8 +563,9 @@ pub(super) fn build_chains(
     }
     // A finished file is left as it is: its blocks are one strategy already, and
     // rewriting them would leave a finished file half rewritten if killed.
-    if file.store.meta()?.get("status").map(String::as_str) == Some("complete") {
+    if file.is_finished()? {
         report("the strategy is complete already: nothing to do");
+        file.finish(start, &mut [])?;
         drop(file);
         let replies = replies.into_iter().flatten().collect();
         return summary(&options.path, start, true, replies, 0, started, None);
@@ -580,9 +599,12 @@ pub(super) fn build_chains(
         .collect();
     let shares = chains.len().clamp(1, MAX_SIDE_BY_SIDE) as u64;
     let memory = options.memory.min(DEFAULT_MEMORY) / shares;
+    // At most as many workers as memory shares: a chain proven twice runs its
+    // proofs one after the other.
     let workers = options
         .threads
         .clamp(1, MAX_SIDE_BY_SIDE)
+        .min(shares as usize)
         .min(todo.len().max(1));
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
@@ -688,7 +710,9 @@ pub(super) fn build_chains(
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(options.threads.max(1))
             .build()?;
-        let made = pool.install(|| file.finish(start, &mut replies))?;
+        let made = pool
+            .install(|| file.finish(start, &mut replies))?
+            .context("the file was finished by another build meanwhile")?;
         report(&format!(
             "the replies' strategies made one in {:.1} s: {} -> {} strategic positions ({} moves found that reach only positions held or forced wins)",
             t.elapsed().as_secs_f64(),
@@ -720,7 +744,7 @@ struct ChainWork<'a> {
     stored: &'a [Vec<bool>],
     /// Set when a reply is not proven (a failed build): no worker starts another.
     stop: &'a AtomicBool,
-    /// Memory of each chain's prover and shrinker together (a first proof's).
+    /// Memory of each chain's prover and shrinker together (either proof's).
     memory: u64,
     deadline: Option<Instant>,
 }
@@ -984,7 +1008,7 @@ mod tests {
                 resumed: false,
             });
         }
-        let unified = file.finish(start, &mut replies).unwrap();
+        let unified = file.finish(start, &mut replies).unwrap().unwrap();
         drop(file);
         assert!(
             unified.free_moves > 0 && unified.after < unified.before,
@@ -1000,7 +1024,7 @@ mod tests {
 
     /// A build with two proofs of each reply: its first proofs are a one-proof
     /// build's (the same count before the unifying; the second proofs differ:
-    /// see the prover's tests), the strategy it stores
+    /// see the strategy's tests), the strategy it stores
     /// reaches no more strategic positions than they do, the independent checker
     /// accepts it, and the finished file holds no second-proof block (the reader
     /// refuses any block but the replies' and the opening's).

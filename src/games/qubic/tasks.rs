@@ -312,6 +312,7 @@ impl Coordinator {
         // The start's order, as the local build lists them.
         let order = |r: &ReplyOutcome| self.replies.iter().position(|&c| c == r.reply);
         self.stored.sort_by_key(order);
+        // (None: the file was finished already, and is left as it is.)
         let unified = self.file.finish(self.start, &mut self.stored)?;
         drop(self.file);
         self.dir.remove_all()?;
@@ -322,7 +323,7 @@ impl Coordinator {
             self.stored,
             0,
             self.started,
-            Some(unified),
+            unified,
         )
     }
 }

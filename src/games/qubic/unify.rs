@@ -146,7 +146,7 @@ impl Union {
     /// moves each position has), and the strategic positions it reaches: the
     /// better of two searches, one from the first block's moves (so never worse
     /// than the blocks as they are) and one from the moves with the least subtree
-    /// counted as a tree (the same whatever the blocks' order). Each search is a
+    /// counted as a tree (the first such on a tie). Each search is a
     /// greedy descent (positions with most stones first, a switch kept when the
     /// count falls, until none does), then an annealing walk over random switches
     /// (a fixed seed: the same blocks give the same strategy) that also takes a
