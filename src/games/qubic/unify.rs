@@ -151,7 +151,7 @@ impl Union {
     /// count falls, until none does), then an annealing walk over random switches
     /// (a fixed seed: the same blocks give the same strategy) that also takes a
     /// switch adding `d` positions with probability `exp(-d / t)`, the temperature
-    /// `t` falling from [`WALK_TEMPERATURE`] to 0: a second proof's subtree
+    /// `t` falling from 20 (`WALK_TEMPERATURE`) to 0: a second proof's subtree
     /// replaces the first's only through switches that add before they drop.
     /// Measured on the corner opening's blocks of two builds (4 and 2 GiB
     /// tables): a walk that never adds ended at 2,541 or 2,654 strategic
