@@ -244,11 +244,7 @@ fn a_damaged_strategy_is_caught_by_verify() {
 fn a_killed_qubic_build_resumes() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("resume.tb");
-    let blocks = |db: &Path| -> i64 {
-        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-            .and_then(|c| c.query_row("SELECT COUNT(*) FROM blocks", [], |r| r.get(0)))
-            .unwrap_or(0)
-    };
+    let blocks = |db: &Path| count(db, "SELECT COUNT(*) FROM blocks");
     let killed = interrupt::kill_build_midway(
         &["build", "qubic", "--start", SMALL, "-q"],
         &db,
@@ -267,6 +263,14 @@ fn a_killed_qubic_build_resumes() {
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("holds a strategy from"));
+}
+
+/// The number `sql` reads from the file `db` (0 when it cannot: no file yet,
+/// or one being written).
+fn count(db: &Path, sql: &str) -> i64 {
+    rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .and_then(|c| c.query_row(sql, [], |r| r.get(0)))
+        .unwrap_or(0)
 }
 
 /// Runs the build of [`SMALL`] killed midway on `db` again (with `options`) to
@@ -344,11 +348,6 @@ fn a_strategy_file_names_its_chunk_coding() {
 fn a_killed_two_proof_build_resumes() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("two.tb");
-    let count = |db: &Path, sql: &str| -> i64 {
-        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-            .and_then(|c| c.query_row(sql, [], |r| r.get(0)))
-            .unwrap_or(0)
-    };
     // Block keys are stored as text: a second proof's is 128 + the reply's cell.
     let second = "SELECT COUNT(*) FROM blocks WHERE CAST(counts AS INTEGER) >= 128";
     let replies = Position::parse(SMALL)

@@ -546,9 +546,7 @@ impl Store {
     /// Writes metadata keys (one transaction).
     pub fn set_meta(&mut self, entries: &[(&str, String)]) -> Result<()> {
         let tx = self.conn.transaction()?;
-        for (k, v) in entries {
-            tx.execute("INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value", params![k, v])?;
-        }
+        put_meta(&tx, entries)?;
         tx.commit()?;
         Ok(())
     }
@@ -751,9 +749,7 @@ impl Store {
             }
         }
         put_block_row(&tx, n, &key, chunk_count, stats)?;
-        for (k, v) in meta_put {
-            tx.execute("INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value", params![k, v])?;
-        }
+        put_meta(&tx, meta_put)?;
         for k in meta_delete {
             tx.execute("DELETE FROM meta WHERE key = ?1", params![k])?;
         }
@@ -794,16 +790,8 @@ impl Store {
     /// its row, any chunks and the metadata `meta_delete` go, and its layer is
     /// building again, in one transaction.
     pub fn forget_block(&mut self, n: usize, counts: &[u8], meta_delete: &[String]) -> Result<()> {
-        let key = counts_key(counts);
         let tx = self.conn.transaction()?;
-        tx.execute(
-            "DELETE FROM chunks WHERE n = ?1 AND counts = ?2",
-            params![n as i64, key],
-        )?;
-        tx.execute(
-            "DELETE FROM blocks WHERE n = ?1 AND counts = ?2",
-            params![n as i64, key],
-        )?;
+        delete_block(&tx, n, counts)?;
         tx.execute(
             "UPDATE layers SET status = 'building' WHERE n = ?1",
             params![n as i64],
@@ -826,17 +814,9 @@ impl Store {
     ) -> Result<()> {
         let tx = self.conn.transaction()?;
         for counts in keys {
-            let key = counts_key(counts);
-            for table in ["chunks", "blocks"] {
-                tx.execute(
-                    &format!("DELETE FROM {table} WHERE n = ?1 AND counts = ?2"),
-                    params![n as i64, key],
-                )?;
-            }
+            delete_block(&tx, n, counts)?;
         }
-        for (k, v) in entries {
-            tx.execute("INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value", params![k, v])?;
-        }
+        put_meta(&tx, entries)?;
         tx.commit()?;
         Ok(())
     }
@@ -1234,6 +1214,27 @@ fn parse_histogram(text: &str) -> Result<BTreeMap<i8, u64>> {
 }
 
 /// Inserts (or replaces) the row of block `key` of layer `n`.
+/// Writes metadata `entries` (new keys added, others replaced) in `tx`.
+fn put_meta<K: AsRef<str>>(tx: &rusqlite::Connection, entries: &[(K, String)]) -> Result<()> {
+    for (k, v) in entries {
+        let k = k.as_ref();
+        tx.execute("INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value", params![k, v])?;
+    }
+    Ok(())
+}
+
+/// Deletes block `counts` of layer `n` in `tx`: its chunks and its row.
+fn delete_block(tx: &rusqlite::Connection, n: usize, counts: &[u8]) -> Result<()> {
+    let key = counts_key(counts);
+    for sql in [
+        "DELETE FROM chunks WHERE n = ?1 AND counts = ?2",
+        "DELETE FROM blocks WHERE n = ?1 AND counts = ?2",
+    ] {
+        tx.execute(sql, params![n as i64, key])?;
+    }
+    Ok(())
+}
+
 fn put_block_row(
     tx: &rusqlite::Connection,
     n: usize,

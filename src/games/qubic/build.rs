@@ -259,6 +259,9 @@ fn unify_replies(
 ) -> Result<(Unified, u8, Vec<u8>)> {
     let done = store.finished_blocks(0)?;
     let mut blocks = Vec::new();
+    // The second proofs' blocks (of a build with two): alternatives for the
+    // unifying, after the first proofs' blocks.
+    let mut second = Vec::new();
     for (reply, root) in child_classes((start.x, start.o)) {
         let stats = done
             .get(&reply.to_string())
@@ -266,18 +269,10 @@ fn unify_replies(
         let mut records = stored::read_block(store, reply, stats.positions as i64)?;
         records.sort_by_key(|r| r.key);
         blocks.push((reply, root, records, stats.seconds));
-    }
-    // The second proofs' blocks (of a build with two), after the first ones:
-    // alternatives for the unifying.
-    let mut second = Vec::new();
-    for (reply, root) in child_classes((start.x, start.o)) {
         let block = proof_block(reply, 1);
         if let Some(stats) = done.get(&block.to_string()) {
-            second.push((
-                block,
-                root,
-                stored::read_block(store, block, stats.positions as i64)?,
-            ));
+            let records = stored::read_block(store, block, stats.positions as i64)?;
+            second.push((block, root, records));
         }
     }
     let roots: Vec<(Key, &[Record])> = blocks
@@ -306,11 +301,8 @@ fn unify_replies(
             outcome.moves = root_moves(&records);
         }
     }
-    Ok((
-        unified,
-        worst,
-        second.iter().map(|(block, _, _)| *block).collect(),
-    ))
+    let second = second.into_iter().map(|(block, _, _)| block).collect();
+    Ok((unified, worst, second))
 }
 
 /// A reply's strategy, proven and read off the proof.
@@ -570,8 +562,8 @@ pub(super) fn build_chains(
         let replies = replies.into_iter().flatten().collect();
         return summary(&options.path, start, true, replies, 0, started, None);
     }
-    // Per proof, per class: stored (by an earlier run, or as it comes).
-    let mut stored: Vec<Vec<bool>> = (0..options.proofs)
+    // Per proof, per class: stored by an earlier run.
+    let stored: Vec<Vec<bool>> = (0..options.proofs)
         .map(|proof| {
             classes
                 .iter()
@@ -585,18 +577,19 @@ pub(super) fn build_chains(
     // opening the chain of reply 21, which bounds the wall time). And the memory
     // each chain's prover and shrinker get: the same share whatever the threads
     // and whatever the budget above the default.
-    let todo: Vec<ChainJob> = (0..options.proofs)
-        .flat_map(|proof| {
-            let jobs = chains.iter().map(move |chain| ChainJob { chain, proof });
-            let jobs: Vec<ChainJob> = if proof == 0 {
-                jobs.collect()
-            } else {
-                jobs.rev().collect()
-            };
-            jobs
-        })
-        .filter(|job| job.chain.iter().any(|&i| !stored[job.proof as usize][i]))
+    let mut todo: Vec<ChainJob> = chains
+        .iter()
+        .map(|chain| ChainJob { chain, proof: 0 })
         .collect();
+    if options.proofs == 2 {
+        todo.extend(
+            chains
+                .iter()
+                .rev()
+                .map(|chain| ChainJob { chain, proof: 1 }),
+        );
+    }
+    todo.retain(|job| job.chain.iter().any(|&i| !stored[job.proof as usize][i]));
     let shares = chains.len().clamp(1, MAX_SIDE_BY_SIDE) as u64;
     let memory = options.memory.min(DEFAULT_MEMORY) / shares;
     // At most as many workers as memory shares: a chain proven twice runs its
@@ -619,7 +612,8 @@ pub(super) fn build_chains(
     let (tx, rx) = std::sync::mpsc::channel::<Event>();
     let mut expansions = 0;
     let mut failure = None;
-    let mut newly_stored: Vec<(u32, usize)> = Vec::new();
+    // Proofs of replies not stored yet: the file is complete when none is left.
+    let mut missing = stored.iter().flatten().filter(|&&s| !s).count();
     std::thread::scope(|scope| -> Result<()> {
         for _ in 0..workers {
             let tx = tx.clone();
@@ -651,7 +645,7 @@ pub(super) fn build_chains(
                     let reply = classes[index].0;
                     let block = proof_block(reply, proof);
                     stored::write_block(&mut file.store, block, &mut records, seconds)?;
-                    newly_stored.push((proof, index));
+                    missing -= 1;
                     report(&format!(
                         "{}: stored in {seconds:.1} s: {} positions, {moves} strategic moves ({expansions} expansions so far in its chain, table {table})",
                         proof_name(reply, index, total, proof),
@@ -695,11 +689,7 @@ pub(super) fn build_chains(
     if let Some(e) = failure {
         return Err(e);
     }
-    for (proof, index) in newly_stored {
-        stored[proof as usize][index] = true;
-    }
-    let complete = replies.iter().all(|r| r.as_ref().is_some_and(|r| r.proven))
-        && stored.iter().all(|proof| proof.iter().all(|&s| s));
+    let complete = missing == 0;
     // The replies in the start's order; those never reached (after a reply not
     // proven in time) are left out.
     let mut replies: Vec<ReplyOutcome> = replies.into_iter().flatten().collect();

@@ -382,7 +382,8 @@ impl Prover {
             for (i, &c) in children.iter().enumerate() {
                 let n = self.numbers(c);
                 let (m, v) = if or_node { (n.pn, n.dn) } else { (n.dn, n.pn) };
-                if m < min || (m == min && m < INFINITE && or_node && self.ties_to_last) {
+                // (The flag first: the first proofs' hot loop tests one bool more.)
+                if m < min || (self.ties_to_last && or_node && m == min && m < INFINITE) {
                     (second, min, best, best_sum) = (min, m, i, v);
                 } else if m < second {
                     second = m;
