@@ -435,7 +435,13 @@ impl ForcedSearch {
             self.nodes += 1;
             return known.map(usize::from);
         }
-        self.win_scanned(me, you, &Scan::of(me, you))
+        let scan = Scan::of(me, you);
+        self.nodes += 1;
+        if scan.mine != 0 {
+            return Some(scan.mine.trailing_zeros() as usize);
+        }
+        // Not in the cache (just looked): searched without a second look.
+        self.search_and_keep(me, you, scan.theirs, scan.makers)
     }
 
     /// [`Self::win`] of `me` against `you` whose [`Scan`] is `scan` (made by
@@ -483,6 +489,18 @@ impl ForcedSearch {
         if let Some(&known) = self.settled.get(&(me, you)) {
             return known.map(usize::from);
         }
+        self.search_and_keep(me, you, theirs, makers)
+    }
+
+    /// [`Self::without_own_threat`] of a position not in the cache: its answer
+    /// searched (or found in the inner table) and kept in the cache.
+    fn search_and_keep(
+        &mut self,
+        me: Cells,
+        you: Cells,
+        theirs: Cells,
+        makers: Cells,
+    ) -> Option<usize> {
         let found = self.inner_win(me, you, theirs, makers);
         self.settled.insert((me, you), found.map(|c| c as u8));
         found
@@ -574,19 +592,42 @@ impl ForcedSearch {
 
     /// The forced win of `me` against `you` as moves in order (`me`, then `you`'s
     /// forced block, ...), ending with `me`'s four in a line; `None` without one.
-    pub fn line(&mut self, mut me: Cells, mut you: Cells) -> Option<Vec<usize>> {
-        let mut out = Vec::new();
+    ///
+    /// Each move after the first is [`Self::win`]'s answer in the position it is
+    /// played in, had from the inner search with the threats followed move by
+    /// move (as the search follows them) rather than from a scan of the board and
+    /// the cache per move: the positions of a line are not asked for, so they are
+    /// not kept in the cache either.
+    pub fn line(&mut self, me: Cells, you: Cells) -> Option<Vec<usize>> {
+        let first = self.win(me, you)?;
+        let mut out = vec![first];
+        if has_line(me | 1 << first) {
+            return Some(out);
+        }
+        // `me` has no threat (else `first` completed a line): every threat it
+        // makes from here on is on a line through its last move.
+        let mut makers = Scan::of(me, you).makers;
+        let (mut me, mut you, mut m) = (me | 1 << first, you, first);
         loop {
-            let m = self.win(me, you)?;
-            out.push(m);
-            me |= 1 << m;
-            if has_line(me) {
-                return Some(out);
-            }
+            let (made, new_makers) = threats_and_makers_through(m, me, you);
+            debug_assert_ne!(made, 0, "a winning move makes a threat");
             // The defender blocks the attacker's threat (the least one of two).
-            let block = threats(me, you).trailing_zeros() as usize;
+            let block = made.trailing_zeros() as usize;
             out.push(block);
             you |= 1 << block;
+            let rest = made & !(1 << block);
+            if rest != 0 {
+                // Two threats: the attacker completes the least one left.
+                out.push(rest.trailing_zeros() as usize);
+                return Some(out);
+            }
+            // The block takes the defender's only threat cell if it had one
+            // (the attacker's move was there), and makes its threats.
+            let theirs = threats_through(block, you, me);
+            makers = (makers | new_makers) & !(me | you);
+            m = self.inner_win(me, you, theirs, makers)?;
+            out.push(m);
+            me |= 1 << m;
         }
     }
 }
@@ -872,6 +913,55 @@ mod tests {
         assert!(
             wins > count / 8 && later_wins > count / 40,
             "{wins} wins, {later_wins} not on the first cell"
+        );
+    }
+
+    /// [`ForcedSearch::line`] as it was: [`ForcedSearch::win`] asked afresh in
+    /// every position of the line, the block found by a scan.
+    fn line_by_wins(
+        search: &mut ForcedSearch,
+        mut me: Cells,
+        mut you: Cells,
+    ) -> Option<Vec<usize>> {
+        let mut out = Vec::new();
+        loop {
+            let m = search.win(me, you)?;
+            out.push(m);
+            me |= 1 << m;
+            if has_line(me) {
+                return Some(out);
+            }
+            let block = threats(me, you).trailing_zeros() as usize;
+            out.push(block);
+            you |= 1 << block;
+        }
+    }
+
+    /// The line followed move by move is the one of [`ForcedSearch::win`] asked
+    /// in every position, with a build's table and with one of four buckets
+    /// (positions dropped all the time), each position asked twice.
+    #[test]
+    fn lines_followed_move_by_move_are_those_of_wins_asked_at_every_move() {
+        let mut lines_found = 0;
+        for buckets in [BUILD_BUCKETS, 4] {
+            let (mut search, mut reference) =
+                (ForcedSearch::with_buckets(buckets), ForcedSearch::new());
+            for (x, o) in random_positions(3_000, 0x11e5_f0a1_10e5_0002) {
+                if has_line(x) || has_line(o) {
+                    continue;
+                }
+                for (me, you) in [(x, o), (o, x)] {
+                    let expected = line_by_wins(&mut reference, me, you);
+                    for _ in 0..2 {
+                        assert_eq!(search.line(me, you), expected, "{me:x} {you:x}");
+                    }
+                    lines_found += expected.is_some_and(|l| l.len() >= 5) as usize;
+                }
+            }
+        }
+        assert!(
+            lines_found > 300,
+            "only {lines_found} lines of three threats or more"
         );
     }
 
