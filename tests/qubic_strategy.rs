@@ -392,5 +392,5 @@ fn a_killed_two_proof_build_resumes() {
         .output()
         .unwrap();
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--proofs 3: 1 or 2"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--proofs 3: 1, 2 or auto"));
 }

@@ -177,7 +177,7 @@ pub enum BuildGame {
     /// Qubic: a winning strategy for X (4x4x4 tic-tac-toe), found by proof-number
     /// search and stored with X's move in every strategic position.
     #[command(
-        after_help = "Examples:\n  tb build qubic\n  tb build qubic --start 0-63-21-42-15 --db small.tb\n  tb build qubic --first 1 --time-limit 600\n  tb build qubic --proofs 2 --db qubic-2.tb"
+        after_help = "Examples:\n  tb build qubic\n  tb build qubic --start 0-63-21-42-15 --db small.tb\n  tb build qubic --first 1 --time-limit 600\n  tb build qubic --proofs 2 --db qubic-2.tb\n  tb build qubic --proofs 1 --db qubic-1.tb"
     )]
     Qubic(QubicBuild),
 }
@@ -350,12 +350,15 @@ pub struct QubicBuild {
     /// [default: all cores].
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Proofs of each O reply, 1 or 2: a second proof, by a prover that breaks
-    /// ties between X's moves the other way, proves through other moves, and the
-    /// stored strategy chooses among both proofs' moves for the fewest strategic
-    /// positions (about twice the time) [default: 1].
-    #[arg(long, value_name = "N")]
-    pub proofs: Option<u32>,
+    /// Proofs of each O reply: 1, 2 or auto. A second proof, by a prover that
+    /// breaks ties between X's moves the other way, proves through other moves,
+    /// and the stored strategy chooses among both proofs' moves for the fewest
+    /// strategic positions (2: about twice the time). auto: a second proof of
+    /// the chains whose two proofs take no more expansions than the longest
+    /// chain's first proof (in about the time of one proof on 2 cores; decided
+    /// by expansions, so the strategy is the same on any machine) [default: auto].
+    #[arg(long, value_name = "N", value_parser = |s: &str| s.parse::<tb::games::qubic::build::Proofs>().map_err(|e| e.to_string()))]
+    pub proofs: Option<tb::games::qubic::build::Proofs>,
     #[command(flatten)]
     pub common: BuildCommon,
 }

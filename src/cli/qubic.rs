@@ -24,7 +24,7 @@ pub fn build(args: QubicBuild) -> Result<ExitCode> {
         // Every core unless asked (the build uses at most as many as it has
         // chains of replies to prove side by side).
         threads: super::common::threads(args.threads)?,
-        proofs: args.proofs.unwrap_or(1),
+        proofs: args.proofs.unwrap_or(build::Proofs::Auto),
     };
     let quiet = common.quiet;
     let summary = build::build(&options, &mut |line| {
@@ -50,7 +50,7 @@ pub fn build(args: QubicBuild) -> Result<ExitCode> {
         let proven = summary.replies.iter().filter(|r| r.proven).count();
         writeln!(
             stdout,
-            "not finished: {proven} O replies proven, the others (or, with --proofs 2, their second proofs) not within the time limit ({:.1} s); run again to go on -> {}",
+            "not finished: {proven} O replies proven, the others (or their second proofs) not within the time limit ({:.1} s); run again to go on -> {}",
             summary.seconds, summary.path
         )?;
     }

@@ -19,7 +19,7 @@ use crate::units::counted;
 use anyhow::{Context, Result, bail, ensure};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::Sender;
 use std::time::Instant;
 
@@ -32,8 +32,65 @@ use std::time::Instant;
 /// tables' size.
 pub const DEFAULT_MEMORY: u64 = 4 << 30;
 
-/// The most proofs of each reply a build makes ([`BuildOptions::proofs`]).
-pub const MAX_PROOFS: u32 = 2;
+/// How many proofs of each reply a build makes ([`BuildOptions::proofs`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Proofs {
+    /// One proof of each reply.
+    One,
+    /// Two proofs of each reply: a second proof, by a prover that breaks ties
+    /// between X's moves the other way ([`Prover::with_ties_to_last`]), proves
+    /// through other moves, and the unifying then chooses among both proofs'
+    /// moves.
+    Two,
+    /// A second proof of the chains whose two proofs together take no more
+    /// expansions than the longest chain's first proof (see
+    /// [`kept_second_proofs`]): second proofs in about the time the first proofs
+    /// take on as many threads as chains, decided by expansions, not by time, so
+    /// the strategy is the same on any machine and number of threads.
+    Auto,
+}
+
+impl std::str::FromStr for Proofs {
+    type Err = anyhow::Error;
+
+    /// "1", "2" or "auto".
+    fn from_str(text: &str) -> Result<Proofs> {
+        match text {
+            "1" => Ok(Proofs::One),
+            "2" => Ok(Proofs::Two),
+            "auto" => Ok(Proofs::Auto),
+            _ => bail!("--proofs {text}: 1, 2 or auto"),
+        }
+    }
+}
+
+impl Proofs {
+    /// The proofs of a reply that may be made (and stored): 1 or 2.
+    fn most(self) -> u32 {
+        if self == Proofs::One { 1 } else { 2 }
+    }
+}
+
+/// The metadata key of the expansions proof block `block` took (a build
+/// statistic; [`Proofs::Auto`] decides by it, also when a build resumes).
+fn expansions_key(block: u8) -> String {
+    format!("expansions {block}")
+}
+
+/// With [`Proofs::Auto`]: for each chain, whether its second proof is kept (the
+/// unifying chooses among its moves) given the expansions each chain's first
+/// proof took (`first`) and its second proof took (`second`, `None` while not
+/// every reply of it is proven): kept when both together took no more than the
+/// longest first proof. With as many threads as chains, the chains done first
+/// make their second proofs while the longest is still being proven.
+pub fn kept_second_proofs(first: &[u64], second: &[Option<u64>]) -> Vec<bool> {
+    let longest = first.iter().copied().max().unwrap_or(0);
+    first
+        .iter()
+        .zip(second)
+        .map(|(&f, s)| s.is_some_and(|s| f.saturating_add(s) <= longest))
+        .collect()
+}
 
 /// Expansions in a slice of a reply's proof (a progress line after each; about
 /// 15 s on one core of the project machine).
@@ -59,11 +116,8 @@ pub struct BuildOptions {
     /// [`MAX_SIDE_BY_SIDE`]), and the unifying's searches (the strategy is the same
     /// on any number).
     pub threads: usize,
-    /// Proofs of each reply (1 to [`MAX_PROOFS`]): a second proof, by a prover
-    /// that breaks ties between X's moves the other way
-    /// ([`Prover::with_ties_to_last`]), proves through other moves, and the
-    /// unifying then chooses among both proofs' moves.
-    pub proofs: u32,
+    /// Proofs of each reply (see [`Proofs`]).
+    pub proofs: Proofs,
 }
 
 /// Nodes the shrinking search may spend on one position before it keeps the move
@@ -197,12 +251,15 @@ impl OpenFile {
     /// record (when the start is X's first move), the layer finished, the second
     /// proofs' blocks removed as the file is declared complete (one transaction:
     /// a build killed before it unifies again with them), the file out of WAL
-    /// mode. A file finished already is left as it is (rewriting its blocks would
-    /// leave it unreadable if killed midway): `None`.
+    /// mode. The second proofs of the replies in `unused` are not among the
+    /// unifying's choices (removed all the same). A file finished already is
+    /// left as it is (rewriting its blocks would leave it unreadable if killed
+    /// midway): `None`.
     pub(super) fn finish(
         &mut self,
         start: Position,
         replies: &mut [ReplyOutcome],
+        unused: &[u8],
     ) -> Result<Option<Unified>> {
         if self.is_finished()? {
             // A finished file leaves WAL mode (opening it for the build set it).
@@ -210,7 +267,7 @@ impl OpenFile {
             return Ok(None);
         }
         let store = &mut self.store;
-        let (unified, worst, second) = unify_replies(store, start, replies)?;
+        let (unified, worst, second) = unify_replies(store, start, replies, unused)?;
         if let Some(first) = stored::first_move(start) {
             let mut records = vec![Record {
                 // The empty board is its own canonical form: the move is stored as is.
@@ -251,17 +308,19 @@ impl OpenFile {
 /// every block stays a sound strategy on its own, so a build killed here is
 /// finished by running it again (from the blocks as they are then). Returns
 /// what the unifying did, the most plies any reply's strategy needs, and the
-/// second proofs' blocks (the caller removes them).
+/// second proofs' blocks (the caller removes them; those of the replies in
+/// `unused` are not read).
 fn unify_replies(
     store: &mut Store,
     start: Position,
     replies: &mut [ReplyOutcome],
+    unused: &[u8],
 ) -> Result<(Unified, u8, Vec<u8>)> {
     let done = store.finished_blocks(0)?;
     let mut blocks = Vec::new();
     // The second proofs' blocks (of a build with two): alternatives for the
     // unifying, after the first proofs' blocks.
-    let mut second = Vec::new();
+    let (mut second, mut stored_second) = (Vec::new(), Vec::new());
     for (reply, root) in child_classes((start.x, start.o)) {
         let stats = done
             .get(&reply.to_string())
@@ -271,8 +330,11 @@ fn unify_replies(
         blocks.push((reply, root, records, stats.seconds));
         let block = proof_block(reply, 1);
         if let Some(stats) = done.get(&block.to_string()) {
-            let records = stored::read_block(store, block, stats.positions as i64)?;
-            second.push((block, root, records));
+            stored_second.push(block);
+            if !unused.contains(&reply) {
+                let records = stored::read_block(store, block, stats.positions as i64)?;
+                second.push((root, records));
+            }
         }
     }
     let roots: Vec<(Key, &[Record])> = blocks
@@ -281,7 +343,7 @@ fn unify_replies(
         .chain(
             second
                 .iter()
-                .map(|(_, root, records)| (*root, records.as_slice())),
+                .map(|(root, records)| (*root, records.as_slice())),
         )
         .collect();
     let (strategies, unified) = unify(&roots);
@@ -301,8 +363,23 @@ fn unify_replies(
             outcome.moves = root_moves(&records);
         }
     }
-    let second = second.into_iter().map(|(block, _, _)| block).collect();
-    Ok((unified, worst, second))
+    Ok((unified, worst, stored_second))
+}
+
+/// When a reply's proof stops unproven.
+pub(super) struct Stop<'a> {
+    /// Once this passes.
+    pub deadline: Option<Instant>,
+    /// When this answers yes, asked between slices with the prover's expansions.
+    pub give_up: &'a dyn Fn(u64) -> bool,
+}
+
+impl Stop<'_> {
+    /// Never: the reply is proven whatever it takes.
+    pub const NEVER: Stop<'static> = Stop {
+        deadline: None,
+        give_up: &|_| false,
+    };
 }
 
 /// A reply's strategy, proven and read off the proof.
@@ -315,20 +392,20 @@ pub(super) struct ProvedReply {
 
 /// Proves that X wins after O's reply (`child`: the canonical position after it),
 /// in slices of [`SLICE_EXPANSIONS`] with a progress line after each, until
-/// proven or `deadline` (an [`Instant`]) passes; then reads the strategy off the
-/// proof and shrinks it by `shrink` (see [`BuildOptions::shrink`]). `None`: not
-/// proven in time. An error when O holds (X does not win).
+/// proven or `stop` says so; then reads the strategy off the proof and shrinks
+/// it by `shrink` (see [`BuildOptions::shrink`]). `None`: not proven before
+/// `stop`. An error when O holds (X does not win).
 pub(super) fn prove_reply(
     prover: &mut Prover,
     shrinker: &mut Shrinker,
     child: Key,
     shrink: u32,
-    deadline: Option<Instant>,
+    stop: Stop,
     reply_name: &str,
     report: &mut dyn FnMut(&str),
 ) -> Result<Option<ProvedReply>> {
     let t = Instant::now();
-    prover.set_deadline(deadline);
+    prover.set_deadline(stop.deadline);
     loop {
         // Each slice searches again from the reply with what the table holds.
         // Slices of time made the proof's course (and the strategy read off it)
@@ -343,6 +420,13 @@ pub(super) fn prove_reply(
         if prover.out_of_time() {
             report(&format!(
                 "{reply_name}: not proven within the time limit ({} expansions)",
+                prover.expansions
+            ));
+            return Ok(None);
+        }
+        if (stop.give_up)(prover.expansions) {
+            report(&format!(
+                "{reply_name}: given up after {} expansions: the chain's two proofs would take more than the longest first proof",
                 prover.expansions
             ));
             return Ok(None);
@@ -468,21 +552,24 @@ enum Event {
     /// A progress line.
     Line(String),
     /// Reply `index` (of the start's classes) proven by proof `proof` (0: the
-    /// first): its strategy, the seconds it took, and the chain prover's
-    /// expansions and table size after it.
+    /// first): its strategy, the seconds and the expansions it took, and the
+    /// chain prover's expansions and table size after it.
     Proved {
         index: usize,
         proof: u32,
         proved: ProvedReply,
         seconds: f64,
+        spent: u64,
         expansions: u64,
         table: usize,
     },
-    /// Reply `index` not proven in time by proof `proof`.
+    /// Reply `index` not proven in time by proof `proof` (or, a second proof,
+    /// given up, `given_up`: it could not be kept).
     Unproven {
         index: usize,
         proof: u32,
         seconds: f64,
+        given_up: bool,
     },
     /// X does not win after a reply (the build fails).
     Failed(anyhow::Error),
@@ -509,10 +596,62 @@ fn proof_block(reply: u8, proof: u32) -> u8 {
 
 /// One proof of one chain: what a worker of [`build_chains`] takes.
 struct ChainJob<'a> {
+    /// The chain's place in the build's chains.
+    number: usize,
     /// The chain's replies (indices of the start's reply classes).
     chain: &'a [usize],
     /// Which proof (0: the first).
     proof: u32,
+}
+
+/// With [`Proofs::Auto`]: what the workers know of the chains' expansions, kept
+/// by the thread that stores the proofs, to give up a second proof as soon as
+/// it cannot be kept (the decision itself, [`kept_second_proofs`], is made on
+/// the stored counts when the file is finished).
+struct SecondBudget {
+    /// The longest chain's first proof, once every first proof is stored
+    /// (`u64::MAX` before).
+    longest_first: AtomicU64,
+    /// Per chain: the expansions of its proofs stored so far (first and second).
+    spent: Vec<AtomicU64>,
+}
+
+impl SecondBudget {
+    /// Whether chain `number`'s second proof, `running` expansions into a reply
+    /// not stored yet, has outgrown what [`kept_second_proofs`] allows.
+    fn exceeded(&self, number: usize, running: u64) -> bool {
+        let longest = self.longest_first.load(Ordering::Relaxed);
+        longest != u64::MAX
+            && self.spent[number]
+                .load(Ordering::Relaxed)
+                .saturating_add(running)
+                > longest
+    }
+}
+
+/// Per chain, the expansions the stored proofs `proof` of its replies took
+/// (from `expansions`, by block), and whether every one is stored.
+fn stored_expansions(
+    chains: &[Vec<usize>],
+    classes: &[(u8, Key)],
+    stored: &[bool],
+    expansions: &std::collections::BTreeMap<u8, u64>,
+    proof: u32,
+) -> Vec<(u64, bool)> {
+    chains
+        .iter()
+        .map(|chain| {
+            let spent = chain
+                .iter()
+                .filter(|&&i| stored[i])
+                .map(|&i| {
+                    let block = proof_block(classes[i].0, proof);
+                    expansions.get(&block).copied().unwrap_or(0)
+                })
+                .sum();
+            (spent, chain.iter().all(|&i| stored[i]))
+        })
+        .collect()
 }
 
 /// [`build`] with the replies grouped into `chains` (indices of the start's
@@ -527,11 +666,6 @@ pub(super) fn build_chains(
     chains: &[Vec<usize>],
     report: &mut dyn FnMut(&str),
 ) -> Result<BuildSummary> {
-    ensure!(
-        (1..=MAX_PROOFS).contains(&options.proofs),
-        "--proofs {}: 1 or 2 proofs of each reply",
-        options.proofs
-    );
     let start = options.start;
     let started = Instant::now();
     let deadline = options
@@ -557,13 +691,13 @@ pub(super) fn build_chains(
     // rewriting them would leave a finished file half rewritten if killed.
     if file.is_finished()? {
         report("the strategy is complete already: nothing to do");
-        file.finish(start, &mut [])?;
+        file.finish(start, &mut [], &[])?;
         drop(file);
         let replies = replies.into_iter().flatten().collect();
         return summary(&options.path, start, true, replies, 0, started, None);
     }
     // Per proof, per class: stored by an earlier run.
-    let stored: Vec<Vec<bool>> = (0..options.proofs)
+    let stored: Vec<Vec<bool>> = (0..options.proofs.most())
         .map(|proof| {
             classes
                 .iter()
@@ -571,25 +705,55 @@ pub(super) fn build_chains(
                 .collect()
         })
         .collect();
-    // The proofs still to make, first proofs first, second proofs in the
-    // chains' reverse order: a worker done with its first proof takes the second
-    // proof of a chain still being proven, likely the longer one (on the corner
-    // opening the chain of reply 21, which bounds the wall time). And the memory
-    // each chain's prover and shrinker get: the same share whatever the threads
-    // and whatever the budget above the default.
-    let mut todo: Vec<ChainJob> = chains
-        .iter()
-        .map(|chain| ChainJob { chain, proof: 0 })
-        .collect();
-    if options.proofs == 2 {
-        todo.extend(
-            chains
-                .iter()
-                .rev()
-                .map(|chain| ChainJob { chain, proof: 1 }),
-        );
-    }
-    todo.retain(|job| job.chain.iter().any(|&i| !stored[job.proof as usize][i]));
+    // What the stored proofs took (an earlier run's), per chain.
+    let expansions = stored_block_expansions(&file.store)?;
+    let first_stored = stored_expansions(chains, &classes, &stored[0], &expansions, 0);
+    let second_stored = match stored.get(1) {
+        Some(second) => stored_expansions(chains, &classes, second, &expansions, 1),
+        None => vec![(0, false); chains.len()],
+    };
+    let budget = SecondBudget {
+        longest_first: AtomicU64::new(if first_stored.iter().all(|&(_, all)| all) {
+            first_stored.iter().map(|&(f, _)| f).max().unwrap_or(0)
+        } else {
+            u64::MAX
+        }),
+        spent: first_stored
+            .iter()
+            .zip(&second_stored)
+            .map(|(f, s)| AtomicU64::new(f.0 + s.0))
+            .collect(),
+    };
+    let mut first_spent: Vec<u64> = first_stored.iter().map(|&(f, _)| f).collect();
+    let mut second_spent: Vec<u64> = second_stored.iter().map(|&(s, _)| s).collect();
+    // The proofs still to make, first proofs first. With two proofs, the second
+    // proofs in the chains' reverse order: a worker done with its first proof
+    // takes the second proof of a chain still being proven, likely the longer
+    // one (on the corner opening the chain of reply 21, which bounds the wall
+    // time). With `auto`, in the chains' order: a worker done with its first
+    // proof takes its own chain's second proof, which is kept only if it fits
+    // beside the longest first proof. And the memory each chain's prover and
+    // shrinker get: the same share whatever the threads and whatever the budget
+    // above the default.
+    let firsts = chains.iter().enumerate().map(|(number, chain)| ChainJob {
+        number,
+        chain,
+        proof: 0,
+    });
+    let seconds = chains.iter().enumerate().map(|(number, chain)| ChainJob {
+        number,
+        chain,
+        proof: 1,
+    });
+    let mut todo: Vec<ChainJob> = match options.proofs {
+        Proofs::One => firsts.collect(),
+        Proofs::Two => firsts.chain(seconds.rev()).collect(),
+        Proofs::Auto => firsts.chain(seconds).collect(),
+    };
+    todo.retain(|job| {
+        job.chain.iter().any(|&i| !stored[job.proof as usize][i])
+            && !(job.proof == 1 && options.proofs == Proofs::Auto && budget.exceeded(job.number, 0))
+    });
     let shares = chains.len().clamp(1, MAX_SIDE_BY_SIDE) as u64;
     let memory = options.memory.min(DEFAULT_MEMORY) / shares;
     // At most as many workers as memory shares: a chain proven twice runs its
@@ -608,12 +772,19 @@ pub(super) fn build_chains(
         stop: &stop,
         memory,
         deadline,
+        budget: (options.proofs == Proofs::Auto).then_some(&budget),
     };
     let (tx, rx) = std::sync::mpsc::channel::<Event>();
     let mut expansions = 0;
     let mut failure = None;
-    // Proofs of replies not stored yet: the file is complete when none is left.
-    let mut missing = stored.iter().flatten().filter(|&&s| !s).count();
+    // First proofs of replies not stored yet.
+    let mut missing_first = stored[0].iter().filter(|&&s| !s).count();
+    let mut missing_second = stored
+        .get(1)
+        .map_or(0, |s| s.iter().filter(|&&s| !s).count());
+    // Chains whose second proof was given up (with `auto`): done with.
+    let mut given_up_chains = vec![false; chains.len()];
+    let chain_of = |index: usize| chains.iter().position(|c| c.contains(&index)).unwrap_or(0);
     std::thread::scope(|scope| -> Result<()> {
         for _ in 0..workers {
             let tx = tx.clone();
@@ -639,13 +810,30 @@ pub(super) fn build_chains(
                     proof,
                     proved: ProvedReply { mut records, moves },
                     seconds,
+                    spent,
                     expansions,
                     table,
                 } => {
                     let reply = classes[index].0;
                     let block = proof_block(reply, proof);
+                    // The count first: a kill between leaves it for a block
+                    // proven again.
+                    file.store
+                        .set_meta(&[(&expansions_key(block), spent.to_string())])?;
                     stored::write_block(&mut file.store, block, &mut records, seconds)?;
-                    missing -= 1;
+                    let number = chain_of(index);
+                    budget.spent[number].fetch_add(spent, Ordering::Relaxed);
+                    if proof == 0 {
+                        first_spent[number] += spent;
+                        missing_first -= 1;
+                        if missing_first == 0 {
+                            let longest = first_spent.iter().copied().max().unwrap_or(0);
+                            budget.longest_first.store(longest, Ordering::Relaxed);
+                        }
+                    } else {
+                        second_spent[number] += spent;
+                        missing_second -= 1;
+                    }
                     report(&format!(
                         "{}: stored in {seconds:.1} s: {} positions, {moves} strategic moves ({expansions} expansions so far in its chain, table {table})",
                         proof_name(reply, index, total, proof),
@@ -666,7 +854,9 @@ pub(super) fn build_chains(
                     index,
                     proof,
                     seconds,
+                    given_up,
                 } => {
+                    given_up_chains[chain_of(index)] |= given_up;
                     if proof == 0 {
                         replies[index] = Some(ReplyOutcome {
                             reply: classes[index].0,
@@ -689,19 +879,75 @@ pub(super) fn build_chains(
     if let Some(e) = failure {
         return Err(e);
     }
-    let complete = missing == 0;
+    // Per chain, whether its second proof is stored whole, with its count.
+    let now_stored = file.store.finished_blocks(0)?;
+    let second_whole: Vec<Option<u64>> = chains
+        .iter()
+        .zip(&second_spent)
+        .map(|(chain, &spent)| {
+            let whole = options.proofs != Proofs::One
+                && chain
+                    .iter()
+                    .all(|&i| now_stored.contains_key(&proof_block(classes[i].0, 1).to_string()));
+            whole.then_some(spent)
+        })
+        .collect();
+    let kept = match options.proofs {
+        Proofs::One => vec![false; chains.len()],
+        Proofs::Two => vec![true; chains.len()],
+        Proofs::Auto => kept_second_proofs(&first_spent, &second_whole),
+    };
+    // Complete: every first proof, and every second proof the build keeps
+    // (with `auto`, a second proof that cannot be kept is done with).
+    let complete = missing_first == 0
+        && match options.proofs {
+            Proofs::One => true,
+            Proofs::Two => missing_second == 0,
+            Proofs::Auto => (0..chains.len())
+                .all(|c| second_whole[c].is_some() || given_up_chains[c] || budget.exceeded(c, 0)),
+        };
     // The replies in the start's order; those never reached (after a reply not
     // proven in time) are left out.
     let mut replies: Vec<ReplyOutcome> = replies.into_iter().flatten().collect();
     let mut unified = None;
     if complete {
+        if options.proofs == Proofs::Auto {
+            let named = |keep: bool| {
+                let chains: Vec<String> = (0..chains.len())
+                    .filter(|&c| kept[c] == keep)
+                    .map(|c| {
+                        format!(
+                            "O {} ({} + {} expansions)",
+                            classes[chains[c][0]].0, first_spent[c], second_spent[c]
+                        )
+                    })
+                    .collect();
+                if chains.is_empty() {
+                    "none".to_string()
+                } else {
+                    chains.join(", ")
+                }
+            };
+            report(&format!(
+                "second proofs kept for the chains of {}; not for {} (a chain's two proofs may take the expansions of the longest first proof, {})",
+                named(true),
+                named(false),
+                first_spent.iter().copied().max().unwrap_or(0)
+            ));
+        }
+        let unused: Vec<u8> = chains
+            .iter()
+            .zip(&kept)
+            .filter(|&(_, &keep)| !keep)
+            .flat_map(|(chain, _)| chain.iter().map(|&i| classes[i].0))
+            .collect();
         let t = Instant::now();
         // The unifying's searches run on `--threads` threads too.
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(options.threads.max(1))
             .build()?;
         let made = pool
-            .install(|| file.finish(start, &mut replies))?
+            .install(|| file.finish(start, &mut replies, &unused))?
             .context("the file was finished by another build meanwhile")?;
         report(&format!(
             "the replies' strategies made one in {:.1} s: {} -> {} strategic positions ({} moves found that reach only positions held or forced wins)",
@@ -725,6 +971,19 @@ pub(super) fn build_chains(
     )
 }
 
+/// The expansions each stored proof block took, by block (see
+/// [`expansions_key`]).
+fn stored_block_expansions(store: &Store) -> Result<std::collections::BTreeMap<u8, u64>> {
+    Ok(store
+        .meta()?
+        .iter()
+        .filter_map(|(key, value)| {
+            let block = key.strip_prefix("expansions ")?.parse().ok()?;
+            Some((block, value.parse().ok()?))
+        })
+        .collect())
+}
+
 /// What every worker of [`build_chains`] shares.
 struct ChainWork<'a> {
     options: &'a BuildOptions,
@@ -737,6 +996,8 @@ struct ChainWork<'a> {
     /// Memory of each chain's prover and shrinker together (either proof's).
     memory: u64,
     deadline: Option<Instant>,
+    /// With [`Proofs::Auto`]: when a second proof is given up.
+    budget: Option<&'a SecondBudget>,
 }
 
 impl ChainWork<'_> {
@@ -763,12 +1024,21 @@ impl ChainWork<'_> {
             let name = proof_name(reply, index, total, job.proof);
             let _ = tx.send(Event::Line(format!("{name}: proving ...")));
             let t = Instant::now();
+            let before = prover.expansions;
+            // A second proof with `auto` stops once it cannot be kept.
+            let budget = self.budget.filter(|_| job.proof == 1);
+            let give_up = |expansions: u64| {
+                budget.is_some_and(|b| b.exceeded(job.number, expansions - before))
+            };
             let proved = prove_reply(
                 &mut prover,
                 &mut shrinker,
                 child,
                 self.options.shrink,
-                self.deadline,
+                Stop {
+                    deadline: self.deadline,
+                    give_up: &give_up,
+                },
                 &name,
                 &mut |line| {
                     let _ = tx.send(Event::Line(line.to_string()));
@@ -781,6 +1051,7 @@ impl ChainWork<'_> {
                     proof: job.proof,
                     proved,
                     seconds,
+                    spent: prover.expansions - before,
                     expansions: prover.expansions,
                     table: prover.table_len(),
                 },
@@ -788,6 +1059,7 @@ impl ChainWork<'_> {
                     index,
                     proof: job.proof,
                     seconds,
+                    given_up: give_up(prover.expansions),
                 },
                 Err(e) => {
                     self.stop.store(true, Ordering::Relaxed);
@@ -929,7 +1201,12 @@ mod tests {
     }
 
     /// A test build of `start` into `path`: 512 MiB, shrunk with bound 3.
-    fn test_options(path: PathBuf, start: Position, threads: usize, proofs: u32) -> BuildOptions {
+    fn test_options(
+        path: PathBuf,
+        start: Position,
+        threads: usize,
+        proofs: Proofs,
+    ) -> BuildOptions {
         BuildOptions {
             path,
             start,
@@ -951,7 +1228,12 @@ mod tests {
         assert!(chained.len() >= 2, "one chain: the test tests nothing");
         let dir = tempfile::tempdir().unwrap();
         let run = |threads: usize| {
-            let options = test_options(dir.path().join(format!("{threads}.tb")), start, threads, 1);
+            let options = test_options(
+                dir.path().join(format!("{threads}.tb")),
+                start,
+                threads,
+                Proofs::One,
+            );
             let summary = build(&options, &mut |_| {}).unwrap();
             assert!(summary.complete);
             (stored_strategy(&options.path), summary.expansions)
@@ -981,7 +1263,7 @@ mod tests {
                 &mut shrinker,
                 child,
                 0,
-                None,
+                Stop::NEVER,
                 &name,
                 &mut |_| {},
             )
@@ -998,7 +1280,7 @@ mod tests {
                 resumed: false,
             });
         }
-        let unified = file.finish(start, &mut replies).unwrap().unwrap();
+        let unified = file.finish(start, &mut replies, &[]).unwrap().unwrap();
         drop(file);
         assert!(
             unified.free_moves > 0 && unified.after < unified.before,
@@ -1022,8 +1304,8 @@ mod tests {
     fn a_second_proof_keeps_the_first_and_leaves_no_block() {
         let start = Position::parse("0-63-21-42-15").unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let run = |proofs: u32| {
-            let options = test_options(dir.path().join(format!("{proofs}.tb")), start, 2, proofs);
+        let run = |proofs: Proofs| {
+            let options = test_options(dir.path().join(format!("{proofs:?}.tb")), start, 2, proofs);
             let summary = build(&options, &mut |_| {}).unwrap();
             assert!(summary.complete);
             let stored = stored::StrategyFile::open(&options.path).unwrap();
@@ -1032,10 +1314,83 @@ mod tests {
             assert_eq!(summary.strategic_moves, unified.after as u64);
             unified
         };
-        let one = run(1);
-        let two = run(2);
+        let one = run(Proofs::One);
+        let two = run(Proofs::Two);
         assert_eq!(two.before, one.before);
         assert!(two.after <= two.before, "{two:?}");
+    }
+
+    /// `--proofs auto` keeps a chain's second proof when its two proofs take no
+    /// more expansions than the longest first proof, and only then.
+    #[test]
+    fn second_proofs_are_kept_where_both_fit_in_the_longest_first() {
+        assert_eq!(
+            kept_second_proofs(&[100, 60, 40, 90], &[Some(1), Some(40), Some(61), None]),
+            [false, true, false, false]
+        );
+        assert_eq!(kept_second_proofs(&[5], &[Some(0)]), [true]);
+        assert_eq!(kept_second_proofs(&[5], &[Some(1)]), [false]);
+        assert!(kept_second_proofs(&[], &[]).is_empty());
+    }
+
+    /// An `auto` build decides by expansions, not by time: on one thread and on
+    /// two it stores the same strategy, which the checker accepts, no larger
+    /// than the first proofs' and no smaller than with every second proof; the
+    /// file keeps each proof's expansions, and the chains whose second proofs
+    /// were kept are those [`kept_second_proofs`] names from them.
+    #[test]
+    fn an_auto_build_is_the_same_on_any_threads_and_keeps_what_fits() {
+        let start = Position::parse("0-63-21-42-15").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let build_with = |threads: usize, proofs: Proofs| {
+            let options = test_options(
+                dir.path().join(format!("{threads}-{proofs:?}.tb")),
+                start,
+                threads,
+                proofs,
+            );
+            let mut lines = Vec::new();
+            let summary = build(&options, &mut |line| lines.push(line.to_string())).unwrap();
+            assert!(summary.complete, "{lines:?}");
+            let stored = stored::StrategyFile::open(&options.path).unwrap();
+            assert!(super::super::report::verify(&stored).ok());
+            (stored_strategy(&options.path), summary, lines)
+        };
+        let (one_thread, auto, lines) = build_with(1, Proofs::Auto);
+        let (two_threads, _, _) = build_with(2, Proofs::Auto);
+        assert_eq!(one_thread, two_threads);
+        let (_, one, _) = build_with(2, Proofs::One);
+        let (_, two, _) = build_with(2, Proofs::Two);
+        let after = |s: &BuildSummary| s.unified.as_ref().unwrap().after;
+        assert!(after(&two) <= after(&auto) && after(&auto) <= after(&one));
+        // The decision, again from the counts the file keeps.
+        let path = dir.path().join("1-Auto.tb");
+        let store = Store::open_read(&path).unwrap();
+        let expansions = stored_block_expansions(&store).unwrap();
+        let classes = child_classes((start.x, start.o));
+        let chains = chains(&classes);
+        let spent = |proof| {
+            chains
+                .iter()
+                .map(|chain| {
+                    chain
+                        .iter()
+                        .map(|&i| expansions[&proof_block(classes[i].0, proof)])
+                        .sum::<u64>()
+                })
+                .collect::<Vec<u64>>()
+        };
+        let second: Vec<Option<u64>> = spent(1).into_iter().map(Some).collect();
+        let kept = kept_second_proofs(&spent(0), &second);
+        let said = lines
+            .iter()
+            .find(|l| l.starts_with("second proofs kept"))
+            .unwrap();
+        for (chain, keep) in chains.iter().zip(kept) {
+            let name = format!("O {} (", classes[chain[0]].0);
+            let (kept_part, _) = said.split_once("; not for").unwrap();
+            assert_eq!(kept_part.contains(&name), keep, "{said}");
+        }
     }
 
     /// Replies meet in chains by transposition: the corner opening's two

@@ -14,7 +14,7 @@
 //! are checked by the same independent walk (`tb verify`).
 
 use super::build::{
-    self, BuildSummary, OpenFile, ProvedReply, ReplyOutcome, prove_reply, root_moves,
+    self, BuildSummary, OpenFile, ProvedReply, ReplyOutcome, Stop, prove_reply, root_moves,
 };
 use super::position::Position;
 use super::prover::{Key, Prover, child_classes};
@@ -169,7 +169,7 @@ pub fn run_reply(
         &mut shrinker,
         child,
         shrink,
-        None,
+        Stop::NEVER,
         &name,
         report,
     )?;
@@ -313,7 +313,7 @@ impl Coordinator {
         let order = |r: &ReplyOutcome| self.replies.iter().position(|&c| c == r.reply);
         self.stored.sort_by_key(order);
         // (None: the file was finished already, and is left as it is.)
-        let unified = self.file.finish(self.start, &mut self.stored)?;
+        let unified = self.file.finish(self.start, &mut self.stored, &[])?;
         drop(self.file);
         self.dir.remove_all()?;
         build::summary(
