@@ -441,7 +441,7 @@ impl ForcedSearch {
             return Some(scan.mine.trailing_zeros() as usize);
         }
         // Not in the cache (just looked): searched without a second look.
-        self.search_and_keep(me, you, scan.theirs, scan.makers)
+        self.search_and_keep(me, you, &scan)
     }
 
     /// [`Self::win`] of `me` against `you` whose [`Scan`] is `scan` (made by
@@ -451,7 +451,7 @@ impl ForcedSearch {
         if scan.mine != 0 {
             return Some(scan.mine.trailing_zeros() as usize);
         }
-        self.without_own_threat(me, you, scan.theirs, scan.makers)
+        self.without_own_threat(me, you, scan)
     }
 
     /// A search for another thread sharing this one's table of inner positions
@@ -477,31 +477,18 @@ impl ForcedSearch {
         self.settled.insert((me, you), answer.map(|c| c as u8));
     }
 
-    /// [`Self::win`] where `me` has no threat, `theirs` are `you`'s threats and
-    /// `makers` `me`'s threat makers.
-    fn without_own_threat(
-        &mut self,
-        me: Cells,
-        you: Cells,
-        theirs: Cells,
-        makers: Cells,
-    ) -> Option<usize> {
+    /// [`Self::win`] where `me` has no threat (`scan` is the position's).
+    fn without_own_threat(&mut self, me: Cells, you: Cells, scan: &Scan) -> Option<usize> {
         if let Some(&known) = self.settled.get(&(me, you)) {
             return known.map(usize::from);
         }
-        self.search_and_keep(me, you, theirs, makers)
+        self.search_and_keep(me, you, scan)
     }
 
     /// [`Self::without_own_threat`] of a position not in the cache: its answer
     /// searched (or found in the inner table) and kept in the cache.
-    fn search_and_keep(
-        &mut self,
-        me: Cells,
-        you: Cells,
-        theirs: Cells,
-        makers: Cells,
-    ) -> Option<usize> {
-        let found = self.inner_win(me, you, theirs, makers);
+    fn search_and_keep(&mut self, me: Cells, you: Cells, scan: &Scan) -> Option<usize> {
+        let found = self.inner_win(me, you, scan.theirs, scan.makers);
         self.settled.insert((me, you), found.map(|c| c as u8));
         found
     }
