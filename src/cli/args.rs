@@ -357,8 +357,8 @@ pub struct QubicBuild {
     /// the chains whose two proofs take no more expansions than the longest
     /// chain's first proof (in about the time of one proof on 2 cores; decided
     /// by expansions, so the strategy is the same on any machine) [default: auto].
-    #[arg(long, value_name = "N", value_parser = |s: &str| s.parse::<tb::games::qubic::build::Proofs>().map_err(|e| e.to_string()))]
-    pub proofs: Option<tb::games::qubic::build::Proofs>,
+    #[arg(long, value_name = "1|2|auto", value_parser = |s: &str| s.parse::<tb::games::qubic::second::Proofs>().map_err(|e| e.to_string()))]
+    pub proofs: Option<tb::games::qubic::second::Proofs>,
     #[command(flatten)]
     pub common: BuildCommon,
 }

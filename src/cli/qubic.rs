@@ -24,7 +24,9 @@ pub fn build(args: QubicBuild) -> Result<ExitCode> {
         // Every core unless asked (the build uses at most as many as it has
         // chains of replies to prove side by side).
         threads: super::common::threads(args.threads)?,
-        proofs: args.proofs.unwrap_or(build::Proofs::Auto),
+        proofs: args
+            .proofs
+            .unwrap_or(tb::games::qubic::second::Proofs::Auto),
     };
     let quiet = common.quiet;
     let summary = build::build(&options, &mut |line| {

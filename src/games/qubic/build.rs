@@ -7,6 +7,7 @@
 use super::position::{Position, Side};
 use super::prover::child_classes;
 use super::prover::{Key, Prover};
+use super::second::{self, Proofs, SecondBudget};
 use super::shrink::Shrinker;
 use super::stored::{self, GAME, OPENING_BLOCK, Record};
 use super::strategy::{Strategy, replies_after};
@@ -19,7 +20,7 @@ use crate::units::counted;
 use anyhow::{Context, Result, bail, ensure};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::Sender;
 use std::time::Instant;
 
@@ -31,66 +32,6 @@ use std::time::Instant;
 /// strategic moves, 8 GiB 2,742 and 2 GiB 2,766; the count has no trend with the
 /// tables' size.
 pub const DEFAULT_MEMORY: u64 = 4 << 30;
-
-/// How many proofs of each reply a build makes ([`BuildOptions::proofs`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Proofs {
-    /// One proof of each reply.
-    One,
-    /// Two proofs of each reply: a second proof, by a prover that breaks ties
-    /// between X's moves the other way ([`Prover::with_ties_to_last`]), proves
-    /// through other moves, and the unifying then chooses among both proofs'
-    /// moves.
-    Two,
-    /// A second proof of the chains whose two proofs together take no more
-    /// expansions than the longest chain's first proof (see
-    /// [`kept_second_proofs`]): second proofs in about the time the first proofs
-    /// take on as many threads as chains, decided by expansions, not by time, so
-    /// the strategy is the same on any machine and number of threads.
-    Auto,
-}
-
-impl std::str::FromStr for Proofs {
-    type Err = anyhow::Error;
-
-    /// "1", "2" or "auto".
-    fn from_str(text: &str) -> Result<Proofs> {
-        match text {
-            "1" => Ok(Proofs::One),
-            "2" => Ok(Proofs::Two),
-            "auto" => Ok(Proofs::Auto),
-            _ => bail!("--proofs {text}: 1, 2 or auto"),
-        }
-    }
-}
-
-impl Proofs {
-    /// The proofs of a reply that may be made (and stored): 1 or 2.
-    fn most(self) -> u32 {
-        if self == Proofs::One { 1 } else { 2 }
-    }
-}
-
-/// The metadata key of the expansions proof block `block` took (a build
-/// statistic; [`Proofs::Auto`] decides by it, also when a build resumes).
-fn expansions_key(block: u8) -> String {
-    format!("expansions {block}")
-}
-
-/// With [`Proofs::Auto`]: for each chain, whether its second proof is kept (the
-/// unifying chooses among its moves) given the expansions each chain's first
-/// proof took (`first`) and its second proof took (`second`, `None` while not
-/// every reply of it is proven): kept when both together took no more than the
-/// longest first proof. With as many threads as chains, the chains done first
-/// make their second proofs while the longest is still being proven.
-pub fn kept_second_proofs(first: &[u64], second: &[Option<u64>]) -> Vec<bool> {
-    let longest = first.iter().copied().max().unwrap_or(0);
-    first
-        .iter()
-        .zip(second)
-        .map(|(&f, s)| s.is_some_and(|s| f.saturating_add(s) <= longest))
-        .collect()
-}
 
 /// Expansions in a slice of a reply's proof (a progress line after each; about
 /// 15 s on one core of the project machine).
@@ -426,7 +367,7 @@ pub(super) fn prove_reply(
         }
         if (stop.give_up)(prover.expansions) {
             report(&format!(
-                "{reply_name}: given up after {} expansions: the chain's two proofs would take more than the longest first proof",
+                "{reply_name}: given up after {} expansions: the chain's two proofs would not take fewer expansions than the longest first proof",
                 prover.expansions
             ));
             return Ok(None);
@@ -555,6 +496,7 @@ enum Event {
     /// first): its strategy, the seconds and the expansions it took, and the
     /// chain prover's expansions and table size after it.
     Proved {
+        chain: usize,
         index: usize,
         proof: u32,
         proved: ProvedReply,
@@ -566,6 +508,7 @@ enum Event {
     /// Reply `index` not proven in time by proof `proof` (or, a second proof,
     /// given up, `given_up`: it could not be kept).
     Unproven {
+        chain: usize,
         index: usize,
         proof: u32,
         seconds: f64,
@@ -604,63 +547,69 @@ struct ChainJob<'a> {
     proof: u32,
 }
 
-/// With [`Proofs::Auto`]: what the workers know of the chains' expansions, kept
-/// by the thread that stores the proofs, to give up a second proof as soon as
-/// it cannot be kept (the decision itself, [`kept_second_proofs`], is made on
-/// the stored counts when the file is finished).
-struct SecondBudget {
-    /// The longest chain's first proof, once every first proof is stored
-    /// (`u64::MAX` before).
-    longest_first: AtomicU64,
-    /// Per chain: the expansions of its proofs stored so far (first and second).
-    spent: Vec<AtomicU64>,
+/// What the file tells of the chains' proofs when a build starts.
+struct StoredProofs {
+    /// Per proof, per reply class: stored (by an earlier run).
+    stored: Vec<Vec<bool>>,
+    /// Per proof, per chain: the expansions its stored blocks took, `None` if a
+    /// stored block has no count (stored by an older `tb` or by tasks).
+    spent: Vec<Vec<Option<u64>>>,
+    /// Per chain: its second proof given up by an earlier run.
+    given_up: Vec<bool>,
 }
 
-impl SecondBudget {
-    /// Whether chain `number`'s second proof, `running` expansions into a reply
-    /// not stored yet, has outgrown what [`kept_second_proofs`] allows.
-    fn exceeded(&self, number: usize, running: u64) -> bool {
-        let longest = self.longest_first.load(Ordering::Relaxed);
-        longest != u64::MAX
-            && self.spent[number]
-                .load(Ordering::Relaxed)
-                .saturating_add(running)
-                > longest
-    }
-}
-
-/// Per chain, the expansions the stored proofs `proof` of its replies took
-/// (from `expansions`, by block), and whether every one is stored.
-fn stored_expansions(
-    chains: &[Vec<usize>],
-    classes: &[(u8, Key)],
-    stored: &[bool],
-    expansions: &std::collections::BTreeMap<u8, u64>,
-    proof: u32,
-) -> Vec<(u64, bool)> {
-    chains
-        .iter()
-        .map(|chain| {
-            let spent = chain
-                .iter()
-                .filter(|&&i| stored[i])
-                .map(|&i| {
-                    let block = proof_block(classes[i].0, proof);
-                    expansions.get(&block).copied().unwrap_or(0)
-                })
-                .sum();
-            (spent, chain.iter().all(|&i| stored[i]))
+impl StoredProofs {
+    /// Reads what `store` holds of `chains`' proofs (`proofs` of each reply).
+    fn read(
+        store: &Store,
+        chains: &[Vec<usize>],
+        classes: &[(u8, Key)],
+        proofs: Proofs,
+    ) -> Result<StoredProofs> {
+        let done = store.finished_blocks(0)?;
+        let meta = store.meta()?;
+        let counts = second::block_expansions(&meta);
+        let stored: Vec<Vec<bool>> = (0..proofs.max_per_reply())
+            .map(|proof| {
+                classes
+                    .iter()
+                    .map(|&(reply, _)| done.contains_key(&proof_block(reply, proof).to_string()))
+                    .collect()
+            })
+            .collect();
+        let spent = (0..proofs.max_per_reply())
+            .map(|proof| {
+                chains
+                    .iter()
+                    .map(|chain| {
+                        chain
+                            .iter()
+                            .filter(|&&i| stored[proof as usize][i])
+                            .map(|&i| counts.get(&proof_block(classes[i].0, proof)).copied())
+                            .sum()
+                    })
+                    .collect()
+            })
+            .collect();
+        let given_up = chains
+            .iter()
+            .map(|chain| meta.contains_key(&second::given_up_key(classes[chain[0]].0)))
+            .collect();
+        Ok(StoredProofs {
+            stored,
+            spent,
+            given_up,
         })
-        .collect()
+    }
 }
 
 /// [`build`] with the replies grouped into `chains` (indices of the start's
 /// reply classes, see [`chains`]): each chain proven in turn by a prover of its
 /// own, up to `options.threads` chains side by side (at most
 /// [`MAX_SIDE_BY_SIDE`]), and again by a prover that breaks ties the other way
-/// for a second proof (`options.proofs`), once every first proof is under way. Each
-/// reply is stored as soon as it is proven (a killed build loses the replies
-/// being proven); the strategy does not depend on the number of threads.
+/// for a second proof (`options.proofs`, see [`Proofs`]). Each reply is stored
+/// as soon as it is proven (a killed build loses the replies being proven); the
+/// strategy does not depend on the number of threads.
 pub(super) fn build_chains(
     options: &BuildOptions,
     chains: &[Vec<usize>],
@@ -696,63 +645,60 @@ pub(super) fn build_chains(
         let replies = replies.into_iter().flatten().collect();
         return summary(&options.path, start, true, replies, 0, started, None);
     }
-    // Per proof, per class: stored by an earlier run.
-    let stored: Vec<Vec<bool>> = (0..options.proofs.most())
-        .map(|proof| {
-            classes
-                .iter()
-                .map(|&(reply, _)| done.contains_key(&proof_block(reply, proof).to_string()))
-                .collect()
-        })
-        .collect();
-    // What the stored proofs took (an earlier run's), per chain.
-    let expansions = stored_block_expansions(&file.store)?;
-    let first_stored = stored_expansions(chains, &classes, &stored[0], &expansions, 0);
-    let second_stored = match stored.get(1) {
-        Some(second) => stored_expansions(chains, &classes, second, &expansions, 1),
-        None => vec![(0, false); chains.len()],
+    let mut proofs = options.proofs;
+    let before = StoredProofs::read(&file.store, chains, &classes, proofs)?;
+    // First proofs stored without their counts (by an older `tb`, or by tasks):
+    // `auto` cannot weigh the second proofs, so the build makes none.
+    if proofs == Proofs::Auto && before.spent[0].iter().any(Option::is_none) {
+        report("the stored first proofs have no expansion counts: one proof of each reply");
+        proofs = Proofs::One;
+    }
+    let stored = &before.stored;
+    let mut first_spent: Vec<u64> = before.spent[0].iter().map(|s| s.unwrap_or(0)).collect();
+    // A second proof stored without its count is never kept.
+    let mut second_spent: Vec<Option<u64>> = match before.spent.get(1) {
+        Some(spent) => spent.clone(),
+        None => vec![Some(0); chains.len()],
     };
-    let budget = SecondBudget {
-        longest_first: AtomicU64::new(if first_stored.iter().all(|&(_, all)| all) {
-            first_stored.iter().map(|&(f, _)| f).max().unwrap_or(0)
-        } else {
-            u64::MAX
-        }),
-        spent: first_stored
+    let mut given_up = before.given_up.clone();
+    let all_first_stored = stored[0].iter().all(|&s| s);
+    let budget = SecondBudget::new(
+        &first_spent
             .iter()
-            .zip(&second_stored)
-            .map(|(f, s)| AtomicU64::new(f.0 + s.0))
-            .collect(),
-    };
-    let mut first_spent: Vec<u64> = first_stored.iter().map(|&(f, _)| f).collect();
-    let mut second_spent: Vec<u64> = second_stored.iter().map(|&(s, _)| s).collect();
+            .zip(&second_spent)
+            .map(|(f, s)| f + s.unwrap_or(0))
+            .collect::<Vec<u64>>(),
+        all_first_stored.then(|| first_spent.iter().copied().max().unwrap_or(0)),
+    );
     // The proofs still to make, first proofs first. With two proofs, the second
     // proofs in the chains' reverse order: a worker done with its first proof
     // takes the second proof of a chain still being proven, likely the longer
     // one (on the corner opening the chain of reply 21, which bounds the wall
-    // time). With `auto`, in the chains' order: a worker done with its first
-    // proof takes its own chain's second proof, which is kept only if it fits
-    // beside the longest first proof. And the memory each chain's prover and
-    // shrinker get: the same share whatever the threads and whatever the budget
-    // above the default.
-    let firsts = chains.iter().enumerate().map(|(number, chain)| ChainJob {
-        number,
-        chain,
-        proof: 0,
-    });
-    let seconds = chains.iter().enumerate().map(|(number, chain)| ChainJob {
-        number,
-        chain,
-        proof: 1,
-    });
-    let mut todo: Vec<ChainJob> = match options.proofs {
-        Proofs::One => firsts.collect(),
-        Proofs::Two => firsts.chain(seconds.rev()).collect(),
-        Proofs::Auto => firsts.chain(seconds).collect(),
+    // time). With `auto`, in the chains' order: on as many workers as chains, a
+    // worker done with its chain's first proof proves it again while the
+    // longest is still proven. And the memory each chain's prover and shrinker
+    // get: the same share whatever the threads and whatever the budget above the
+    // default.
+    let jobs = |proof: u32| {
+        chains
+            .iter()
+            .enumerate()
+            .map(move |(number, chain)| ChainJob {
+                number,
+                chain,
+                proof,
+            })
+    };
+    let mut todo: Vec<ChainJob> = match proofs {
+        Proofs::One => jobs(0).collect(),
+        Proofs::Two => jobs(0).chain(jobs(1).rev()).collect(),
+        Proofs::Auto => jobs(0).chain(jobs(1)).collect(),
     };
     todo.retain(|job| {
-        job.chain.iter().any(|&i| !stored[job.proof as usize][i])
-            && !(job.proof == 1 && options.proofs == Proofs::Auto && budget.exceeded(job.number, 0))
+        let second_done = proofs == Proofs::Auto
+            && job.proof == 1
+            && (given_up[job.number] || budget.exceeded(job.number, 0));
+        job.chain.iter().any(|&i| !stored[job.proof as usize][i]) && !second_done
     });
     let shares = chains.len().clamp(1, MAX_SIDE_BY_SIDE) as u64;
     let memory = options.memory.min(DEFAULT_MEMORY) / shares;
@@ -768,23 +714,20 @@ pub(super) fn build_chains(
     let work = ChainWork {
         options,
         classes: &classes,
-        stored: &stored,
+        stored,
         stop: &stop,
         memory,
         deadline,
-        budget: (options.proofs == Proofs::Auto).then_some(&budget),
+        budget: (proofs == Proofs::Auto).then_some(&budget),
     };
     let (tx, rx) = std::sync::mpsc::channel::<Event>();
     let mut expansions = 0;
     let mut failure = None;
-    // First proofs of replies not stored yet.
+    // Proofs of replies not stored yet, first and second.
     let mut missing_first = stored[0].iter().filter(|&&s| !s).count();
     let mut missing_second = stored
         .get(1)
         .map_or(0, |s| s.iter().filter(|&&s| !s).count());
-    // Chains whose second proof was given up (with `auto`): done with.
-    let mut given_up_chains = vec![false; chains.len()];
-    let chain_of = |index: usize| chains.iter().position(|c| c.contains(&index)).unwrap_or(0);
     std::thread::scope(|scope| -> Result<()> {
         for _ in 0..workers {
             let tx = tx.clone();
@@ -806,6 +749,7 @@ pub(super) fn build_chains(
             match event {
                 Event::Line(line) => report(&line),
                 Event::Proved {
+                    chain,
                     index,
                     proof,
                     proved: ProvedReply { mut records, moves },
@@ -817,21 +761,20 @@ pub(super) fn build_chains(
                     let reply = classes[index].0;
                     let block = proof_block(reply, proof);
                     // The count first: a kill between leaves it for a block
-                    // proven again.
+                    // never stored (and counted again when it is).
                     file.store
-                        .set_meta(&[(&expansions_key(block), spent.to_string())])?;
+                        .set_meta(&[(&second::expansions_key(block), spent.to_string())])?;
                     stored::write_block(&mut file.store, block, &mut records, seconds)?;
-                    let number = chain_of(index);
-                    budget.spent[number].fetch_add(spent, Ordering::Relaxed);
+                    budget.add(chain, spent);
                     if proof == 0 {
-                        first_spent[number] += spent;
+                        first_spent[chain] += spent;
                         missing_first -= 1;
                         if missing_first == 0 {
-                            let longest = first_spent.iter().copied().max().unwrap_or(0);
-                            budget.longest_first.store(longest, Ordering::Relaxed);
+                            budget
+                                .set_longest_first(first_spent.iter().copied().max().unwrap_or(0));
                         }
                     } else {
-                        second_spent[number] += spent;
+                        second_spent[chain] = second_spent[chain].map(|s| s + spent);
                         missing_second -= 1;
                     }
                     report(&format!(
@@ -851,12 +794,19 @@ pub(super) fn build_chains(
                     }
                 }
                 Event::Unproven {
+                    chain,
                     index,
                     proof,
                     seconds,
-                    given_up,
+                    given_up: gave_up,
                 } => {
-                    given_up_chains[chain_of(index)] |= given_up;
+                    if gave_up {
+                        // Kept in the file: a resumed build does not prove it again.
+                        let first_reply = classes[chains[chain][0]].0;
+                        file.store
+                            .set_meta(&[(&second::given_up_key(first_reply), "1".to_string())])?;
+                        given_up[chain] = true;
+                    }
                     if proof == 0 {
                         replies[index] = Some(ReplyOutcome {
                             reply: classes[index].0,
@@ -879,60 +829,45 @@ pub(super) fn build_chains(
     if let Some(e) = failure {
         return Err(e);
     }
-    // Per chain, whether its second proof is stored whole, with its count.
+    // Per chain, its second proof's count if every reply of it is stored.
     let now_stored = file.store.finished_blocks(0)?;
     let second_whole: Vec<Option<u64>> = chains
         .iter()
         .zip(&second_spent)
         .map(|(chain, &spent)| {
-            let whole = options.proofs != Proofs::One
+            let whole = proofs != Proofs::One
                 && chain
                     .iter()
                     .all(|&i| now_stored.contains_key(&proof_block(classes[i].0, 1).to_string()));
-            whole.then_some(spent)
+            spent.filter(|_| whole)
         })
         .collect();
-    let kept = match options.proofs {
+    let kept = match proofs {
         Proofs::One => vec![false; chains.len()],
         Proofs::Two => vec![true; chains.len()],
-        Proofs::Auto => kept_second_proofs(&first_spent, &second_whole),
+        Proofs::Auto => second::kept_second_proofs(&first_spent, &second_whole),
     };
     // Complete: every first proof, and every second proof the build keeps
     // (with `auto`, a second proof that cannot be kept is done with).
     let complete = missing_first == 0
-        && match options.proofs {
+        && match proofs {
             Proofs::One => true,
             Proofs::Two => missing_second == 0,
             Proofs::Auto => (0..chains.len())
-                .all(|c| second_whole[c].is_some() || given_up_chains[c] || budget.exceeded(c, 0)),
+                .all(|c| second_whole[c].is_some() || given_up[c] || budget.exceeded(c, 0)),
         };
     // The replies in the start's order; those never reached (after a reply not
     // proven in time) are left out.
     let mut replies: Vec<ReplyOutcome> = replies.into_iter().flatten().collect();
     let mut unified = None;
     if complete {
-        if options.proofs == Proofs::Auto {
-            let named = |keep: bool| {
-                let chains: Vec<String> = (0..chains.len())
-                    .filter(|&c| kept[c] == keep)
-                    .map(|c| {
-                        format!(
-                            "O {} ({} + {} expansions)",
-                            classes[chains[c][0]].0, first_spent[c], second_spent[c]
-                        )
-                    })
-                    .collect();
-                if chains.is_empty() {
-                    "none".to_string()
-                } else {
-                    chains.join(", ")
-                }
-            };
-            report(&format!(
-                "second proofs kept for the chains of {}; not for {} (a chain's two proofs may take the expansions of the longest first proof, {})",
-                named(true),
-                named(false),
-                first_spent.iter().copied().max().unwrap_or(0)
+        if proofs == Proofs::Auto {
+            report(&auto_decision(
+                chains,
+                &classes,
+                &first_spent,
+                &second_whole,
+                &kept,
             ));
         }
         let unused: Vec<u8> = chains
@@ -971,17 +906,38 @@ pub(super) fn build_chains(
     )
 }
 
-/// The expansions each stored proof block took, by block (see
-/// [`expansions_key`]).
-fn stored_block_expansions(store: &Store) -> Result<std::collections::BTreeMap<u8, u64>> {
-    Ok(store
-        .meta()?
-        .iter()
-        .filter_map(|(key, value)| {
-            let block = key.strip_prefix("expansions ")?.parse().ok()?;
-            Some((block, value.parse().ok()?))
-        })
-        .collect())
+/// The progress line that says which chains' second proofs `auto` kept
+/// (`kept`), with each chain's expansions (named by its first reply).
+fn auto_decision(
+    chains: &[Vec<usize>],
+    classes: &[(u8, Key)],
+    first: &[u64],
+    second: &[Option<u64>],
+    kept: &[bool],
+) -> String {
+    let named = |keep: bool| {
+        let named: Vec<String> = (0..chains.len())
+            .filter(|&c| kept[c] == keep)
+            .map(|c| {
+                let reply = classes[chains[c][0]].0;
+                match second[c] {
+                    Some(s) => format!("O {reply} ({} + {s} expansions)", first[c]),
+                    None => format!("O {reply} ({} expansions, second proof given up)", first[c]),
+                }
+            })
+            .collect();
+        if named.is_empty() {
+            "none".to_string()
+        } else {
+            named.join(", ")
+        }
+    };
+    format!(
+        "second proofs kept for the chains of {}; not for {} (a chain's two proofs must take fewer expansions than the longest first proof, {})",
+        named(true),
+        named(false),
+        first.iter().copied().max().unwrap_or(0)
+    )
 }
 
 /// What every worker of [`build_chains`] shares.
@@ -1022,14 +978,28 @@ impl ChainWork<'_> {
             }
             let (reply, child) = self.classes[index];
             let name = proof_name(reply, index, total, job.proof);
-            let _ = tx.send(Event::Line(format!("{name}: proving ...")));
-            let t = Instant::now();
             let before = prover.expansions;
-            // A second proof with `auto` stops once it cannot be kept.
+            // A second proof with `auto` stops once it cannot be kept: before a
+            // reply, and between the slices of its proof.
             let budget = self.budget.filter(|_| job.proof == 1);
             let give_up = |expansions: u64| {
                 budget.is_some_and(|b| b.exceeded(job.number, expansions - before))
             };
+            if give_up(before) {
+                let _ = tx.send(Event::Line(format!(
+                    "{name}: given up before its proof: the chain's two proofs would not take fewer expansions than the longest first proof"
+                )));
+                let _ = tx.send(Event::Unproven {
+                    chain: job.number,
+                    index,
+                    proof: job.proof,
+                    seconds: 0.0,
+                    given_up: true,
+                });
+                break;
+            }
+            let _ = tx.send(Event::Line(format!("{name}: proving ...")));
+            let t = Instant::now();
             let proved = prove_reply(
                 &mut prover,
                 &mut shrinker,
@@ -1047,6 +1017,7 @@ impl ChainWork<'_> {
             let seconds = t.elapsed().as_secs_f64();
             let event = match proved {
                 Ok(Some(proved)) => Event::Proved {
+                    chain: job.number,
                     index,
                     proof: job.proof,
                     proved,
@@ -1056,6 +1027,7 @@ impl ChainWork<'_> {
                     table: prover.table_len(),
                 },
                 Ok(None) => Event::Unproven {
+                    chain: job.number,
                     index,
                     proof: job.proof,
                     seconds,
@@ -1320,24 +1292,12 @@ mod tests {
         assert!(two.after <= two.before, "{two:?}");
     }
 
-    /// `--proofs auto` keeps a chain's second proof when its two proofs take no
-    /// more expansions than the longest first proof, and only then.
-    #[test]
-    fn second_proofs_are_kept_where_both_fit_in_the_longest_first() {
-        assert_eq!(
-            kept_second_proofs(&[100, 60, 40, 90], &[Some(1), Some(40), Some(61), None]),
-            [false, true, false, false]
-        );
-        assert_eq!(kept_second_proofs(&[5], &[Some(0)]), [true]);
-        assert_eq!(kept_second_proofs(&[5], &[Some(1)]), [false]);
-        assert!(kept_second_proofs(&[], &[]).is_empty());
-    }
-
     /// An `auto` build decides by expansions, not by time: on one thread and on
     /// two it stores the same strategy, which the checker accepts, no larger
     /// than the first proofs' and no smaller than with every second proof; the
-    /// file keeps each proof's expansions, and the chains whose second proofs
-    /// were kept are those [`kept_second_proofs`] names from them.
+    /// file keeps each proof's expansions and marks the longest chain's second
+    /// proof given up, and the chains whose second proofs were kept are those
+    /// [`second::kept_second_proofs`] names from the counts.
     #[test]
     fn an_auto_build_is_the_same_on_any_threads_and_keeps_what_fits() {
         let start = Position::parse("0-63-21-42-15").unwrap();
@@ -1366,7 +1326,8 @@ mod tests {
         // The decision, again from the counts the file keeps.
         let path = dir.path().join("1-Auto.tb");
         let store = Store::open_read(&path).unwrap();
-        let expansions = stored_block_expansions(&store).unwrap();
+        let meta = store.meta().unwrap();
+        let expansions = second::block_expansions(&meta);
         let classes = child_classes((start.x, start.o));
         let chains = chains(&classes);
         let spent = |proof| {
@@ -1375,13 +1336,26 @@ mod tests {
                 .map(|chain| {
                     chain
                         .iter()
-                        .map(|&i| expansions[&proof_block(classes[i].0, proof)])
+                        .map(|&i| {
+                            expansions
+                                .get(&proof_block(classes[i].0, proof))
+                                .copied()
+                                .unwrap_or(0)
+                        })
                         .sum::<u64>()
                 })
                 .collect::<Vec<u64>>()
         };
-        let second: Vec<Option<u64>> = spent(1).into_iter().map(Some).collect();
-        let kept = kept_second_proofs(&spent(0), &second);
+        let (first, second) = (spent(0), spent(1));
+        let longest = (0..chains.len()).max_by_key(|&c| first[c]).unwrap();
+        let marked = |c: usize| meta.contains_key(&second::given_up_key(classes[chains[c][0]].0));
+        assert!(marked(longest), "{meta:?}");
+        // A chain given up has no whole second proof.
+        let second: Vec<Option<u64>> = (0..chains.len())
+            .map(|c| (!marked(c)).then_some(second[c]))
+            .collect();
+        let kept = second::kept_second_proofs(&first, &second);
+        assert!(kept.iter().any(|&k| k) && !kept[longest], "{kept:?}");
         let said = lines
             .iter()
             .find(|l| l.starts_with("second proofs kept"))

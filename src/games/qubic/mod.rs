@@ -4,7 +4,7 @@
 //! near-minimal winning strategy stands on: the proof search ([`prover`], its
 //! [`table`]), the strategy
 //! read off it ([`strategy`], [`shrink`]), the replies' strategies made one
-//! ([`unify`]) and the build ([`build`]).
+//! ([`unify`]) and the build ([`build`], its second proofs [`second`]).
 
 pub mod answer;
 pub mod build;
@@ -14,6 +14,7 @@ pub mod position;
 pub mod prover;
 pub mod reader;
 pub mod report;
+pub mod second;
 pub mod shrink;
 pub mod stored;
 pub mod strategy;

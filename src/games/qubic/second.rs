@@ -1,0 +1,191 @@
+//! Second proofs (`tb build qubic --proofs`): how many proofs of each O reply a
+//! build makes, and with `auto` which chains' second proofs the unifying uses.
+//!
+//! A second proof, by a prover that breaks ties between X's moves the other way
+//! ([`super::prover::Prover::with_ties_to_last`]), proves through other moves: the
+//! unifying then has more moves to choose from. With `auto` a chain's second
+//! proof is kept when its two proofs take fewer df-pn expansions than the longest
+//! chain's first proof ([`kept_second_proofs`]): on as many cores as chains, the
+//! chains done first prove themselves again while the longest is still proven,
+//! so the second proofs cost little wall time. The decision counts expansions,
+//! not seconds, so it is the same on any machine and number of threads; the
+//! counts are kept in the file's metadata ([`expansions_key`],
+//! [`given_up_key`]) for a resumed build.
+
+use anyhow::{Result, bail};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// How many proofs of each reply a build makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Proofs {
+    /// One proof of each reply.
+    One,
+    /// Two proofs of each reply, every second proof kept.
+    Two,
+    /// A second proof of each chain, kept where it fits beside the longest
+    /// chain's first proof ([`kept_second_proofs`]).
+    Auto,
+}
+
+impl std::str::FromStr for Proofs {
+    type Err = anyhow::Error;
+
+    /// "1", "2" or "auto".
+    fn from_str(text: &str) -> Result<Proofs> {
+        match text {
+            "1" => Ok(Proofs::One),
+            "2" => Ok(Proofs::Two),
+            "auto" => Ok(Proofs::Auto),
+            _ => bail!("--proofs {text}: 1, 2 or auto"),
+        }
+    }
+}
+
+impl Proofs {
+    /// The most proofs of a reply the build makes (and stores): 1 or 2.
+    pub fn max_per_reply(self) -> u32 {
+        if self == Proofs::One { 1 } else { 2 }
+    }
+}
+
+/// The metadata key of the expansions proof block `block` took (written before
+/// the block: a key whose block was never stored is stale, never read).
+pub fn expansions_key(block: u8) -> String {
+    format!("expansions {block}")
+}
+
+/// The metadata key that marks the second proof of the chain whose first reply
+/// is `first_reply` given up (it could not be kept).
+pub fn given_up_key(first_reply: u8) -> String {
+    format!("second proof given up {first_reply}")
+}
+
+/// The expansions of each proof block the metadata counts, by block.
+pub fn block_expansions(meta: &BTreeMap<String, String>) -> BTreeMap<u8, u64> {
+    meta.iter()
+        .filter_map(|(key, value)| {
+            let block = key.strip_prefix("expansions ")?.parse().ok()?;
+            Some((block, value.parse().ok()?))
+        })
+        .collect()
+}
+
+/// For each chain, whether its second proof is kept, given the expansions each
+/// chain's first proof took (`first`) and its second proof took (`second`;
+/// `None` unless every reply of it is proven and counted): kept when the two
+/// together took fewer than the longest first proof (never the longest chain's
+/// own).
+pub fn kept_second_proofs(first: &[u64], second: &[Option<u64>]) -> Vec<bool> {
+    let longest = first.iter().copied().max().unwrap_or(0);
+    first
+        .iter()
+        .zip(second)
+        .map(|(&f, s)| s.is_some_and(|s| f.saturating_add(s) < longest))
+        .collect()
+}
+
+/// What the workers of a build with `auto` know of the chains' expansions, kept
+/// up by the thread that stores the proofs: a second proof is given up as soon
+/// as it cannot be kept. (The decision itself, [`kept_second_proofs`], is made on
+/// the stored counts; these counts only ever lag behind them, so giving up never
+/// drops a second proof the decision would keep.)
+pub struct SecondBudget {
+    /// The longest chain's first proof, once every first proof is stored
+    /// (`u64::MAX` before).
+    longest_first: AtomicU64,
+    /// Per chain: the expansions of its proofs stored so far (first and second).
+    spent: Vec<AtomicU64>,
+}
+
+impl SecondBudget {
+    /// Chains that have spent `spent` expansions; `longest_first` once known.
+    pub fn new(spent: &[u64], longest_first: Option<u64>) -> SecondBudget {
+        SecondBudget {
+            longest_first: AtomicU64::new(longest_first.unwrap_or(u64::MAX)),
+            spent: spent.iter().map(|&s| AtomicU64::new(s)).collect(),
+        }
+    }
+
+    /// Chain `chain`'s proof of a reply is stored: it took `expansions`.
+    pub fn add(&self, chain: usize, expansions: u64) {
+        self.spent[chain].fetch_add(expansions, Ordering::Relaxed);
+    }
+
+    /// Every first proof is stored: the longest took `expansions`.
+    pub fn set_longest_first(&self, expansions: u64) {
+        self.longest_first.store(expansions, Ordering::Relaxed);
+    }
+
+    /// Whether chain `chain`'s second proof, `running` expansions into a reply
+    /// not stored yet, can no longer be kept.
+    pub fn exceeded(&self, chain: usize, running: u64) -> bool {
+        let longest = self.longest_first.load(Ordering::Relaxed);
+        longest != u64::MAX
+            && self.spent[chain]
+                .load(Ordering::Relaxed)
+                .saturating_add(running)
+                >= longest
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A chain's second proof is kept when its two proofs take fewer expansions
+    /// than the longest first proof, and only then.
+    #[test]
+    fn second_proofs_are_kept_where_both_fit_below_the_longest_first() {
+        assert_eq!(
+            kept_second_proofs(
+                &[100, 60, 40, 90, 50],
+                &[Some(0), Some(39), Some(61), None, Some(50)]
+            ),
+            [false, true, false, false, false]
+        );
+        assert_eq!(kept_second_proofs(&[5], &[Some(0)]), [false]);
+        assert!(kept_second_proofs(&[], &[]).is_empty());
+    }
+
+    /// The budget gives up exactly where the decision would not keep: never
+    /// before the longest first proof is known, and then from the count on
+    /// where [`kept_second_proofs`] says no.
+    #[test]
+    fn the_budget_gives_up_where_the_decision_would_not_keep() {
+        let budget = SecondBudget::new(&[40, 100], None);
+        assert!(!budget.exceeded(0, 1_000));
+        budget.set_longest_first(100);
+        assert!(budget.exceeded(1, 0), "the longest chain's own");
+        for running in [0, 59, 60, 61] {
+            let kept = kept_second_proofs(&[40, 100], &[Some(running), None])[0];
+            assert_eq!(budget.exceeded(0, running), !kept, "{running}");
+        }
+        budget.add(0, 30);
+        assert!(budget.exceeded(0, 30) && !budget.exceeded(0, 29));
+    }
+
+    #[test]
+    fn proofs_parse_and_bad_values_are_named() {
+        assert_eq!("auto".parse::<Proofs>().unwrap(), Proofs::Auto);
+        assert_eq!("2".parse::<Proofs>().unwrap().max_per_reply(), 2);
+        let error = "3".parse::<Proofs>().unwrap_err().to_string();
+        assert!(error.contains("1, 2 or auto"), "{error}");
+    }
+
+    #[test]
+    fn block_counts_are_read_from_their_keys_only() {
+        let meta: BTreeMap<String, String> = [
+            (expansions_key(3), "17".to_string()),
+            (expansions_key(131), "5".to_string()),
+            (given_up_key(3), "1".to_string()),
+            ("status".to_string(), "building".to_string()),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(
+            block_expansions(&meta),
+            [(3, 17), (131, 5)].into_iter().collect()
+        );
+    }
+}
