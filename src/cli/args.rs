@@ -354,9 +354,10 @@ pub struct QubicBuild {
     /// breaks ties between X's moves the other way, proves through other moves,
     /// and the stored strategy chooses among both proofs' moves for the fewest
     /// strategic positions (2: about twice the time). auto: a second proof of
-    /// the chains whose two proofs take no more expansions than the longest
+    /// the chains whose two proofs take fewer expansions than the longest
     /// chain's first proof (in about the time of one proof on 2 cores; decided
-    /// by expansions, so the strategy is the same on any machine) [default: auto].
+    /// by expansions, not time, so the strategy is the same on any machine for a
+    /// given --memory) [default: auto].
     #[arg(long, value_name = "1|2|auto", value_parser = |s: &str| s.parse::<tb::games::qubic::second::Proofs>().map_err(|e| e.to_string()))]
     pub proofs: Option<tb::games::qubic::second::Proofs>,
     #[command(flatten)]
