@@ -803,19 +803,22 @@ impl Store {
         Ok(())
     }
 
-    /// Removes blocks `keys` of layer `n` (their rows and chunks) and writes the
-    /// metadata `entries`, in one transaction, the layer's row left as it is:
-    /// blocks kept only while a file is built go as the file is declared done.
+    /// Removes blocks `keys` of layer `n` (their rows and chunks) and the
+    /// metadata keys `meta_delete`, and writes the metadata `entries`, in one
+    /// transaction, the layer's row left as it is: blocks and keys kept only
+    /// while a file is built go as the file is declared done.
     pub fn remove_blocks_and_set_meta(
         &mut self,
         n: usize,
         keys: &[Vec<u8>],
+        meta_delete: &[String],
         entries: &[(&str, String)],
     ) -> Result<()> {
         let tx = self.conn.transaction()?;
         for counts in keys {
             delete_block(&tx, n, counts)?;
         }
+        delete_meta_keys(&tx, meta_delete)?;
         put_meta(&tx, entries)?;
         tx.commit()?;
         Ok(())
@@ -824,9 +827,7 @@ impl Store {
     /// Deletes metadata keys (one transaction).
     pub fn delete_meta(&mut self, keys: &[String]) -> Result<()> {
         let tx = self.conn.transaction()?;
-        for k in keys {
-            tx.execute("DELETE FROM meta WHERE key = ?1", params![k])?;
-        }
+        delete_meta_keys(&tx, keys)?;
         tx.commit()?;
         Ok(())
     }
@@ -1215,6 +1216,14 @@ fn parse_histogram(text: &str) -> Result<BTreeMap<i8, u64>> {
 
 /// Inserts (or replaces) the row of block `key` of layer `n`.
 /// Writes metadata `entries` (new keys added, others replaced) in `tx`.
+/// Deletes metadata keys inside a transaction.
+fn delete_meta_keys(tx: &rusqlite::Connection, keys: &[String]) -> Result<()> {
+    for k in keys {
+        tx.execute("DELETE FROM meta WHERE key = ?1", params![k])?;
+    }
+    Ok(())
+}
+
 fn put_meta<K: AsRef<str>>(tx: &rusqlite::Connection, entries: &[(K, String)]) -> Result<()> {
     for (k, v) in entries {
         let k = k.as_ref();

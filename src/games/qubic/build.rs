@@ -236,7 +236,18 @@ impl OpenFile {
             },
         )?;
         let second: Vec<Vec<u8>> = second.iter().map(|&b| vec![b]).collect();
-        store.remove_blocks_and_set_meta(0, &second, &[("status", "complete".to_string())])?;
+        // The build's own counts and marks (see `second.rs`) go with them.
+        let build_keys: Vec<String> = store
+            .meta()?
+            .into_keys()
+            .filter(|key| second::is_build_key(key))
+            .collect();
+        store.remove_blocks_and_set_meta(
+            0,
+            &second,
+            &build_keys,
+            &[("status", "complete".to_string())],
+        )?;
         // A finished file leaves WAL mode (readers then leave no files beside it).
         store.compact()?;
         Ok(Some(unified))
@@ -1323,48 +1334,44 @@ mod tests {
         let (_, two, _) = build_with(2, Proofs::Two);
         let after = |s: &BuildSummary| s.unified.as_ref().unwrap().after;
         assert!(after(&two) <= after(&auto) && after(&auto) <= after(&one));
-        // The decision, again from the counts the file keeps.
-        let path = dir.path().join("1-Auto.tb");
-        let store = Store::open_read(&path).unwrap();
+        // The finished file keeps none of the build's counts and marks.
+        let store = Store::open_read(&dir.path().join("1-Auto.tb")).unwrap();
         let meta = store.meta().unwrap();
-        let expansions = second::block_expansions(&meta);
-        let classes = child_classes((start.x, start.o));
-        let chains = chains(&classes);
-        let spent = |proof| {
-            chains
-                .iter()
-                .map(|chain| {
-                    chain
-                        .iter()
-                        .map(|&i| {
-                            expansions
-                                .get(&proof_block(classes[i].0, proof))
-                                .copied()
-                                .unwrap_or(0)
-                        })
-                        .sum::<u64>()
-                })
-                .collect::<Vec<u64>>()
-        };
-        let (first, second) = (spent(0), spent(1));
-        let longest = (0..chains.len()).max_by_key(|&c| first[c]).unwrap();
-        let marked = |c: usize| meta.contains_key(&second::given_up_key(classes[chains[c][0]].0));
-        assert!(marked(longest), "{meta:?}");
-        // A chain given up has no whole second proof.
-        let second: Vec<Option<u64>> = (0..chains.len())
-            .map(|c| (!marked(c)).then_some(second[c]))
-            .collect();
-        let kept = second::kept_second_proofs(&first, &second);
-        assert!(kept.iter().any(|&k| k) && !kept[longest], "{kept:?}");
+        assert!(!meta.keys().any(|k| second::is_build_key(k)), "{meta:?}");
+        // The decision, again from the counts the build reported: per chain
+        // "O <reply> (<first> + <second> expansions)", or "(<first> expansions,
+        // second proof given up)", the kept chains before "; not for".
         let said = lines
             .iter()
             .find(|l| l.starts_with("second proofs kept"))
             .unwrap();
-        for (chain, keep) in chains.iter().zip(kept) {
-            let name = format!("O {} (", classes[chain[0]].0);
-            let (kept_part, _) = said.split_once("; not for").unwrap();
-            assert_eq!(kept_part.contains(&name), keep, "{said}");
+        let (kept_part, rest) = said.split_once("; not for").unwrap();
+        let mut chains_said: Vec<(bool, u64, Option<u64>)> = Vec::new();
+        for (part, kept) in [(kept_part, true), (rest, false)] {
+            for entry in part.split("O ").skip(1) {
+                let Some((_, counts)) = entry.split_once(" (") else {
+                    continue;
+                };
+                let counts = counts.split(" expansions").next().unwrap();
+                let (first, second) = match counts.split_once(" + ") {
+                    Some((f, s)) => (f.parse().unwrap(), Some(s.parse().unwrap())),
+                    None => (counts.parse().unwrap(), None),
+                };
+                chains_said.push((kept, first, second));
+            }
         }
+        let classes = child_classes((start.x, start.o));
+        assert_eq!(chains_said.len(), chains(&classes).len(), "{said}");
+        let first: Vec<u64> = chains_said.iter().map(|c| c.1).collect();
+        let second: Vec<Option<u64>> = chains_said.iter().map(|c| c.2).collect();
+        let kept: Vec<bool> = chains_said.iter().map(|c| c.0).collect();
+        assert_eq!(second::kept_second_proofs(&first, &second), kept, "{said}");
+        let longest = (0..first.len()).max_by_key(|&c| first[c]).unwrap();
+        assert!(
+            second[longest].is_none(),
+            "the longest chain's own second proof is given up: {said}"
+        );
+        assert!(kept.iter().any(|&k| k), "{said}");
     }
 
     /// Replies meet in chains by transposition: the corner opening's two

@@ -10,7 +10,7 @@
 //! so the second proofs cost little wall time. The decision counts expansions,
 //! not seconds, so it is the same on any machine and number of threads; the
 //! counts are kept in the file's metadata ([`expansions_key`],
-//! [`given_up_key`]) for a resumed build.
+//! [`given_up_key`]) for a resumed build, and removed when the file is finished.
 
 use anyhow::{Result, bail};
 use std::collections::BTreeMap;
@@ -59,6 +59,12 @@ pub fn expansions_key(block: u8) -> String {
 /// is `first_reply` given up (it could not be kept).
 pub fn given_up_key(first_reply: u8) -> String {
     format!("second proof given up {first_reply}")
+}
+
+/// Whether metadata key `key` is one of the build's own ([`expansions_key`],
+/// [`given_up_key`]): finishing the file removes them.
+pub fn is_build_key(key: &str) -> bool {
+    key.starts_with("expansions ") || key.starts_with("second proof given up ")
 }
 
 /// The expansions of each proof block the metadata counts, by block.
@@ -187,5 +193,7 @@ mod tests {
             block_expansions(&meta),
             [(3, 17), (131, 5)].into_iter().collect()
         );
+        let build_keys: Vec<&String> = meta.keys().filter(|k| is_build_key(k)).collect();
+        assert_eq!(build_keys.len(), 3);
     }
 }
