@@ -338,6 +338,34 @@ fn a_strategy_file_names_its_chunk_coding() {
     );
 }
 
+/// The default build (`--proofs auto`) killed (SIGKILL) once some second proofs
+/// and their counts are stored resumes to a file the checker accepts, holding
+/// neither second-proof blocks nor the build's counts and marks.
+#[test]
+fn a_killed_auto_build_resumes_and_leaves_no_build_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("auto.tb");
+    let second = "SELECT COUNT(*) FROM blocks WHERE CAST(counts AS INTEGER) >= 128";
+    let build_keys = "SELECT COUNT(*) FROM meta WHERE key LIKE 'expansions %' OR key LIKE 'second proof given up %'";
+    let killed = interrupt::kill_build_midway(
+        &["build", "qubic", "--start", SMALL, "-q"],
+        &db,
+        5,
+        Duration::from_secs(60),
+        |db| count(db, second) >= 2,
+        |db| count(db, second) >= 1 && StrategyFile::open(db).is_err(),
+    );
+    assert!(killed, "the build was never killed midway");
+    assert!(
+        count(&db, build_keys) > count(&db, second),
+        "the counts are kept while it is built"
+    );
+    let first = count(&db, "SELECT COUNT(*) FROM blocks") - count(&db, second);
+    resume_and_verify(&db, &[], first);
+    assert_eq!(count(&db, second), 0);
+    assert_eq!(count(&db, build_keys), 0);
+}
+
 /// A build with two proofs of each reply killed (SIGKILL) once some second
 /// proofs are stored resumes: every first proof stored comes back as such, the
 /// finished file holds no second-proof block (`tb verify`'s reader refuses any
