@@ -339,8 +339,9 @@ fn a_strategy_file_names_its_chunk_coding() {
 }
 
 /// The default build (`--proofs auto`) killed (SIGKILL) once some second proofs
-/// and their counts are stored resumes to a file the checker accepts, holding
-/// neither second-proof blocks nor the build's counts and marks.
+/// and their counts are stored, then their counts deleted, resumes to the end:
+/// a file the checker accepts, holding neither second-proof blocks nor the
+/// build's counts and marks.
 #[test]
 fn a_killed_auto_build_resumes_and_leaves_no_build_state() {
     let dir = tempfile::tempdir().unwrap();
@@ -360,6 +361,16 @@ fn a_killed_auto_build_resumes_and_leaves_no_build_state() {
         count(&db, build_keys) > count(&db, second),
         "the counts are kept while it is built"
     );
+    // A second proof's block without its count (lost, or an older tb's) is
+    // never kept, and the build still ends.
+    let deleted = rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute(
+            "DELETE FROM meta WHERE key IN (SELECT 'expansions ' || CAST(counts AS TEXT) FROM blocks WHERE CAST(counts AS INTEGER) >= 128)",
+            [],
+        )
+        .unwrap();
+    assert!(deleted >= 1);
     let first = count(&db, "SELECT COUNT(*) FROM blocks") - count(&db, second);
     resume_and_verify(&db, &[], first);
     assert_eq!(count(&db, second), 0);

@@ -1214,8 +1214,6 @@ fn parse_histogram(text: &str) -> Result<BTreeMap<i8, u64>> {
     Ok(serde_json::from_str(text)?)
 }
 
-/// Inserts (or replaces) the row of block `key` of layer `n`.
-/// Writes metadata `entries` (new keys added, others replaced) in `tx`.
 /// Deletes metadata keys inside a transaction.
 fn delete_meta_keys(tx: &rusqlite::Connection, keys: &[String]) -> Result<()> {
     for k in keys {
@@ -1224,6 +1222,7 @@ fn delete_meta_keys(tx: &rusqlite::Connection, keys: &[String]) -> Result<()> {
     Ok(())
 }
 
+/// Writes metadata `entries` (new keys added, others replaced) in `tx`.
 fn put_meta<K: AsRef<str>>(tx: &rusqlite::Connection, entries: &[(K, String)]) -> Result<()> {
     for (k, v) in entries {
         let k = k.as_ref();

@@ -597,7 +597,7 @@ impl StoredProofs {
                             .iter()
                             .filter(|&&i| stored[proof as usize][i])
                             .map(|&i| counts.get(&proof_block(classes[i].0, proof)).copied())
-                            .sum()
+                            .try_fold(0u64, |sum, count| Some(sum.saturating_add(count?)))
                     })
                     .collect()
             })
@@ -677,7 +677,7 @@ pub(super) fn build_chains(
         &first_spent
             .iter()
             .zip(&second_spent)
-            .map(|(f, s)| f + s.unwrap_or(0))
+            .map(|(f, s)| f.saturating_add(s.unwrap_or(0)))
             .collect::<Vec<u64>>(),
         all_first_stored.then(|| first_spent.iter().copied().max().unwrap_or(0)),
     );
@@ -706,9 +706,12 @@ pub(super) fn build_chains(
         Proofs::Auto => jobs(0).chain(jobs(1)).collect(),
     };
     todo.retain(|job| {
+        // (A second proof stored in part without its counts can never be kept.)
         let second_done = proofs == Proofs::Auto
             && job.proof == 1
-            && (given_up[job.number] || budget.exceeded(job.number, 0));
+            && (given_up[job.number]
+                || budget.exceeded(job.number, 0)
+                || second_spent[job.number].is_none());
         job.chain.iter().any(|&i| !stored[job.proof as usize][i]) && !second_done
     });
     let shares = chains.len().clamp(1, MAX_SIDE_BY_SIDE) as u64;
@@ -778,14 +781,14 @@ pub(super) fn build_chains(
                     stored::write_block(&mut file.store, block, &mut records, seconds)?;
                     budget.add(chain, spent);
                     if proof == 0 {
-                        first_spent[chain] += spent;
+                        first_spent[chain] = first_spent[chain].saturating_add(spent);
                         missing_first -= 1;
                         if missing_first == 0 {
                             budget
                                 .set_longest_first(first_spent.iter().copied().max().unwrap_or(0));
                         }
                     } else {
-                        second_spent[chain] = second_spent[chain].map(|s| s + spent);
+                        second_spent[chain] = second_spent[chain].map(|s| s.saturating_add(spent));
                         missing_second -= 1;
                     }
                     report(&format!(
@@ -840,18 +843,20 @@ pub(super) fn build_chains(
     if let Some(e) = failure {
         return Err(e);
     }
-    // Per chain, its second proof's count if every reply of it is stored.
+    // Per chain, whether every reply's second proof is stored, and its count
+    // then (`None` without one).
     let now_stored = file.store.finished_blocks(0)?;
-    let second_whole: Vec<Option<u64>> = chains
+    let whole: Vec<bool> = chains
         .iter()
-        .zip(&second_spent)
-        .map(|(chain, &spent)| {
-            let whole = proofs != Proofs::One
+        .map(|chain| {
+            proofs != Proofs::One
                 && chain
                     .iter()
-                    .all(|&i| now_stored.contains_key(&proof_block(classes[i].0, 1).to_string()));
-            spent.filter(|_| whole)
+                    .all(|&i| now_stored.contains_key(&proof_block(classes[i].0, 1).to_string()))
         })
+        .collect();
+    let second_whole: Vec<Option<u64>> = (0..chains.len())
+        .map(|c| second_spent[c].filter(|_| whole[c]))
         .collect();
     let kept = match proofs {
         Proofs::One => vec![false; chains.len()],
@@ -864,8 +869,9 @@ pub(super) fn build_chains(
         && match proofs {
             Proofs::One => true,
             Proofs::Two => missing_second == 0,
-            Proofs::Auto => (0..chains.len())
-                .all(|c| second_whole[c].is_some() || given_up[c] || budget.exceeded(c, 0)),
+            Proofs::Auto => (0..chains.len()).all(|c| {
+                whole[c] || given_up[c] || budget.exceeded(c, 0) || second_spent[c].is_none()
+            }),
         };
     // The replies in the start's order; those never reached (after a reply not
     // proven in time) are left out.

@@ -274,6 +274,11 @@ impl Coordinator {
         }
         reply_child(self.start, reply)?;
         let (chunk, stats, records) = read_reply(&self.dir, reply)?;
+        // A count a killed local build left for this block is not this proof's
+        // (tasks keep none: a local build then finishes with one proof).
+        self.file
+            .store
+            .delete_meta(&[super::second::expansions_key(reply)])?;
         stored::store_block(&mut self.file.store, reply, chunk, &stats)?;
         let outcome = ReplyOutcome {
             reply,
@@ -312,8 +317,13 @@ impl Coordinator {
         // The start's order, as the local build lists them.
         let order = |r: &ReplyOutcome| self.replies.iter().position(|&c| c == r.reply);
         self.stored.sort_by_key(order);
-        // (None: the file was finished already, and is left as it is.)
-        let unified = self.file.finish(self.start, &mut self.stored, &[])?;
+        // (None: the file was finished already, and is left as it is.) Tasks
+        // make one proof of each reply: second proofs a killed local build left
+        // are not used.
+        let every_reply: Vec<u8> = self.replies.clone();
+        let unified = self
+            .file
+            .finish(self.start, &mut self.stored, &every_reply)?;
         drop(self.file);
         self.dir.remove_all()?;
         build::summary(
