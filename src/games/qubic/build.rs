@@ -570,14 +570,15 @@ struct StoredProofs {
 }
 
 impl StoredProofs {
-    /// Reads what `store` holds of `chains`' proofs (`proofs` of each reply).
+    /// Reads what `store` holds of `chains`' proofs (`proofs` of each reply;
+    /// `done` its finished blocks).
     fn read(
         store: &Store,
+        done: &std::collections::BTreeMap<String, crate::store::BlockStats>,
         chains: &[Vec<usize>],
         classes: &[(u8, Key)],
         proofs: Proofs,
     ) -> Result<StoredProofs> {
-        let done = store.finished_blocks(0)?;
         let meta = store.meta()?;
         let counts = second::block_expansions(&meta);
         let stored: Vec<Vec<bool>> = (0..proofs.max_per_reply())
@@ -657,7 +658,7 @@ pub(super) fn build_chains(
         return summary(&options.path, start, true, replies, 0, started, None);
     }
     let mut proofs = options.proofs;
-    let before = StoredProofs::read(&file.store, chains, &classes, proofs)?;
+    let before = StoredProofs::read(&file.store, &done, chains, &classes, proofs)?;
     // First proofs stored without their counts (by an older `tb`, or by tasks):
     // `auto` cannot weigh the second proofs, so the build makes none.
     if proofs == Proofs::Auto && before.spent[0].iter().any(Option::is_none) {
@@ -679,7 +680,7 @@ pub(super) fn build_chains(
             .zip(&second_spent)
             .map(|(f, s)| f.saturating_add(s.unwrap_or(0)))
             .collect::<Vec<u64>>(),
-        all_first_stored.then(|| first_spent.iter().copied().max().unwrap_or(0)),
+        all_first_stored.then(|| second::longest(&first_spent)),
     );
     // The proofs still to make, first proofs first. With two proofs, the second
     // proofs in the chains' reverse order: a worker done with its first proof
@@ -784,8 +785,7 @@ pub(super) fn build_chains(
                         first_spent[chain] = first_spent[chain].saturating_add(spent);
                         missing_first -= 1;
                         if missing_first == 0 {
-                            budget
-                                .set_longest_first(first_spent.iter().copied().max().unwrap_or(0));
+                            budget.set_longest_first(second::longest(&first_spent));
                         }
                     } else {
                         second_spent[chain] = second_spent[chain].map(|s| s.saturating_add(spent));
@@ -953,7 +953,7 @@ fn auto_decision(
         "second proofs kept for the chains of {}; not for {} (a chain's two proofs must take fewer expansions than the longest first proof, {})",
         named(true),
         named(false),
-        first.iter().copied().max().unwrap_or(0)
+        second::longest(first)
     )
 }
 

@@ -77,13 +77,19 @@ pub fn block_expansions(meta: &BTreeMap<String, String>) -> BTreeMap<u8, u64> {
         .collect()
 }
 
+/// The longest of the chains' first proofs (`first`, expansions each): what
+/// a chain's two proofs must stay below.
+pub fn longest(first: &[u64]) -> u64 {
+    first.iter().copied().max().unwrap_or(0)
+}
+
 /// For each chain, whether its second proof is kept, given the expansions each
 /// chain's first proof took (`first`) and its second proof took (`second`;
 /// `None` unless every reply of it is proven and counted): kept when the two
 /// together took fewer than the longest first proof (never the longest chain's
 /// own).
 pub fn kept_second_proofs(first: &[u64], second: &[Option<u64>]) -> Vec<bool> {
-    let longest = first.iter().copied().max().unwrap_or(0);
+    let longest = longest(first);
     first
         .iter()
         .zip(second)
