@@ -8,6 +8,7 @@
 # the whole game; started on a copy of morris.tb it builds only the placement);
 # `+chunkN` stores chunks of N positions (e.g. morris+all+chunk2048). `lasker+all`: Lasker
 # Morris from the empty board; `morabaraba+all`: Morabaraba from the empty board.
+# Qubic: `qubic` (X's first move on a corner), `qubic-first-N` (on cell N).
 
 # Prints the `tb build` arguments of a row (board, --start, reduction flags).
 row_args() {
@@ -19,6 +20,8 @@ row_args() {
         ;;
     morris) echo "morris --memory 16GiB"; return ;;
     qubic) echo "qubic"; return ;;
+    # X's first move on another cell (qubic-first-1: the seed's 4-line opening).
+    qubic-first-*) echo "qubic --first ${row#qubic-first-}"; return ;;
     morris+all) echo "morris --phase all --memory 16GiB"; return ;;
     # Lasker Morris from the empty board (issue 47): ~17 hours on 2 cores, ~39 GiB.
     lasker+all) echo "morris --rules lasker --phase all --memory 16GiB"; return ;;
