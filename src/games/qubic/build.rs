@@ -20,7 +20,8 @@ use crate::units::counted;
 use anyhow::{Context, Result, bail, ensure};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::time::Instant;
 
@@ -686,9 +687,11 @@ pub(super) fn build_chains(
     // proofs in the chains' reverse order: a worker done with its first proof
     // takes the second proof of a chain still being proven, likely the longer
     // one (on the corner opening the chain of reply 21, which bounds the wall
-    // time). With `auto`, in the chains' order: on as many workers as chains, a
-    // worker done with its chain's first proof proves it again while the
-    // longest is still proven. And the memory each chain's prover and shrinker
+    // time). With `auto`, in the chains' order, a chain whose first proof is
+    // made before one still proven (`second::next_job`): on as many workers as
+    // chains, a worker done with its chain's first proof proves it again while
+    // the longest is still proven, and a resumed build whose first chain is the
+    // longest does not prove that one again first. And the memory each chain's prover and shrinker
     // get: the same share whatever the threads and whatever the budget above the
     // default.
     let jobs = |proof: u32| {
@@ -724,7 +727,14 @@ pub(super) fn build_chains(
         .clamp(1, MAX_SIDE_BY_SIDE)
         .min(shares as usize)
         .min(todo.len().max(1));
-    let next = AtomicUsize::new(0);
+    // The jobs begun, and per chain whether its first proof is made (see
+    // `second::next_job`).
+    let jobs: Vec<(usize, u32)> = todo.iter().map(|job| (job.number, job.proof)).collect();
+    let first_done: Vec<bool> = chains
+        .iter()
+        .map(|chain| chain.iter().all(|&i| stored[0][i]))
+        .collect();
+    let queue = Mutex::new((vec![false; todo.len()], first_done));
     let stop = AtomicBool::new(false);
     let work = ChainWork {
         options,
@@ -746,14 +756,27 @@ pub(super) fn build_chains(
     std::thread::scope(|scope| -> Result<()> {
         for _ in 0..workers {
             let tx = tx.clone();
-            let (next, todo, work) = (&next, &todo, &work);
+            let (queue, jobs, todo, work) = (&queue, &jobs, &todo, &work);
             scope.spawn(move || {
                 loop {
-                    let c = next.fetch_add(1, Ordering::Relaxed);
-                    if c >= todo.len() || work.stop.load(Ordering::Relaxed) {
+                    let c = {
+                        let (taken, first_done) = &mut *queue.lock().expect("no worker panics");
+                        let prefer_made_chains = proofs == Proofs::Auto;
+                        match second::next_job(jobs, taken, first_done, prefer_made_chains) {
+                            Some(c) => {
+                                taken[c] = true;
+                                c
+                            }
+                            None => break,
+                        }
+                    };
+                    if work.stop.load(Ordering::Relaxed) {
                         break;
                     }
                     work.prove_chain(&todo[c], &tx);
+                    if todo[c].proof == 0 {
+                        queue.lock().expect("no worker panics").1[todo[c].number] = true;
+                    }
                 }
             });
         }
