@@ -7,7 +7,7 @@
 use super::position::{Position, Side};
 use super::prover::child_classes;
 use super::prover::{Key, Prover};
-use super::second::{self, Proofs, SecondBudget};
+use super::second::{self, Next, Proofs, SecondBudget};
 use super::shrink::Shrinker;
 use super::stored::{self, GAME, OPENING_BLOCK, Record};
 use super::strategy::{Strategy, replies_after};
@@ -687,11 +687,10 @@ pub(super) fn build_chains(
     // proofs in the chains' reverse order: a worker done with its first proof
     // takes the second proof of a chain still being proven, likely the longer
     // one (on the corner opening the chain of reply 21, which bounds the wall
-    // time). With `auto`, in the chains' order, a chain whose first proof is
-    // made before one still proven (`second::next_job`): on as many workers as
-    // chains, a worker done with its chain's first proof proves it again while
-    // the longest is still proven, and a resumed build whose first chain is the
-    // longest does not prove that one again first. And the memory each chain's prover and shrinker
+    // time). With `auto`, in the chains' order, each once its first proof is
+    // made (`second::next_job`): on as many workers as chains, a worker done
+    // with its chain's first proof proves it again while the longest is still
+    // proven. And the memory each chain's prover and shrinker
     // get: the same share whatever the threads and whatever the budget above the
     // default.
     let jobs = |proof: u32| {
@@ -759,20 +758,26 @@ pub(super) fn build_chains(
             let (queue, jobs, todo, work) = (&queue, &jobs, &todo, &work);
             scope.spawn(move || {
                 loop {
-                    let c = {
-                        let (taken, first_done) = &mut *queue.lock().expect("no worker panics");
-                        let prefer_made_chains = proofs == Proofs::Auto;
-                        match second::next_job(jobs, taken, first_done, prefer_made_chains) {
-                            Some(c) => {
-                                taken[c] = true;
-                                c
-                            }
-                            None => break,
-                        }
-                    };
                     if work.stop.load(Ordering::Relaxed) {
                         break;
                     }
+                    let next = {
+                        let (taken, first_done) = &mut *queue.lock().expect("no worker panics");
+                        let only_made_chains = proofs == Proofs::Auto;
+                        let next = second::next_job(jobs, taken, first_done, only_made_chains);
+                        if let Next::Take(c) = next {
+                            taken[c] = true;
+                        }
+                        next
+                    };
+                    let c = match next {
+                        Next::Take(c) => c,
+                        Next::Wait => {
+                            std::thread::sleep(std::time::Duration::from_millis(50));
+                            continue;
+                        }
+                        Next::Done => break,
+                    };
                     work.prove_chain(&todo[c], &tx);
                     if todo[c].proof == 0 {
                         queue.lock().expect("no worker panics").1[todo[c].number] = true;

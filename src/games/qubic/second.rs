@@ -97,28 +97,40 @@ pub fn kept_second_proofs(first: &[u64], second: &[Option<u64>]) -> Vec<bool> {
         .collect()
 }
 
-/// Which of the proofs still to make a free worker takes next: `jobs` holds
-/// each one's chain and proof (0: the first), `taken` those begun, `first_done`
-/// per chain whether its first proof is made. First proofs come first, in order.
-/// Then, with `auto` (`prefer_made_chains`), the second proof of a chain whose
-/// first proof is made: a chain still proven the first time may turn out the
-/// longest, whose second proof is never kept. Else the first second proof left
-/// (with two proofs each is kept, and on 2 cores the spare one may as well work).
+/// What a free worker does next ([`next_job`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    /// Begins job `j`.
+    Take(usize),
+    /// Waits: the jobs left are second proofs of chains still proven the
+    /// first time.
+    Wait,
+    /// Stops: every job is begun.
+    Done,
+}
+
+/// What a free worker does next: `jobs` holds each proof still to make as its
+/// chain and proof (0: the first), `taken` those begun, `first_done` per chain
+/// whether its first proof is made. First proofs come first, in order. With
+/// `auto` (`only_made_chains`), a chain's second proof begins once its first
+/// proof is made: a chain still proven may turn out the longest, whose second
+/// proof is never kept, and the second prover's table would grow beside the
+/// first's (a 4-line opening's chain, proven twice at once, held 13.8 GB). With
+/// two proofs every second proof is kept: the first left.
 pub fn next_job(
     jobs: &[(usize, u32)],
     taken: &[bool],
     first_done: &[bool],
-    prefer_made_chains: bool,
-) -> Option<usize> {
-    let mut left = (0..jobs.len()).filter(|&j| !taken[j]);
-    let first_left = left.clone().next()?;
-    if jobs[first_left].1 == 0 || !prefer_made_chains {
-        return Some(first_left);
+    only_made_chains: bool,
+) -> Next {
+    let mut left = (0..jobs.len()).filter(|&j| !taken[j]).peekable();
+    if left.peek().is_none() {
+        return Next::Done;
     }
-    Some(
-        left.find(|&j| jobs[j].1 == 0 || first_done[jobs[j].0])
-            .unwrap_or(first_left),
-    )
+    match left.find(|&j| jobs[j].1 == 0 || !only_made_chains || first_done[jobs[j].0]) {
+        Some(j) => Next::Take(j),
+        None => Next::Wait,
+    }
 }
 
 /// What the workers of a build with `auto` know of the chains' expansions, kept
@@ -171,26 +183,36 @@ mod tests {
 
     /// A chain's second proof is kept when its two proofs take fewer expansions
     /// than the longest first proof, and only then.
-    /// First proofs first; with `auto` a made chain's second proof before one
-    /// of a chain still proven; never a job taken.
+    /// First proofs first; with `auto` a chain's second proof only once its
+    /// first is made; never a job taken.
     #[test]
-    fn a_free_worker_takes_a_made_chains_second_proof_first() {
+    fn a_chains_second_proof_waits_for_its_first_with_auto() {
         let jobs = [(0, 0), (1, 0), (0, 1), (1, 1)];
         // Chain 1 proven, chain 0 still being proven.
         let taken = [true, true, false, false];
-        assert_eq!(next_job(&jobs, &taken, &[false, true], true), Some(3));
-        assert_eq!(next_job(&jobs, &taken, &[false, true], false), Some(2));
-        // No chain made yet: the spare worker proves one again all the same.
-        assert_eq!(next_job(&jobs, &taken, &[false, false], true), Some(2));
-        assert_eq!(next_job(&jobs, &taken, &[true, true], true), Some(2));
-        // A first proof left comes before any second proof.
-        let taken = [true, false, false, false];
-        assert_eq!(next_job(&jobs, &taken, &[false, false], true), Some(1));
+        assert_eq!(next_job(&jobs, &taken, &[false, true], true), Next::Take(3));
+        assert_eq!(
+            next_job(&jobs, &taken, &[false, true], false),
+            Next::Take(2)
+        );
+        assert_eq!(next_job(&jobs, &taken, &[true, true], true), Next::Take(2));
+        // No chain made yet: with auto the worker waits, with two proofs it works.
+        assert_eq!(next_job(&jobs, &taken, &[false, false], true), Next::Wait);
+        assert_eq!(
+            next_job(&jobs, &taken, &[false, false], false),
+            Next::Take(2)
+        );
         assert_eq!(
             next_job(&jobs, &[true, true, false, true], &[false, true], true),
-            Some(2)
+            Next::Wait
         );
-        assert_eq!(next_job(&jobs, &[true; 4], &[true, true], true), None);
+        // A first proof left comes before any second proof.
+        let taken = [true, false, false, false];
+        assert_eq!(next_job(&jobs, &taken, &[true, false], true), Next::Take(1));
+        assert_eq!(
+            next_job(&jobs, &[true; 4], &[false, false], true),
+            Next::Done
+        );
     }
 
     #[test]
