@@ -186,9 +186,10 @@ pub enum BuildGame {
 #[derive(Args, Clone)]
 pub struct BuildCommon {
     /// Memory budget (e.g. 512MiB, 8GiB): blocks kept in memory and, for Morris,
-    /// the pair being solved; Qubic: the proof searches' tables, which take 4GiB
-    /// at most (the same strategy on any budget from 4GiB up; a smaller one
-    /// proves differently) [default: 8GiB for Dots-and-Boxes, 4GiB for Qubic,
+    /// the pair being solved; Qubic: the proof searches' tables, thinned at
+    /// 4GiB at most (the same strategy on any budget from 4GiB up; a smaller one
+    /// proves differently), though a proof's own positions are kept, so a large
+    /// proof takes more [default: 8GiB for Dots-and-Boxes, 4GiB for Qubic,
     /// 16GiB for Morris, at most 3/4 of the machine's memory].
     #[arg(long)]
     pub memory: Option<String>,
