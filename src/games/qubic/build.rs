@@ -384,11 +384,16 @@ pub(super) fn prove_reply(
             ));
             return Ok(None);
         }
+        // The reply's numbers tell how far the proof is: the leaves still to
+        // prove for X, and to disprove (O's way out).
+        let numbers = prover.last_numbers;
         report(&format!(
-            "{reply_name}: {:.0} s, {} expansions, {} positions in the table",
+            "{reply_name}: {:.0} s, {} expansions, {} positions in the table, proof number {} (disproof {})",
             t.elapsed().as_secs_f64(),
             prover.expansions,
-            prover.table_len()
+            prover.table_len(),
+            numbers.pn,
+            numbers.dn
         ));
     }
     // Reading the strategy off the proof may prove positions the table lost

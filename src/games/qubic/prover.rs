@@ -112,6 +112,9 @@ pub struct Prover {
     /// X's moves with the same least proof number: the last is searched first
     /// (else the first). A second proof so made proves through other moves.
     ties_to_last: bool,
+    /// The numbers of the last [`Prover::prove_key`]'s position when it returned
+    /// (of a paused proof: how far it is).
+    pub last_numbers: Numbers,
 }
 
 impl Prover {
@@ -131,6 +134,7 @@ impl Prover {
             sum_cap: LARGEST_UNSETTLED,
             sibling_replays: 0,
             ties_to_last: false,
+            last_numbers: Numbers::UNKNOWN,
         }
     }
 
@@ -198,6 +202,7 @@ impl Prover {
     /// infinite thresholds only a proof, a disproof or the deadline ends it).
     pub fn prove_key(&mut self, key: Key) -> bool {
         let n = self.search(key, INFINITE, INFINITE);
+        self.last_numbers = n;
         assert!(
             self.aborted || n.pn == 0 || n.dn == 0,
             "the proof search stopped unsettled ({n:?})"
