@@ -340,6 +340,12 @@ pub struct QubicBuild {
     /// kept; running again goes on).
     #[arg(long, value_name = "TIME", value_parser = tb::units::parse_duration)]
     pub time_limit: Option<Duration>,
+    /// A reply's proof in progress is written beside the file this often
+    /// (`<db>.proof-<reply>`, removed once the reply is stored): a killed build
+    /// goes on from there instead of proving the reply from its start (e.g. 600,
+    /// 10m) [default: 10m]
+    #[arg(long, value_name = "TIME", value_parser = tb::units::parse_duration)]
+    pub checkpoint_every: Option<Duration>,
     /// After each O reply is proven, every position of its strategy whose subtree
     /// has at most N+1 strategic moves is searched exhaustively for a move with
     /// fewer (0: keep the strategy read off the proof) [default: 3].

@@ -27,6 +27,9 @@ pub fn build(args: QubicBuild) -> Result<ExitCode> {
         proofs: args
             .proofs
             .unwrap_or(tb::games::qubic::second::Proofs::Auto),
+        checkpoint_every: args
+            .checkpoint_every
+            .unwrap_or(tb::games::qubic::checkpoint::DEFAULT_EVERY),
     };
     let quiet = common.quiet;
     let summary = build::build(&options, &mut |line| {

@@ -4,6 +4,7 @@
 //! first reply not stored. The proof table is shared by the replies of one run
 //! (positions reached from several replies are proven once).
 
+use super::checkpoint::{self, Checkpoint};
 use super::position::{Position, Side};
 use super::prover::child_classes;
 use super::prover::{Key, Prover};
@@ -23,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Memory for the provers' and the shrinkers' tables when `--memory` is not
 /// given (capped by the machine's: [`crate::sys::default_memory`]), and the most
@@ -60,6 +61,8 @@ pub struct BuildOptions {
     pub threads: usize,
     /// Proofs of each reply (see [`Proofs`]).
     pub proofs: Proofs,
+    /// Time between two checkpoints of a reply's proof (see [`checkpoint`]).
+    pub checkpoint_every: Duration,
 }
 
 /// Nodes the shrinking search may spend on one position before it keeps the move
@@ -319,19 +322,28 @@ fn unify_replies(
     Ok((unified, worst, stored_second))
 }
 
-/// When a reply's proof stops unproven.
-pub(super) struct Stop<'a> {
-    /// Once this passes.
+/// How a reply's proof runs: in slices of expansions, between which it may stop
+/// unproven or write a checkpoint.
+pub(super) struct Slices<'a> {
+    /// Expansions in a slice ([`SLICE_EXPANSIONS`]; fewer in tests).
+    pub slice: u64,
+    /// The proof stops unproven once this passes.
     pub deadline: Option<Instant>,
-    /// When this answers yes, asked between slices with the prover's expansions.
+    /// The proof stops unproven when this answers yes, asked between slices
+    /// with the prover's expansions.
     pub give_up: &'a dyn Fn(u64) -> bool,
+    /// Between slices: the proof's checkpoint, and the prover's expansions when
+    /// the proof began.
+    pub checkpoint: Option<(&'a mut Checkpoint, u64)>,
 }
 
-impl Stop<'_> {
-    /// Never: the reply is proven whatever it takes.
-    pub const NEVER: Stop<'static> = Stop {
+impl Slices<'_> {
+    /// Never stopped, never checkpointed: the reply is proven whatever it takes.
+    pub const WHOLE: Slices<'static> = Slices {
+        slice: SLICE_EXPANSIONS,
         deadline: None,
         give_up: &|_| false,
+        checkpoint: None,
     };
 }
 
@@ -344,26 +356,26 @@ pub(super) struct ProvedReply {
 }
 
 /// Proves that X wins after O's reply (`child`: the canonical position after it),
-/// in slices of [`SLICE_EXPANSIONS`] with a progress line after each, until
-/// proven or `stop` says so; then reads the strategy off the proof and shrinks
-/// it by `shrink` (see [`BuildOptions::shrink`]). `None`: not proven before
-/// `stop`. An error when O holds (X does not win).
+/// in `slices` with a progress line (and maybe a checkpoint) after each, until
+/// proven or `slices` stops it; then reads the strategy off the proof and
+/// shrinks it by `shrink` (see [`BuildOptions::shrink`]). `None`: not proven
+/// before it stopped. An error when O holds (X does not win).
 pub(super) fn prove_reply(
     prover: &mut Prover,
     shrinker: &mut Shrinker,
     child: Key,
     shrink: u32,
-    stop: Stop,
+    mut slices: Slices,
     reply_name: &str,
     report: &mut dyn FnMut(&str),
 ) -> Result<Option<ProvedReply>> {
     let t = Instant::now();
-    prover.set_deadline(stop.deadline);
+    prover.set_deadline(slices.deadline);
     loop {
         // Each slice searches again from the reply with what the table holds.
         // Slices of time made the proof's course (and the strategy read off it)
         // depend on the machine's speed; slices of expansions do not.
-        prover.set_pause(Some(SLICE_EXPANSIONS));
+        prover.set_pause(Some(slices.slice));
         if prover.prove_key(child) {
             break;
         }
@@ -377,7 +389,7 @@ pub(super) fn prove_reply(
             ));
             return Ok(None);
         }
-        if (stop.give_up)(prover.expansions) {
+        if (slices.give_up)(prover.expansions) {
             report(&format!(
                 "{reply_name}: given up after {} expansions: the chain's two proofs would not take fewer expansions than the longest first proof",
                 prover.expansions
@@ -395,6 +407,11 @@ pub(super) fn prove_reply(
             numbers.pn,
             numbers.dn
         ));
+        if let Some((checkpoint, began)) = slices.checkpoint.as_mut() {
+            checkpoint.after_slice(prover, *began, &mut |line| {
+                report(&format!("{reply_name}: {line}"))
+            });
+        }
     }
     // Reading the strategy off the proof may prove positions the table lost
     // again: never cut short.
@@ -763,7 +780,8 @@ pub(super) fn build_chains(
             let (queue, jobs, todo, work) = (&queue, &jobs, &todo, &work);
             scope.spawn(move || {
                 loop {
-                    if work.stop.load(Ordering::Relaxed) {
+                    let late = work.deadline.is_some_and(|d| Instant::now() >= d);
+                    if work.stop.load(Ordering::Relaxed) || late {
                         break;
                     }
                     let next = {
@@ -813,6 +831,8 @@ pub(super) fn build_chains(
                     file.store
                         .set_meta(&[(&second::expansions_key(block), spent.to_string())])?;
                     stored::write_block(&mut file.store, block, &mut records, seconds)?;
+                    // The reply is stored: its proof's checkpoint is done with.
+                    checkpoint::remove(&checkpoint::path(&options.path, reply, proof))?;
                     budget.add(chain, spent);
                     if proof == 0 {
                         first_spent[chain] = first_spent[chain].saturating_add(spent);
@@ -942,6 +962,12 @@ pub(super) fn build_chains(
             made.free_moves
         ));
         unified = Some(made);
+        // The checkpoints of proofs not stored (second proofs given up).
+        for &(reply, _) in &classes {
+            for proof in 0..2 {
+                checkpoint::remove(&checkpoint::path(&options.path, reply, proof))?;
+            }
+        }
     }
     // Closing the file checkpoints its WAL: the size in the summary is the file's.
     drop(file);
@@ -1028,14 +1054,10 @@ impl ChainWork<'_> {
             }
             let (reply, child) = self.classes[index];
             let name = proof_name(reply, index, total, job.proof);
-            let before = prover.expansions;
             // A second proof with `auto` stops once it cannot be kept: before a
             // reply, and between the slices of its proof.
             let budget = self.budget.filter(|_| job.proof == 1);
-            let give_up = |expansions: u64| {
-                budget.is_some_and(|b| b.exceeded(job.number, expansions - before))
-            };
-            if give_up(before) {
+            if budget.is_some_and(|b| b.exceeded(job.number, 0)) {
                 let _ = tx.send(Event::Line(format!(
                     "{name}: given up before its proof: the chain's two proofs would not take fewer expansions than the longest first proof"
                 )));
@@ -1049,15 +1071,32 @@ impl ChainWork<'_> {
                 break;
             }
             let _ = tx.send(Event::Line(format!("{name}: proving ...")));
+            // Where a checkpoint of this proof was left, the proof goes on from it.
+            let mut checkpoint = Checkpoint::new(
+                checkpoint::path(&self.options.path, reply, job.proof),
+                child,
+                job.proof,
+                self.options.checkpoint_every,
+            );
+            let before = checkpoint
+                .resume(&mut prover, &mut |line| {
+                    let _ = tx.send(Event::Line(format!("{name}: {line}")));
+                })
+                .unwrap_or(prover.expansions);
+            let give_up = |expansions: u64| {
+                budget.is_some_and(|b| b.exceeded(job.number, expansions - before))
+            };
             let t = Instant::now();
             let proved = prove_reply(
                 &mut prover,
                 &mut shrinker,
                 child,
                 self.options.shrink,
-                Stop {
+                Slices {
+                    slice: SLICE_EXPANSIONS,
                     deadline: self.deadline,
                     give_up: &give_up,
+                    checkpoint: Some((&mut checkpoint, before)),
                 },
                 &name,
                 &mut |line| {
@@ -1237,6 +1276,7 @@ mod tests {
             shrink: 3,
             threads,
             proofs,
+            checkpoint_every: checkpoint::DEFAULT_EVERY,
         }
     }
 
@@ -1266,6 +1306,72 @@ mod tests {
         assert_eq!(two, one);
     }
 
+    /// A reply's proof stopped between two slices (as a kill leaves it: the
+    /// checkpoint of a slice before) and carried on from its checkpoint by a new
+    /// prover is the proof made without a stop: the same expansions, the same
+    /// strategy. A checkpoint of another budget, or damaged, is not used.
+    #[test]
+    fn a_proof_resumed_from_its_checkpoint_is_the_proof_made_without_a_stop() {
+        let start = Position::parse("0-63-21").unwrap();
+        // O 1: about 12,000 expansions, a dozen slices of 1,024.
+        let (_, child) = child_classes((start.x, start.o))[0];
+        let slice = 1024;
+        let prove = |prover: &mut Prover,
+                     give_up: &dyn Fn(u64) -> bool,
+                     checkpoint: Option<(&mut Checkpoint, u64)>| {
+            let mut shrinker = Shrinker::new(16 << 20);
+            let slices = Slices {
+                slice,
+                deadline: None,
+                give_up,
+                checkpoint,
+            };
+            prove_reply(prover, &mut shrinker, child, 3, slices, "O 1", &mut |_| {}).unwrap()
+        };
+        let mut whole = Prover::new(64 << 20);
+        let proved = prove(&mut whole, &|_| false, None).unwrap();
+        assert!(
+            whole.expansions > 8 * slice,
+            "{} expansions",
+            whole.expansions
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("o1.proof");
+        {
+            let mut stopped = Prover::new(64 << 20);
+            let mut checkpoint = Checkpoint::new(path.clone(), child, 0, Duration::ZERO);
+            let stop_at = |expansions: u64| expansions >= 5 * slice;
+            assert!(prove(&mut stopped, &stop_at, Some((&mut checkpoint, 0))).is_none());
+        }
+        let mut resumed = Prover::new(64 << 20);
+        let mut checkpoint = Checkpoint::new(path.clone(), child, 0, Duration::from_secs(3600));
+        assert_eq!(checkpoint.resume(&mut resumed, &mut |_| {}), Some(0));
+        assert_eq!(resumed.expansions, 4 * slice);
+        let again = prove(&mut resumed, &|_| false, Some((&mut checkpoint, 0))).unwrap();
+        assert_eq!(resumed.expansions, whole.expansions);
+        assert_eq!(again.records, proved.records);
+
+        // Another budget's table would be thinned at other times.
+        let mut other = Prover::new(128 << 20);
+        let mut lines = Vec::new();
+        let mut checkpoint = Checkpoint::new(path.clone(), child, 0, Duration::ZERO);
+        assert_eq!(
+            checkpoint.resume(&mut other, &mut |l| lines.push(l.to_string())),
+            None
+        );
+        assert!(lines[0].contains("another --memory"), "{lines:?}");
+        // A byte changed anywhere, here in an entry, is caught by the checksum;
+        // the prover is left empty.
+        let mut bytes = std::fs::read(&path).unwrap();
+        let at = bytes.len() / 2;
+        bytes[at] ^= 0x10;
+        std::fs::write(&path, bytes).unwrap();
+        let mut damaged = Prover::new(64 << 20);
+        let mut checkpoint = Checkpoint::new(path, child, 0, Duration::ZERO);
+        assert_eq!(checkpoint.resume(&mut damaged, &mut |_| {}), None);
+        assert_eq!((damaged.table_len(), damaged.expansions), (0, 0));
+    }
+
     /// Replies proven apart (a prover each, not shrunk: the blocks share no
     /// choices) are made one strategy that reaches fewer strategic positions, is
     /// counted so by the file, and is accepted by the independent checker.
@@ -1285,7 +1391,7 @@ mod tests {
                 &mut shrinker,
                 child,
                 0,
-                Stop::NEVER,
+                Slices::WHOLE,
                 &name,
                 &mut |_| {},
             )

@@ -4,11 +4,13 @@
 //! near-minimal winning strategy stands on: the proof search ([`prover`], its
 //! [`table`]), the strategy
 //! read off it ([`strategy`], [`shrink`]), the replies' strategies made one
-//! ([`unify`]) and the build ([`build`], its second proofs [`second`]).
+//! ([`unify`]) and the build ([`build`], its second proofs [`second`], its proofs'
+//! checkpoints [`checkpoint`]).
 
 pub mod answer;
 pub mod build;
 pub mod check;
+pub mod checkpoint;
 pub mod geometry;
 pub mod position;
 pub mod prover;

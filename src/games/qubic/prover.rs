@@ -117,6 +117,20 @@ pub struct Prover {
     pub last_numbers: Numbers,
 }
 
+/// The counters a prover's course depends on besides its table (see
+/// [`super::checkpoint`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProverState {
+    /// Entries the table is thinned to ([`Prover::new`]'s memory).
+    pub capacity: usize,
+    /// Positions expanded so far.
+    pub expansions: u64,
+    /// Entries above which the table is thinned next.
+    pub thin_at: usize,
+    /// Times the table was thinned.
+    pub thinnings: u64,
+}
+
 impl Prover {
     /// A prover whose tables take about `memory` bytes.
     pub fn new(memory: u64) -> Prover {
@@ -180,6 +194,37 @@ impl Prover {
     /// Positions the forced-win searches have visited.
     pub fn forced_nodes(&self) -> u64 {
         self.forced.nodes
+    }
+
+    /// Its counters, for a checkpoint.
+    pub fn state(&self) -> ProverState {
+        ProverState {
+            capacity: self.capacity,
+            expansions: self.expansions,
+            thin_at: self.thin_at,
+            thinnings: self.thinnings,
+        }
+    }
+
+    /// The table's entries, for a checkpoint.
+    pub fn entries(&self) -> impl Iterator<Item = (Key, Numbers)> + '_ {
+        self.table.iter()
+    }
+
+    /// Sets its counters to `state` and empties its table, with room for
+    /// `entries` (a checkpoint's, [`Prover::insert_entry`]); its caches of forced
+    /// wins stay: they answer as the search would.
+    pub fn restore(&mut self, state: ProverState, entries: usize) {
+        debug_assert_eq!(state.capacity, self.capacity);
+        self.table = ProofTable::with_capacity(entries);
+        self.expansions = state.expansions;
+        self.thin_at = state.thin_at;
+        self.thinnings = state.thinnings;
+    }
+
+    /// Puts a checkpoint's entry in the table.
+    pub fn insert_entry(&mut self, key: Key, numbers: Numbers) {
+        self.table.insert(key, numbers);
     }
 
     /// Positions in the table.

@@ -87,6 +87,15 @@ impl ProofTable {
         }
     }
 
+    /// An empty table with room for `entries` entries without growing: entries
+    /// read in another table's slot order must go into one this big (into a
+    /// smaller one growing as they come, the first of them fill its slots in
+    /// order and the rest probe past them: 9.7 M entries had not gone in after 9
+    /// minutes).
+    pub fn with_capacity(entries: usize) -> ProofTable {
+        ProofTable::with_slots((entries / 3 * 4 + 1).next_power_of_two().max(MIN_SLOTS))
+    }
+
     /// Entries.
     pub fn len(&self) -> usize {
         self.len
@@ -175,6 +184,14 @@ impl ProofTable {
         if slots < self.slots.len() {
             self.resize(slots);
         }
+    }
+
+    /// Every entry.
+    pub fn iter(&self) -> impl Iterator<Item = (Key, Numbers)> + '_ {
+        self.slots
+            .iter()
+            .filter(|s| s.key != EMPTY)
+            .map(|s| (s.key, s.numbers))
     }
 
     /// Every entry's numbers.

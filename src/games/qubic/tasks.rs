@@ -14,7 +14,7 @@
 //! are checked by the same independent walk (`tb verify`).
 
 use super::build::{
-    self, BuildSummary, OpenFile, ProvedReply, ReplyOutcome, Stop, prove_reply, root_moves,
+    self, BuildSummary, OpenFile, ProvedReply, ReplyOutcome, Slices, prove_reply, root_moves,
 };
 use super::position::Position;
 use super::prover::{Key, Prover, child_classes};
@@ -169,7 +169,7 @@ pub fn run_reply(
         &mut shrinker,
         child,
         shrink,
-        Stop::NEVER,
+        Slices::WHOLE,
         &name,
         report,
     )?;
