@@ -265,6 +265,76 @@ fn a_killed_qubic_build_resumes() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("holds a strategy from"));
 }
 
+/// A build killed while a reply's proof is under way goes on from the proof's
+/// checkpoint (`--checkpoint-every 0`: one after every slice of 40,960
+/// expansions): the resumed run says how far into the proof it starts, stores
+/// the reply, and removes the checkpoint.
+#[test]
+fn a_killed_build_goes_on_from_the_proofs_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("checkpointed.tb");
+    // O 3 of this start takes about 450,000 expansions, O 1 and O 2 a few
+    // thousand before it (one thread: one chain at a time, in order).
+    let checkpoint = dir.path().join("checkpointed.tb.proof-3");
+    let args = [
+        "build",
+        "qubic",
+        "--start",
+        "0-63-21",
+        "--threads",
+        "1",
+        "--proofs",
+        "1",
+        "--checkpoint-every",
+        "0",
+    ];
+    let killed = interrupt::kill_build_midway(
+        &args,
+        &db,
+        3,
+        Duration::from_secs(300),
+        |_| checkpoint.exists(),
+        |_| checkpoint.exists(),
+    );
+    assert!(
+        killed,
+        "the build was never killed with a checkpoint written"
+    );
+    let log = dir.path().join("resumed.log");
+    let mut resumed = std::process::Command::new(assert_cmd::cargo::cargo_bin!("tb"))
+        .args(args)
+        .arg("--db")
+        .arg(&db)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let stored = || count(&db, "SELECT COUNT(*) FROM blocks WHERE counts = '3'") == 1;
+    let began = std::time::Instant::now();
+    while !(stored() && !checkpoint.exists()) && began.elapsed() < Duration::from_secs(600) {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let _ = resumed.kill();
+    let _ = resumed.wait();
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(stored() && !checkpoint.exists(), "O 3 not stored: {text}");
+    let from = text
+        .lines()
+        .find_map(|l| {
+            let rest = l
+                .split("O 3 (3 of 17): resumed from the checkpoint")
+                .nth(1)?;
+            rest.split(" (")
+                .nth(1)?
+                .split(' ')
+                .next()?
+                .parse::<u64>()
+                .ok()
+        })
+        .unwrap_or_else(|| panic!("no resume from the checkpoint: {text}"));
+    assert!(from >= 40_960, "{from} expansions into the proof");
+}
+
 /// The number `sql` reads from the file `db` (0 when it cannot: no file yet,
 /// or one being written).
 fn count(db: &Path, sql: &str) -> i64 {
