@@ -17,7 +17,7 @@
 //! other times); its bytes are checked against the checksum at its end. Any
 //! other file is ignored with a message, and the reply proven from its start.
 //!
-//! The file, little-endian: the magic `TBQUBICPROOF1\0\0\0`; the reply's X
+//! The file (docs/FORMAT.md §9.14), little-endian: the magic `TBQUBICPROOF1\0\0\0`; the reply's X
 //! and O cells (u64 each); the proof (u32) and the table's capacity (u64); the
 //! prover's expansions when the reply's proof began and now, its thinning
 //! threshold, its thinnings (u64 each); the entries' count (u64) and each entry
@@ -61,7 +61,7 @@ pub fn remove(path: &Path) -> Result<()> {
 /// A reply's proof, checkpointed as it goes.
 pub struct Checkpoint {
     path: PathBuf,
-    /// The reply's position (canonical, O to move... X to move after O's reply).
+    /// The canonical position after the reply (X to move).
     reply: Key,
     proof: u32,
     every: Duration,
