@@ -270,23 +270,22 @@ impl<R: Read> Words<R> {
         Ok(())
     }
 
-    fn read_u64(&mut self) -> Result<u64> {
-        let mut b = [0u8; 8];
+    /// An integer of `N` bytes (zero-extended, as the writer folds it).
+    fn read_word<const N: usize>(&mut self) -> Result<u64> {
+        let mut bytes = [0u8; 8];
         self.inner
-            .read_exact(&mut b)
+            .read_exact(&mut bytes[..N])
             .context("the file ends early")?;
-        let word = u64::from_le_bytes(b);
+        let word = u64::from_le_bytes(bytes);
         self.fold(word);
         Ok(word)
     }
 
+    fn read_u64(&mut self) -> Result<u64> {
+        self.read_word::<8>()
+    }
+
     fn read_u32(&mut self) -> Result<u32> {
-        let mut b = [0u8; 4];
-        self.inner
-            .read_exact(&mut b)
-            .context("the file ends early")?;
-        let word = u32::from_le_bytes(b);
-        self.fold(word.into());
-        Ok(word)
+        Ok(self.read_word::<4>()? as u32)
     }
 }
