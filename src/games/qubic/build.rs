@@ -676,6 +676,7 @@ pub(super) fn build_chains(
     if file.is_finished()? {
         report("the strategy is complete already: nothing to do");
         file.finish(start, &mut [], &[])?;
+        remove_all_checkpoints(&options.path, &classes, report);
         drop(file);
         let replies = replies.into_iter().flatten().collect();
         return summary(&options.path, start, true, replies, 0, started, None);
@@ -801,10 +802,15 @@ pub(super) fn build_chains(
                         }
                         Next::Done => break,
                     };
+                    // A first proof ends its chain's wait even if it panics (a
+                    // worker waiting on it would hold the build open for ever):
+                    // the build then stops.
+                    let _made = (todo[c].proof == 0).then(|| FirstProofEnds {
+                        first_done: queue,
+                        chain: todo[c].number,
+                        stop: work.stop,
+                    });
                     work.prove_chain(&todo[c], &tx);
-                    if todo[c].proof == 0 {
-                        queue.lock().expect("no worker panics").1[todo[c].number] = true;
-                    }
                 }
             });
         }
@@ -832,7 +838,7 @@ pub(super) fn build_chains(
                         .set_meta(&[(&second::expansions_key(block), spent.to_string())])?;
                     stored::write_block(&mut file.store, block, &mut records, seconds)?;
                     // The reply is stored: its proof's checkpoint is done with.
-                    checkpoint::remove(&checkpoint::path(&options.path, reply, proof))?;
+                    remove_checkpoints(&options.path, &[(reply, proof)], report);
                     budget.add(chain, spent);
                     if proof == 0 {
                         first_spent[chain] = first_spent[chain].saturating_add(spent);
@@ -962,12 +968,7 @@ pub(super) fn build_chains(
             made.free_moves
         ));
         unified = Some(made);
-        // The checkpoints of proofs not stored (second proofs given up).
-        for &(reply, _) in &classes {
-            for proof in 0..2 {
-                checkpoint::remove(&checkpoint::path(&options.path, reply, proof))?;
-            }
-        }
+        remove_all_checkpoints(&options.path, &classes, report);
     }
     // Closing the file checkpoints its WAL: the size in the summary is the file's.
     drop(file);
@@ -980,6 +981,47 @@ pub(super) fn build_chains(
         started,
         unified,
     )
+}
+
+/// Marks a chain's first proof made when its worker is done with it, however
+/// it ends; and stops the build if it ends in a panic.
+struct FirstProofEnds<'a> {
+    first_done: &'a Mutex<(Vec<bool>, Vec<bool>)>,
+    chain: usize,
+    stop: &'a AtomicBool,
+}
+
+impl Drop for FirstProofEnds<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.stop.store(true, Ordering::Relaxed);
+        }
+        // (No worker panics while it holds the lock, so it is never poisoned.)
+        if let Ok(mut queue) = self.first_done.lock() {
+            queue.1[self.chain] = true;
+        }
+    }
+}
+
+/// Removes the checkpoints of `proofs` (reply, proof) of the build of `path`;
+/// one that cannot be removed is said in `report` (a file left over does no
+/// harm: a build reads only the checkpoint of a reply it proves).
+fn remove_checkpoints(path: &Path, proofs: &[(u8, u32)], report: &mut dyn FnMut(&str)) {
+    for &(reply, proof) in proofs {
+        if let Err(e) = checkpoint::remove(&checkpoint::path(path, reply, proof)) {
+            report(&format!("{e:#}"));
+        }
+    }
+}
+
+/// Removes every checkpoint of the build of `path` (whose replies are
+/// `classes`), first and second proofs: the file is finished.
+fn remove_all_checkpoints(path: &Path, classes: &[(u8, Key)], report: &mut dyn FnMut(&str)) {
+    let proofs: Vec<(u8, u32)> = classes
+        .iter()
+        .flat_map(|&(reply, _)| [(reply, 0), (reply, 1)])
+        .collect();
+    remove_checkpoints(path, &proofs, report);
 }
 
 /// The progress line that says which chains' second proofs `auto` kept
@@ -1351,6 +1393,12 @@ mod tests {
         assert_eq!(resumed.expansions, whole.expansions);
         assert_eq!(again.records, proved.records);
 
+        // Another reply's checkpoint leaves a prover as it was, table and all.
+        let (_, other_child) = child_classes((start.x, start.o))[1];
+        let held = (whole.table_len(), whole.expansions);
+        let mut checkpoint = Checkpoint::new(path.clone(), other_child, 0, Duration::ZERO);
+        assert_eq!(checkpoint.resume(&mut whole, &mut |_| {}), None);
+        assert_eq!((whole.table_len(), whole.expansions), held);
         // Another budget's table would be thinned at other times.
         let mut other = Prover::new(128 << 20);
         let mut lines = Vec::new();

@@ -48,14 +48,25 @@ pub fn path(db: &Path, reply: u8, proof: u32) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// Removes the checkpoint at `path`, if any.
+/// The temporary file a checkpoint at `path` is written to.
+fn part(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".part");
+    PathBuf::from(name)
+}
+
+/// Removes the checkpoint at `path`, if any, and the temporary file of one
+/// being written when the build was killed.
 pub fn remove(path: &Path) -> Result<()> {
-    match std::fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(e).with_context(|| format!("removing {}", path.display()))
+    for path in [path.to_path_buf(), part(path)] {
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(e).with_context(|| format!("removing {}", path.display()));
+            }
+            _ => {}
         }
-        _ => Ok(()),
     }
+    Ok(())
 }
 
 /// A reply's proof, checkpointed as it goes.
@@ -84,15 +95,17 @@ impl Checkpoint {
 
     /// Restores `prover` from the checkpoint, if there is one for this reply
     /// and this prover's capacity: the prover's expansions when the reply's proof
-    /// began (else `None`, the prover untouched). A file that cannot be used is
-    /// said in `report` and left alone.
+    /// began. Else `None`, the prover untouched, or, where a file failed its
+    /// checks once read into the table, with an empty table and its counters as
+    /// they were. A file that cannot be used is said in `report` and left alone.
     pub fn resume(&mut self, prover: &mut Prover, report: &mut dyn FnMut(&str)) -> Option<u64> {
         if !self.path.exists() {
             return None;
         }
         let t = Instant::now();
         let before = prover.state();
-        match self.read(prover) {
+        let mut touched = false;
+        match self.read(prover, &mut touched) {
             Ok((state, began)) => {
                 let positions = prover.table_len();
                 report(&format!(
@@ -106,7 +119,9 @@ impl Checkpoint {
             }
             Err(e) => {
                 // What was read is dropped: an empty table is a prover's start.
-                prover.restore(before, 0);
+                if touched {
+                    prover.restore(before, 0);
+                }
                 report(&format!(
                     "the checkpoint {} is not used ({e:#}): the proof begins again",
                     self.path.display()
@@ -135,13 +150,21 @@ impl Checkpoint {
         self.last = Instant::now();
     }
 
-    /// Writes the checkpoint: a temporary file, synced, renamed over the last.
+    /// Writes the checkpoint: a temporary file, synced, renamed over the last
+    /// (the temporary file removed if that fails).
     fn write(&self, prover: &Prover, began: u64) -> Result<()> {
-        let mut part = self.path.as_os_str().to_owned();
-        part.push(".part");
-        let part = PathBuf::from(part);
+        let part = part(&self.path);
+        let written = self.write_to(&part, prover, began);
+        if written.is_err() {
+            let _ = std::fs::remove_file(&part);
+        }
+        written
+    }
+
+    /// [`Checkpoint::write`] through the temporary file `part`.
+    fn write_to(&self, part: &Path, prover: &Prover, began: u64) -> Result<()> {
         let file =
-            std::fs::File::create(&part).with_context(|| format!("creating {}", part.display()))?;
+            std::fs::File::create(part).with_context(|| format!("creating {}", part.display()))?;
         let mut out = Words::new(BufWriter::with_capacity(1 << 20, file));
         let state = prover.state();
         out.bytes(MAGIC)?;
@@ -168,14 +191,15 @@ impl Checkpoint {
         out.u64(sum)?;
         let file = out.inner.into_inner().context("writing the checkpoint")?;
         file.sync_all()?;
-        std::fs::rename(&part, &self.path)
+        std::fs::rename(part, &self.path)
             .with_context(|| format!("renaming {} to {}", part.display(), self.path.display()))
     }
 
-    /// Reads the checkpoint into `prover` (its table emptied first): the
-    /// prover's state and its expansions when the reply's proof began. After an
-    /// error the prover holds part of the file: the caller empties it.
-    fn read(&self, prover: &mut Prover) -> Result<(ProverState, u64)> {
+    /// Reads the checkpoint into `prover` (its table emptied first, once the
+    /// header passes: then `touched`): the prover's state and its expansions
+    /// when the reply's proof began. After an error with `touched` the prover
+    /// holds part of the file: the caller empties it.
+    fn read(&self, prover: &mut Prover, touched: &mut bool) -> Result<(ProverState, u64)> {
         let capacity = prover.state().capacity;
         let file = std::fs::File::open(&self.path)?;
         let size = file.metadata()?.len();
@@ -209,9 +233,12 @@ impl Checkpoint {
             thin_at: thin_at as usize,
             thinnings,
         };
+        *touched = true;
         prover.restore(state, count as usize);
         for _ in 0..count {
             let key = (input.read_u64()?, input.read_u64()?);
+            // (No position has a cell both X's and O's; the table's empty slot does.)
+            ensure!(key.0 & key.1 == 0, "an entry with a cell both X's and O's");
             let numbers = Numbers {
                 pn: input.read_u32()?,
                 dn: input.read_u32()?,

@@ -216,6 +216,8 @@ impl Prover {
     /// wins stay: they answer as the search would.
     pub fn restore(&mut self, state: ProverState, entries: usize) {
         debug_assert_eq!(state.capacity, self.capacity);
+        // The old table goes first: the two at once could be gigabytes.
+        self.table = ProofTable::default();
         self.table = ProofTable::with_capacity(entries);
         self.expansions = state.expansions;
         self.thin_at = state.thin_at;

@@ -181,8 +181,6 @@ impl SecondBudget {
 mod tests {
     use super::*;
 
-    /// A chain's second proof is kept when its two proofs take fewer expansions
-    /// than the longest first proof, and only then.
     /// First proofs first; with `auto` a chain's second proof only once its
     /// first is made; never a job taken.
     #[test]
@@ -215,6 +213,8 @@ mod tests {
         );
     }
 
+    /// A chain's second proof is kept when its two proofs take fewer expansions
+    /// than the longest first proof, and only then.
     #[test]
     fn second_proofs_are_kept_where_both_fit_below_the_longest_first() {
         assert_eq!(
