@@ -8,7 +8,7 @@ use super::checkpoint::{self, Checkpoint};
 use super::position::{Position, Side};
 use super::prover::child_classes;
 use super::prover::{Key, Prover};
-use super::second::{self, Next, Proofs, SecondBudget};
+use super::second::{self, JobQueue, Next, Proofs, SecondBudget};
 use super::shrink::Shrinker;
 use super::stored::{self, GAME, OPENING_BLOCK, Record};
 use super::strategy::{Strategy, replies_after};
@@ -711,7 +711,7 @@ pub(super) fn build_chains(
     // takes the second proof of a chain still being proven, likely the longer
     // one (on the corner opening the chain of reply 21, which bounds the wall
     // time). With `auto`, in the chains' order, each once its first proof is
-    // made (`second::next_job`): on as many workers as chains, a worker done
+    // made (`second::JobQueue`): on as many workers as chains, a worker done
     // with its chain's first proof proves it again while the longest is still
     // proven. And the memory each chain's prover and shrinker
     // get: the same share whatever the threads and whatever the budget above the
@@ -749,14 +749,14 @@ pub(super) fn build_chains(
         .clamp(1, MAX_SIDE_BY_SIDE)
         .min(shares as usize)
         .min(todo.len().max(1));
-    // The jobs begun, and per chain whether its first proof is made (see
-    // `second::next_job`).
-    let jobs: Vec<(usize, u32)> = todo.iter().map(|job| (job.number, job.proof)).collect();
-    let first_done: Vec<bool> = chains
-        .iter()
-        .map(|chain| chain.iter().all(|&i| stored[0][i]))
-        .collect();
-    let queue = Mutex::new((vec![false; todo.len()], first_done));
+    let queue = Mutex::new(JobQueue::new(
+        todo.iter().map(|job| (job.number, job.proof)).collect(),
+        chains
+            .iter()
+            .map(|chain| chain.iter().all(|&i| stored[0][i]))
+            .collect(),
+        proofs == Proofs::Auto,
+    ));
     let stop = AtomicBool::new(false);
     let work = ChainWork {
         options,
@@ -778,22 +778,14 @@ pub(super) fn build_chains(
     std::thread::scope(|scope| -> Result<()> {
         for _ in 0..workers {
             let tx = tx.clone();
-            let (queue, jobs, todo, work) = (&queue, &jobs, &todo, &work);
+            let (queue, todo, work) = (&queue, &todo, &work);
             scope.spawn(move || {
                 loop {
                     let late = work.deadline.is_some_and(|d| Instant::now() >= d);
                     if work.stop.load(Ordering::Relaxed) || late {
                         break;
                     }
-                    let next = {
-                        let (taken, first_done) = &mut *queue.lock().expect("no worker panics");
-                        let only_made_chains = proofs == Proofs::Auto;
-                        let next = second::next_job(jobs, taken, first_done, only_made_chains);
-                        if let Next::Take(c) = next {
-                            taken[c] = true;
-                        }
-                        next
-                    };
+                    let next = queue.lock().expect("no worker panics").take();
                     let c = match next {
                         Next::Take(c) => c,
                         Next::Wait => {
@@ -806,7 +798,7 @@ pub(super) fn build_chains(
                     // worker waiting on it would hold the build open for ever):
                     // the build then stops.
                     let _made = (todo[c].proof == 0).then(|| FirstProofEnds {
-                        first_done: queue,
+                        queue,
                         chain: todo[c].number,
                         stop: work.stop,
                     });
@@ -986,7 +978,7 @@ pub(super) fn build_chains(
 /// Marks a chain's first proof made when its worker is done with it, however
 /// it ends; and stops the build if it ends in a panic.
 struct FirstProofEnds<'a> {
-    first_done: &'a Mutex<(Vec<bool>, Vec<bool>)>,
+    queue: &'a Mutex<JobQueue>,
     chain: usize,
     stop: &'a AtomicBool,
 }
@@ -997,8 +989,8 @@ impl Drop for FirstProofEnds<'_> {
             self.stop.store(true, Ordering::Relaxed);
         }
         // (No worker panics while it holds the lock, so it is never poisoned.)
-        if let Ok(mut queue) = self.first_done.lock() {
-            queue.1[self.chain] = true;
+        if let Ok(mut queue) = self.queue.lock() {
+            queue.first_made(self.chain);
         }
     }
 }

@@ -97,7 +97,7 @@ pub fn kept_second_proofs(first: &[u64], second: &[Option<u64>]) -> Vec<bool> {
         .collect()
 }
 
-/// What a free worker does next ([`next_job`]).
+/// What a free worker does next ([`JobQueue::take`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Next {
     /// Begins job `j`.
@@ -109,27 +109,53 @@ pub enum Next {
     Done,
 }
 
-/// What a free worker does next: `jobs` holds each proof still to make as its
-/// chain and proof (0: the first), `taken` those begun, `first_done` per chain
-/// whether its first proof is made. First proofs come first, in order. With
-/// `auto` (`only_made_chains`), a chain's second proof begins once its first
-/// proof is made: a chain still proven may turn out the longest, whose second
-/// proof is never kept, and the second prover's table would grow beside the
-/// first's (a 4-line opening's chain, proven twice at once, held 13.8 GB). With
-/// two proofs every second proof is kept: the first left.
-pub fn next_job(
-    jobs: &[(usize, u32)],
-    taken: &[bool],
-    first_done: &[bool],
+/// The proofs a build still makes, as its workers take them: each one's chain
+/// and proof (0: the first), whether it is begun, and per chain whether its
+/// first proof is made. First proofs come first, in order. With `auto`
+/// (`only_made_chains`), a chain's second proof begins once its first proof is
+/// made: a chain still proven may turn out the longest, whose second proof is
+/// never kept, and the second prover's table would grow beside the first's (a
+/// 4-line opening's chain, proven twice at once, held 13.8 GB). With two proofs
+/// every second proof is kept: the first left.
+#[derive(Debug)]
+pub struct JobQueue {
+    jobs: Vec<(usize, u32)>,
+    taken: Vec<bool>,
+    first_done: Vec<bool>,
     only_made_chains: bool,
-) -> Next {
-    let mut left = (0..jobs.len()).filter(|&j| !taken[j]).peekable();
-    if left.peek().is_none() {
-        return Next::Done;
+}
+
+impl JobQueue {
+    /// `jobs` (chain, proof) to make, none begun; `first_done` per chain.
+    pub fn new(jobs: Vec<(usize, u32)>, first_done: Vec<bool>, only_made_chains: bool) -> Self {
+        let taken = vec![false; jobs.len()];
+        JobQueue {
+            jobs,
+            taken,
+            first_done,
+            only_made_chains,
+        }
     }
-    match left.find(|&j| jobs[j].1 == 0 || !only_made_chains || first_done[jobs[j].0]) {
-        Some(j) => Next::Take(j),
-        None => Next::Wait,
+
+    /// What a free worker does next (a job it takes is begun).
+    pub fn take(&mut self) -> Next {
+        let mut left = (0..self.jobs.len()).filter(|&j| !self.taken[j]).peekable();
+        if left.peek().is_none() {
+            return Next::Done;
+        }
+        let (jobs, first_done) = (&self.jobs, &self.first_done);
+        match left.find(|&j| jobs[j].1 == 0 || !self.only_made_chains || first_done[jobs[j].0]) {
+            Some(j) => {
+                self.taken[j] = true;
+                Next::Take(j)
+            }
+            None => Next::Wait,
+        }
+    }
+
+    /// Chain `chain`'s first proof is made (or its worker is done with it).
+    pub fn first_made(&mut self, chain: usize) {
+        self.first_done[chain] = true;
     }
 }
 
@@ -185,32 +211,28 @@ mod tests {
     /// first is made; never a job taken.
     #[test]
     fn a_chains_second_proof_waits_for_its_first_with_auto() {
-        let jobs = [(0, 0), (1, 0), (0, 1), (1, 1)];
+        let jobs = vec![(0, 0), (1, 0), (0, 1), (1, 1)];
+        let queue = |taken: [bool; 4], first_done: [bool; 2], auto: bool| {
+            let mut queue = JobQueue::new(jobs.clone(), first_done.to_vec(), auto);
+            queue.taken = taken.to_vec();
+            queue
+        };
         // Chain 1 proven, chain 0 still being proven.
         let taken = [true, true, false, false];
-        assert_eq!(next_job(&jobs, &taken, &[false, true], true), Next::Take(3));
-        assert_eq!(
-            next_job(&jobs, &taken, &[false, true], false),
-            Next::Take(2)
-        );
-        assert_eq!(next_job(&jobs, &taken, &[true, true], true), Next::Take(2));
+        assert_eq!(queue(taken, [false, true], true).take(), Next::Take(3));
+        assert_eq!(queue(taken, [false, true], false).take(), Next::Take(2));
+        assert_eq!(queue(taken, [true, true], true).take(), Next::Take(2));
         // No chain made yet: with auto the worker waits, with two proofs it works.
-        assert_eq!(next_job(&jobs, &taken, &[false, false], true), Next::Wait);
+        assert_eq!(queue(taken, [false, false], true).take(), Next::Wait);
+        assert_eq!(queue(taken, [false, false], false).take(), Next::Take(2));
         assert_eq!(
-            next_job(&jobs, &taken, &[false, false], false),
-            Next::Take(2)
-        );
-        assert_eq!(
-            next_job(&jobs, &[true, true, false, true], &[false, true], true),
+            queue([true, true, false, true], [false, true], true).take(),
             Next::Wait
         );
         // A first proof left comes before any second proof.
         let taken = [true, false, false, false];
-        assert_eq!(next_job(&jobs, &taken, &[true, false], true), Next::Take(1));
-        assert_eq!(
-            next_job(&jobs, &[true; 4], &[false, false], true),
-            Next::Done
-        );
+        assert_eq!(queue(taken, [true, false], true).take(), Next::Take(1));
+        assert_eq!(queue([true; 4], [false, false], true).take(), Next::Done);
     }
 
     /// A chain's second proof is kept when its two proofs take fewer expansions

@@ -320,10 +320,9 @@ impl Coordinator {
         // (None: the file was finished already, and is left as it is.) Tasks
         // make one proof of each reply: second proofs a killed local build left
         // are not used.
-        let every_reply: Vec<u8> = self.replies.clone();
         let unified = self
             .file
-            .finish(self.start, &mut self.stored, &every_reply)?;
+            .finish(self.start, &mut self.stored, &self.replies)?;
         drop(self.file);
         self.dir.remove_all()?;
         build::summary(
