@@ -301,21 +301,15 @@ fn a_killed_build_goes_on_from_the_proofs_checkpoint() {
         "the build was never killed with a checkpoint written"
     );
     let log = dir.path().join("resumed.log");
-    let mut resumed = std::process::Command::new(assert_cmd::cargo::cargo_bin!("tb"))
-        .args(args)
-        .arg("--db")
-        .arg(&db)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
     let stored = || count(&db, "SELECT COUNT(*) FROM blocks WHERE counts = '3'") == 1;
-    let began = std::time::Instant::now();
-    while (!stored() || checkpoint.exists()) && began.elapsed() < Duration::from_secs(600) {
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    let _ = resumed.kill();
-    let _ = resumed.wait();
+    let mut resumed_args = args.to_vec();
+    resumed_args.extend(["--db", db.to_str().unwrap()]);
+    interrupt::run_until(
+        &resumed_args,
+        std::fs::File::create(&log).unwrap().into(),
+        Duration::from_secs(600),
+        || stored() && !checkpoint.exists(),
+    );
     let text = std::fs::read_to_string(&log).unwrap();
     assert!(stored() && !checkpoint.exists(), "O 3 not stored: {text}");
     let from = text

@@ -43,24 +43,30 @@ pub fn kill_midway(
 ) -> bool {
     for _attempt in 0..attempts {
         reset();
-        let mut child = Command::new(assert_cmd::cargo::cargo_bin!("tb"))
-            .args(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + timeout;
-        while !ready() && Instant::now() < deadline {
-            if child.try_wait().unwrap().is_some() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        child.kill().ok();
-        child.wait().unwrap();
+        run_until(args, Stdio::null(), timeout, &ready);
         if midway() {
             return true;
         }
     }
     false
+}
+
+/// Runs `tb ARGS`, its standard error to `stderr`, until `done()` holds (or it
+/// ended, or `timeout` passed), then kills it (SIGKILL).
+pub fn run_until(args: &[&str], stderr: Stdio, timeout: Duration, done: impl Fn() -> bool) {
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin!("tb"))
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + timeout;
+    while !done() && Instant::now() < deadline {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    child.kill().ok();
+    child.wait().unwrap();
 }
