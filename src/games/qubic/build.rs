@@ -399,8 +399,12 @@ pub(super) fn prove_reply(
         // The reply's numbers tell how far the proof is: the leaves still to
         // prove for X, and to disprove (O's way out).
         let numbers = prover.last_numbers;
+        let dropped = match prover.dropped_at_bound {
+            0 => String::new(),
+            n => format!(", {n} proven positions dropped at the memory's bound"),
+        };
         report(&format!(
-            "{reply_name}: {:.0} s, {} expansions, {} positions in the table, proof number {} (disproof {})",
+            "{reply_name}: {:.0} s, {} expansions, {} positions in the table, proof number {} (disproof {}){dropped}",
             t.elapsed().as_secs_f64(),
             prover.expansions,
             prover.table_len(),

@@ -9,8 +9,8 @@
 //! form (the 192 automorphisms), so a position and its images are proven once.
 
 use super::geometry::{Cells, Images, canonical};
-use super::table::ProofTable;
 pub use super::table::{INFINITE, Numbers};
+use super::table::{ProofTable, SLOT_BYTES};
 use super::threats::{AfterReplies, ForcedSearch, Scan, forced_line_of_image, threats};
 
 /// The largest proof or disproof number a sum of unsettled children reaches. Sums
@@ -80,7 +80,8 @@ fn child_classes_mapped((x, o): Key) -> Vec<(u8, Key, usize)> {
 }
 
 /// Bytes a table entry may take: 24 bytes a slot, slots up to 8/3 the entries,
-/// and the old slots beside the new while growing.
+/// and (before the table grew in place) the old slots beside the new while
+/// growing. It sets the capacity, and so every proof's course: kept as it was.
 const BYTES_PER_ENTRY: u64 = 64;
 
 /// The df-pn prover with its tables.
@@ -97,6 +98,12 @@ pub struct Prover {
     thin_at: usize,
     /// Times the table was thinned.
     thinnings: u64,
+    /// Entries the table may hold at most: a few short of where the largest
+    /// table the memory holds would double (see [`Prover::thin`]).
+    most: usize,
+    /// Proven positions dropped at that bound so far (by this process: not
+    /// in a checkpoint, since the course does not depend on it).
+    pub dropped_at_bound: u64,
     deadline: Option<std::time::Instant>,
     /// Expansions at which the search pauses (see [`Prover::set_pause`]).
     pause_at: Option<u64>,
@@ -142,6 +149,10 @@ impl Prover {
             capacity,
             thin_at: capacity,
             thinnings: 0,
+            // Above the capacity (the largest table that fits holds more than
+            // a third of the memory's bytes in entries, the capacity 1/128).
+            most: most_entries(memory.max(capacity as u64 * 2 * BYTES_PER_ENTRY)),
+            dropped_at_bound: 0,
             deadline: None,
             pause_at: None,
             aborted: false,
@@ -414,6 +425,10 @@ impl Prover {
                 return Numbers::UNKNOWN;
             }
             self.thin();
+        } else if self.table.len() > self.most {
+            // At the bound: thinned now, not at the next 4,096th expansion
+            // (the table would double first).
+            self.thin();
         }
         let or_node = x_to_move(key.0, key.1);
         let children = self.children(key);
@@ -479,20 +494,66 @@ impl Prover {
     /// (it is only a cache); the table drops its unsettled positions, then if need
     /// be its disproven ones (the proven ones are the proof read off at the end,
     /// and proven again if missing).
+    ///
+    /// The proof's own entries may outgrow the capacity: the table is then
+    /// thinned when it has doubled, but never past the largest table the
+    /// memory holds ([`Prover::most`]: a 13 GB table doubled would take 26).
+    /// Thinned there, it drops its deepest proven positions (the most stones:
+    /// the nearest the end, the cheapest to prove again) down to half of that.
+    /// Below it the course is as it was before the bound.
     fn thin(&mut self) {
         if self.forced.cached() > self.capacity {
             self.forced.clear();
         }
         if self.table.len() > self.thin_at {
+            let at_most = self.table.len() > self.most;
             self.table.retain(|_, n| n.pn == 0 || n.dn == 0);
             if self.table.len() > self.capacity / 4 * 3 {
                 self.table.retain(|_, n| n.pn == 0);
             }
+            if at_most && self.table.len() > self.most / 2 {
+                self.drop_deepest(self.most / 2);
+            }
             self.table.shrink_to_fit();
-            self.thin_at = self.capacity.max(self.table.len() * 2);
+            self.thin_at = self.capacity.max(self.table.len() * 2).min(self.most);
             self.thinnings += 1;
         }
     }
+
+    /// Drops the positions with the most stones until at most `keep` are left
+    /// (all of a number of stones or none; the fewest stones are kept in any
+    /// case).
+    fn drop_deepest(&mut self, keep: usize) {
+        let mut by_stones = [0usize; 65];
+        for (key, _) in self.table.iter() {
+            by_stones[(key.0 | key.1).count_ones() as usize] += 1;
+        }
+        let mut kept = 0;
+        let mut most_stones = 0;
+        for (stones, &count) in by_stones.iter().enumerate() {
+            if count == 0 {
+                continue;
+            }
+            if kept + count > keep && kept > 0 {
+                break;
+            }
+            kept += count;
+            most_stones = stones as u32;
+        }
+        let before = self.table.len();
+        self.table
+            .retain(|key, _| (key.0 | key.1).count_ones() <= most_stones);
+        self.dropped_at_bound += (before - self.table.len()) as u64;
+    }
+}
+
+/// Entries a prover's table may hold at most with `memory` bytes: its largest
+/// table of 24-byte slots (a power of two) that fits, a little short of three
+/// quarters full, where it would double (the margin: an expansion inserts a few
+/// dozen positions before the bound is looked at).
+fn most_entries(memory: u64) -> usize {
+    let slots = 1usize << (memory / SLOT_BYTES).max(2).ilog2();
+    slots / 4 * 3 - slots / 128
 }
 
 #[cfg(test)]
@@ -534,6 +595,64 @@ mod tests {
             "the table never filled: the test tests nothing"
         );
         assert!(prover.thinnings < 64, "thinned {} times", prover.thinnings);
+    }
+
+    /// A table bounded far below what the proofs' own entries need: thinned at
+    /// the bound, it drops its deepest proven positions and never doubles past
+    /// it, and every reply is still proven, as by a prover without the bound.
+    /// The replies in order until the proof has passed [`TEST_EXPANSIONS`].
+    #[test]
+    fn a_table_at_its_bound_drops_its_deepest_proven_positions() {
+        let start = Position::parse(SMALL_START).unwrap();
+        let mut bounded = Prover::new(0);
+        let largest = 1 << 17;
+        bounded.most = largest / 4 * 3 - largest / 128;
+        let mut free = Prover::new(64 << 20);
+        for (_, child) in child_classes((start.x, start.o)) {
+            bounded.set_deadline(in_a_minute());
+            assert!(bounded.prove_key(child), "not proven with the bound");
+            free.set_deadline(in_a_minute());
+            assert!(free.prove_key(child), "not proven");
+            assert!(
+                bounded.table.slots() <= largest,
+                "{} slots",
+                bounded.table.slots()
+            );
+            if bounded.expansions > TEST_EXPANSIONS {
+                break;
+            }
+        }
+        assert!(
+            bounded.dropped_at_bound > 0,
+            "nothing dropped at the bound: the test tests nothing"
+        );
+    }
+
+    /// Dropping the deepest positions keeps those with fewest stones, all of a
+    /// number of stones or none, at most as many as asked (or the fewest
+    /// stones' alone).
+    #[test]
+    fn the_deepest_positions_go_first() {
+        let mut prover = Prover::new(0);
+        // 10 positions of 1 stone, 20 of 2, 40 of 3 (X's cells only: keys).
+        for (stones, count) in [(1u32, 10u64), (2, 20), (3, 40)] {
+            for n in 0..count {
+                let x = (1u64 << stones) - 1;
+                prover.table.insert((x << n, 0), Numbers::PROVEN);
+            }
+        }
+        let stones = |p: &Prover| {
+            let mut s: Vec<u32> = p.table.iter().map(|(k, _)| k.0.count_ones()).collect();
+            s.sort();
+            s.dedup();
+            s
+        };
+        prover.drop_deepest(35);
+        assert_eq!((prover.table.len(), stones(&prover)), (30, vec![1, 2]));
+        prover.drop_deepest(29);
+        assert_eq!((prover.table.len(), stones(&prover)), (10, vec![1]));
+        prover.drop_deepest(3);
+        assert_eq!(prover.table.len(), 10, "the fewest stones are kept");
     }
 
     /// Sums that reach their cap stay unsettled: with the cap far below what

@@ -52,6 +52,9 @@ const FREE: Slot = Slot {
     numbers: Numbers { pn: 0, dn: 0 },
 };
 
+/// Bytes of a slot: a table of `n` slots takes `n` times this.
+pub const SLOT_BYTES: u64 = std::mem::size_of::<Slot>() as u64;
+
 /// Fewest slots of a table.
 const MIN_SLOTS: usize = 1 << 10;
 
@@ -94,6 +97,11 @@ impl ProofTable {
     /// minutes).
     pub fn with_capacity(entries: usize) -> ProofTable {
         ProofTable::with_slots((entries / 3 * 4 + 1).next_power_of_two().max(MIN_SLOTS))
+    }
+
+    /// Slots (entries it holds before it doubles: three quarters of them).
+    pub fn slots(&self) -> usize {
+        self.slots.len()
     }
 
     /// Entries.
