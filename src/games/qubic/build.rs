@@ -1082,6 +1082,7 @@ impl ChainWork<'_> {
         } else {
             Prover::with_ties_to_last(self.memory / 4 * 3)
         };
+        prover.set_table_bound(self.options.memory);
         let mut shrinker = Shrinker::new(self.memory / 4);
         for &index in job.chain {
             if self.stored[job.proof as usize][index] {

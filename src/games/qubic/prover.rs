@@ -99,7 +99,8 @@ pub struct Prover {
     /// Times the table was thinned.
     thinnings: u64,
     /// Entries the table may hold at most: a few short of where the largest
-    /// table the memory holds would double (see [`Prover::thin`]).
+    /// table the memory holds would double (see [`Prover::thin`] and
+    /// [`Prover::set_table_bound`]).
     most: usize,
     /// Proven positions dropped at that bound so far (by this process: not
     /// in a checkpoint, since the course does not depend on it).
@@ -171,6 +172,15 @@ impl Prover {
             ties_to_last: true,
             ..Prover::new(memory)
         }
+    }
+
+    /// Lets the table grow to the largest that `memory` bytes hold (by default
+    /// [`Prover::new`]'s memory) before it drops proven positions: a build
+    /// caps its provers' budget (the same proofs on any budget from the
+    /// default up), but a proof whose own positions outgrow it may take the
+    /// whole `--memory`.
+    pub fn set_table_bound(&mut self, memory: u64) {
+        self.most = most_entries(memory);
     }
 
     /// Gives up at `deadline` (the search then answers "not proven"); `None`:
@@ -505,7 +515,8 @@ impl Prover {
         if self.forced.cached() > self.capacity {
             self.forced.clear();
         }
-        if self.table.len() > self.thin_at {
+        // (A checkpoint's `thin_at` may lie above the bound.)
+        if self.table.len() > self.thin_at.min(self.most) {
             let at_most = self.table.len() > self.most;
             self.table.retain(|_, n| n.pn == 0 || n.dn == 0);
             if self.table.len() > self.capacity / 4 * 3 {
