@@ -339,7 +339,7 @@ pub struct QubicBuild {
     #[arg(long)]
     pub db: Option<PathBuf>,
     /// Stop after this long (e.g. 600, 10m, 2h; the O replies proven so far are
-    /// kept; running again goes on).
+    /// kept, and each proof in progress as a checkpoint; running again goes on).
     #[arg(long, value_name = "TIME", value_parser = tb::units::parse_duration)]
     pub time_limit: Option<Duration>,
     /// A reply's proof in progress is written beside the file this often

@@ -387,6 +387,11 @@ pub(super) fn prove_reply(
                 "{reply_name}: not proven within the time limit ({} expansions)",
                 prover.expansions
             ));
+            if let Some((checkpoint, began)) = slices.checkpoint.as_mut() {
+                checkpoint.save(prover, *began, &mut |line| {
+                    report(&format!("{reply_name}: {line}"))
+                });
+            }
             return Ok(None);
         }
         if (slices.give_up)(prover.expansions) {
@@ -1415,6 +1420,41 @@ mod tests {
         let mut checkpoint = Checkpoint::new(path, child, 0, Duration::ZERO);
         assert_eq!(checkpoint.resume(&mut damaged, &mut |_| {}), None);
         assert_eq!((damaged.table_len(), damaged.expansions), (0, 0));
+    }
+
+    /// A proof stopped by the time limit leaves a checkpoint of where it
+    /// stopped (none was due: they come every hour here), and a new prover
+    /// goes on from it to the proof.
+    #[test]
+    fn a_proof_stopped_by_the_time_limit_leaves_its_checkpoint() {
+        let start = Position::parse("0-63-21").unwrap();
+        let (_, child) = child_classes((start.x, start.o))[0];
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("o1.proof");
+        let hour = Duration::from_secs(3600);
+        let prove = |prover: &mut Prover, deadline, checkpoint: &mut Checkpoint| {
+            let mut shrinker = Shrinker::new(16 << 20);
+            let slices = Slices {
+                slice: 1000,
+                deadline,
+                give_up: &|_| false,
+                checkpoint: Some((checkpoint, 0)),
+            };
+            prove_reply(prover, &mut shrinker, child, 3, slices, "O 1", &mut |_| {}).unwrap()
+        };
+        let mut stopped = Prover::new(64 << 20);
+        let mut checkpoint = Checkpoint::new(path.clone(), child, 0, hour);
+        // The time is up already: the proof stops at the end of its first slice.
+        assert!(!path.exists());
+        assert!(prove(&mut stopped, Some(Instant::now()), &mut checkpoint).is_none());
+        assert_eq!(stopped.expansions, 1000);
+        let mut resumed = Prover::new(64 << 20);
+        let mut checkpoint = Checkpoint::new(path, child, 0, hour);
+        assert_eq!(checkpoint.resume(&mut resumed, &mut |_| {}), Some(0));
+        assert_eq!(resumed.expansions, 1000);
+        assert_eq!(resumed.table_len(), stopped.table_len());
+        let proved = prove(&mut resumed, None, &mut checkpoint).unwrap();
+        assert!(!proved.records.is_empty());
     }
 
     /// Replies proven apart (a prover each, not shrunk: the blocks share no

@@ -134,9 +134,15 @@ impl Checkpoint {
     /// Between two slices of the proof (begun at `began` expansions): writes a
     /// checkpoint if the last is `every` old, saying so in `report`.
     pub fn after_slice(&mut self, prover: &Prover, began: u64, report: &mut dyn FnMut(&str)) {
-        if self.last.elapsed() < self.every {
-            return;
+        if self.last.elapsed() >= self.every {
+            self.save(prover, began, report);
         }
+    }
+
+    /// Writes the checkpoint now, due or not (a proof stopped by the time
+    /// limit: the next run goes on from where it stopped), and says so through
+    /// `report`.
+    pub fn save(&mut self, prover: &Prover, began: u64, report: &mut dyn FnMut(&str)) {
         let t = Instant::now();
         match self.write(prover, began) {
             Ok(()) => report(&format!(
