@@ -169,23 +169,30 @@ impl ProofTable {
         self.slots.reserve_exact(old);
         self.slots.resize(old * 2, FREE);
         self.mask = old * 2 - 1;
-        self.put_back(old);
+        let start = self.free_slot(old);
+        self.put_back(old, start);
+    }
+
+    /// The first free slot of the first `old` slots.
+    fn free_slot(&self, old: usize) -> usize {
+        (0..old)
+            .find(|&i| self.slots[i].key == EMPTY)
+            .expect("a table is at most three quarters full")
     }
 
     /// Takes the entries of the first `old` slots out and puts them back, in
-    /// the order of their slots from just past a free one (so that no run of
-    /// full slots is cut at the start): after a doubling (an entry's new home
-    /// is its old one or that plus `old`) or after entries were freed.
+    /// the order of their slots from just past `start`, a slot that was free
+    /// before any change (so that no run of full slots is cut at the start; a
+    /// slot freed by `retain` may lie inside a run, and starting there lost
+    /// entries): after a doubling (an entry's new home is its old one or that
+    /// plus `old`) or after entries were freed.
     ///
     /// Put back in that order, an entry never lands past its slot (or past its
     /// slot plus `old`, in a doubled table's upper half, whose entries are the
     /// old table's less some, moved up): so the run from its home to it
     /// crosses only slots already done, which are never freed again, and every
     /// entry is findable at the end.
-    fn put_back(&mut self, old: usize) {
-        let start = (0..old)
-            .find(|&i| self.slots[i].key == EMPTY)
-            .expect("a table is at most three quarters full");
+    fn put_back(&mut self, old: usize, start: usize) {
         for step in 1..old {
             let i = (start + step) & (old - 1);
             let slot = self.slots[i];
@@ -199,13 +206,14 @@ impl ProofTable {
 
     /// Keeps the entries `keep` accepts, in place.
     pub fn retain(&mut self, mut keep: impl FnMut(&Key, &Numbers) -> bool) {
+        let start = self.free_slot(self.slots.len());
         for slot in self.slots.iter_mut() {
             if slot.key != EMPTY && !keep(&slot.key, &slot.numbers) {
                 *slot = FREE;
                 self.len -= 1;
             }
         }
-        self.put_back(self.slots.len());
+        self.put_back(self.slots.len(), start);
     }
 
     /// The fewest slots for the entries (at most half full). The entries are
@@ -252,6 +260,42 @@ impl ProofTable {
 mod tests {
     use super::*;
     use crate::games::qubic::threats::PositionMap;
+
+    /// Entries freed by `retain` inside a run of full slots that wraps around
+    /// the end of the table leave every other entry findable (when the entries
+    /// were put back from the first slot free after the freeing, one inside
+    /// the run, an entry of the run was lost).
+    #[test]
+    fn retain_keeps_entries_of_a_run_that_wraps_around() {
+        let n = MIN_SLOTS;
+        let with_home = |h: usize, skip: usize| {
+            (0u64..)
+                .map(|x| (x, 5))
+                .filter(|&k| home(k, n - 1) == h)
+                .nth(skip)
+                .unwrap()
+        };
+        // Slot n-5 free; the run n-4..=n-1, 0..=2: A, B (home n-4), C (n-2),
+        // D (n-1), F (n-3) at 0, X (1) at 1, E (n-2) at 2.
+        let (a, b) = (with_home(n - 4, 0), with_home(n - 4, 1));
+        let (c, d, f) = (
+            with_home(n - 2, 0),
+            with_home(n - 1, 0),
+            with_home(n - 3, 0),
+        );
+        let (x, e) = (with_home(1, 0), with_home(n - 2, 1));
+        let mut table = ProofTable::default();
+        for key in [a, b, c, d, f, x, e] {
+            table.insert(key, Numbers::PROVEN);
+        }
+        assert_eq!(table.find(f), 0);
+        assert_eq!(table.find(e), 2);
+        table.retain(|&k, _| k != a && k != x);
+        assert_eq!(table.len(), 5);
+        for key in [b, c, d, f, e] {
+            assert_eq!(table.get(&key), Some(&Numbers::PROVEN), "{key:?} lost");
+        }
+    }
 
     /// Doubling in place keeps every entry findable where runs of full slots
     /// cross the end of the table, before and after doubling: entries are
