@@ -370,7 +370,10 @@ pub(super) fn prove_reply(
     report: &mut dyn FnMut(&str),
 ) -> Result<Option<ProvedReply>> {
     let t = Instant::now();
-    prover.set_deadline(slices.deadline);
+    // The time limit is looked at between slices only, so that a proof stops
+    // where a pause leaves it, and one resumed from that checkpoint is the
+    // proof made without a stop (a slice takes seconds).
+    prover.set_deadline(None);
     loop {
         // Each slice searches again from the reply with what the table holds.
         // Slices of time made the proof's course (and the strategy read off it)
@@ -382,7 +385,7 @@ pub(super) fn prove_reply(
         if !prover.aborted {
             bail!("X does not win after {reply_name}");
         }
-        if prover.out_of_time() {
+        if slices.deadline.is_some_and(|d| Instant::now() >= d) {
             report(&format!(
                 "{reply_name}: not proven within the time limit ({} expansions)",
                 prover.expansions
@@ -767,12 +770,24 @@ pub(super) fn build_chains(
         proofs == Proofs::Auto,
     ));
     let stop = AtomicBool::new(false);
+    // Provers at once: with `auto` a chain's second proof waits for its first,
+    // so one per chain left at most.
+    let at_once = if proofs == Proofs::Auto {
+        let mut chains_left: Vec<usize> = todo.iter().map(|job| job.number).collect();
+        chains_left.sort_unstable();
+        chains_left.dedup();
+        workers.min(chains_left.len())
+    } else {
+        workers
+    }
+    .max(1) as u64;
     let work = ChainWork {
         options,
         classes: &classes,
         stored,
         stop: &stop,
         memory,
+        table_bound: options.memory / at_once / 4 * 3,
         deadline,
         budget: (proofs == Proofs::Auto).then_some(&budget),
     };
@@ -1070,6 +1085,10 @@ struct ChainWork<'a> {
     stop: &'a AtomicBool,
     /// Memory of each chain's prover and shrinker together (either proof's).
     memory: u64,
+    /// The most memory a prover's table may take when its proof's own
+    /// positions outgrow its share ([`Prover::set_table_bound`]): three
+    /// quarters of `--memory`'s share among the provers at once.
+    table_bound: u64,
     deadline: Option<Instant>,
     /// With [`Proofs::Auto`]: when a second proof is given up.
     budget: Option<&'a SecondBudget>,
@@ -1087,7 +1106,7 @@ impl ChainWork<'_> {
         } else {
             Prover::with_ties_to_last(self.memory / 4 * 3)
         };
-        prover.set_table_bound(self.options.memory);
+        prover.set_table_bound(self.table_bound);
         let mut shrinker = Shrinker::new(self.memory / 4);
         for &index in job.chain {
             if self.stored[job.proof as usize][index] {
@@ -1423,8 +1442,9 @@ mod tests {
     }
 
     /// A proof stopped by the time limit leaves a checkpoint of where it
-    /// stopped (none was due: they come every hour here), and a new prover
-    /// goes on from it to the proof.
+    /// stopped (none was due: they come every hour here), at the end of a
+    /// slice, and a new prover goes on from it to the proof made without a
+    /// stop: the same expansions, the same strategy.
     #[test]
     fn a_proof_stopped_by_the_time_limit_leaves_its_checkpoint() {
         let start = Position::parse("0-63-21").unwrap();
@@ -1442,6 +1462,9 @@ mod tests {
             };
             prove_reply(prover, &mut shrinker, child, 3, slices, "O 1", &mut |_| {}).unwrap()
         };
+        let mut whole = Prover::new(64 << 20);
+        let mut no_checkpoint = Checkpoint::new(dir.path().join("whole.proof"), child, 0, hour);
+        let proved = prove(&mut whole, None, &mut no_checkpoint).unwrap();
         let mut stopped = Prover::new(64 << 20);
         let mut checkpoint = Checkpoint::new(path.clone(), child, 0, hour);
         // The time is up already: the proof stops at the end of its first slice.
@@ -1453,8 +1476,9 @@ mod tests {
         assert_eq!(checkpoint.resume(&mut resumed, &mut |_| {}), Some(0));
         assert_eq!(resumed.expansions, 1000);
         assert_eq!(resumed.table_len(), stopped.table_len());
-        let proved = prove(&mut resumed, None, &mut checkpoint).unwrap();
-        assert!(!proved.records.is_empty());
+        let again = prove(&mut resumed, None, &mut checkpoint).unwrap();
+        assert_eq!(resumed.expansions, whole.expansions);
+        assert_eq!(again.records, proved.records);
     }
 
     /// Replies proven apart (a prover each, not shrunk: the blocks share no

@@ -177,10 +177,10 @@ impl Prover {
     /// Lets the table grow to the largest that `memory` bytes hold (by default
     /// [`Prover::new`]'s memory) before it drops proven positions: a build
     /// caps its provers' budget (the same proofs on any budget from the
-    /// default up), but a proof whose own positions outgrow it may take the
-    /// whole `--memory`.
+    /// default up), but a proof whose own positions outgrow it may take its
+    /// share of the whole `--memory`.
     pub fn set_table_bound(&mut self, memory: u64) {
-        self.most = most_entries(memory);
+        self.most = most_entries(memory.max(self.capacity as u64 * 2 * BYTES_PER_ENTRY));
     }
 
     /// Gives up at `deadline` (the search then answers "not proven"); `None`:
@@ -532,25 +532,35 @@ impl Prover {
     }
 
     /// Drops the positions with the most stones until at most `keep` are left
-    /// (all of a number of stones or none; the fewest stones are kept in any
-    /// case).
+    /// (all of a number of stones or none), the deepest kept being O to move:
+    /// a proven X-to-move position kept without its proven children (the next
+    /// number of stones) would be a proven position without a proven move when
+    /// the strategy is read off, while an O-to-move one's children are proven
+    /// again then. The fewest stones, and the O-to-move positions after them,
+    /// are kept in any case.
     fn drop_deepest(&mut self, keep: usize) {
         let mut by_stones = [0usize; 65];
         for (key, _) in self.table.iter() {
             by_stones[(key.0 | key.1).count_ones() as usize] += 1;
         }
+        if by_stones.iter().sum::<usize>() <= keep {
+            return;
+        }
+        // The most stones kept: the largest odd number (O to move: X moves
+        // first) whose positions and those of fewer stones are at most `keep`,
+        // else the first odd number past the fewest stones.
         let mut kept = 0;
-        let mut most_stones = 0;
+        let mut most_stones = None;
         for (stones, &count) in by_stones.iter().enumerate() {
-            if count == 0 {
-                continue;
+            kept += count;
+            if stones % 2 == 1 && kept > 0 && (kept <= keep || most_stones.is_none()) {
+                most_stones = Some(stones as u32);
             }
-            if kept + count > keep && kept > 0 {
+            if kept > keep && most_stones.is_some() {
                 break;
             }
-            kept += count;
-            most_stones = stones as u32;
         }
+        let most_stones = most_stones.unwrap_or(64);
         let before = self.table.len();
         self.table
             .retain(|key, _| (key.0 | key.1).count_ones() <= most_stones);
@@ -610,7 +620,7 @@ mod tests {
 
     /// A table bounded far below what the proofs' own entries need: thinned at
     /// the bound, it drops its deepest proven positions and never doubles past
-    /// it, and every reply is still proven, as by a prover without the bound.
+    /// it, and every reply is still proven, its strategy read off.
     /// The replies in order until the proof has passed [`TEST_EXPANSIONS`].
     #[test]
     fn a_table_at_its_bound_drops_its_deepest_proven_positions() {
@@ -618,12 +628,13 @@ mod tests {
         let mut bounded = Prover::new(0);
         let largest = 1 << 17;
         bounded.most = largest / 4 * 3 - largest / 128;
-        let mut free = Prover::new(64 << 20);
         for (_, child) in child_classes((start.x, start.o)) {
             bounded.set_deadline(in_a_minute());
             assert!(bounded.prove_key(child), "not proven with the bound");
-            free.set_deadline(in_a_minute());
-            assert!(free.prove_key(child), "not proven");
+            // The strategy is read off what the table kept (proving again
+            // what was dropped).
+            crate::games::qubic::strategy::Strategy::extract(&mut bounded, child)
+                .expect("a strategy read off the bounded table");
             assert!(
                 bounded.table.slots() <= largest,
                 "{} slots",
@@ -640,30 +651,42 @@ mod tests {
     }
 
     /// Dropping the deepest positions keeps those with fewest stones, all of a
-    /// number of stones or none, at most as many as asked (or the fewest
-    /// stones' alone).
+    /// number of stones or none, the deepest kept O to move (an odd number),
+    /// at most as many as asked where that allows.
     #[test]
     fn the_deepest_positions_go_first() {
-        let mut prover = Prover::new(0);
-        // 10 positions of 1 stone, 20 of 2, 40 of 3 (X's cells only: keys).
-        for (stones, count) in [(1u32, 10u64), (2, 20), (3, 40)] {
-            for n in 0..count {
-                let x = (1u64 << stones) - 1;
-                prover.table.insert((x << n, 0), Numbers::PROVEN);
+        let fill = |levels: &[(u32, u64)]| {
+            let mut prover = Prover::new(0);
+            // `count` positions of `stones` stones (X's cells only: keys).
+            for &(stones, count) in levels {
+                for n in 0..count {
+                    let x = (1u64 << stones) - 1;
+                    prover.table.insert((x << n, 0), Numbers::PROVEN);
+                }
             }
-        }
+            prover
+        };
         let stones = |p: &Prover| {
             let mut s: Vec<u32> = p.table.iter().map(|(k, _)| k.0.count_ones()).collect();
             s.sort();
             s.dedup();
             s
         };
+        let levels = [(1, 10), (2, 20), (3, 40), (4, 5)];
+        let mut prover = fill(&levels);
+        prover.drop_deepest(75);
+        assert_eq!(prover.table.len(), 75, "all fit: none dropped");
+        prover.drop_deepest(74);
+        assert_eq!((prover.table.len(), stones(&prover)), (70, vec![1, 2, 3]));
+        // 30 fit, but 2 stones is X to move: 1 stone kept alone.
         prover.drop_deepest(35);
-        assert_eq!((prover.table.len(), stones(&prover)), (30, vec![1, 2]));
-        prover.drop_deepest(29);
         assert_eq!((prover.table.len(), stones(&prover)), (10, vec![1]));
         prover.drop_deepest(3);
         assert_eq!(prover.table.len(), 10, "the fewest stones are kept");
+        // Fewest stones even (X to move): the next number is kept with them.
+        let mut prover = fill(&[(2, 20), (3, 40), (4, 5), (5, 30)]);
+        prover.drop_deepest(10);
+        assert_eq!((prover.table.len(), stones(&prover)), (60, vec![2, 3]));
     }
 
     /// Sums that reach their cap stay unsettled: with the cap far below what
