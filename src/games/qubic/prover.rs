@@ -278,6 +278,15 @@ impl Prover {
         n.pn == 0
     }
 
+    /// [`Prover::prove_key`] of a position searched again from its first
+    /// numbers, whatever the table says of it: for a proven position whose
+    /// proven children the table no longer holds (the search stops at a
+    /// proven position, so it would never prove them again).
+    pub fn prove_again(&mut self, key: Key) -> bool {
+        self.table.insert(key, Numbers::UNKNOWN);
+        self.prove_key(key)
+    }
+
     /// Whether X (to move) wins by continuous threats (or has a threat).
     pub fn forced_win(&mut self, x: Cells, o: Cells) -> bool {
         self.forced.win(x, o).is_some()
@@ -648,6 +657,24 @@ mod tests {
             bounded.dropped_at_bound > 0,
             "nothing dropped at the bound: the test tests nothing"
         );
+    }
+
+    /// A proven position whose proven moves the table lost (everything past
+    /// it dropped) still gets its strategy read off: it is proven again.
+    #[test]
+    fn a_strategy_is_read_off_a_proven_position_that_lost_its_moves() {
+        let start = Position::parse(SMALL_START).unwrap();
+        let (_, child) = child_classes((start.x, start.o))[0];
+        let mut prover = Prover::new(64 << 20);
+        assert!(prover.prove_key(child));
+        let stones = (child.0 | child.1).count_ones();
+        prover
+            .table
+            .retain(|key, _| (key.0 | key.1).count_ones() <= stones);
+        assert_eq!(prover.lookup(child), Some(Numbers::PROVEN));
+        let strategy = crate::games::qubic::strategy::Strategy::extract(&mut prover, child)
+            .expect("a strategy read off");
+        assert!(strategy.cost_below(child) > 0);
     }
 
     /// Dropping the deepest positions keeps those with fewest stones, all of a

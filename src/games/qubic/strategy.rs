@@ -56,11 +56,23 @@ impl Strategy {
         if !prover.prove_key(key) {
             bail!("the proof does not cover {key:?}: X does not win there");
         }
-        let mut best: Option<Choice> = None;
-        for (m, child) in child_classes(key) {
-            if prover.lookup(child).is_none_or(|n| n.pn != 0) {
-                continue;
+        let proven_moves = |prover: &Prover| -> Vec<(u8, Key)> {
+            child_classes(key)
+                .into_iter()
+                .filter(|&(_, child)| prover.lookup(child).is_some_and(|n| n.pn == 0))
+                .collect()
+        };
+        let mut moves = proven_moves(prover);
+        if moves.is_empty() {
+            // Its proven moves were dropped from the table (at the memory's
+            // bound): proven again.
+            if !prover.prove_again(key) {
+                bail!("the proof does not cover {key:?}: X does not win there");
             }
+            moves = proven_moves(prover);
+        }
+        let mut best: Option<Choice> = None;
+        for (m, child) in moves {
             let size = u64::from(move_cost(key)) + self.o_node(prover, child, memo)?;
             if best.is_none_or(|b| size < b.subtree) {
                 best = Some(Choice {
