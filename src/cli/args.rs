@@ -189,7 +189,7 @@ pub struct BuildCommon {
     /// the pair being solved; Qubic: the proof searches' tables, thinned at
     /// 4GiB at most (the same strategy on any budget from 4GiB up; a smaller one
     /// proves differently), though a proof's own positions are kept, so a large
-    /// proof takes more, up to the largest table 3/4 of this budget holds
+    /// proof takes more, up to the largest table 3/4 of its share holds
     /// (then its deepest proven positions are dropped and proven again if needed)
     /// [default: 8GiB for Dots-and-Boxes, 4GiB for Qubic,
     /// 16GiB for Morris, at most 3/4 of the machine's memory].
@@ -356,7 +356,8 @@ pub struct QubicBuild {
     /// Chains of O replies proven side by side (replies whose proofs meet by
     /// transposition form one chain, proven in turn with one table; the corner
     /// opening has two), at most 2; the strategy is the same on any number
-    /// [default: all cores].
+    /// unless a proof's table reaches its share of --memory [default: all
+    /// cores].
     #[arg(long)]
     pub threads: Option<usize>,
     /// Proofs of each O reply: 1, 2 or auto. A second proof, by a prover that

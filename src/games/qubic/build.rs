@@ -327,7 +327,7 @@ fn unify_replies(
 pub(super) struct Slices<'a> {
     /// Expansions in a slice ([`SLICE_EXPANSIONS`]; fewer in tests).
     pub slice: u64,
-    /// The proof stops unproven once this passes.
+    /// The proof stops unproven once this has passed, looked at between slices.
     pub deadline: Option<Instant>,
     /// The proof stops unproven when this answers yes, asked between slices
     /// with the prover's expansions.
@@ -656,7 +656,9 @@ impl StoredProofs {
 /// [`MAX_SIDE_BY_SIDE`]), and again by a prover that breaks ties the other way
 /// for a second proof (`options.proofs`, see [`Proofs`]). Each reply is stored
 /// as soon as it is proven (a killed build loses the replies being proven); the
-/// strategy does not depend on the number of threads.
+/// strategy does not depend on the number of threads, unless a proof's table
+/// reaches its bound (its share of the memory among the provers at once: see
+/// [`Prover::set_table_bound`]).
 pub(super) fn build_chains(
     options: &BuildOptions,
     chains: &[Vec<usize>],
@@ -1112,7 +1114,11 @@ impl ChainWork<'_> {
             if self.stored[job.proof as usize][index] {
                 continue;
             }
-            if self.stop.load(Ordering::Relaxed) {
+            // Past the time limit no reply is begun (a reply's proof looks at
+            // it between its slices only).
+            if self.stop.load(Ordering::Relaxed)
+                || self.deadline.is_some_and(|d| Instant::now() >= d)
+            {
                 break;
             }
             let (reply, child) = self.classes[index];
@@ -1341,6 +1347,46 @@ mod tests {
             proofs,
             checkpoint_every: checkpoint::DEFAULT_EVERY,
         }
+    }
+
+    /// A chain whose time is up begins no further reply: its prover stops
+    /// before the first (a reply's proof looks at the clock between its
+    /// slices only, and this start's replies are proven within one, so a
+    /// chain let on would prove them all).
+    #[test]
+    fn a_chain_past_its_time_limit_begins_no_reply() {
+        let start = Position::parse("0-63-21-42-15").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let options = test_options(dir.path().join("late.tb"), start, 1, Proofs::One);
+        let classes = child_classes((start.x, start.o));
+        let chain: Vec<usize> = (0..classes.len()).collect();
+        let stored = vec![vec![false; classes.len()]];
+        let stop = AtomicBool::new(false);
+        let proven = |deadline: Option<Instant>| {
+            let work = ChainWork {
+                options: &options,
+                classes: &classes,
+                stored: &stored,
+                stop: &stop,
+                memory: 512 << 20,
+                table_bound: 512 << 20,
+                deadline,
+                budget: None,
+            };
+            let (tx, rx) = std::sync::mpsc::channel();
+            let job = ChainJob {
+                number: 0,
+                chain: &chain,
+                proof: 0,
+            };
+            work.prove_chain(&job, &tx);
+            drop(tx);
+            rx.iter()
+                .filter(|e| matches!(e, Event::Proved { .. }))
+                .count()
+        };
+        assert_eq!(proven(Some(Instant::now())), 0);
+        assert_eq!(proven(None), classes.len());
     }
 
     /// Chains of replies proven side by side store the strategy one thread
