@@ -518,8 +518,10 @@ impl Prover {
     /// thinned when it has doubled, but never past the largest table the
     /// memory holds ([`Prover::most`]: a 13 GB table doubled would take 26).
     /// Thinned there, it drops its deepest proven positions (the most stones:
-    /// the nearest the end, the cheapest to prove again) down to half of that.
-    /// Below it the course is as it was before the bound.
+    /// the nearest the end, the cheapest to prove again) to at most half of
+    /// that, whole numbers of stones at a time ([`Prover::drop_deepest`]; in a
+    /// real table the fewest stones are the chain's few roots, so that half is
+    /// always reached). Below it the course is as it was before the bound.
     fn thin(&mut self) {
         if self.forced.cached() > self.capacity {
             self.forced.clear();
