@@ -287,6 +287,26 @@ impl Prover {
         self.prove_key(key)
     }
 
+    /// Sets the bound on the table's entries (tests: a bound no memory gives).
+    #[cfg(test)]
+    pub(super) fn bound_entries(&mut self, most: usize) {
+        self.most = most;
+    }
+
+    /// The table's slots (tests).
+    #[cfg(test)]
+    pub(super) fn table_slots(&self) -> usize {
+        self.table.slots()
+    }
+
+    /// Drops every position of more than `stones` stones (tests: a table
+    /// that lost what lies past them).
+    #[cfg(test)]
+    pub(super) fn forget_past(&mut self, stones: u32) {
+        self.table
+            .retain(|key, _| (key.0 | key.1).count_ones() <= stones);
+    }
+
     /// Whether X (to move) wins by continuous threats (or has a threat).
     pub fn forced_win(&mut self, x: Cells, o: Cells) -> bool {
         self.forced.win(x, o).is_some()
@@ -627,56 +647,6 @@ mod tests {
             "the table never filled: the test tests nothing"
         );
         assert!(prover.thinnings < 64, "thinned {} times", prover.thinnings);
-    }
-
-    /// A table bounded far below what the proofs' own entries need: thinned at
-    /// the bound, it drops its deepest proven positions and never doubles past
-    /// it, and every reply is still proven, its strategy read off.
-    /// The replies in order until the proof has passed [`TEST_EXPANSIONS`].
-    #[test]
-    fn a_table_at_its_bound_drops_its_deepest_proven_positions() {
-        let start = Position::parse(SMALL_START).unwrap();
-        let mut bounded = Prover::new(0);
-        let largest = 1 << 17;
-        bounded.most = largest / 4 * 3 - largest / 128;
-        for (_, child) in child_classes((start.x, start.o)) {
-            bounded.set_deadline(in_a_minute());
-            assert!(bounded.prove_key(child), "not proven with the bound");
-            // The strategy is read off what the table kept (proving again
-            // what was dropped).
-            crate::games::qubic::strategy::Strategy::extract(&mut bounded, child)
-                .expect("a strategy read off the bounded table");
-            assert!(
-                bounded.table.slots() <= largest,
-                "{} slots",
-                bounded.table.slots()
-            );
-            if bounded.expansions > TEST_EXPANSIONS {
-                break;
-            }
-        }
-        assert!(
-            bounded.dropped_at_bound > 0,
-            "nothing dropped at the bound: the test tests nothing"
-        );
-    }
-
-    /// A proven position whose proven moves the table lost (everything past
-    /// it dropped) still gets its strategy read off: it is proven again.
-    #[test]
-    fn a_strategy_is_read_off_a_proven_position_that_lost_its_moves() {
-        let start = Position::parse(SMALL_START).unwrap();
-        let (_, child) = child_classes((start.x, start.o))[0];
-        let mut prover = Prover::new(64 << 20);
-        assert!(prover.prove_key(child));
-        let stones = (child.0 | child.1).count_ones();
-        prover
-            .table
-            .retain(|key, _| (key.0 | key.1).count_ones() <= stones);
-        assert_eq!(prover.lookup(child), Some(Numbers::PROVEN));
-        let strategy = crate::games::qubic::strategy::Strategy::extract(&mut prover, child)
-            .expect("a strategy read off");
-        assert!(strategy.cost_below(child) > 0);
     }
 
     /// Dropping the deepest positions keeps those with fewest stones, all of a

@@ -150,6 +150,56 @@ pub fn o_replies(key: Key) -> Vec<Key> {
 mod tests {
     use super::*;
     use crate::games::qubic::position::Position;
+    use crate::games::qubic::table::Numbers;
+
+    /// A start with 35 replies, most proven in a few thousand expansions.
+    const SMALL_START: &str = "0-63-21-42-15";
+
+    /// A table bounded far below what the proofs' own entries need: thinned at
+    /// the bound, it drops its deepest proven positions and never doubles past
+    /// it, and every reply is still proven, its strategy read off what the
+    /// table kept (proving again what was dropped). The replies in order until
+    /// the proof has passed 8,000 expansions.
+    #[test]
+    fn a_table_at_its_bound_drops_its_deepest_proven_positions() {
+        let start = Position::parse(SMALL_START).unwrap();
+        let mut bounded = Prover::new(0);
+        let largest = 1 << 17;
+        bounded.bound_entries(largest / 4 * 3 - largest / 128);
+        for (_, child) in child_classes((start.x, start.o)) {
+            bounded.set_deadline(Some(
+                std::time::Instant::now() + std::time::Duration::from_secs(60),
+            ));
+            assert!(bounded.prove_key(child), "not proven with the bound");
+            Strategy::extract(&mut bounded, child).expect("a strategy read off the bounded table");
+            assert!(
+                bounded.table_slots() <= largest,
+                "{} slots",
+                bounded.table_slots()
+            );
+            if bounded.expansions > 8_000 {
+                break;
+            }
+        }
+        assert!(
+            bounded.dropped_at_bound > 0,
+            "nothing dropped at the bound: the test tests nothing"
+        );
+    }
+
+    /// A proven position whose proven moves the table lost (everything past
+    /// it dropped) still gets its strategy read off: it is proven again.
+    #[test]
+    fn a_strategy_is_read_off_a_proven_position_that_lost_its_moves() {
+        let start = Position::parse(SMALL_START).unwrap();
+        let (_, child) = child_classes((start.x, start.o))[0];
+        let mut prover = Prover::new(64 << 20);
+        assert!(prover.prove_key(child));
+        prover.forget_past((child.0 | child.1).count_ones());
+        assert_eq!(prover.lookup(child), Some(Numbers::PROVEN));
+        let strategy = Strategy::extract(&mut prover, child).expect("a strategy read off");
+        assert!(strategy.cost_below(child) > 0);
+    }
 
     /// A prover that breaks ties between X's moves the other way
     /// ([`Prover::with_ties_to_last`]) proves every reply too, through other
