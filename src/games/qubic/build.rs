@@ -385,7 +385,7 @@ pub(super) fn prove_reply(
         if !prover.aborted {
             bail!("X does not win after {reply_name}");
         }
-        if slices.deadline.is_some_and(|d| Instant::now() >= d) {
+        if passed(slices.deadline) {
             report(&format!(
                 "{reply_name}: not proven within the time limit ({} expansions)",
                 prover.expansions
@@ -426,8 +426,7 @@ pub(super) fn prove_reply(
         }
     }
     // Reading the strategy off the proof may prove positions the table lost
-    // again: never cut short.
-    prover.set_deadline(None);
+    // again: never cut short (the prover has no deadline here, see above).
     prover.set_pause(None);
     let proven_in = t.elapsed().as_secs_f64();
     let mut strategy = Strategy::extract(prover, child)?;
@@ -775,9 +774,8 @@ pub(super) fn build_chains(
     // Provers at once: with `auto` a chain's second proof waits for its first,
     // so one per chain left at most.
     let at_once = if proofs == Proofs::Auto {
-        let mut chains_left: Vec<usize> = todo.iter().map(|job| job.number).collect();
-        chains_left.sort_unstable();
-        chains_left.dedup();
+        let chains_left: std::collections::BTreeSet<usize> =
+            todo.iter().map(|job| job.number).collect();
         workers.min(chains_left.len())
     } else {
         workers
@@ -807,7 +805,7 @@ pub(super) fn build_chains(
             let (queue, todo, work) = (&queue, &todo, &work);
             scope.spawn(move || {
                 loop {
-                    let late = work.deadline.is_some_and(|d| Instant::now() >= d);
+                    let late = passed(work.deadline);
                     if work.stop.load(Ordering::Relaxed) || late {
                         break;
                     }
@@ -1001,6 +999,11 @@ pub(super) fn build_chains(
     )
 }
 
+/// Whether a time limit `deadline` (None: none) has passed.
+fn passed(deadline: Option<Instant>) -> bool {
+    deadline.is_some_and(|d| Instant::now() >= d)
+}
+
 /// Marks a chain's first proof made when its worker is done with it, however
 /// it ends; and stops the build if it ends in a panic.
 struct FirstProofEnds<'a> {
@@ -1116,9 +1119,7 @@ impl ChainWork<'_> {
             }
             // Past the time limit no reply is begun (a reply's proof looks at
             // it between its slices only).
-            if self.stop.load(Ordering::Relaxed)
-                || self.deadline.is_some_and(|d| Instant::now() >= d)
-            {
+            if self.stop.load(Ordering::Relaxed) || passed(self.deadline) {
                 break;
             }
             let (reply, child) = self.classes[index];

@@ -143,16 +143,14 @@ impl Prover {
     /// A prover whose tables take about `memory` bytes.
     pub fn new(memory: u64) -> Prover {
         let capacity = (memory / 2 / BYTES_PER_ENTRY).max(1 << 16) as usize;
-        Prover {
+        let mut prover = Prover {
             table: ProofTable::default(),
             forced: ForcedSearch::new(),
             expansions: 0,
             capacity,
             thin_at: capacity,
             thinnings: 0,
-            // Above the capacity (the largest table that fits holds more than
-            // a third of the memory's bytes in entries, the capacity 1/128).
-            most: most_entries(memory.max(capacity as u64 * 2 * BYTES_PER_ENTRY)),
+            most: 0,
             dropped_at_bound: 0,
             deadline: None,
             pause_at: None,
@@ -161,7 +159,9 @@ impl Prover {
             sibling_replays: 0,
             ties_to_last: false,
             last_numbers: Numbers::UNKNOWN,
-        }
+        };
+        prover.set_table_bound(memory);
+        prover
     }
 
     /// A prover that, among X's moves with the same least proof number, searches
@@ -180,6 +180,8 @@ impl Prover {
     /// default up), but a proof whose own positions outgrow it may take its
     /// share of the whole `--memory`.
     pub fn set_table_bound(&mut self, memory: u64) {
+        // Never below the capacity's own memory (a table that fits holds more
+        // than a third of the memory's bytes in entries, the capacity 1/128).
         self.most = most_entries(memory.max(self.capacity as u64 * 2 * BYTES_PER_ENTRY));
     }
 
@@ -299,9 +301,8 @@ impl Prover {
         self.table.slots()
     }
 
-    /// Drops every position of more than `stones` stones (tests: a table
-    /// that lost what lies past them).
-    #[cfg(test)]
+    /// Drops every position of more than `stones` stones (at the bound, and
+    /// in tests: a table that lost what lies past them).
     pub(super) fn forget_past(&mut self, stones: u32) {
         self.table
             .retain(|key, _| (key.0 | key.1).count_ones() <= stones);
@@ -591,10 +592,8 @@ impl Prover {
                 break;
             }
         }
-        let most_stones = most_stones.unwrap_or(64);
         let before = self.table.len();
-        self.table
-            .retain(|key, _| (key.0 | key.1).count_ones() <= most_stones);
+        self.forget_past(most_stones.unwrap_or(64));
         self.dropped_at_bound += (before - self.table.len()) as u64;
     }
 }
