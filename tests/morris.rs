@@ -355,9 +355,35 @@ fn a_killed_build_resumes_with_identical_values() {
         .collect();
     assert_eq!(statuses.len(), 3);
     assert!(statuses.iter().any(|s| *s != "book"), "{statuses:?}");
+    let refused = fails_with(&[&args[..], &["--memory", "1MiB"]].concat(), Some(&db), 1);
+    assert!(
+        refused.contains("the largest table pair left to build needs about"),
+        "{refused}"
+    );
     let out = tb().args(args).arg("--db").arg(&db).output().unwrap();
     assert!(out.status.success(), "{}", describe(&out));
     assert_eq!(stored_blocks(&db), 3);
+    assert_eq!(layer_digests(&db), layer_digests(built4()));
+    // A build is held to the memory its pairs left to build need: a new file with
+    // too little for its pairs is refused (and not made), the finished one goes on.
+    let fresh = dir.path().join("fresh.tb");
+    let refused = fails_with(
+        &[&args[..], &["--memory", "1MiB"]].concat(),
+        Some(&fresh),
+        1,
+    );
+    assert!(
+        refused.contains("the largest table pair needs about"),
+        "{refused}"
+    );
+    assert!(!fresh.exists());
+    let out = tb()
+        .args(args)
+        .args(["--memory", "1MiB", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", describe(&out));
     assert_eq!(layer_digests(&db), layer_digests(built4()));
     // And the values themselves.
     let t = MorrisTablebase::open(&db).unwrap();

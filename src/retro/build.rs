@@ -12,7 +12,7 @@ use super::writer::{BlockWrite, BlockWriter};
 use crate::store::{BlockStats, LayerFinish, LayerRow, LayerStatus, Store, counts_key};
 use crate::units::human_bytes;
 use anyhow::{Context, Result, bail};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -205,6 +205,28 @@ impl Builder {
     /// The store, to write (the distributed coordinator records blocks itself).
     pub(crate) fn store_mut(&mut self) -> &mut Store {
         &mut self.store
+    }
+
+    /// The blocks of `format` already built (a resumed build skips them): every block
+    /// of a layer past building, and the finished blocks of the layer being built.
+    pub fn built_blocks(&self, format: &dyn Format) -> Result<HashSet<BlockId>> {
+        let rows = self.store.layers()?;
+        let mut built = HashSet::new();
+        for layer in format.layers() {
+            let Some(row) = rows.get(&layer) else {
+                continue;
+            };
+            let finished = match row.status {
+                LayerStatus::Building => self.store.finished_blocks(layer)?,
+                _ => BTreeMap::new(),
+            };
+            for key in format.blocks(layer) {
+                if row.status != LayerStatus::Building || finished.contains_key(&counts_key(&key)) {
+                    built.insert(BlockId { layer, key });
+                }
+            }
+        }
+        Ok(built)
     }
 
     /// The database file.

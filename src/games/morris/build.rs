@@ -24,6 +24,7 @@ use crate::store::Store;
 use crate::store::codec::{FAMILY_KEY, Family};
 use crate::units::human_bytes;
 use anyhow::{Context, Result, bail, ensure};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
 
@@ -249,11 +250,20 @@ const WORK_BYTES_PER_POSITION: u64 = 9;
 /// Memory a build needs: (the largest pair's working arrays, the largest working
 /// arrays plus the pairs they read).
 pub fn memory_needs(spec: &MorrisSpec) -> (u64, u64) {
+    memory_needs_of(spec, |_, _| true)
+}
+
+/// [`memory_needs`] over the blocks for which `left(layer, key)` holds: a resumed
+/// build needs only what its blocks still to build need.
+fn memory_needs_of(spec: &MorrisSpec, left: impl Fn(usize, &[u8]) -> bool) -> (u64, u64) {
     let kernel = MorrisKernel::new(spec.clone());
     let game = kernel.format();
     let (mut work, mut peak) = (0, 0);
     for layer in game.layers() {
         for key in game.blocks(layer) {
+            if !left(layer, &key) {
+                continue;
+            }
             // A placement table needs its values only, a pair its working arrays.
             let per_position = if layer_hands(layer).is_some() {
                 1
@@ -353,19 +363,43 @@ fn refuse_other_rules(db: &Path, rules: Rules) -> Result<()> {
     }
 }
 
+/// Refuses a build whose blocks not yet `done` need more than `memory`, else returns
+/// the largest working arrays among them.
+fn check_memory(spec: &MorrisSpec, memory: u64, done: &HashSet<BlockId>) -> Result<u64> {
+    let (work, peak) = memory_needs_of(spec, |layer, key| {
+        !done.contains(&BlockId {
+            layer,
+            key: key.to_vec(),
+        })
+    });
+    if peak > memory {
+        bail!(
+            "the largest table pair{} needs about {} but --memory is {}; raise --memory or lower --stones",
+            if done.is_empty() {
+                ""
+            } else {
+                " left to build"
+            },
+            human_bytes(peak),
+            human_bytes(memory)
+        );
+    }
+    Ok(work)
+}
+
 /// Runs (or resumes) a Morris build.
 pub fn build(opts: BuildOptions, progress: &mut dyn Progress) -> Result<BuildSummary> {
-    let (work, peak) = memory_needs(&opts.spec);
-    if peak > opts.memory {
-        bail!(
-            "the largest table pair needs about {} but --memory is {}; raise --memory or lower --stones",
-            human_bytes(peak),
-            human_bytes(opts.memory)
-        );
+    if !opts.db.exists() {
+        // Refused before a file is made.
+        check_memory(&opts.spec, opts.memory, &HashSet::new())?;
     }
     refuse_other_rules(&opts.db, opts.spec.rules)?;
     let mut builder = Builder::open(&opts.db, opts.spec.chunk_positions)?;
     let spec = adopt_older_file(&mut builder, &opts.spec)?;
+    // A resumed build is held to what its blocks still to build need (a file half
+    // built with more memory goes on with less).
+    let done = builder.built_blocks(&MorrisFormat::new(spec.clone()))?;
+    let work = check_memory(&spec, opts.memory, &done)?;
     let kernel = MorrisKernel::new(spec);
     let run = builder.run(
         &kernel,
