@@ -195,7 +195,7 @@ pub struct SearchOptions {
     /// 0 normally, -1 for Wilson's "last move penalty".
     pub penalty: i32,
     /// Size of the transposition table in bytes (rounded down to a power of two
-    /// buckets of 32 bytes, at least one bucket).
+    /// buckets of 64 bytes, at least one bucket).
     pub tt_bytes: usize,
 }
 
