@@ -186,7 +186,8 @@ pub enum BuildGame {
 #[derive(Args, Clone)]
 pub struct BuildCommon {
     /// Memory budget (e.g. 512MiB, 8GiB): blocks kept in memory and, for Morris,
-    /// the pair being solved; Qubic: the proof searches' tables, thinned at
+    /// the pair being solved (a resumed build needs only what its pairs left to
+    /// build need); Qubic: the proof searches' tables, thinned at
     /// 4GiB at most (the same strategy on any budget from 4GiB up; a smaller one
     /// proves differently), though a proof's own positions are kept, so a large
     /// proof takes more, up to the largest table 3/4 of its share holds
