@@ -638,6 +638,26 @@ fn stored_layers(db: &Path) -> Vec<i64> {
         .unwrap_or_default()
 }
 
+/// Positions stored in `db`: its layers past building and the blocks stored of those
+/// being built; and whether some placement layer being built has a block stored.
+fn stored_positions(db: &Path) -> (i64, bool) {
+    let Ok(conn) =
+        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+    else {
+        return (0, false);
+    };
+    let query = |sql: &str| conn.query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap_or(0);
+    let building = "SELECT n FROM layers WHERE status = 'building'";
+    let stored = query("SELECT COALESCE(SUM(positions), 0) FROM layers WHERE status != 'building'")
+        + query(&format!(
+            "SELECT COALESCE(SUM(positions), 0) FROM blocks WHERE n IN ({building})"
+        ));
+    let midway = query(&format!(
+        "SELECT COUNT(*) FROM blocks WHERE n >= 101 AND n IN ({building})"
+    )) > 0;
+    (stored, midway)
+}
+
 fn digests(db: &Path) -> serde_json::Value {
     let info = harness::info(db);
     info["pairs"]
@@ -652,8 +672,9 @@ fn digests(db: &Path) -> serde_json::Value {
 fn a_build_killed_during_placement_resumes_with_identical_values() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("m.tb");
-    // Kill once the first placement layer (101) is stored, before the last (108).
-    // Four stones a side: 2 s of CPU a build (five took 26, three builds in all).
+    // Kill inside a placement layer: some of its blocks stored, not all, and the
+    // last layer (108) not finished. Four stones a side: 2 s of CPU a build (five
+    // took 26, three builds in all).
     let killed = interrupt::kill_build_midway(
         &[
             "build",
@@ -668,24 +689,24 @@ fn a_build_killed_during_placement_resumes_with_identical_values() {
         &db,
         10,
         Duration::from_secs(120),
-        |db| stored_layers(db).contains(&101),
-        |db| {
-            let layers = stored_layers(db);
-            layers.contains(&101) && !layers.contains(&108)
-        },
+        |db| stored_positions(db).1,
+        |db| stored_positions(db).1 && !stored_layers(db).contains(&108),
     );
-    assert!(
-        killed,
-        "could not kill the build during the placement tables"
-    );
+    assert!(killed, "could not kill the build inside a placement table");
+    let (stored, _) = stored_positions(&db);
     let out = tb()
-        .args([
-            "build", "morris", "--stones", "4", "--phase", "all", "--quiet", "--db",
-        ])
+        .args(["build", "morris", "--stones", "4", "--phase", "all", "--db"])
         .arg(&db)
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", describe(&out));
+    // The resumed build counts every position stored, those of the layer it was
+    // building too.
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("tb: resuming: {stored} of ")),
+        "{stored} stored: {err}"
+    );
     let whole = build(dir.path(), 4);
     assert_eq!(digests(&db), digests(&whole));
 }

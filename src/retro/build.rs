@@ -367,11 +367,19 @@ impl<'g> Schedule<'g> {
     ) -> Result<(u64, u64, usize, u64)> {
         let total_positions: u64 = self.layers.iter().map(|(_, b)| self.layer_size(b)).sum();
         let rows = store.layers()?;
-        let done_positions: u64 = rows
-            .values()
-            .filter(|r| r.status != LayerStatus::Building)
-            .map(|r| r.positions)
-            .sum();
+        // Stored already: the layers past building, and the finished blocks of those
+        // being built (counted, a resumed build's total fell back by them).
+        let mut done_positions = 0;
+        for (&n, row) in &rows {
+            done_positions += match row.status {
+                LayerStatus::Building => store
+                    .finished_blocks(n)?
+                    .values()
+                    .map(|stats| stats.positions)
+                    .sum(),
+                _ => row.positions,
+            };
+        }
         progress.start(total_positions, done_positions);
         let peak_file_bytes = store
             .meta()?

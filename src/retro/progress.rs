@@ -157,6 +157,13 @@ impl Progress for Log {
         self.done = done;
         self.done_at_start = done;
         self.started = Instant::now();
+        if done > 0 {
+            let _ = writeln!(
+                std::io::stderr(),
+                "tb: resuming: {done} of {total} positions stored already ({:.1}%)",
+                100.0 * done as f64 / total.max(1) as f64
+            );
+        }
     }
     fn start_layer(&mut self, label: &str, positions: u64, done: u64) {
         self.layer = label.to_string();
