@@ -385,6 +385,13 @@ fn a_killed_build_resumes_with_identical_values() {
         .unwrap();
     assert!(out.status.success(), "{}", describe(&out));
     assert_eq!(layer_digests(&db), layer_digests(built4()));
+    // Adding the placement tables with too little memory for them is refused, and
+    // leaves the finished file as it was (still whole to verify).
+    let placement = [&args[..], &["--phase", "all", "--memory", "1MiB"]].concat();
+    let refused = fails_with(&placement, Some(&db), 1);
+    assert!(refused.contains("left to build needs about"), "{refused}");
+    let out = tb().args(["verify", "--db"]).arg(&db).output().unwrap();
+    assert!(out.status.success(), "{}", describe(&out));
     // And the values themselves.
     let t = MorrisTablebase::open(&db).unwrap();
     let o = oracle4();

@@ -207,28 +207,6 @@ impl Builder {
         &mut self.store
     }
 
-    /// The blocks of `format` already built (a resumed build skips them): every block
-    /// of a layer past building, and the finished blocks of the layer being built.
-    pub fn built_blocks(&self, format: &dyn Format) -> Result<HashSet<BlockId>> {
-        let rows = self.store.layers()?;
-        let mut built = HashSet::new();
-        for layer in format.layers() {
-            let Some(row) = rows.get(&layer) else {
-                continue;
-            };
-            let finished = match row.status {
-                LayerStatus::Building => self.store.finished_blocks(layer)?,
-                _ => BTreeMap::new(),
-            };
-            for key in format.blocks(layer) {
-                if row.status != LayerStatus::Building || finished.contains_key(&counts_key(&key)) {
-                    built.insert(BlockId { layer, key });
-                }
-            }
-        }
-        Ok(built)
-    }
-
     /// The database file.
     pub fn db(&self) -> &Path {
         &self.db
@@ -273,6 +251,29 @@ impl Builder {
             phases,
         })
     }
+}
+
+/// The blocks of `format` already built in `store`, those a resumed build skips (the
+/// rule a build's run follows): every block of a layer past building, and the
+/// finished blocks of a layer being built.
+pub fn built_blocks(store: &Store, format: &dyn Format) -> Result<HashSet<BlockId>> {
+    let rows = store.layers()?;
+    let mut built = HashSet::new();
+    for layer in format.layers() {
+        let Some(row) = rows.get(&layer) else {
+            continue;
+        };
+        let finished = match row.status {
+            LayerStatus::Building => store.finished_blocks(layer)?,
+            _ => BTreeMap::new(),
+        };
+        for key in format.blocks(layer) {
+            if row.status != LayerStatus::Building || finished.contains_key(&counts_key(&key)) {
+                built.insert(BlockId { layer, key });
+            }
+        }
+    }
+    Ok(built)
 }
 
 /// Writes the identity into a new file, or checks that an existing file was built

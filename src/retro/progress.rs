@@ -157,7 +157,7 @@ impl Progress for Log {
         self.done = done;
         self.done_at_start = done;
         self.started = Instant::now();
-        if done > 0 {
+        if done > 0 && done < total {
             let _ = writeln!(
                 std::io::stderr(),
                 "tb: resuming: {done} of {total} positions stored already ({:.1}%)",

@@ -209,7 +209,7 @@ impl SolveRequest {
 
 /// The most transposition table bytes a search of a position with `open` open
 /// lines can use: 16 bytes (two 8-byte entries) per position that can arise (at most
-/// 2^open); on 5x5 a table has at least 32 MiB (see `search::tt`).
+/// 2^open); on 5x5 a table has at least 64 MiB (see `search::tt`).
 /// A bigger table is cut to this, because it would cost without helping: each page
 /// of the table is cleared by the kernel when first written, and a search's stores
 /// land all over it (`--tt 8GiB` on empty 3x3 took 24 s, nearly all of it clearing).

@@ -16,7 +16,7 @@ pub use super::spec::{
 };
 use super::spec::{FORMAT_VERSION, MorrisFormat, format_version};
 use super::variant::Rules;
-use crate::retro::build::{Builder, RunOptions, RunSummary};
+use crate::retro::build::{Builder, RunOptions, RunSummary, built_blocks};
 use crate::retro::progress::Progress;
 use crate::retro::recode::RecodeSummary;
 use crate::retro::{BlockId, Format, Kernel};
@@ -389,17 +389,21 @@ fn check_memory(spec: &MorrisSpec, memory: u64, done: &HashSet<BlockId>) -> Resu
 
 /// Runs (or resumes) a Morris build.
 pub fn build(opts: BuildOptions, progress: &mut dyn Progress) -> Result<BuildSummary> {
-    if !opts.db.exists() {
-        // Refused before a file is made.
-        check_memory(&opts.spec, opts.memory, &HashSet::new())?;
-    }
+    // Checked before the file is opened to build (which may write to it, a refused
+    // build must not). A resumed build is held to what its blocks still to build
+    // need, so a file half built with more memory goes on with less; a file that
+    // cannot be read here is held to the whole build (opening it says what is wrong).
+    let done = if opts.db.exists() {
+        Store::open_read(&opts.db)
+            .and_then(|store| built_blocks(&store, &MorrisFormat::new(opts.spec.clone())))
+            .unwrap_or_default()
+    } else {
+        HashSet::new()
+    };
+    let work = check_memory(&opts.spec, opts.memory, &done)?;
     refuse_other_rules(&opts.db, opts.spec.rules)?;
     let mut builder = Builder::open(&opts.db, opts.spec.chunk_positions)?;
     let spec = adopt_older_file(&mut builder, &opts.spec)?;
-    // A resumed build is held to what its blocks still to build need (a file half
-    // built with more memory goes on with less).
-    let done = builder.built_blocks(&MorrisFormat::new(spec.clone()))?;
-    let work = check_memory(&spec, opts.memory, &done)?;
     let kernel = MorrisKernel::new(spec);
     let run = builder.run(
         &kernel,

@@ -22,8 +22,9 @@
 //! * A bounded transposition table ([`SearchOptions::tt_bytes`]), keyed by the
 //!   canonical position under all board symmetries (8 on square boards, 4 otherwise;
 //!   see [`super::symmetry`]), storing lower and upper bounds so that every answer is exact,
-//!   plus the best move for ordering. Four-way buckets of one word an entry, no
-//!   locks (`tt.rs`): three slots replace by depth, one always.
+//!   plus the best move for ordering. Eight-way buckets (one cache line) of one word
+//!   an entry, no locks (`tt.rs`): four slots replace by depth, four hold the latest
+//!   others.
 //! * Twin lines (Fraser's corner observation, used by Barker and Korf): the
 //!   perimeter sides of one box border nothing else, so swapping them maps the game
 //!   onto itself. Table keys put the drawn ones of each such group first, and only

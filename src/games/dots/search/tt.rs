@@ -10,8 +10,8 @@
 //! bytes, one cache line) has eight slots: four keep the deepest entries seen
 //! (replace-by-depth), the other four the latest of the rest, oldest out first, so
 //! deep results survive floods of shallow ones. (Four slots of 32 bytes, three by
-//! depth and one always replaced, searched 3.6% more nodes on empty 4x4 with 1 GiB,
-//! and 12% more on a 4x4 middle game with 16 MiB: a probe reads one cache line
+//! depth and one always replaced, searched 3.7% more nodes on empty 4x4 with 1 GiB,
+//! and 13.5% more on a 4x4 middle game with 16 MiB: a probe reads one cache line
 //! either way.)
 //!
 //! Several search threads share one table (lazy SMP). Each entry is one atomic word,
