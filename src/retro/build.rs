@@ -321,6 +321,8 @@ pub(crate) struct Schedule<'g> {
     /// For each block read by some block: the position (in build order) of the
     /// last block reading it.
     pub(crate) last_reader: HashMap<BlockId, usize>,
+    /// For each block read by some block: the positions of its readers, in order.
+    readers: HashMap<BlockId, Vec<usize>>,
     /// For each layer read by some block: the position of the last block reading it.
     layer_last_reader: HashMap<usize, usize>,
 }
@@ -342,10 +344,12 @@ impl<'g> Schedule<'g> {
             .collect();
         let mut last_reader = HashMap::new();
         let mut layer_last_reader = HashMap::new();
+        let mut readers: HashMap<BlockId, Vec<usize>> = HashMap::new();
         for (position, block) in layers.iter().flat_map(|(_, b)| b).enumerate() {
             for input in kernel.reads(block.layer, &block.key) {
                 layer_last_reader.insert(input.layer, position);
-                last_reader.insert(input, position);
+                last_reader.insert(input.clone(), position);
+                readers.entry(input).or_default().push(position);
             }
         }
         Schedule {
@@ -353,8 +357,19 @@ impl<'g> Schedule<'g> {
             format,
             layers,
             last_reader,
+            readers,
             layer_last_reader,
         }
+    }
+
+    /// The first position after `at` (in build order) of a block that reads `id`
+    /// (`usize::MAX`: none), for the cache to keep what is needed soonest.
+    fn next_reader(&self, id: &BlockId, at: usize) -> usize {
+        let Some(positions) = self.readers.get(id) else {
+            return usize::MAX;
+        };
+        let later = positions.partition_point(|&p| p <= at);
+        positions.get(later).copied().unwrap_or(usize::MAX)
     }
 
     /// Runs every block not stored yet. Returns (positions computed, positions in
@@ -468,9 +483,11 @@ impl<'g> Schedule<'g> {
                 let reads = kernel.reads(layer, &block.key);
                 let mut inputs = Vec::with_capacity(reads.len());
                 for id in &reads {
-                    inputs.push(
-                        cache.get_or_load(id, || load_block(&**writer.store()?, format, id))?,
-                    );
+                    inputs.push(cache.get_or_load_needed_at(
+                        id,
+                        self.next_reader(id, at),
+                        || load_block(&**writer.store()?, format, id),
+                    )?);
                 }
                 let input_refs: Vec<&[i8]> = inputs.iter().map(|b| b.as_slice()).collect();
                 let loaded = Instant::now();
@@ -513,7 +530,7 @@ impl<'g> Schedule<'g> {
                     cache.evict(id);
                 }
                 if self.last_reader.contains_key(block) {
-                    cache.insert(block.clone(), Arc::new(values));
+                    cache.insert(block.clone(), Arc::new(values), self.next_reader(block, at));
                 }
             }
             progress.finish_layer(&label, &totals);

@@ -1,5 +1,9 @@
 //! Decompressed blocks kept in memory between the block that writes them and the
-//! blocks that read them, bounded in bytes.
+//! blocks that read them, bounded in bytes. The build knows its whole order, so each
+//! block is kept with the build position that needs it next, and a block that does
+//! not fit makes room by dropping those needed later than it, the latest first
+//! (Belady's rule): a block read by the next few blocks is not decoded again because
+//! blocks read only a layer later filled the cache first.
 
 use super::format::BlockId;
 use anyhow::Result;
@@ -8,7 +12,8 @@ use std::sync::Arc;
 
 /// Blocks in memory, by id, within a byte budget.
 pub struct BlockCache {
-    blocks: HashMap<BlockId, Arc<Vec<i8>>>,
+    /// Each block's values and the build position that needs it next.
+    blocks: HashMap<BlockId, (Arc<Vec<i8>>, usize)>,
     bytes: u64,
     limit: u64,
 }
@@ -23,33 +28,134 @@ impl BlockCache {
         }
     }
 
-    /// Keeps a block if it fits the budget.
-    pub fn insert(&mut self, id: BlockId, values: Arc<Vec<i8>>) {
+    /// Keeps a block needed next at build position `next_use`, if it fits the budget
+    /// once the blocks needed later than it are dropped (the latest first); if even
+    /// that leaves too little room, nothing is dropped and it is not kept.
+    pub fn insert(&mut self, id: BlockId, values: Arc<Vec<i8>>, next_use: usize) {
         let len = values.len() as u64;
-        if self.bytes + len <= self.limit && !self.blocks.contains_key(&id) {
-            self.bytes += len;
-            self.blocks.insert(id, values);
+        if let Some(entry) = self.blocks.get_mut(&id) {
+            entry.1 = next_use;
+            return;
         }
+        if self.bytes + len > self.limit {
+            let mut later: Vec<(usize, &BlockId, u64)> = self
+                .blocks
+                .iter()
+                .filter(|(_, (_, next))| *next > next_use)
+                .map(|(id, (values, next))| (*next, id, values.len() as u64))
+                .collect();
+            later.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+            let mut freed = 0;
+            let mut drop = Vec::new();
+            for (_, id, bytes) in later {
+                if self.bytes - freed + len <= self.limit {
+                    break;
+                }
+                freed += bytes;
+                drop.push(id.clone());
+            }
+            if self.bytes - freed + len > self.limit {
+                return;
+            }
+            for id in drop {
+                self.evict(&id);
+            }
+        }
+        self.bytes += len;
+        self.blocks.insert(id, (values, next_use));
     }
 
-    /// The block from memory, or loaded (and kept if it fits).
+    /// The block from memory, or loaded and kept if it fits (a cache without a build
+    /// order: every block counts as needed now, none is dropped for another).
     pub fn get_or_load(
         &mut self,
         id: &BlockId,
         load: impl FnOnce() -> Result<Vec<i8>>,
     ) -> Result<Arc<Vec<i8>>> {
-        if let Some(b) = self.blocks.get(id) {
-            return Ok(b.clone());
+        self.get_or_load_needed_at(id, 0, load)
+    }
+
+    /// The block from memory, or loaded (and kept as [`BlockCache::insert`] keeps
+    /// it); either way it is next needed at build position `next_use`.
+    pub fn get_or_load_needed_at(
+        &mut self,
+        id: &BlockId,
+        next_use: usize,
+        load: impl FnOnce() -> Result<Vec<i8>>,
+    ) -> Result<Arc<Vec<i8>>> {
+        if let Some(entry) = self.blocks.get_mut(id) {
+            entry.1 = next_use;
+            return Ok(entry.0.clone());
         }
         let values = Arc::new(load()?);
-        self.insert(id.clone(), values.clone());
+        self.insert(id.clone(), values.clone(), next_use);
         Ok(values)
     }
 
     /// Forgets a block (no remaining block reads it).
     pub fn evict(&mut self, id: &BlockId) {
-        if let Some(values) = self.blocks.remove(id) {
+        if let Some((values, _)) = self.blocks.remove(id) {
             self.bytes -= values.len() as u64;
         }
+    }
+
+    /// Whether the block is kept.
+    pub fn holds(&self, id: &BlockId) -> bool {
+        self.blocks.contains_key(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block(key: u8) -> BlockId {
+        BlockId {
+            layer: 0,
+            key: vec![key],
+        }
+    }
+
+    fn values(len: usize) -> Arc<Vec<i8>> {
+        Arc::new(vec![0; len])
+    }
+
+    /// A block needed sooner takes the room of those needed later, the latest
+    /// first; one needed later than everything kept is not kept.
+    #[test]
+    fn the_blocks_needed_latest_make_room() {
+        let mut cache = BlockCache::new(30);
+        cache.insert(block(1), values(10), 50);
+        cache.insert(block(2), values(10), 40);
+        cache.insert(block(3), values(10), 60);
+        // Full: a block needed at 45 drops the one needed at 60 only.
+        cache.insert(block(4), values(10), 45);
+        assert!(!cache.holds(&block(3)));
+        assert!(cache.holds(&block(1)) && cache.holds(&block(2)) && cache.holds(&block(4)));
+        // Needed after all of them: not kept, nothing dropped.
+        cache.insert(block(5), values(10), 70);
+        assert!(!cache.holds(&block(5)));
+        assert_eq!(cache.bytes, 30);
+        // Needing 20 bytes at 42: both later blocks (50, 45) go, 40 stays.
+        cache.insert(block(6), values(20), 42);
+        assert!(cache.holds(&block(6)) && cache.holds(&block(2)));
+        assert!(!cache.holds(&block(1)) && !cache.holds(&block(4)));
+        // Too big even with every later block dropped: nothing changes.
+        cache.insert(block(7), values(35), 10);
+        assert!(!cache.holds(&block(7)));
+        assert!(cache.holds(&block(6)) && cache.holds(&block(2)));
+        // A hit moves the block's next use: block 2, read at 40, is next needed at
+        // 90, so a block needed at 80 may now take its room.
+        let mut loads = 0;
+        cache
+            .get_or_load_needed_at(&block(2), 90, || {
+                loads += 1;
+                Ok(vec![])
+            })
+            .unwrap();
+        assert_eq!(loads, 0);
+        cache.insert(block(8), values(10), 80);
+        assert!(cache.holds(&block(8)) && !cache.holds(&block(2)));
+        assert_eq!(cache.bytes, 30);
     }
 }
