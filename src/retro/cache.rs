@@ -44,7 +44,7 @@ impl BlockCache {
                 .filter(|(_, (_, next))| *next > next_use)
                 .map(|(id, (values, next))| (*next, id, values.len() as u64))
                 .collect();
-            later.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+            later.sort_unstable_by_key(|entry| std::cmp::Reverse(entry.0));
             let mut freed = 0;
             let mut drop = Vec::new();
             for (_, id, bytes) in later {
