@@ -493,6 +493,9 @@ impl<'g> Schedule<'g> {
                 let loaded = Instant::now();
                 phases.load += (loaded - t0).as_secs_f64();
                 let values = compute_with_progress(kernel, block, &input_refs, progress)?;
+                // Inputs the cache dropped meanwhile are freed before the block is kept.
+                drop(input_refs);
+                drop(inputs);
                 let computed = Instant::now();
                 phases.kernel += (computed - loaded).as_secs_f64();
                 let size = format.block_size(layer, &block.key);

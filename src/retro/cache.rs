@@ -44,20 +44,22 @@ impl BlockCache {
                 .filter(|(_, (_, next))| *next > next_use)
                 .map(|(id, (values, next))| (*next, id, values.len() as u64))
                 .collect();
-            later.sort_unstable_by_key(|entry| std::cmp::Reverse(entry.0));
+            // Latest first; ties by id, so that a build's loads do not vary from run
+            // to run with the map's order.
+            later.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
             let mut freed = 0;
-            let mut drop = Vec::new();
+            let mut dropped = Vec::new();
             for (_, id, bytes) in later {
                 if self.bytes - freed + len <= self.limit {
                     break;
                 }
                 freed += bytes;
-                drop.push(id.clone());
+                dropped.push(id.clone());
             }
             if self.bytes - freed + len > self.limit {
                 return;
             }
-            for id in drop {
+            for id in dropped {
                 self.evict(&id);
             }
         }
@@ -157,5 +159,17 @@ mod tests {
         cache.insert(block(8), values(10), 80);
         assert!(cache.holds(&block(8)) && !cache.holds(&block(2)));
         assert_eq!(cache.bytes, 30);
+    }
+
+    /// Without a build order (`get_or_load`), every block counts as needed now:
+    /// kept while it fits, none dropped for another.
+    #[test]
+    fn without_an_order_the_first_blocks_stay() {
+        let mut cache = BlockCache::new(20);
+        for key in 1..=3 {
+            cache.get_or_load(&block(key), || Ok(vec![0; 10])).unwrap();
+        }
+        assert!(cache.holds(&block(1)) && cache.holds(&block(2)));
+        assert!(!cache.holds(&block(3)));
     }
 }
