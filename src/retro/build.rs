@@ -318,10 +318,8 @@ pub(crate) struct Schedule<'g> {
     format: &'g dyn Format,
     /// Layers in build order with their blocks in build order.
     pub(crate) layers: Vec<(usize, Vec<BlockId>)>,
-    /// For each block read by some block: the position (in build order) of the
-    /// last block reading it.
-    pub(crate) last_reader: HashMap<BlockId, usize>,
-    /// For each block read by some block: the positions of its readers, in order.
+    /// For each block read by some block: the positions (in build order) of the
+    /// blocks reading it, in order.
     readers: HashMap<BlockId, Vec<usize>>,
     /// For each layer read by some block: the position of the last block reading it.
     layer_last_reader: HashMap<usize, usize>,
@@ -342,13 +340,11 @@ impl<'g> Schedule<'g> {
                 (layer, blocks)
             })
             .collect();
-        let mut last_reader = HashMap::new();
         let mut layer_last_reader = HashMap::new();
         let mut readers: HashMap<BlockId, Vec<usize>> = HashMap::new();
         for (position, block) in layers.iter().flat_map(|(_, b)| b).enumerate() {
             for input in kernel.reads(block.layer, &block.key) {
                 layer_last_reader.insert(input.layer, position);
-                last_reader.insert(input.clone(), position);
                 readers.entry(input).or_default().push(position);
             }
         }
@@ -356,10 +352,16 @@ impl<'g> Schedule<'g> {
             kernel,
             format,
             layers,
-            last_reader,
             readers,
             layer_last_reader,
         }
+    }
+
+    /// The position (in build order) of the last block that reads `id`, if any.
+    pub(crate) fn last_reader(&self, id: &BlockId) -> Option<usize> {
+        self.readers
+            .get(id)
+            .and_then(|positions| positions.last().copied())
     }
 
     /// The first position after `at` (in build order) of a block that reads `id`
@@ -513,7 +515,7 @@ impl<'g> Schedule<'g> {
                 // Blocks no later block reads: deleted with this one's transaction.
                 let done_with: Vec<&BlockId> = reads
                     .iter()
-                    .filter(|id| self.last_reader.get(*id) == Some(&at))
+                    .filter(|id| self.last_reader(id) == Some(at))
                     .collect();
                 let drops: Vec<(usize, String)> = done_with
                     .iter()
@@ -532,7 +534,7 @@ impl<'g> Schedule<'g> {
                 for id in done_with {
                     cache.evict(id);
                 }
-                if self.last_reader.contains_key(block) {
+                if self.readers.contains_key(block) {
                     cache.insert(block.clone(), Arc::new(values), self.next_reader(block, at));
                 }
             }

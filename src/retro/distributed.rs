@@ -467,7 +467,7 @@ impl<'k> Coordinator<'k> {
                 missing.layer
             );
         }
-        let read_by_some = self.schedule.last_reader.contains_key(id);
+        let read_by_some = self.schedule.last_reader(id).is_some();
         let merge = self.format.keeps(id.layer) || !read_by_some;
         let (header, shard_bytes, chunks) = if merge {
             let shard = self.dir.read(self.format, id)?;
