@@ -385,19 +385,12 @@ impl<'g> Schedule<'g> {
     ) -> Result<(u64, u64, usize, u64)> {
         let total_positions: u64 = self.layers.iter().map(|(_, b)| self.layer_size(b)).sum();
         let rows = store.layers()?;
-        // Stored already: the layers past building, and the finished blocks of those
-        // being built (counted, a resumed build's total fell back by them).
-        let mut done_positions = 0;
-        for (&n, row) in &rows {
-            done_positions += match row.status {
-                LayerStatus::Building => store
-                    .finished_blocks(n)?
-                    .values()
-                    .map(|stats| stats.positions)
-                    .sum(),
-                _ => row.positions,
-            };
-        }
+        // Stored already: the blocks a resumed build skips (those of a layer being
+        // built counted too, or a resumed build's total fell back by them).
+        let done_positions: u64 = built_blocks(store, self.format)?
+            .iter()
+            .map(|id| self.format.block_size(id.layer, &id.key))
+            .sum();
         progress.start(total_positions, done_positions);
         let peak_file_bytes = store
             .meta()?
