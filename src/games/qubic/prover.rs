@@ -608,21 +608,22 @@ fn most_entries(memory: u64) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::games::qubic::position::Position;
     use crate::games::qubic::threats::wins_by;
 
-    /// A start with 35 replies, most proven in a few thousand expansions.
-    const SMALL_START: &str = "0-63-21-42-15";
+    /// A start with 35 replies, most proven in a few thousand expansions (the
+    /// strategy's tests prove it too).
+    pub(in crate::games::qubic) const SMALL_START: &str = "0-63-21-42-15";
 
     /// Enough expansions for the table to fill (the smallest table) and sums to
     /// reach a low cap, a few seconds of proof: the tests that prove a start's
     /// replies in order stop once past it.
-    const TEST_EXPANSIONS: u64 = 8_000;
+    pub(in crate::games::qubic) const TEST_EXPANSIONS: u64 = 8_000;
 
     /// A minute from now: a test's deadline, so a bug fails it rather than hangs.
-    fn in_a_minute() -> Option<std::time::Instant> {
+    pub(in crate::games::qubic) fn in_a_minute() -> Option<std::time::Instant> {
         Some(std::time::Instant::now() + std::time::Duration::from_secs(60))
     }
 

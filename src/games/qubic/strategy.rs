@@ -150,16 +150,14 @@ pub fn o_replies(key: Key) -> Vec<Key> {
 mod tests {
     use super::*;
     use crate::games::qubic::position::Position;
+    use crate::games::qubic::prover::tests::{SMALL_START, TEST_EXPANSIONS, in_a_minute};
     use crate::games::qubic::table::Numbers;
-
-    /// A start with 35 replies, most proven in a few thousand expansions.
-    const SMALL_START: &str = "0-63-21-42-15";
 
     /// A table bounded far below what the proofs' own entries need: thinned at
     /// the bound, it drops its deepest proven positions and never doubles past
     /// it, and every reply is still proven, its strategy read off what the
     /// table kept (proving again what was dropped). The replies in order until
-    /// the proof has passed 8,000 expansions.
+    /// the proof has passed [`TEST_EXPANSIONS`].
     #[test]
     fn a_table_at_its_bound_drops_its_deepest_proven_positions() {
         let start = Position::parse(SMALL_START).unwrap();
@@ -167,9 +165,7 @@ mod tests {
         let largest = 1 << 17;
         bounded.bound_entries(largest / 4 * 3 - largest / 128);
         for (_, child) in child_classes((start.x, start.o)) {
-            bounded.set_deadline(Some(
-                std::time::Instant::now() + std::time::Duration::from_secs(60),
-            ));
+            bounded.set_deadline(in_a_minute());
             assert!(bounded.prove_key(child), "not proven with the bound");
             Strategy::extract(&mut bounded, child).expect("a strategy read off the bounded table");
             assert!(
@@ -177,7 +173,7 @@ mod tests {
                 "{} slots",
                 bounded.table_slots()
             );
-            if bounded.expansions > 8_000 {
+            if bounded.expansions > TEST_EXPANSIONS {
                 break;
             }
         }
