@@ -148,12 +148,11 @@ pub const MAX_PENALTY: i32 = 1000;
 /// "No box" in [`Solver::adjacent`].
 const NO_BOX: usize = usize::MAX;
 
-/// Enhanced transposition cutoffs are tried at nodes with at least
-/// `max(open lines of the root - ETC_DEPTH, ETC_MIN_OPEN)` open lines, once their
-/// first move has failed to cut: they cost a table probe per child, which pays only
-/// where subtrees are big enough.
-const ETC_DEPTH: u32 = 20;
-/// See [`ETC_DEPTH`]. Tried before the first move at 32 open lines or more (which
+/// Enhanced transposition cutoffs are tried at nodes with at least `ETC_MIN_OPEN`
+/// open lines, once their first move has failed to cut: they cost a table probe per
+/// child, which pays only where subtrees are big enough.
+///
+/// Tried before the first move at 32 open lines or more (which
 /// left none on empty 3x4), they cost more CPU than they saved below that (a floor
 /// of 16 and a depth of 20 saved 17% of the nodes of the 20 middle games of
 /// data/search-middlegames.txt and cost 10-30% more CPU). Tried only once the first
@@ -161,7 +160,11 @@ const ETC_DEPTH: u32 = 20;
 /// 20 and floor 16 against 9 and 32 (one thread, 2026-11-29): empty 3x4 16,614,459
 /// -> 12,930,111 nodes, the middle games 30,601,202 -> 26,529,572, CPU the same
 /// within the noise of a machine at load 10-13 (15.4 and 16.2 s against 15.7 and
-/// 14.2 s user).
+/// 14.2 s user). Those runs also kept them within 20 plies of the root; on empty
+/// 4x4 (40 open lines) that left out the nodes of 16-19 open lines, and trying them
+/// there too (2026-12-01, one thread, value only, --tt 1GiB) took 161,217,726 ->
+/// 138,834,045 nodes and 93 -> 77 s of CPU; problem 12.18 plain, 27.8 -> 24.4 M
+/// nodes, CPU the same. A floor of 12, 14 or 18 instead of 16 was slower on 4x4.
 const ETC_MIN_OPEN: u32 = 16;
 
 /// Larger than any value.
@@ -409,10 +412,8 @@ pub struct Solver {
     /// Threads of [`Solver::solve`] (lazy SMP: helpers share the table).
     threads: usize,
     /// Nodes with at least this many open lines try enhanced transposition cutoffs
-    /// (set for each root by [`Solver::aim_cutoffs`]).
+    /// ([`ETC_MIN_OPEN`] unless [`Solver::set_cutoff_floor`]).
     etc_min: u32,
-    /// The least `etc_min` ([`ETC_MIN_OPEN`] unless [`Solver::set_cutoff_floor`]).
-    etc_floor: u32,
     /// Limits and progress of the current call.
     guard: Guard,
     /// A helper thread's root while it searches a value alongside the main thread:
@@ -495,6 +496,8 @@ struct Rules {
     syms: Symmetries,
     /// Every line, nearest the centre of the board first (ties by line index).
     centre_first: Vec<u8>,
+    /// Per line, its place in `centre_first`.
+    centre_rank: [u8; 64],
     /// Chains played as pseudo-lines (none: the plain game); see [`Solver::set_chains`].
     chains: Chains,
     /// Groups of two or more interchangeable lines: the perimeter sides of one box
@@ -557,6 +560,7 @@ impl Solver {
             completion: board.completion_masks(),
             adjacent,
             syms: Symmetries::new(board),
+            centre_rank: centre_rank(&centre_first(board)),
             centre_first: centre_first(board),
             chains: Chains::none(),
             chain_near: Vec::new(),
@@ -572,7 +576,6 @@ impl Solver {
             nodes: 0,
             threads: 1,
             etc_min: ETC_MIN_OPEN,
-            etc_floor: ETC_MIN_OPEN,
             guard: Guard::idle(None),
             reversed_root: None,
             crew: None,
@@ -630,7 +633,6 @@ impl Solver {
             nodes: 0,
             threads: 1,
             etc_min: self.etc_min,
-            etc_floor: self.etc_floor,
             guard: Guard {
                 halt: Some(halt),
                 ..Guard::idle(None)
@@ -817,22 +819,14 @@ impl Solver {
     /// The exact value of `position` for the player to move. Bits above the board's
     /// last line are ignored.
     pub fn value(&mut self, position: Lines) -> i32 {
-        self.aim_cutoffs(position);
         self.mtdf(position & self.rules.all)
     }
 
-    /// Aims the enhanced transposition cutoffs at the top [`ETC_DEPTH`] plies below
-    /// `root` (a probe per child pays only where subtrees are big).
-    fn aim_cutoffs(&mut self, root: Lines) {
-        let open = (self.rules.all & !root).count_ones();
-        self.etc_min = open.saturating_sub(ETC_DEPTH).max(self.etc_floor);
-    }
-
-    /// Tries enhanced transposition cutoffs at nodes with fewer open lines than the
-    /// default `ETC_MIN_OPEN` (never below `ETC_DEPTH` plies under the root): slower, but it
-    /// lets tests on small boards reach them (values are the same either way).
+    /// Tries enhanced transposition cutoffs at nodes with at least `open_lines` open
+    /// lines instead of the default `ETC_MIN_OPEN`: fewer is slower, but it lets
+    /// tests on small boards reach them (values are the same either way).
     pub fn set_cutoff_floor(&mut self, open_lines: u32) {
-        self.etc_floor = open_lines;
+        self.etc_min = open_lines;
     }
 
     /// The exact value of `position`, of each of its legal moves (or one best move,
@@ -854,7 +848,6 @@ impl Solver {
     ) -> Result<SolveResult, Stopped> {
         let start = self.nodes;
         let position = position & self.rules.all;
-        self.aim_cutoffs(position);
         let scan = self.rules.scan(position);
         let most = scan.unfinished + self.rules.penalty.abs();
         self.arm(limits, (-most, most));
@@ -1465,13 +1458,15 @@ impl Solver {
             }
         }
         for group in [safe & !hint_mask, sacrifices & !hint_mask] {
-            if group != 0 {
-                for &line in &self.rules.centre_first {
-                    if group >> line & 1 == 1 {
-                        moves[count] = line;
-                        count += 1;
-                    }
-                }
+            // The group's lines as places in `centre_first`, so that only its own
+            // lines are visited, in that order (scanning every line of the board
+            // for each group cost 5% of a 4x4 search).
+            let ranks = lines_of(group).fold(0u64, |ranks, line| {
+                ranks | 1 << self.rules.centre_rank[line]
+            });
+            for rank in lines_of(ranks) {
+                moves[count] = self.rules.centre_first[rank];
+                count += 1;
             }
         }
         let moves = &mut moves[..count];
@@ -1872,6 +1867,15 @@ fn centre_first(board: Board) -> Vec<u8> {
     let mut lines: Vec<usize> = (0..board.num_lines()).collect();
     lines.sort_by_key(|&l| (distance(l), l));
     lines.into_iter().map(|l| l as u8).collect()
+}
+
+/// Per line, its place in `order` (a permutation of the board's lines).
+fn centre_rank(order: &[u8]) -> [u8; 64] {
+    let mut rank = [0; 64];
+    for (place, &line) in order.iter().enumerate() {
+        rank[usize::from(line)] = place as u8;
+    }
+    rank
 }
 
 /// The least value of `parity` (0 or 1) at or above `v`.
