@@ -552,6 +552,7 @@ impl Solver {
                 adj
             })
             .collect();
+        let centre_first = centre_first(board);
         let mut rules = Rules {
             board,
             penalty: options.penalty,
@@ -560,8 +561,8 @@ impl Solver {
             completion: board.completion_masks(),
             adjacent,
             syms: Symmetries::new(board),
-            centre_rank: centre_rank(&centre_first(board)),
-            centre_first: centre_first(board),
+            centre_rank: centre_rank(&centre_first),
+            centre_first,
             chains: Chains::none(),
             chain_near: Vec::new(),
             twins: Vec::new(),
