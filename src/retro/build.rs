@@ -527,8 +527,9 @@ impl<'g> Schedule<'g> {
                 for id in done_with {
                     cache.evict(id);
                 }
-                if self.readers.contains_key(block) {
-                    cache.insert(block.clone(), Arc::new(values), self.next_reader(block, at));
+                let next_use = self.next_reader(block, at);
+                if next_use != usize::MAX {
+                    cache.insert(block.clone(), Arc::new(values), next_use);
                 }
             }
             progress.finish_layer(&label, &totals);

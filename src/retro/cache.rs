@@ -33,8 +33,7 @@ impl BlockCache {
     /// that leaves too little room, nothing is dropped and it is not kept.
     pub fn insert(&mut self, id: BlockId, values: Arc<Vec<i8>>, next_use: usize) {
         let len = values.len() as u64;
-        if let Some(entry) = self.blocks.get_mut(&id) {
-            entry.1 = next_use;
+        if self.renew(&id, next_use).is_some() {
             return;
         }
         if self.bytes + len > self.limit {
@@ -85,13 +84,19 @@ impl BlockCache {
         next_use: usize,
         load: impl FnOnce() -> Result<Vec<i8>>,
     ) -> Result<Arc<Vec<i8>>> {
-        if let Some(entry) = self.blocks.get_mut(id) {
-            entry.1 = next_use;
-            return Ok(entry.0.clone());
+        if let Some(values) = self.renew(id, next_use) {
+            return Ok(values);
         }
         let values = Arc::new(load()?);
         self.insert(id.clone(), values.clone(), next_use);
         Ok(values)
+    }
+
+    /// A kept block, now next needed at build position `next_use` (`None`: not kept).
+    fn renew(&mut self, id: &BlockId, next_use: usize) -> Option<Arc<Vec<i8>>> {
+        let (values, next) = self.blocks.get_mut(id)?;
+        *next = next_use;
+        Some(values.clone())
     }
 
     /// Forgets a block (no remaining block reads it).
