@@ -409,7 +409,7 @@ pub(super) fn prove_reply(
         let numbers = prover.last_numbers;
         let dropped = match prover.dropped_at_bound {
             0 => String::new(),
-            n => format!(", {n} proven positions dropped at the memory's bound"),
+            n => format!(", {n} positions dropped at the memory's bound"),
         };
         report(&format!(
             "{reply_name}: {:.0} s, {} expansions, {} positions in the table, proof number {} (disproof {}){dropped}",

@@ -17,22 +17,28 @@
 //! other times); its bytes are checked against the checksum at its end. Any
 //! other file is ignored with a message, and the reply proven from its start.
 //!
-//! The file (docs/FORMAT.md §9.14), little-endian: the magic `TBQUBICPROOF1\0\0\0`; the reply's X
+//! The file (docs/FORMAT.md §9.14), little-endian: the magic `TBQUBICPROOF2\0\0\0`; the reply's X
 //! and O cells (u64 each); the proof (u32) and the table's capacity (u64); the
 //! prover's expansions when the reply's proof began and now, its thinning
 //! threshold, its thinnings (u64 each); the entries' count (u64) and each entry
-//! (X cells, O cells: u64; proof and disproof numbers: u32); then a checksum
-//! (u64) of every word before it.
+//! (X cells, O cells: u64; proof and disproof numbers: u32; the work below it:
+//! u16, [`Work::bits`]); then a checksum (u64) of every word before it. A file
+//! of the magic `TBQUBICPROOF1` (before the table kept its work) has no work in
+//! its entries: it is read with no work below any of them.
 
 use super::prover::{Key, Prover, ProverState};
-use super::table::Numbers;
+use super::table::{Numbers, Work};
 use crate::store::checksum::mix;
 use anyhow::{Context, Result, bail, ensure};
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-const MAGIC: &[u8; 16] = b"TBQUBICPROOF1\0\0\0";
+const MAGIC: &[u8; 16] = b"TBQUBICPROOF2\0\0\0";
+
+/// The magic of the checkpoints written before the table kept the work below
+/// its entries (still read: a proof of days resumes across that change).
+const MAGIC_WITHOUT_WORK: &[u8; 16] = b"TBQUBICPROOF1\0\0\0";
 
 /// Time between two checkpoints of a reply's proof when the build does not say.
 pub const DEFAULT_EVERY: Duration = Duration::from_secs(600);
@@ -187,11 +193,12 @@ impl Checkpoint {
         ] {
             out.u64(word)?;
         }
-        for ((x, o), n) in prover.entries() {
+        for ((x, o), n, work) in prover.entries() {
             out.u64(x)?;
             out.u64(o)?;
             out.u32(n.pn)?;
             out.u32(n.dn)?;
+            out.u16(work.bits())?;
         }
         let sum = out.sum;
         out.u64(sum)?;
@@ -212,7 +219,11 @@ impl Checkpoint {
         let mut input = Words::new(BufReader::with_capacity(1 << 20, file));
         let mut magic = [0u8; 16];
         input.read_bytes(&mut magic)?;
-        ensure!(&magic == MAGIC, "not a checkpoint of a Qubic proof");
+        ensure!(
+            &magic == MAGIC || &magic == MAGIC_WITHOUT_WORK,
+            "not a checkpoint of a Qubic proof"
+        );
+        let with_work = &magic == MAGIC;
         let reply = (input.read_u64()?, input.read_u64()?);
         ensure!(reply == self.reply, "of another position");
         let proof = input.read_u32()?;
@@ -227,9 +238,14 @@ impl Checkpoint {
         let thin_at = input.read_u64()?;
         let thinnings = input.read_u64()?;
         let count = input.read_u64()?;
-        // The header is 84 bytes, each entry 24, the checksum 8.
+        // The header is 84 bytes, each entry 26 (24 without work), the
+        // checksum 8.
+        let entry_bytes = if with_work { 26 } else { 24 };
         ensure!(
-            count.checked_mul(24).and_then(|b| b.checked_add(92)) == Some(size),
+            count
+                .checked_mul(entry_bytes)
+                .and_then(|b| b.checked_add(92))
+                == Some(size),
             "{size} bytes for {count} positions"
         );
         ensure!(began <= expansions, "its proof began after it was written");
@@ -249,7 +265,12 @@ impl Checkpoint {
                 pn: input.read_u32()?,
                 dn: input.read_u32()?,
             };
-            prover.insert_entry(key, numbers);
+            let work = if with_work {
+                Work::from_bits(input.read_u16()?)
+            } else {
+                Work::default()
+            };
+            prover.insert_entry(key, numbers, work);
         }
         let sum = input.sum;
         if input.read_u64()? != sum {
@@ -292,6 +313,11 @@ impl<W: Write> Words<W> {
         self.fold(word.into());
         Ok(self.inner.write_all(&word.to_le_bytes())?)
     }
+
+    fn u16(&mut self, word: u16) -> Result<()> {
+        self.fold(word.into());
+        Ok(self.inner.write_all(&word.to_le_bytes())?)
+    }
 }
 
 impl<R: Read> Words<R> {
@@ -320,5 +346,119 @@ impl<R: Read> Words<R> {
 
     fn read_u32(&mut self) -> Result<u32> {
         Ok(self.read_word::<4>()? as u32)
+    }
+
+    fn read_u16(&mut self) -> Result<u16> {
+        Ok(self.read_word::<2>()? as u16)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A prover with a few entries of every kind, some with work below them.
+    fn prover_with_entries() -> Prover {
+        let mut prover = Prover::new(1 << 20);
+        let entries = [
+            ((1, 2), Numbers::PROVEN, Work::of(70_000)),
+            ((4, 8), Numbers::DISPROVEN, Work::default()),
+            ((16, 32), Numbers { pn: 3, dn: 9 }, Work::of(12)),
+            ((64, 128), Numbers::UNKNOWN, Work::of(1 << 33)),
+        ];
+        for (key, numbers, work) in entries {
+            prover.insert_entry(key, numbers, work);
+        }
+        prover
+    }
+
+    fn sorted(prover: &Prover) -> Vec<(Key, u32, u32, Work)> {
+        let mut all: Vec<_> = prover
+            .entries()
+            .map(|(k, n, w)| (k, n.pn, n.dn, w))
+            .collect();
+        all.sort();
+        all
+    }
+
+    /// A checkpoint gives back the table's entries with the work below each.
+    #[test]
+    fn a_checkpoint_keeps_the_work_below_its_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.tb.proof-3");
+        let reply = (1 << 3, 1 << 9);
+        let prover = prover_with_entries();
+        let mut checkpoint = Checkpoint::new(path.clone(), reply, 0, Duration::ZERO);
+        checkpoint.save(&prover, 0, &mut |_| {});
+        let mut back = Prover::new(1 << 20);
+        let mut lines = Vec::new();
+        let mut checkpoint = Checkpoint::new(path, reply, 0, Duration::ZERO);
+        assert_eq!(
+            checkpoint.resume(&mut back, &mut |l| lines.push(l.to_string())),
+            Some(0),
+            "{lines:?}"
+        );
+        assert_eq!(sorted(&back), sorted(&prover));
+    }
+
+    /// A checkpoint written before the table kept its work (`TBQUBICPROOF1`,
+    /// 24-byte entries) is still read, with no work below any entry; one with
+    /// its length wrong for that layout is not.
+    #[test]
+    fn a_checkpoint_without_work_is_still_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.tb.proof-3");
+        let reply = (1 << 3, 1 << 9);
+        let prover = prover_with_entries();
+        let write = |extra: bool| {
+            let file = std::fs::File::create(&path).unwrap();
+            let mut out = Words::new(BufWriter::new(file));
+            out.bytes(MAGIC_WITHOUT_WORK).unwrap();
+            out.u64(reply.0).unwrap();
+            out.u64(reply.1).unwrap();
+            out.u32(0).unwrap();
+            let state = prover.state();
+            for word in [
+                state.capacity as u64,
+                0,
+                state.expansions,
+                state.thin_at as u64,
+                state.thinnings,
+                prover.table_len() as u64,
+            ] {
+                out.u64(word).unwrap();
+            }
+            for ((x, o), n, _) in prover.entries() {
+                for word in [x, o] {
+                    out.u64(word).unwrap();
+                }
+                out.u32(n.pn).unwrap();
+                out.u32(n.dn).unwrap();
+                if extra {
+                    out.u16(0).unwrap();
+                }
+            }
+            let sum = out.sum;
+            out.u64(sum).unwrap();
+            out.inner.into_inner().unwrap().sync_all().unwrap();
+        };
+        write(false);
+        let mut back = Prover::new(1 << 20);
+        let mut checkpoint = Checkpoint::new(path.clone(), reply, 0, Duration::ZERO);
+        assert_eq!(checkpoint.resume(&mut back, &mut |_| {}), Some(0));
+        let without_work: Vec<_> = sorted(&prover)
+            .into_iter()
+            .map(|(k, pn, dn, _)| (k, pn, dn, Work::default()))
+            .collect();
+        assert_eq!(sorted(&back), without_work);
+        // The old magic with the new entries' length: refused.
+        write(true);
+        let mut lines = Vec::new();
+        let mut back = Prover::new(1 << 20);
+        assert_eq!(
+            checkpoint.resume(&mut back, &mut |l| lines.push(l.to_string())),
+            None
+        );
+        assert!(lines[0].contains("bytes for 4 positions"), "{lines:?}");
     }
 }

@@ -9,7 +9,7 @@
 //! form (the 192 automorphisms), so a position and its images are proven once.
 
 use super::geometry::{Cells, Images, canonical};
-pub use super::table::{INFINITE, Numbers};
+pub use super::table::{INFINITE, Numbers, Work};
 use super::table::{ProofTable, SLOT_BYTES};
 use super::threats::{AfterReplies, ForcedSearch, Scan, forced_line_of_image, threats};
 
@@ -229,8 +229,8 @@ impl Prover {
         }
     }
 
-    /// The table's entries, for a checkpoint.
-    pub fn entries(&self) -> impl Iterator<Item = (Key, Numbers)> + '_ {
+    /// The table's entries with the work below each, for a checkpoint.
+    pub fn entries(&self) -> impl Iterator<Item = (Key, Numbers, Work)> + '_ {
         self.table.iter()
     }
 
@@ -248,8 +248,8 @@ impl Prover {
     }
 
     /// Puts a checkpoint's entry in the table.
-    pub fn insert_entry(&mut self, key: Key, numbers: Numbers) {
-        self.table.insert(key, numbers);
+    pub fn insert_entry(&mut self, key: Key, numbers: Numbers, work: Work) {
+        self.table.insert_with_work(key, numbers, work);
     }
 
     /// Positions in the table.
@@ -301,11 +301,11 @@ impl Prover {
         self.table.slots()
     }
 
-    /// Drops every position of more than `stones` stones (at the bound, and
-    /// in tests: a table that lost what lies past them).
-    pub(super) fn forget_past(&mut self, stones: u32) {
-        self.table
-            .retain(|key, _| (key.0 | key.1).count_ones() <= stones);
+    /// Drops every position of more than `most` stones (tests: a table that
+    /// lost what lies past them).
+    #[cfg(test)]
+    pub(super) fn forget_past(&mut self, most: u32) {
+        self.table.retain(|&key, _, _| stones(key) <= most as usize);
     }
 
     /// Whether X (to move) wins by continuous threats (or has a threat).
@@ -458,6 +458,7 @@ impl Prover {
             self.aborted = true;
             return Numbers::UNKNOWN;
         }
+        let began = self.expansions;
         self.expansions += 1;
         if self.expansions & 0xfff == 0 {
             if self.out_of_time() {
@@ -514,6 +515,7 @@ impl Prover {
             };
             if min >= th_min || sum >= th_sum || min == 0 || sum == 0 {
                 self.table.insert(key, here);
+                self.table.add_work(key, self.expansions - began);
                 return here;
             }
             let child_th_min = th_min.min(second.saturating_add(second / 4).max(second + 1));
@@ -525,6 +527,12 @@ impl Prover {
             };
             self.search(children[best], c_pn, c_dn);
             if self.aborted {
+                // Its numbers stay as they were (the next slice finds them as
+                // an uninterrupted search would), but not the work below it:
+                // else every position on the way down at a pause would count
+                // none, the first to go at the bound, and a proof in slices
+                // would search their subtrees again and again.
+                self.table.add_work(key, self.expansions - began);
                 return here;
             }
         }
@@ -538,24 +546,22 @@ impl Prover {
     /// The proof's own entries may outgrow the capacity: the table is then
     /// thinned when it has doubled, but never past the largest table the
     /// memory holds ([`Prover::most`]: a 13 GB table doubled would take 26).
-    /// Thinned there, it drops its deepest proven positions (the most stones:
-    /// the nearest the end, the cheapest to prove again) to at most half of
-    /// that, whole numbers of stones at a time ([`Prover::drop_deepest`]; in a
-    /// real table the fewest stones are the chain's few roots, so that half is
-    /// always reached). Below it the course is as it was before the bound.
+    /// Thinned there, it drops the positions with the least work below them,
+    /// settled or not, to at most half of that ([`Prover::drop_least_work`]).
+    /// Below it the course is as it was before the bound.
     fn thin(&mut self) {
         if self.forced.cached() > self.capacity {
             self.forced.clear();
         }
         // (A checkpoint's `thin_at` may lie above the bound.)
         if self.table.len() > self.thin_at.min(self.most) {
-            let at_most = self.table.len() > self.most;
-            self.table.retain(|_, n| n.pn == 0 || n.dn == 0);
-            if self.table.len() > self.capacity / 4 * 3 {
-                self.table.retain(|_, n| n.pn == 0);
-            }
-            if at_most && self.table.len() > self.most / 2 {
-                self.drop_deepest(self.most / 2);
+            if self.table.len() > self.most {
+                self.drop_least_work(self.most / 2);
+            } else {
+                self.table.retain(|_, n, _| n.pn == 0 || n.dn == 0);
+                if self.table.len() > self.capacity / 4 * 3 {
+                    self.table.retain(|_, n, _| n.pn == 0);
+                }
             }
             self.table.shrink_to_fit();
             self.thin_at = self.capacity.max(self.table.len() * 2).min(self.most);
@@ -563,39 +569,59 @@ impl Prover {
         }
     }
 
-    /// Drops the positions with the most stones until at most `keep` are left
-    /// (all of a number of stones or none), the deepest kept being O to move:
-    /// a proven X-to-move position kept without its proven children (the next
-    /// number of stones) would be a proven position without a proven move when
-    /// the strategy is read off, while an O-to-move one's children are proven
-    /// again then. The fewest stones, and the O-to-move positions after them,
-    /// are kept in any case.
-    fn drop_deepest(&mut self, keep: usize) {
-        let mut by_stones = [0usize; 65];
-        for (key, _) in self.table.iter() {
-            by_stones[(key.0 | key.1).count_ones() as usize] += 1;
+    /// Drops positions until at most `keep` are left, those with the least
+    /// work below them first (the cheapest to search again), and among those
+    /// of one class of work ([`Work::class`]) those with the most stones first:
+    /// whole groups of (class, stones) at a time. The group of the most work
+    /// and the fewest stones is kept in any case.
+    ///
+    /// Before, the table kept its proven positions alone here, and of those the
+    /// fewest stones (the deepest went first, whatever their work): the
+    /// 4-line opening's reply 22 then came back every 20 M expansions to the
+    /// very same proof and disproof numbers at the root for 100 M expansions,
+    /// and reply 12 of `0-3-60-21-15` with 16 MiB stayed at the same numbers
+    /// forever. Each drop took the search's numbers below the root with it (the
+    /// proof and disproof numbers a subtree had reached, which steer the search
+    /// away from it), so it went down the same subtree, to the same bound, again.
+    /// Kept by work, a subtree searched long keeps its numbers, unsettled or not
+    /// (the work below a position is at least that below any of its children
+    /// searched from it: what is kept is mostly the top of the search).
+    fn drop_least_work(&mut self, keep: usize) {
+        let mut groups = vec![[0usize; 65]; Work::CLASSES];
+        for (key, _, work) in self.table.iter() {
+            groups[work.class()][stones(key)] += 1;
         }
-        if by_stones.iter().sum::<usize>() <= keep {
+        if self.table.len() <= keep {
             return;
         }
-        // The most stones kept: the largest odd number (O to move: X moves
-        // first) whose positions and those of fewer stones are at most `keep`,
-        // else the first odd number past the fewest stones.
+        // The first group (most work first, fewest stones first) that does
+        // not fit: it and every group after it go.
         let mut kept = 0;
-        let mut most_stones = None;
-        for (stones, &count) in by_stones.iter().enumerate() {
-            kept += count;
-            if stones % 2 == 1 && kept > 0 && (kept <= keep || most_stones.is_none()) {
-                most_stones = Some(stones as u32);
-            }
-            if kept > keep && most_stones.is_some() {
-                break;
+        let mut cut = (0, 0);
+        'classes: for class in (0..Work::CLASSES).rev() {
+            for (n, &count) in groups[class].iter().enumerate() {
+                if count == 0 {
+                    continue;
+                }
+                if kept > 0 && kept + count > keep {
+                    cut = (class, n);
+                    break 'classes;
+                }
+                kept += count;
             }
         }
         let before = self.table.len();
-        self.forget_past(most_stones.unwrap_or(64));
+        self.table.retain(|&key, _, work| {
+            let class = work.class();
+            class > cut.0 || (class == cut.0 && stones(key) < cut.1)
+        });
         self.dropped_at_bound += (before - self.table.len()) as u64;
     }
+}
+
+/// Stones on the board of a position.
+fn stones((x, o): Key) -> usize {
+    (x | o).count_ones() as usize
 }
 
 /// Entries a prover's table may hold at most with `memory` bytes: its largest
@@ -649,43 +675,94 @@ pub(super) mod tests {
         assert!(prover.thinnings < 64, "thinned {} times", prover.thinnings);
     }
 
-    /// Dropping the deepest positions keeps those with fewest stones, all of a
-    /// number of stones or none, the deepest kept O to move (an odd number),
-    /// at most as many as asked where that allows.
+    /// At the bound the least work goes first, and among positions of one
+    /// class of work those with the most stones, whole groups of (class,
+    /// stones) at a time, at most as many kept as asked (unless the first group
+    /// alone is more: it stays): the kept entries are checked against a sort
+    /// of all of them. Classes grow with the work, at most a quarter apart
+    /// within a class, and the work is stored within 1/1,024.
     #[test]
-    fn the_deepest_positions_go_first() {
-        let fill = |levels: &[(u32, u64)]| {
-            let mut prover = Prover::new(0);
-            // `count` positions of `stones` stones (X's cells only: keys).
-            for &(stones, count) in levels {
-                for n in 0..count {
-                    let x = (1u64 << stones) - 1;
-                    prover.table.insert((x << n, 0), Numbers::PROVEN);
-                }
+    fn the_least_work_goes_first() {
+        for w in (0..200_000u64).chain((1..60).map(|k| 1 << k)) {
+            let work = Work::of(w);
+            let back = work.expansions();
+            let kept = w.min(Work::MOST);
+            assert!(back <= kept && kept - back <= kept / 1024, "{w} -> {back}");
+            assert!(work.class() < Work::CLASSES);
+            assert_eq!(work.class() == 0, back == 0);
+            assert_eq!(Work::from_bits(work.bits()), work);
+            assert!(Work::of(w + 1).class() >= work.class(), "{w}");
+            if (4..Work::MOST / 2).contains(&w) {
+                assert!(Work::of(w + w / 4 + 1).class() > work.class(), "{w}");
             }
-            prover
-        };
-        let stones = |p: &Prover| {
-            let mut s: Vec<u32> = p.table.iter().map(|(k, _)| k.0.count_ones()).collect();
-            s.sort();
-            s.dedup();
-            s
-        };
-        let levels = [(1, 10), (2, 20), (3, 40), (4, 5)];
-        let mut prover = fill(&levels);
-        prover.drop_deepest(75);
-        assert_eq!(prover.table.len(), 75, "all fit: none dropped");
-        prover.drop_deepest(74);
-        assert_eq!((prover.table.len(), stones(&prover)), (70, vec![1, 2, 3]));
-        // 30 fit, but 2 stones is X to move: 1 stone kept alone.
-        prover.drop_deepest(35);
-        assert_eq!((prover.table.len(), stones(&prover)), (10, vec![1]));
-        prover.drop_deepest(3);
-        assert_eq!(prover.table.len(), 10, "the fewest stones are kept");
-        // Fewest stones even (X to move): the next number is kept with them.
-        let mut prover = fill(&[(2, 20), (3, 40), (4, 5), (5, 30)]);
-        prover.drop_deepest(10);
-        assert_eq!((prover.table.len(), stones(&prover)), (60, vec![2, 3]));
+        }
+        // Positions of 1..=12 stones with work spread over many classes.
+        let mut prover = Prover::new(0);
+        let mut all: Vec<(Key, Work)> = Vec::new();
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for n in 0..5_000u64 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            // X's cells 0..stones, O's the number n in cells 40 on: distinct.
+            let key = ((1u64 << (1 + state % 12)) - 1, n << 40);
+            let work = Work::of(if n % 5 == 0 {
+                0
+            } else {
+                (state >> 20) % (1 << ((state >> 50) % 30))
+            });
+            prover.table.insert_with_work(key, Numbers::UNKNOWN, work);
+            all.push((key, work));
+        }
+        // The order of dropping, as a sort: (class, fewer stones) descending.
+        let rank = |&(key, work): &(Key, Work)| (work.class(), std::cmp::Reverse(stones(key)));
+        all.sort_by_key(|e| std::cmp::Reverse(rank(e)));
+        let total = all.len();
+        prover.drop_least_work(total);
+        assert_eq!(prover.table.len(), total, "all fit: none dropped");
+        for keep in [total - 1, total / 2, total / 7, 40] {
+            prover.drop_least_work(keep);
+            let kept = prover.table.len();
+            assert!(kept <= keep && kept > 0, "{kept} kept of {keep}");
+            // The kept entries are a prefix of the order, ending at a group's end.
+            for (i, entry) in all.iter().enumerate() {
+                assert_eq!(
+                    prover.table.get(&entry.0).is_some(),
+                    i < kept,
+                    "entry {i} of {kept} kept"
+                );
+            }
+            assert_ne!(rank(&all[kept - 1]), rank(&all[kept]), "a group cut");
+            assert_eq!(prover.dropped_at_bound as usize, total - kept);
+        }
+        // The first group alone is more than asked: it stays.
+        let first = all.iter().take_while(|e| rank(e) == rank(&all[0])).count();
+        prover.drop_least_work(0);
+        assert_eq!(prover.table.len(), first);
+    }
+
+    /// A reply whose proof needs a table far past the bound is still proven:
+    /// reply 12 of `0-3-60-21-15` (44,300 expansions and 596,000 positions in a
+    /// 32 MiB table), bounded to 100,000 positions, in 24,384 expansions. When
+    /// the bound kept the proven positions with the fewest stones alone, it
+    /// was not proven after 1.1 M expansions (60 s), at bounds of 100,000,
+    /// 200,000 and 389,000 positions alike: each drop took the numbers of the
+    /// subtree being searched with it, and the search went down it again.
+    #[test]
+    fn a_proof_far_past_the_bound_is_still_found() {
+        let reply = Position::parse("0-3-60-21-15-12").unwrap();
+        let mut prover = Prover::new(32 << 20);
+        prover.bound_entries(100_000);
+        prover.set_pause(Some(200_000));
+        assert!(
+            prover.prove_key(canonical(reply.x, reply.o).0),
+            "not proven in 200,000 expansions"
+        );
+        assert!(
+            prover.dropped_at_bound > 100_000,
+            "{} dropped: the test tests nothing",
+            prover.dropped_at_bound
+        );
     }
 
     /// Sums that reach their cap stay unsettled: with the cap far below what

@@ -154,12 +154,12 @@ mod tests {
     use crate::games::qubic::table::Numbers;
 
     /// A table bounded far below what the proofs' own entries need: thinned at
-    /// the bound, it drops its deepest proven positions and never doubles past
+    /// the bound, it drops its smallest proofs and never doubles past
     /// it, and every reply is still proven, its strategy read off what the
     /// table kept (proving again what was dropped). The replies in order until
     /// the proof has passed [`TEST_EXPANSIONS`].
     #[test]
-    fn a_table_at_its_bound_drops_its_deepest_proven_positions() {
+    fn a_table_at_its_bound_drops_its_smallest_proofs() {
         let start = Position::parse(SMALL_START).unwrap();
         let mut bounded = Prover::new(0);
         let largest = 1 << 17;

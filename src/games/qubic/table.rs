@@ -7,6 +7,11 @@
 //!
 //! It answers as a map does (the prover's course does not depend on it): the
 //! same entries whatever the order of insertions.
+//!
+//! Beside each slot the table keeps the work spent below its position (the
+//! expansions of the searches that stored it, [`ProofTable::add_work`]), in an
+//! array of its own: written once an expansion, read when a table at its
+//! bound chooses what to drop (the least work first, the cheapest to redo).
 
 use super::geometry::Cells;
 
@@ -52,8 +57,64 @@ const FREE: Slot = Slot {
     numbers: Numbers { pn: 0, dn: 0 },
 };
 
-/// Bytes of a slot: a table of `n` slots takes `n` times this.
-pub const SLOT_BYTES: u64 = std::mem::size_of::<Slot>() as u64;
+/// Bytes of a slot with its work: a table of `n` slots takes `n` times this.
+pub const SLOT_BYTES: u64 = (std::mem::size_of::<Slot>() + std::mem::size_of::<Work>()) as u64;
+
+/// Work (expansions) in 16 bits: an 11-bit mantissa and a 5-bit exponent,
+/// `mantissa << exponent`, exact below 2,048 and within 1/1,024 above (up to
+/// 2^42, where it stops).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Work(u16);
+
+impl Work {
+    const MANTISSA_BITS: u32 = 11;
+    /// The largest work it holds.
+    pub const MOST: u64 = ((1 << Self::MANTISSA_BITS) - 1) << 31;
+
+    /// The encoding of `expansions` (rounded down).
+    pub fn of(expansions: u64) -> Work {
+        let w = expansions.min(Self::MOST);
+        let bits = 64 - w.leading_zeros();
+        let exponent = bits.saturating_sub(Self::MANTISSA_BITS);
+        Work(((exponent << Self::MANTISSA_BITS) as u16) | (w >> exponent) as u16)
+    }
+
+    /// The expansions it stands for.
+    pub fn expansions(self) -> u64 {
+        let mantissa = u64::from(self.0) & ((1 << Self::MANTISSA_BITS) - 1);
+        mantissa << (self.0 >> Self::MANTISSA_BITS)
+    }
+
+    /// Its 16 bits (a checkpoint's).
+    pub fn bits(self) -> u16 {
+        self.0
+    }
+
+    /// The work of 16 bits [`Work::bits`] gave.
+    pub fn from_bits(bits: u16) -> Work {
+        Work(bits)
+    }
+
+    /// Classes of works ([`Work::class`]).
+    pub const CLASSES: usize = 1 + 4 * 43;
+
+    /// A class of works: 0 for none (a position never expanded: its first
+    /// estimate, or settled as a leaf), then four classes a power of two,
+    /// larger works in higher classes.
+    pub fn class(self) -> usize {
+        let w = self.expansions();
+        if w == 0 {
+            return 0;
+        }
+        let log = w.ilog2();
+        let below = if log >= 2 {
+            (w >> (log - 2)) & 3
+        } else {
+            (w << (2 - log)) & 3
+        };
+        1 + 4 * log as usize + below as usize
+    }
+}
 
 /// Fewest slots of a table.
 const MIN_SLOTS: usize = 1 << 10;
@@ -61,6 +122,8 @@ const MIN_SLOTS: usize = 1 << 10;
 /// Positions -> numbers.
 pub struct ProofTable {
     slots: Vec<Slot>,
+    /// The work below each slot's position (0 for a free slot).
+    work: Vec<Work>,
     /// `slots.len() - 1` (a power of two less one).
     mask: usize,
     /// Entries.
@@ -85,6 +148,7 @@ impl ProofTable {
     fn with_slots(slots: usize) -> ProofTable {
         ProofTable {
             slots: vec![FREE; slots],
+            work: vec![Work::default(); slots],
             mask: slots - 1,
             len: 0,
         }
@@ -160,6 +224,26 @@ impl ProofTable {
         self.slots[i] = Slot { key, numbers };
     }
 
+    /// Adds `expansions` to the work below `key`, if the table holds it.
+    pub fn add_work(&mut self, key: Key, expansions: u64) {
+        let i = self.find(key);
+        if self.slots[i].key == key {
+            self.work[i] = Work::of(self.work[i].expansions().saturating_add(expansions));
+        }
+    }
+
+    /// The work below `key` (none if it is not in the table).
+    pub fn work(&self, key: &Key) -> Work {
+        self.work[self.find(*key)]
+    }
+
+    /// Sets the numbers of `key` and the work below it (a checkpoint's entry).
+    pub fn insert_with_work(&mut self, key: Key, numbers: Numbers, work: Work) {
+        self.insert(key, numbers);
+        let i = self.find(key);
+        self.work[i] = work;
+    }
+
     /// Doubles the table in place: the array grows where it lies (a large
     /// block is remapped, not copied), and the entries move within it. A new
     /// array beside the old held both at once, half as much again as the
@@ -168,6 +252,8 @@ impl ProofTable {
         let old = self.slots.len();
         self.slots.reserve_exact(old);
         self.slots.resize(old * 2, FREE);
+        self.work.reserve_exact(old);
+        self.work.resize(old * 2, Work::default());
         self.mask = old * 2 - 1;
         let start = self.free_slot(old);
         self.put_back(old, start);
@@ -197,19 +283,23 @@ impl ProofTable {
             let i = (start + step) & (old - 1);
             let slot = self.slots[i];
             if slot.key != EMPTY {
+                let work = std::mem::take(&mut self.work[i]);
                 self.slots[i] = FREE;
                 let j = self.find(slot.key);
                 self.slots[j] = slot;
+                self.work[j] = work;
             }
         }
     }
 
-    /// Keeps the entries `keep` accepts, in place.
-    pub fn retain(&mut self, mut keep: impl FnMut(&Key, &Numbers) -> bool) {
+    /// Keeps the entries `keep` accepts (given each one's position, numbers
+    /// and work), in place.
+    pub fn retain(&mut self, mut keep: impl FnMut(&Key, &Numbers, Work) -> bool) {
         let start = self.free_slot(self.slots.len());
-        for slot in self.slots.iter_mut() {
-            if slot.key != EMPTY && !keep(&slot.key, &slot.numbers) {
+        for (slot, work) in self.slots.iter_mut().zip(self.work.iter_mut()) {
+            if slot.key != EMPTY && !keep(&slot.key, &slot.numbers, *work) {
                 *slot = FREE;
+                *work = Work::default();
                 self.len -= 1;
             }
         }
@@ -222,29 +312,35 @@ impl ProofTable {
     pub fn shrink_to_fit(&mut self) {
         let slots = (self.len * 2).next_power_of_two().max(MIN_SLOTS);
         if slots < self.slots.len() {
-            let entries: Vec<Slot> = self
+            let entries: Vec<(Slot, Work)> = self
                 .slots
                 .iter()
-                .filter(|s| s.key != EMPTY)
-                .copied()
+                .zip(&self.work)
+                .filter(|(s, _)| s.key != EMPTY)
+                .map(|(&s, &w)| (s, w))
                 .collect();
             self.slots.truncate(slots);
             self.slots.shrink_to_fit();
             self.slots.fill(FREE);
+            self.work.truncate(slots);
+            self.work.shrink_to_fit();
+            self.work.fill(Work::default());
             self.mask = slots - 1;
-            for slot in entries {
+            for (slot, work) in entries {
                 let i = self.find(slot.key);
                 self.slots[i] = slot;
+                self.work[i] = work;
             }
         }
     }
 
-    /// Every entry.
-    pub fn iter(&self) -> impl Iterator<Item = (Key, Numbers)> + '_ {
+    /// Every entry with the work below it.
+    pub fn iter(&self) -> impl Iterator<Item = (Key, Numbers, Work)> + '_ {
         self.slots
             .iter()
-            .filter(|s| s.key != EMPTY)
-            .map(|s| (s.key, s.numbers))
+            .zip(&self.work)
+            .filter(|(s, _)| s.key != EMPTY)
+            .map(|(s, &w)| (s.key, s.numbers, w))
     }
 
     /// Every entry's numbers.
@@ -290,7 +386,7 @@ mod tests {
         }
         assert_eq!(table.find(f), 0);
         assert_eq!(table.find(e), 2);
-        table.retain(|&k, _| k != a && k != x);
+        table.retain(|&k, _, _| k != a && k != x);
         assert_eq!(table.len(), 5);
         for key in [b, c, d, f, e] {
             assert_eq!(table.get(&key), Some(&Numbers::PROVEN), "{key:?} lost");
@@ -380,7 +476,7 @@ mod tests {
                 assert_eq!(table.get(key), map.get(key));
             }
             let keep = |_: &Key, n: &Numbers| n.pn == 0 || n.dn == round % 4;
-            table.retain(keep);
+            table.retain(|k, n, _| keep(k, n));
             map.retain(|k, n| keep(k, n));
             table.shrink_to_fit();
             assert_eq!(table.len(), map.len());
