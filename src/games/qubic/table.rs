@@ -57,8 +57,11 @@ const FREE: Slot = Slot {
     numbers: Numbers { pn: 0, dn: 0 },
 };
 
-/// Bytes of a slot with its work: a table of `n` slots takes `n` times this.
-pub const SLOT_BYTES: u64 = (std::mem::size_of::<Slot>() + std::mem::size_of::<Work>()) as u64;
+/// Bytes of a slot: a table of `n` slots takes `n` times this, and its work
+/// 2 bytes a slot more (1/12 of it: a build bounds its tables at three quarters
+/// of its memory, so the work fits in the quarter left, and the tables are as
+/// large as they were before they kept it).
+pub const SLOT_BYTES: u64 = std::mem::size_of::<Slot>() as u64;
 
 /// Work (expansions) in 16 bits: an 11-bit mantissa and a 5-bit exponent,
 /// `mantissa << exponent`, exact below 2,048 and within 1/1,024 above (up to
