@@ -191,7 +191,8 @@ pub struct BuildCommon {
     /// 4GiB at most (the same strategy on any budget from 4GiB up; a smaller one
     /// proves differently), though a proof's own positions are kept, so a large
     /// proof takes more, up to the largest table 3/4 of its share holds
-    /// (then its deepest proven positions are dropped and proven again if needed)
+    /// (then the positions with the least search below them are dropped, and
+    /// searched again if needed)
     /// [default: 8GiB for Dots-and-Boxes, 4GiB for Qubic,
     /// 16GiB for Morris, at most 3/4 of the machine's memory].
     #[arg(long)]

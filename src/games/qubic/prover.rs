@@ -94,7 +94,9 @@ pub struct Prover {
     capacity: usize,
     /// Entries above which the table is thinned: the capacity, or twice what a
     /// thinning kept when the proof's own entries fill more than half of it (else
-    /// every expansion would thin the table again, each time in vain).
+    /// every expansion would thin the table again, each time in vain); once the
+    /// table has been thinned at its bound, `usize::MAX` (thinned there alone,
+    /// whatever bound a resumed build sets).
     thin_at: usize,
     /// Times the table was thinned.
     thinnings: u64,
@@ -102,7 +104,7 @@ pub struct Prover {
     /// table the memory holds would double (see [`Prover::thin`] and
     /// [`Prover::set_table_bound`]).
     most: usize,
-    /// Proven positions dropped at that bound so far (by this process: not
+    /// Positions dropped at that bound so far (by this process: not
     /// in a checkpoint, since the course does not depend on it).
     pub dropped_at_bound: u64,
     deadline: Option<std::time::Instant>,
@@ -175,7 +177,7 @@ impl Prover {
     }
 
     /// Lets the table grow to the largest that `memory` bytes hold (by default
-    /// [`Prover::new`]'s memory) before it drops proven positions: a build
+    /// [`Prover::new`]'s memory) before it drops positions by their work: a build
     /// caps its provers' budget (the same proofs on any budget from the
     /// default up), but a proof whose own positions outgrow it may take its
     /// share of the whole `--memory`.
@@ -459,6 +461,8 @@ impl Prover {
             return Numbers::UNKNOWN;
         }
         let began = self.expansions;
+        // Expansions below this position not yet added to its work.
+        let mut counted = began;
         self.expansions += 1;
         if self.expansions & 0xfff == 0 {
             if self.out_of_time() {
@@ -515,7 +519,7 @@ impl Prover {
             };
             if min >= th_min || sum >= th_sum || min == 0 || sum == 0 {
                 self.table.insert(key, here);
-                self.table.add_work(key, self.expansions - began);
+                self.add_work(key, self.expansions - counted);
                 return here;
             }
             let child_th_min = th_min.min(second.saturating_add(second / 4).max(second + 1));
@@ -526,16 +530,29 @@ impl Prover {
                 (child_th_sum, child_th_min)
             };
             self.search(children[best], c_pn, c_dn);
+            // The work below it added after each child's search, not only when
+            // it returns: else the positions on the way down to the one being
+            // expanded (the search's own path) would count none of the search
+            // going on below them, the first to go at the bound. At a pause
+            // its numbers stay as they were (the next slice finds them as an
+            // uninterrupted search would).
+            self.add_work(key, self.expansions - counted);
+            counted = self.expansions;
             if self.aborted {
-                // Its numbers stay as they were (the next slice finds them as
-                // an uninterrupted search would), but not the work below it:
-                // else every position on the way down at a pause would count
-                // none, the first to go at the bound, and a proof in slices
-                // would search their subtrees again and again.
-                self.table.add_work(key, self.expansions - began);
                 return here;
             }
         }
+    }
+
+    /// Adds `expansions` to the work below `key` (if the table holds it),
+    /// rounded up or down to what the table's 16 bits hold with the odds that
+    /// keep the sum right on average ([`Work::add`]), the dice thrown from the
+    /// expansions so far (the course depends on the search alone): rounded
+    /// down alone, the many short searches below a position with much work
+    /// would never add up.
+    fn add_work(&mut self, key: Key, expansions: u64) {
+        let dice = crate::store::checksum::mix(self.expansions);
+        self.table.add_work(key, expansions, dice);
     }
 
     /// Keeps the tables within their capacity: the forced-win cache is forgotten
@@ -562,7 +579,8 @@ impl Prover {
                 // drops every unsettled position, the work kept with them too
                 // (a drop can leave far fewer than half the bound, and reply
                 // 12 of `0-3-60-21-15` with 16 MiB then went round forever).
-                self.thin_at = self.most;
+                // Not `most`: a resumed build may set another bound.
+                self.thin_at = usize::MAX;
             } else {
                 self.table.retain(|_, n, _| n.pn == 0 || n.dn == 0);
                 if self.table.len() > self.capacity / 4 * 3 {
@@ -603,19 +621,21 @@ impl Prover {
         // The first group (most work first, fewest stones first) that does
         // not fit: it and every group after it go.
         let mut kept = 0;
-        let mut cut = (0, 0);
+        let mut cut = None;
         'classes: for class in (0..Work::CLASSES).rev() {
             for (n, &count) in groups[class].iter().enumerate() {
                 if count == 0 {
                     continue;
                 }
                 if kept > 0 && kept + count > keep {
-                    cut = (class, n);
+                    cut = Some((class, n));
                     break 'classes;
                 }
                 kept += count;
             }
         }
+        // (No cut: one group, kept in any case.)
+        let Some(cut) = cut else { return };
         let before = self.table.len();
         self.table.retain(|&key, _, work| {
             let class = work.class();
@@ -745,6 +765,13 @@ pub(super) mod tests {
         let first = all.iter().take_while(|e| rank(e) == rank(&all[0])).count();
         prover.drop_least_work(0);
         assert_eq!(prover.table.len(), first);
+        // A table of one group (no work, one number of stones) keeps it.
+        let mut prover = Prover::new(0);
+        for n in 0..60u64 {
+            prover.table.insert((1, 1 << (2 + n)), Numbers::UNKNOWN);
+        }
+        prover.drop_least_work(10);
+        assert_eq!(prover.table.len(), 60);
     }
 
     /// A reply whose proof needs a table far past the bound is still proven:

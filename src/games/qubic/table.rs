@@ -9,9 +9,10 @@
 //! same entries whatever the order of insertions.
 //!
 //! Beside each slot the table keeps the work spent below its position (the
-//! expansions of the searches that stored it, [`ProofTable::add_work`]), in an
-//! array of its own: written once an expansion, read when a table at its
-//! bound chooses what to drop (the least work first, the cheapest to redo).
+//! expansions of the searches below it, [`ProofTable::add_work`]), in an
+//! array of its own: written after each search of a child, read when a table
+//! at its bound chooses what to drop (the least work first, the cheapest to
+//! redo).
 
 use super::geometry::Cells;
 
@@ -80,6 +81,22 @@ impl Work {
         let bits = 64 - w.leading_zeros();
         let exponent = bits.saturating_sub(Self::MANTISSA_BITS);
         Work(((exponent << Self::MANTISSA_BITS) as u16) | (w >> exponent) as u16)
+    }
+
+    /// `self` and `expansions` more, rounded to what 16 bits hold: down, or
+    /// up to the next work it holds when `dice` (any number, a fair throw)
+    /// modulo the step between the two falls below what rounding down would
+    /// lose, so that sums of many small works come out right on average.
+    pub fn add(self, expansions: u64, dice: u64) -> Work {
+        let sum = self.expansions().saturating_add(expansions).min(Self::MOST);
+        let down = Work::of(sum);
+        let lost = sum - down.expansions();
+        let step = 1u64 << (down.0 >> Self::MANTISSA_BITS);
+        if lost > dice % step {
+            Work::of(down.expansions() + step)
+        } else {
+            down
+        }
     }
 
     /// The expansions it stands for.
@@ -227,11 +244,12 @@ impl ProofTable {
         self.slots[i] = Slot { key, numbers };
     }
 
-    /// Adds `expansions` to the work below `key`, if the table holds it.
-    pub fn add_work(&mut self, key: Key, expansions: u64) {
+    /// Adds `expansions` to the work below `key`, if the table holds it
+    /// ([`Work::add`] with `dice`).
+    pub fn add_work(&mut self, key: Key, expansions: u64, dice: u64) {
         let i = self.find(key);
         if self.slots[i].key == key {
-            self.work[i] = Work::of(self.work[i].expansions().saturating_add(expansions));
+            self.work[i] = self.work[i].add(expansions, dice);
         }
     }
 
@@ -315,13 +333,14 @@ impl ProofTable {
     pub fn shrink_to_fit(&mut self) {
         let slots = (self.len * 2).next_power_of_two().max(MIN_SLOTS);
         if slots < self.slots.len() {
-            let entries: Vec<(Slot, Work)> = self
+            // Two lists, not one of pairs (32 bytes a pair with its padding).
+            let (entries, works): (Vec<Slot>, Vec<Work>) = self
                 .slots
                 .iter()
                 .zip(&self.work)
                 .filter(|(s, _)| s.key != EMPTY)
                 .map(|(&s, &w)| (s, w))
-                .collect();
+                .unzip();
             self.slots.truncate(slots);
             self.slots.shrink_to_fit();
             self.slots.fill(FREE);
@@ -329,7 +348,7 @@ impl ProofTable {
             self.work.shrink_to_fit();
             self.work.fill(Work::default());
             self.mask = slots - 1;
-            for (slot, work) in entries {
+            for (slot, work) in entries.into_iter().zip(works) {
                 let i = self.find(slot.key);
                 self.slots[i] = slot;
                 self.work[i] = work;
@@ -447,6 +466,26 @@ mod tests {
             );
         }
         assert_eq!(table.get(&(7, 7)), None);
+    }
+
+    /// Many small works added to a large one add up (rounded down alone,
+    /// each would be lost), right within a few percent, and a sum never
+    /// passes what the 16 bits hold.
+    #[test]
+    fn small_works_add_up() {
+        let start = 1u64 << 20;
+        let mut work = Work::of(start);
+        for i in 0..100_000u64 {
+            work = work.add(1, crate::store::checksum::mix(i));
+        }
+        let got = work.expansions() as f64;
+        let want = (start + 100_000) as f64;
+        assert!((got / want - 1.0).abs() < 0.03, "{got} for {want}");
+        assert_eq!(Work::of(start).add(0, 7), Work::of(start));
+        assert_eq!(
+            Work::of(Work::MOST).add(u64::MAX, 1).expansions(),
+            Work::MOST
+        );
     }
 
     /// The table answers as a map does through inserts, overwrites, growth,
