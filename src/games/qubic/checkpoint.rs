@@ -357,6 +357,9 @@ impl<R: Read> Words<R> {
 mod tests {
     use super::*;
 
+    /// The reply the tests' checkpoints are of.
+    const REPLY: Key = (1 << 3, 1 << 9);
+
     /// A prover with a few entries of every kind, some with work below them.
     fn prover_with_entries() -> Prover {
         let mut prover = Prover::new(1 << 20);
@@ -384,10 +387,8 @@ mod tests {
     /// A checkpoint gives back the table's entries with the work below each.
     #[test]
     fn a_checkpoint_keeps_the_work_below_its_entries() {
-        let dir = tempfile::tempdir().unwrap();
+        let (dir, reply, prover) = (tempfile::tempdir().unwrap(), REPLY, prover_with_entries());
         let path = dir.path().join("t.tb.proof-3");
-        let reply = (1 << 3, 1 << 9);
-        let prover = prover_with_entries();
         let mut checkpoint = Checkpoint::new(path.clone(), reply, 0, Duration::ZERO);
         checkpoint.save(&prover, 0, &mut |_| {});
         let mut back = Prover::new(1 << 20);
@@ -406,10 +407,8 @@ mod tests {
     /// its length wrong for that layout is not.
     #[test]
     fn a_checkpoint_without_work_is_still_read() {
-        let dir = tempfile::tempdir().unwrap();
+        let (dir, reply, prover) = (tempfile::tempdir().unwrap(), REPLY, prover_with_entries());
         let path = dir.path().join("t.tb.proof-3");
-        let reply = (1 << 3, 1 << 9);
-        let prover = prover_with_entries();
         let write = |extra: bool| {
             let file = std::fs::File::create(&path).unwrap();
             let mut out = Words::new(BufWriter::new(file));

@@ -572,23 +572,26 @@ impl Prover {
         }
         // (A checkpoint's `thin_at` may lie above the bound.)
         if self.table.len() > self.thin_at.min(self.most) {
-            if self.table.len() > self.most {
+            let at_bound = self.table.len() > self.most;
+            if at_bound {
                 self.drop_least_work(self.most / 2);
-                self.table.shrink_to_fit();
-                // Once at the bound, thinned there alone: a thinning below it
-                // drops every unsettled position, the work kept with them too
-                // (a drop can leave far fewer than half the bound, and reply
-                // 12 of `0-3-60-21-15` with 16 MiB then went round forever).
-                // Not `most`: a resumed build may set another bound.
-                self.thin_at = usize::MAX;
             } else {
                 self.table.retain(|_, n, _| n.pn == 0 || n.dn == 0);
                 if self.table.len() > self.capacity / 4 * 3 {
                     self.table.retain(|_, n, _| n.pn == 0);
                 }
-                self.table.shrink_to_fit();
-                self.thin_at = self.capacity.max(self.table.len() * 2).min(self.most);
             }
+            self.table.shrink_to_fit();
+            // Once at the bound, thinned there alone: a thinning below it
+            // drops every unsettled position, the work kept with them too (a
+            // drop can leave far fewer than half the bound, and reply 12 of
+            // `0-3-60-21-15` with 16 MiB then went round forever). Not `most`:
+            // a resumed build may set another bound.
+            self.thin_at = if at_bound {
+                usize::MAX
+            } else {
+                self.capacity.max(self.table.len() * 2).min(self.most)
+            };
             self.thinnings += 1;
         }
     }

@@ -232,16 +232,22 @@ impl ProofTable {
 
     /// Sets the numbers of `key`.
     pub fn insert(&mut self, key: Key, numbers: Numbers) {
+        self.put(key, numbers);
+    }
+
+    /// [`ProofTable::insert`], giving the slot `key` is in.
+    fn put(&mut self, key: Key, numbers: Numbers) -> usize {
         let i = self.find(key);
         if self.slots[i].key == EMPTY {
             // At most three quarters full (probes stay short).
             if (self.len + 1) * 4 > self.slots.len() * 3 {
                 self.double();
-                return self.insert(key, numbers);
+                return self.put(key, numbers);
             }
             self.len += 1;
         }
         self.slots[i] = Slot { key, numbers };
+        i
     }
 
     /// Adds `expansions` to the work below `key`, if the table holds it
@@ -253,15 +259,9 @@ impl ProofTable {
         }
     }
 
-    /// The work below `key` (none if it is not in the table).
-    pub fn work(&self, key: &Key) -> Work {
-        self.work[self.find(*key)]
-    }
-
     /// Sets the numbers of `key` and the work below it (a checkpoint's entry).
     pub fn insert_with_work(&mut self, key: Key, numbers: Numbers, work: Work) {
-        self.insert(key, numbers);
-        let i = self.find(key);
+        let i = self.put(key, numbers);
         self.work[i] = work;
     }
 
