@@ -779,7 +779,7 @@ pub(super) mod tests {
 
     /// A reply whose proof needs a table far past the bound is still proven:
     /// reply 12 of `0-3-60-21-15` (44,300 expansions and 596,000 positions in a
-    /// 32 MiB table), bounded to 100,000 positions, in 24,384 expansions. When
+    /// 32 MiB table), bounded to 100,000 positions, in 24,385 expansions. When
     /// the bound kept the proven positions with the fewest stones alone, it
     /// was not proven after 1.1 M expansions (60 s), at bounds of 100,000,
     /// 200,000 and 389,000 positions alike: each drop took the numbers of the
