@@ -198,28 +198,35 @@ fn the_built_file_verifies_and_probes_from_its_records() {
     assert_eq!(answer["plies"], root.plies, "{answer}");
 }
 
-/// Issue 48, item 1: a record nothing leads to, claiming a win where X loses (O
-/// threatens two cells at once).
-#[test]
-fn a_record_the_strategy_never_reaches_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = copy(dir.path());
+/// Adds to the biggest block of `db` a record nothing leads to, claiming a win
+/// where X loses (O threatens two cells at once); returns the position, as
+/// played and canonical.
+fn forge_unreached_loss(db: &Path) -> ((u64, u64), (u64, u64)) {
     let x = [21, 26, 37, 42, 63].iter().fold(0u64, |s, c| s | 1 << c);
     let o = [0, 1, 2, 4, 8].iter().fold(0u64, |s, c| s | 1 << c);
     let ((cx, co), _) = canonical(x, o);
     let cell = (!(cx | co)).trailing_zeros() as u8;
-    let (key, _) = biggest_block(&db);
-    let mut records = block(&db, key);
+    let (key, _) = biggest_block(db);
+    let mut records = block(db, key);
     records.push(Record {
         key: (cx, co),
         cell,
         subtree: 1,
         plies: 5,
     });
-    rewrite_block(&db, key, &mut records);
+    rewrite_block(db, key, &mut records);
     // The forgery passes every check of the file's form: it is read.
-    let file = StrategyFile::open(&db).unwrap();
+    let file = StrategyFile::open(db).unwrap();
     assert!(file.records.contains_key(&(cx, co)));
+    ((x, o), (cx, co))
+}
+
+/// Issue 48, item 1: a record nothing leads to, claiming a win where X loses.
+#[test]
+fn a_record_the_strategy_never_reaches_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = copy(dir.path());
+    let ((x, o), (cx, co)) = forge_unreached_loss(&db);
 
     // Every X move loses there: the probe must not answer from the record, in
     // the canonical cells or in the position's own.
@@ -456,4 +463,27 @@ fn a_finished_file_leaves_wal_mode() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert_eq!(files, ["forged.tb"]);
+}
+
+/// The same forgery given to a build as a known strategy (`--known`): the
+/// build checks the file whole before it believes any position of it, and
+/// refuses it, naming the gap; nothing is built.
+#[test]
+fn a_forged_known_strategy_is_refused_by_the_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = copy(dir.path());
+    let (_, canonical_key) = forge_unreached_loss(&db);
+    let built = dir.path().join("built.tb");
+    let out = tb()
+        .args(["build", "qubic", "--start", START, "-q", "--known"])
+        .arg(&db)
+        .arg("--db")
+        .arg(&built)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("not used as known"), "{stderr}");
+    assert!(stderr.contains(&text(canonical_key)), "{stderr}");
+    assert!(StrategyFile::open(&built).is_err());
 }

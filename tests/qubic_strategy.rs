@@ -40,7 +40,8 @@ fn build_with(dir: &Path, start: &str, options: &[&str]) -> (std::path::PathBuf,
     let db = dir.join(format!(
         "{}{}.tb",
         start.replace('-', "_"),
-        options.join("")
+        // (A path among the options names no directory.)
+        options.join("").replace('/', "_")
     ));
     let out = run_ok(
         tb().args(["build", "qubic", "--start", start, "--json", "-q", "--db"])
@@ -496,4 +497,50 @@ fn a_killed_two_proof_build_resumes() {
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--proofs 3: 1, 2 or auto"));
+}
+
+/// A proof split by hand (`--known`): X's move in RICHER's costliest reply (O
+/// 37, about half of its 63,494 expansions) built from the position after it,
+/// then RICHER built with that file known. The known file's positions are taken
+/// as won and its moves played there: with no shrinking (`--shrink 0`), every
+/// position of the piece is in the strategy built, and it verifies on its own.
+/// A strategy built from its own file known takes no expansion at all.
+#[test]
+fn a_proof_is_built_from_pieces_proven_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let reply_after_move = format!("{RICHER}-37-1");
+    let (piece, _) = build(dir.path(), &reply_after_move);
+    let known = piece.to_str().unwrap();
+    let (db, summary) = build_with(
+        dir.path(),
+        RICHER,
+        &["--threads", "1", "--shrink", "0", "--known", known],
+    );
+    let built = StrategyFile::open(&db).unwrap();
+    assert!(report::verify(&built).ok());
+    let piece_file = StrategyFile::open(&piece).unwrap();
+    for (key, record) in &piece_file.records {
+        let stored = built.blocks.iter().find_map(|b| b.records.get(key));
+        assert_eq!(
+            stored.map(|r| r.cell),
+            Some(record.cell),
+            "{key:?} of the piece in the strategy built ({})",
+            summary["expansions"]
+        );
+    }
+
+    // Its own file known: every reply is known after O's reply, so no search.
+    let (again, summary) = build_with(dir.path(), RICHER, &["--known", db.to_str().unwrap()]);
+    assert_eq!(summary["expansions"], 0, "{summary}");
+    assert!(report::verify(&StrategyFile::open(&again).unwrap()).ok());
+
+    // Not a finished strategy file: refused before any proof.
+    let out = tb()
+        .args(["build", "qubic", "--start", RICHER, "-q", "--known"])
+        .arg(dir.path().join("missing.tb"))
+        .arg("--db")
+        .arg(dir.path().join("refused.tb"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
 }

@@ -350,6 +350,14 @@ pub struct QubicBuild {
     /// 10m) [default: 10m]
     #[arg(long, value_name = "TIME", value_parser = tb::units::parse_duration)]
     pub checkpoint_every: Option<Duration>,
+    /// A finished strategy file (of any start) whose positions the proofs take
+    /// as won, its moves played there: the pieces of a proof too big for one
+    /// run, built first from positions inside it (e.g. `--start` after X's
+    /// move in a hard reply). Each is checked whole as `tb verify` checks it
+    /// when read, and refused if not sound; the file built stores those
+    /// positions itself. Repeat for several.
+    #[arg(long, value_name = "FILE")]
+    pub known: Vec<PathBuf>,
     /// After each O reply is proven, every position of its strategy whose subtree
     /// has at most N+1 strategic moves is searched exhaustively for a move with
     /// fewer (0: keep the strategy read off the proof) [default: 3].

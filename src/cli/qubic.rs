@@ -30,6 +30,7 @@ pub fn build(args: QubicBuild) -> Result<ExitCode> {
         checkpoint_every: args
             .checkpoint_every
             .unwrap_or(tb::games::qubic::checkpoint::DEFAULT_EVERY),
+        known: args.known,
     };
     let quiet = common.quiet;
     let summary = build::build(&options, &mut |line| {

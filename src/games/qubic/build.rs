@@ -5,6 +5,7 @@
 //! (positions reached from several replies are proven once).
 
 use super::checkpoint::{self, Checkpoint};
+use super::known::Known;
 use super::position::{Position, Side};
 use super::prover::child_classes;
 use super::prover::{Key, Prover};
@@ -21,9 +22,9 @@ use crate::units::counted;
 use anyhow::{Context, Result, bail, ensure};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Memory for the provers' and the shrinkers' tables when `--memory` is not
@@ -63,6 +64,9 @@ pub struct BuildOptions {
     pub proofs: Proofs,
     /// Time between two checkpoints of a reply's proof (see [`checkpoint`]).
     pub checkpoint_every: Duration,
+    /// Finished strategy files whose positions the proofs take as won (see
+    /// [`super::known`]): the pieces of a proof split by hand.
+    pub known: Vec<PathBuf>,
 }
 
 /// Nodes the shrinking search may spend on one position before it keeps the move
@@ -582,6 +586,27 @@ fn proof_block(reply: u8, proof: u32) -> u8 {
     }
 }
 
+/// Reads the `--known` files (each checked whole first, see [`Known::load`]).
+fn load_known(
+    paths: &[PathBuf],
+    report: &mut dyn FnMut(&str),
+) -> Result<Option<Arc<PositionMap<u8>>>> {
+    if paths.is_empty() {
+        return Ok(None);
+    }
+    let (known, files) = Known::load(paths)?;
+    for file in &files {
+        report(&format!(
+            "known: {} (from {}): {} strategic positions, checked in {:.1} s",
+            file.path.display(),
+            file.start,
+            file.positions,
+            file.seconds
+        ));
+    }
+    Ok(known.moves())
+}
+
 /// One proof of one chain: what a worker of [`build_chains`] takes.
 struct ChainJob<'a> {
     /// The chain's place in the build's chains.
@@ -694,6 +719,7 @@ pub(super) fn build_chains(
         let replies = replies.into_iter().flatten().collect();
         return summary(&options.path, start, true, replies, 0, started, None);
     }
+    let known = load_known(&options.known, report)?;
     let mut proofs = options.proofs;
     let before = StoredProofs::read(&file.store, &done, chains, &classes, proofs)?;
     // First proofs stored without their counts (by an older `tb`, or by tasks):
@@ -790,6 +816,7 @@ pub(super) fn build_chains(
         table_bound: options.memory / at_once / 4 * 3,
         deadline,
         budget: (proofs == Proofs::Auto).then_some(&budget),
+        known,
     };
     let (tx, rx) = std::sync::mpsc::channel::<Event>();
     let mut expansions = 0;
@@ -1097,6 +1124,8 @@ struct ChainWork<'a> {
     deadline: Option<Instant>,
     /// With [`Proofs::Auto`]: when a second proof is given up.
     budget: Option<&'a SecondBudget>,
+    /// Positions taken as won ([`BuildOptions::known`]).
+    known: Option<Arc<PositionMap<u8>>>,
 }
 
 impl ChainWork<'_> {
@@ -1112,6 +1141,7 @@ impl ChainWork<'_> {
             Prover::with_ties_to_last(self.memory / 4 * 3)
         };
         prover.set_table_bound(self.table_bound);
+        prover.set_known(self.known.clone());
         let mut shrinker = Shrinker::new(self.memory / 4);
         for &index in job.chain {
             if self.stored[job.proof as usize][index] {
@@ -1347,6 +1377,7 @@ mod tests {
             threads,
             proofs,
             checkpoint_every: checkpoint::DEFAULT_EVERY,
+            known: Vec::new(),
         }
     }
 
@@ -1373,6 +1404,7 @@ mod tests {
                 table_bound: 512 << 20,
                 deadline,
                 budget: None,
+                known: None,
             };
             let (tx, rx) = std::sync::mpsc::channel();
             let job = ChainJob {

@@ -5,13 +5,15 @@
 //! [`table`]), the strategy
 //! read off it ([`strategy`], [`shrink`]), the replies' strategies made one
 //! ([`unify`]) and the build ([`build`], its second proofs [`second`], its proofs'
-//! checkpoints [`checkpoint`]).
+//! checkpoints [`checkpoint`], and the strategies of other builds it uses
+//! [`known`]).
 
 pub mod answer;
 pub mod build;
 pub mod check;
 pub mod checkpoint;
 pub mod geometry;
+pub mod known;
 pub mod position;
 pub mod prover;
 pub mod reader;

@@ -11,7 +11,10 @@
 use super::geometry::{Cells, Images, canonical};
 pub use super::table::{INFINITE, Numbers, Work};
 use super::table::{ProofTable, SLOT_BYTES};
-use super::threats::{AfterReplies, ForcedSearch, Scan, forced_line_of_image, threats};
+use super::threats::{
+    AfterReplies, ForcedSearch, PositionMap, Scan, forced_line_of_image, threats,
+};
+use std::sync::Arc;
 
 /// The largest proof or disproof number a sum of unsettled children reaches. Sums
 /// over a graph count shared positions again and again, and in a long proof they
@@ -125,6 +128,9 @@ pub struct Prover {
     /// The numbers of the last [`Prover::prove_key`]'s position when it returned
     /// (of a paused proof: how far it is).
     pub last_numbers: Numbers,
+    /// Positions other builds proved (`--known`, [`super::known`]) with X's
+    /// move in each: settled as won, unsearched.
+    known: Option<Arc<PositionMap<u8>>>,
 }
 
 /// The counters a prover's course depends on besides its table (see
@@ -161,6 +167,7 @@ impl Prover {
             sibling_replays: 0,
             ties_to_last: false,
             last_numbers: Numbers::UNKNOWN,
+            known: None,
         };
         prover.set_table_bound(memory);
         prover
@@ -185,6 +192,18 @@ impl Prover {
         // Never below the capacity's own memory (a table that fits holds more
         // than a third of the memory's bytes in entries, the capacity 1/128).
         self.most = most_entries(memory.max(self.capacity as u64 * 2 * BYTES_PER_ENTRY));
+    }
+
+    /// Takes the positions of `known` (canonical, X to move, with X's move in
+    /// each: [`super::known::Known::moves`]) as won: settled when first
+    /// met, without a search below them (their strategies are the files').
+    pub fn set_known(&mut self, known: Option<Arc<PositionMap<u8>>>) {
+        self.known = known.filter(|k| !k.is_empty());
+    }
+
+    /// X's move in a canonical position of the known strategies, if it is one.
+    pub fn known_move(&self, key: Key) -> Option<u8> {
+        self.known.as_ref().and_then(|k| k.get(&key).copied())
     }
 
     /// Gives up at `deadline` (the search then answers "not proven"); `None`:
@@ -328,6 +347,10 @@ impl Prover {
     /// search (and stored), or else the one [`Scan`] of the board (X against O)
     /// it took: everything its first estimate needs.
     fn settle(&mut self, (x, o): Key) -> Result<Numbers, Scan> {
+        if self.known_move((x, o)).is_some() {
+            self.table.insert((x, o), Numbers::PROVEN);
+            return Ok(Numbers::PROVEN);
+        }
         let scan = Scan::of(x, o);
         let full = !(x | o) == 0;
         let settled = if x_to_move(x, o) {

@@ -53,6 +53,24 @@ impl Strategy {
             memo.insert(key, 0);
             return Ok(0);
         }
+        // A position another build proved: its file's move (the prover took it
+        // as won without a search below it).
+        if let Some(cell) = prover.known_move(key) {
+            let after = canonical(x | 1 << cell, o).0;
+            let below = if has_line(after.0) {
+                0
+            } else {
+                self.o_node(prover, after, memo)?
+            };
+            let size = u64::from(move_cost(key)) + below;
+            let choice = Choice {
+                cell,
+                subtree: size,
+            };
+            self.choices.insert(key, choice);
+            memo.insert(key, size);
+            return Ok(size);
+        }
         if !prover.prove_key(key) {
             bail!("the proof does not cover {key:?}: X does not win there");
         }
